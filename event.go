@@ -1,0 +1,85 @@
+package swarm
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/swarmrt/swarm/model"
+)
+
+// EventType names an event. Every journal record is one event; an event's
+// type is its record's type.
+type EventType string
+
+// The event types.
+const (
+	// EventStarted opens every run: Swarm, Input, MaxTurns.
+	EventStarted EventType = "started"
+	// EventModelResponse is a model's answer: Agent, Text, ToolCalls, Usage.
+	EventModelResponse EventType = "model_response"
+	// EventModelError is a failed model call attempt: Agent, Reason, Kind.
+	EventModelError EventType = "model_error"
+	// EventToolCall announces a tool call from a model response: Agent,
+	// Tool, CallID, Arguments.
+	EventToolCall EventType = "tool_call"
+	// EventToolResult is a tool's outcome: Agent, Tool, CallID, Output,
+	// IsError.
+	EventToolResult EventType = "tool_result"
+	// EventHandoffStarted announces a delegation: Agent (from), Target,
+	// CallID, Request.
+	EventHandoffStarted EventType = "handoff_started"
+	// EventHandoffReturned is a delegation's outcome: Agent (from), Target,
+	// CallID, Output, IsError.
+	EventHandoffReturned EventType = "handoff_returned"
+	// EventTurnCompleted closes a round: Agent, Turn, MaxTurns.
+	EventTurnCompleted EventType = "turn_completed"
+	// EventPaused: the run waits for a human: Reason, Context, Turn.
+	EventPaused EventType = "paused"
+	// EventResumed: a human answered a pause: Message.
+	EventResumed EventType = "resumed"
+	// EventCompleted: the run succeeded: Result.
+	EventCompleted EventType = "completed"
+	// EventFailed: the run failed: Reason.
+	EventFailed EventType = "failed"
+	// EventStopped: the run was stopped from outside: Reason.
+	EventStopped EventType = "stopped"
+	// EventDelta is streamed model text (Agent, Text). Deltas are not
+	// journaled: they reach live subscribers only and have Seq 0.
+	EventDelta EventType = "delta"
+)
+
+// Event is one thing that happened to a run. The fields used depend on Type
+// (see the EventType constants); the rest are zero. Events marshal to JSON
+// as they are stored in the journal.
+type Event struct {
+	// Seq is the event's position in the run's journal (1-based).
+	Seq   int64     `json:"seq,omitempty"`
+	Type  EventType `json:"type,omitempty"`
+	Time  time.Time `json:"time,omitzero"`
+	RunID string    `json:"run_id,omitempty"`
+	// Key is the journal step key.
+	Key string `json:"key,omitempty"`
+	// Agent is the agent (or swarm orchestrator) the event is attributed to.
+	Agent     string           `json:"agent,omitempty"`
+	Swarm     string           `json:"swarm,omitempty"`
+	Input     json.RawMessage  `json:"input,omitempty"`
+	Values    map[string]any   `json:"values,omitempty"`
+	Turn      int              `json:"turn,omitempty"`
+	MaxTurns  int              `json:"max_turns,omitempty"`
+	Call      int              `json:"call,omitempty"`
+	Text      string           `json:"text,omitempty"`
+	ToolCalls []model.ToolCall `json:"tool_calls,omitempty"`
+	Tool      string           `json:"tool,omitempty"`
+	CallID    string           `json:"call_id,omitempty"`
+	Arguments json.RawMessage  `json:"arguments,omitempty"`
+	Target    string           `json:"target,omitempty"`
+	Request   string           `json:"request,omitempty"`
+	Output    string           `json:"output,omitempty"`
+	IsError   bool             `json:"is_error,omitempty"`
+	Kind      string           `json:"kind,omitempty"`
+	Reason    string           `json:"reason,omitempty"`
+	Context   string           `json:"context,omitempty"`
+	Message   string           `json:"message,omitempty"`
+	Result    json.RawMessage  `json:"result,omitempty"`
+	Usage     *model.Usage     `json:"usage,omitempty"`
+}

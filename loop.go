@@ -1,0 +1,649 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
+)
+
+// runner executes one run: it replays the journal and continues the loop at
+// the first step without a recorded outcome.
+//
+// Step keys are derived from the position of a step in the conversation:
+// "t3/model" is the orchestrator's third model response, "t3/tool/<call id>"
+// the outcome of one of its calls, and a delegated agent's steps live under
+// "t3/h/<call id>/". The same key always names the same step, so a key
+// already in the journal is never executed again.
+type runner struct {
+	rt    *Runtime
+	id    string
+	info  *defInfo
+	plan  *plan
+	lease store.Lease
+	input json.RawMessage
+	fresh bool
+
+	// recorded holds the journal by step key. It is filled before the loop
+	// starts and only read afterwards.
+	recorded map[string]store.Record
+
+	mu    sync.Mutex
+	calls map[string]int // model calls per agent, from the journal
+	usage model.Usage
+}
+
+type outcomeKind int
+
+const (
+	answered    outcomeKind = iota // an agent's final text
+	completed                      // the swarm's result
+	failed                         // the swarm (or agent) failed
+	paused                         // the run is paused and released
+	interrupted                    // the context ended (stop, lease loss, close) or the store failed
+)
+
+type outcome struct {
+	kind   outcomeKind
+	text   string
+	result json.RawMessage
+	reason string
+	err    error
+	// turnKey and turn identify the round that ended the run, if any.
+	turnKey string
+	turn    int
+	agent   string
+}
+
+func (r *runner) drive(ctx context.Context) {
+	out := r.execute(ctx)
+	if err := r.finish(ctx, out); err != nil {
+		r.rt.log.Warn("run interrupted", "run", r.id, "err", err)
+	}
+}
+
+// execute loads the journal (unless the run was just created), applies
+// inbox messages and runs the orchestrator loop.
+func (r *runner) execute(ctx context.Context) outcome {
+	if r.calls == nil {
+		r.calls = map[string]int{}
+	}
+	if !r.fresh {
+		if out, done := r.load(ctx); done {
+			return out
+		}
+	}
+	return r.loop(ctx, r.plan.root, "", r.info.inputText(r.input))
+}
+
+// load rebuilds the run's state from its journal and delivers its inbox.
+func (r *runner) load(ctx context.Context) (outcome, bool) {
+	recs, err := r.rt.store.Read(ctx, r.id, 0, 0)
+	if err != nil {
+		return outcome{kind: interrupted, err: err}, true
+	}
+	run, err := r.rt.store.Get(ctx, r.id)
+	if err != nil {
+		return outcome{kind: interrupted, err: err}, true
+	}
+	r.usage = run.Usage
+	r.recorded = make(map[string]store.Record, len(recs))
+	var started *Event
+	var pausedAt []Event
+	for _, rec := range recs {
+		r.recorded[rec.Key] = rec
+		switch EventType(rec.Type) {
+		case EventStarted:
+			ev, err := decodeEvent(rec)
+			if err != nil {
+				return outcome{kind: interrupted, err: err}, true
+			}
+			started = &ev
+		case EventModelResponse, EventModelError:
+			ev, err := decodeEvent(rec)
+			if err != nil {
+				return outcome{kind: interrupted, err: err}, true
+			}
+			r.calls[ev.Agent]++
+		case EventPaused:
+			ev, err := decodeEvent(rec)
+			if err != nil {
+				return outcome{kind: interrupted, err: err}, true
+			}
+			pausedAt = append(pausedAt, ev)
+		case EventCompleted, EventFailed, EventStopped:
+			return outcome{kind: paused}, true // finished: nothing to do
+		}
+	}
+	if started == nil {
+		return outcome{kind: interrupted, err: fmt.Errorf("run %s: journal has no start record", r.id)}, true
+	}
+	r.input = started.Input
+	spec, err := r.info.spec(r.input)
+	if err == nil {
+		r.plan, err = r.rt.plan(r.info, spec, r.input, started.Values)
+	}
+	if err != nil {
+		return outcome{kind: failed, reason: "cannot rebuild the run's definition: " + err.Error()}, true
+	}
+	// The pause still waiting for its answer, if any.
+	pending := ""
+	for _, ev := range pausedAt {
+		k := "t" + strconv.Itoa(ev.Turn) + "/tool/" + ev.CallID
+		if _, ok := r.recorded[k]; !ok {
+			pending = k
+		}
+	}
+	msgs, err := r.rt.store.Inbox(ctx, r.id)
+	if err != nil {
+		return outcome{kind: interrupted, err: err}, true
+	}
+	for _, m := range msgs {
+		switch m.Kind {
+		case store.MsgStop:
+			return outcome{kind: interrupted, err: &stopCause{reason: m.Text, msg: m.ID}}, true
+		case store.MsgResume:
+			u := store.Update{AckInbox: m.ID, State: store.Running}
+			if pending == "" {
+				if err := r.append(ctx, nil, u, nil); err != nil {
+					return outcome{kind: interrupted, err: err}, true
+				}
+				continue
+			}
+			ev := Event{Type: EventResumed, Key: pending, Agent: r.info.id, Message: m.Text}
+			if err := r.append(ctx, []Event{ev}, u, nil); err != nil {
+				return outcome{kind: interrupted, err: err}, true
+			}
+			rec, _ := r.encode(&ev, time.Now())
+			r.recorded[pending] = rec
+			pending = ""
+		}
+	}
+	if pending != "" {
+		// Claimed while paused: nothing to do until a resume arrives.
+		return outcome{kind: interrupted, err: errStillPaused}, true
+	}
+	return outcome{}, false
+}
+
+var errStillPaused = errors.New("run is paused")
+
+// loop runs one agent's tool-calling loop on input until it answers (an
+// agent), completes or fails (the orchestrator), pauses, or is interrupted.
+func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) outcome {
+	msgs := make([]model.Message, 1, 8)
+	msgs[0] = model.Message{Role: model.RoleUser, Content: input}
+	for turn := 1; ; turn++ {
+		if turn > ap.maxTurns {
+			return outcome{kind: failed, reason: fmt.Sprintf("%s exceeded its max turns (%d)", ap.name, ap.maxTurns)}
+		}
+		tkey := path + "t" + strconv.Itoa(turn)
+		resp, err := r.modelStep(ctx, ap, tkey, turn, msgs)
+		if err != nil {
+			if ctx.Err() != nil || isStoreErr(err) {
+				return outcome{kind: interrupted, err: err}
+			}
+			return outcome{kind: failed, reason: err.Error()}
+		}
+		msgs = append(msgs, resp.Message)
+		calls := resp.Message.ToolCalls
+		if len(calls) == 0 {
+			if !ap.root {
+				return outcome{kind: answered, text: resp.Message.Content}
+			}
+			res, verr := r.info.textToResult(resp.Message.Content)
+			if verr == nil {
+				return outcome{kind: completed, result: res, turnKey: tkey, turn: turn, agent: ap.name}
+			}
+			msgs = append(msgs, model.Message{Role: model.RoleUser, Content: "Your reply is not a valid result: " + verr.Error() +
+				". Reply with only a JSON value matching this schema, or call the complete tool with it: " + string(r.info.outSchema)})
+			if err := r.turnDone(ctx, ap, tkey, turn); err != nil {
+				return outcome{kind: interrupted, err: err}
+			}
+			continue
+		}
+		results := r.execCalls(ctx, ap, tkey, calls)
+		if ctx.Err() != nil {
+			return outcome{kind: interrupted, err: context.Cause(ctx)}
+		}
+		failAt, completeAt, pauseAt := -1, -1, -1
+		for i, res := range results {
+			if res.err != nil {
+				return outcome{kind: interrupted, err: res.err}
+			}
+			switch {
+			case res.fail && failAt < 0:
+				failAt = i
+			case res.complete != nil && completeAt < 0:
+				completeAt = i
+			case res.pause && pauseAt < 0:
+				pauseAt = i
+			}
+		}
+		switch {
+		case failAt >= 0:
+			return outcome{kind: failed, reason: results[failAt].output, turnKey: tkey, turn: turn, agent: ap.name}
+		case completeAt >= 0:
+			return outcome{kind: completed, result: results[completeAt].complete, turnKey: tkey, turn: turn, agent: ap.name}
+		case pauseAt >= 0:
+			c := calls[pauseAt]
+			var args struct{ Reason, Context string }
+			_ = json.Unmarshal(c.Arguments, &args)
+			ev := Event{Type: EventPaused, Key: tkey + "/pause/" + c.ID, Agent: ap.name, Turn: turn, CallID: c.ID, Reason: args.Reason, Context: args.Context}
+			if err := r.append(ctx, []Event{ev}, store.Update{State: store.Paused, Reason: args.Reason, Turn: turn}, ap); err != nil {
+				return outcome{kind: interrupted, err: err}
+			}
+			return outcome{kind: paused}
+		}
+		for i, c := range calls {
+			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].output, IsError: results[i].isError})
+		}
+		if err := r.turnDone(ctx, ap, tkey, turn); err != nil {
+			return outcome{kind: interrupted, err: err}
+		}
+	}
+}
+
+func (r *runner) turnDone(ctx context.Context, ap *agentPlan, tkey string, turn int) error {
+	key := tkey + "/done"
+	if _, ok := r.recorded[key]; ok {
+		return nil
+	}
+	var u store.Update
+	if ap.root {
+		u.Turn = turn
+	}
+	return r.append(ctx, []Event{{Type: EventTurnCompleted, Key: key, Agent: ap.name, Turn: turn, MaxTurns: ap.maxTurns}}, u, ap)
+}
+
+// modelStep returns the model's response for round tkey: the recorded one,
+// or a new one (retried per policy) that it records before returning.
+func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn int, msgs []model.Message) (*model.Response, error) {
+	key := tkey + "/model"
+	if rec, ok := r.recorded[key]; ok {
+		ev, err := decodeEvent(rec)
+		if err != nil {
+			return nil, &storeError{err}
+		}
+		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: ev.Text, ToolCalls: ev.ToolCalls}}, nil
+	}
+	for attempt := 0; ; attempt++ {
+		r.mu.Lock()
+		call := r.calls[ap.name]
+		r.calls[ap.name] = call + 1
+		r.mu.Unlock()
+		req := &model.Request{Agent: ap.name, RunID: r.id, Call: call, System: ap.system, Messages: msgs, Tools: ap.toolDefs}
+		if ap.root && !r.info.textOut {
+			req.ResultSchema = r.info.outSchema
+		}
+		mctx, cancel := context.WithTimeout(ctx, r.rt.cfg.ModelTimeout)
+		resp, err := ap.model.Generate(mctx, req)
+		cancel()
+		if err == nil && resp == nil {
+			err = &model.Error{Kind: model.KindInvalidOutput, Provider: "model", Model: ap.name, Message: "no response"}
+		}
+		if err == nil {
+			return resp, r.recordResponse(ctx, ap, key, turn, call, resp)
+		}
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		kind := model.KindOf(err)
+		ev := Event{Type: EventModelError, Key: key + "/err/" + strconv.Itoa(call), Agent: ap.name, Call: call, Kind: string(kind), Reason: err.Error(), Turn: turn}
+		if aerr := r.append(ctx, []Event{ev}, store.Update{}, ap); aerr != nil {
+			return nil, aerr
+		}
+		if !kind.Retryable() || attempt >= r.rt.cfg.ModelRetries {
+			return nil, fmt.Errorf("model call by %s failed: %w", ap.name, err)
+		}
+		wait := r.rt.cfg.RetryBackoff << attempt
+		wait = wait/2 + rand.N(wait/2+1)
+		var me *model.Error
+		if errors.As(err, &me) && me.RetryAfter > 0 {
+			wait = max(wait, time.Duration(me.RetryAfter*float64(time.Second)))
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// recordResponse normalizes a model response and journals it with its tool
+// call announcements in one append.
+func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, resp *model.Response) error {
+	resp.Message.Role = model.RoleAssistant
+	calls := resp.Message.ToolCalls
+	for i := range calls {
+		if calls[i].ID == "" || slices.ContainsFunc(calls[:i], func(c model.ToolCall) bool { return c.ID == calls[i].ID }) {
+			calls[i].ID = "call_" + strconv.Itoa(turn) + "_" + strconv.Itoa(i)
+		}
+	}
+	usage := resp.Usage
+	if usage.Calls == 0 {
+		usage.Calls = 1
+	}
+	evs := make([]Event, 1, 1+len(calls))
+	evs[0] = Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage}
+	u := store.Update{}
+	if ap.root {
+		u.Turn = turn
+	}
+	u.Agent = ap.name
+	tkey := strings.TrimSuffix(key, "/model")
+	for _, c := range calls {
+		if target, ok := ap.handoffs[c.Name]; ok {
+			var args struct {
+				Request string `json:"request"`
+			}
+			_ = json.Unmarshal(c.Arguments, &args)
+			evs = append(evs, Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: target, CallID: c.ID, Request: args.Request})
+			u.Agent = target
+		} else {
+			evs = append(evs, Event{Type: EventToolCall, Key: tkey + "/call/" + c.ID, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: c.Arguments})
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	total := r.usage.Add(usage)
+	u.Usage = &total
+	if err := r.append(ctx, evs, u, ap); err != nil {
+		return err
+	}
+	r.usage = total
+	return nil
+}
+
+// callResult is the outcome of one tool call.
+type callResult struct {
+	output   string
+	isError  bool
+	complete json.RawMessage // a valid complete call's result
+	fail     bool
+	pause    bool  // an unanswered pause call
+	err      error // interruption
+}
+
+func (r *runner) execCalls(ctx context.Context, ap *agentPlan, tkey string, calls []model.ToolCall) []callResult {
+	results := make([]callResult, len(calls))
+	if len(calls) == 1 {
+		results[0] = r.execCall(ctx, ap, tkey, calls[0], calls)
+		return results
+	}
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() { results[i] = r.execCall(ctx, ap, tkey, calls[i], calls) })
+	}
+	wg.Wait()
+	return results
+}
+
+func (r *runner) execCall(ctx context.Context, ap *agentPlan, tkey string, c model.ToolCall, all []model.ToolCall) callResult {
+	key := tkey + "/tool/" + c.ID
+	if rec, ok := r.recorded[key]; ok {
+		ev, err := decodeEvent(rec)
+		if err != nil {
+			return callResult{err: &storeError{err}}
+		}
+		if EventType(rec.Type) == EventResumed {
+			return callResult{output: "A human answered: " + ev.Message}
+		}
+		return callResult{output: ev.Output, isError: ev.IsError}
+	}
+	if ap.root {
+		switch c.Name {
+		case toolComplete, toolFail, toolPause:
+			res, ok := r.builtin(ap, c, all)
+			if ok {
+				return res
+			}
+			return r.recordResult(ctx, ap, key, c, res.output, true)
+		}
+	}
+	if target, ok := ap.handoffs[c.Name]; ok {
+		return r.handoff(ctx, ap, tkey, key, c, target)
+	}
+	t, ok := ap.tools[c.Name]
+	if !ok {
+		return r.recordResult(ctx, ap, key, c, unknownTool(ap, c.Name), true)
+	}
+	out, err := callTool(context.WithValue(ctx, ctxKey{}, &callInfo{runID: r.id, step: key}), t, c.Arguments)
+	if ctx.Err() != nil {
+		return callResult{err: context.Cause(ctx)}
+	}
+	if err != nil {
+		return r.recordResult(ctx, ap, key, c, "error: "+err.Error(), true)
+	}
+	return r.recordResult(ctx, ap, key, c, out, false)
+}
+
+// callTool runs a tool, turning a panic into an error.
+func callTool(ctx context.Context, t Tool, args json.RawMessage) (out string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("tool %s panicked: %v\n%s", t.Name(), p, debug.Stack())
+		}
+	}()
+	return t.Call(ctx, args)
+}
+
+func unknownTool(ap *agentPlan, name string) string {
+	names := make([]string, 0, len(ap.toolDefs))
+	for _, d := range ap.toolDefs {
+		names = append(names, d.Name)
+	}
+	return fmt.Sprintf("error: unknown tool %q; the available tools are: %s", name, strings.Join(names, ", "))
+}
+
+// builtin evaluates complete, pause and fail. ok false means the call is
+// invalid and res.output explains why (to be recorded as an error result).
+func (r *runner) builtin(ap *agentPlan, c model.ToolCall, all []model.ToolCall) (res callResult, ok bool) {
+	switch c.Name {
+	case toolComplete:
+		var args struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(orEmpty(c.Arguments), &args); err != nil || len(args.Result) == 0 {
+			return callResult{output: "error: complete needs an object argument with a result field"}, false
+		}
+		out, err := r.info.output(args.Result)
+		if err != nil {
+			return callResult{output: "error: " + err.Error()}, false
+		}
+		return callResult{complete: out}, true
+	case toolFail:
+		var args struct {
+			Reason string `json:"reason"`
+		}
+		if err := json.Unmarshal(orEmpty(c.Arguments), &args); err != nil {
+			return callResult{output: "error: fail needs an object argument with a reason field"}, false
+		}
+		if args.Reason == "" {
+			args.Reason = "the model gave up"
+		}
+		return callResult{fail: true, output: args.Reason}, true
+	default: // pause
+		var args struct {
+			Reason string `json:"reason"`
+		}
+		if err := json.Unmarshal(orEmpty(c.Arguments), &args); err != nil || args.Reason == "" {
+			return callResult{output: "error: pause needs an object argument with a reason field"}, false
+		}
+		for _, o := range all {
+			if o.Name == toolPause {
+				if o.ID != c.ID {
+					return callResult{output: "error: only the first pause of a response is honoured"}, false
+				}
+				break
+			}
+		}
+		return callResult{pause: true}, true
+	}
+}
+
+func orEmpty(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}
+
+func (r *runner) recordResult(ctx context.Context, ap *agentPlan, key string, c model.ToolCall, output string, isError bool) callResult {
+	ev := Event{Type: EventToolResult, Key: key, Agent: ap.name, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}
+	if err := r.append(ctx, []Event{ev}, store.Update{}, ap); err != nil {
+		return callResult{err: err}
+	}
+	return callResult{output: output, isError: isError}
+}
+
+// handoff runs the target agent's own loop on the request and records its
+// answer (or failure) as the call's result.
+func (r *runner) handoff(ctx context.Context, ap *agentPlan, tkey, key string, c model.ToolCall, target string) callResult {
+	var args struct {
+		Request string `json:"request"`
+	}
+	output, isError := "", false
+	if err := json.Unmarshal(orEmpty(c.Arguments), &args); err != nil || strings.TrimSpace(args.Request) == "" {
+		output, isError = "error: "+c.Name+" needs an object argument with a non-empty request string", true
+	} else {
+		sub := r.loop(ctx, r.plan.agents[target], tkey+"/h/"+c.ID+"/", args.Request)
+		switch sub.kind {
+		case interrupted:
+			return callResult{err: sub.err}
+		case answered:
+			output = sub.text
+		default:
+			output, isError = "error: agent "+target+" failed: "+sub.reason, true
+		}
+	}
+	ev := Event{Type: EventHandoffReturned, Key: key, Agent: ap.name, Target: target, CallID: c.ID, Output: output, IsError: isError}
+	if err := r.append(ctx, []Event{ev}, store.Update{Agent: ap.name}, ap); err != nil {
+		return callResult{err: err}
+	}
+	return callResult{output: output, isError: isError}
+}
+
+// finish records how the run ended.
+func (r *runner) finish(ctx context.Context, out outcome) error {
+	// Terminal records are written even if ctx was cancelled just now.
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var evs []Event
+	var u store.Update
+	if out.turnKey != "" {
+		if _, ok := r.recorded[out.turnKey+"/done"]; !ok {
+			evs = append(evs, Event{Type: EventTurnCompleted, Key: out.turnKey + "/done", Agent: out.agent, Turn: out.turn, MaxTurns: r.plan.root.maxTurns})
+			u.Turn = out.turn
+		}
+	}
+	switch out.kind {
+	case completed:
+		evs = append(evs, Event{Type: EventCompleted, Key: "end", Agent: r.info.id, Result: out.result})
+		u.State, u.Result = store.Completed, out.result
+	case failed:
+		evs = append(evs, Event{Type: EventFailed, Key: "end", Agent: r.info.id, Reason: out.reason})
+		u.State, u.Reason = store.Failed, out.reason
+	case interrupted:
+		cause := out.err
+		if c := context.Cause(ctx); c != nil {
+			cause = c
+		}
+		var sc *stopCause
+		switch {
+		case errors.As(cause, &sc):
+			evs = append(evs, Event{Type: EventStopped, Key: "end", Agent: r.info.id, Reason: sc.reason})
+			u = store.Update{State: store.Stopped, Reason: sc.reason, AckInbox: sc.msg}
+		case errors.Is(cause, errStillPaused):
+			return r.rt.store.Release(bg, r.lease)
+		case errors.Is(cause, ErrClosed):
+			return r.rt.store.Release(bg, r.lease)
+		default:
+			return cause
+		}
+	default:
+		return nil
+	}
+	if r.plan == nil {
+		r.plan = &plan{root: &agentPlan{name: r.info.id}}
+	}
+	return r.append(bg, evs, u, r.plan.root)
+}
+
+// storeError marks a failure of the journal rather than of a step.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return "journal: " + e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+func isStoreErr(err error) bool {
+	var se *storeError
+	return errors.As(err, &se)
+}
+
+// append journals events (with u applied to the run row) under the run's
+// lease, wakes waiters, and fires hooks of ap and of the runtime.
+func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *agentPlan) error {
+	now := time.Now()
+	recs := make([]store.Record, len(evs))
+	for i := range evs {
+		rec, err := r.encode(&evs[i], now)
+		if err != nil {
+			return &storeError{err}
+		}
+		recs[i] = rec
+	}
+	last, err := r.rt.store.Append(ctx, r.lease, recs, u)
+	if err != nil {
+		return &storeError{err}
+	}
+	r.rt.notes.notify(r.id)
+	if ap == nil {
+		return nil
+	}
+	for i := range evs {
+		e := evs[i]
+		e.Seq, e.Time, e.RunID = last-int64(len(evs)-1-i), now, r.id
+		if ap.hooks != nil {
+			ap.hooks.fire(ctx, e)
+		}
+		r.rt.cfg.Hooks.fire(ctx, e)
+	}
+	return nil
+}
+
+// encode makes a journal record of an event: type, key and time go in the
+// record's columns, the rest in its JSON data.
+func (r *runner) encode(ev *Event, now time.Time) (store.Record, error) {
+	typ, key := ev.Type, ev.Key
+	ev.Type, ev.Key = "", ""
+	data, err := json.Marshal(ev)
+	ev.Type, ev.Key = typ, key
+	if err != nil {
+		return store.Record{}, fmt.Errorf("encode %s event: %w", typ, err)
+	}
+	return store.Record{Key: key, Type: string(typ), Data: data, Time: now}, nil
+}
+
+func decodeEvent(rec store.Record) (Event, error) {
+	var ev Event
+	if len(rec.Data) > 0 {
+		if err := json.Unmarshal(rec.Data, &ev); err != nil {
+			return Event{}, fmt.Errorf("decode journal record %d (%s): %w", rec.Seq, rec.Key, err)
+		}
+	}
+	ev.Seq, ev.Type, ev.Key, ev.Time = rec.Seq, EventType(rec.Type), rec.Key, rec.Time
+	return ev, nil
+}

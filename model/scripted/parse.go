@@ -1,0 +1,404 @@
+package scripted
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Load reads the YAML script file at path (see [Parse] for its format) and
+// returns a model answering from it.
+func Load(path string, opts ...Option) (*Model, error) {
+	if path == "" {
+		return nil, errors.New("scripted: empty script path")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scripted: reading script: %w", err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("scripted: script %s: %w", path, err)
+	}
+	return New(s, opts...), nil
+}
+
+// ParseError is a mistake in a script file.
+type ParseError struct {
+	// Line is the 1-based line of the mistake.
+	Line int
+	// Msg describes the mistake.
+	Msg string
+}
+
+// Error returns "line N: Msg".
+func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+// Parse decodes a YAML script. The file is a mapping from agent (or swarm)
+// id to the list of its steps, answered in order. A step is a mapping with
+// these fields, of which text, tool_calls or error must be present:
+//
+//	text: "..."              # the answer's text (may be combined with tool_calls)
+//	tool_calls:              # a non-empty list of tool calls
+//	  - id: call_1           # optional; default call_<agent>_<step>_<i>
+//	    name: search         # required
+//	    arguments: {q: go}   # any YAML value, converted to JSON; a plain string
+//	                         # is used verbatim as the JSON text; absent means {}
+//	usage: {input_tokens: 120, output_tokens: 9, cached_input_tokens: 0, reasoning_tokens: 0}
+//	delay: 150ms             # a Go duration, waited before answering
+//	error: rate_limited      # fail with this model.Kind instead of answering
+//
+// Mistakes, such as an unknown field or error kind, an invalid delay or a map
+// key in arguments that is not a string, are reported as a [*ParseError]
+// giving the line.
+func Parse(data []byte) (Script, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("script is empty")
+		}
+		return nil, fmt.Errorf("not valid YAML: %w", err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &ParseError{Line: extra.Line, Msg: "a script holds a single YAML document"}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("not valid YAML: %w", err)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return nil, errors.New("script is empty")
+		}
+		root = root.Content[0]
+	}
+	root = deref(root)
+	if root.Kind != yaml.MappingNode {
+		return nil, perr(root, "want a mapping from agent id to a list of steps, got %s", describe(root))
+	}
+	if len(root.Content) == 0 {
+		return nil, perr(root, "script is empty: it has no agents")
+	}
+	script := make(Script, len(root.Content)/2)
+	lines := make(map[string]int, len(root.Content)/2)
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := deref(root.Content[i]), deref(root.Content[i+1])
+		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!null" || k.Value == "" {
+			return nil, perr(k, "want an agent id, got %s", describe(k))
+		}
+		name := k.Value
+		if line, dup := lines[name]; dup {
+			return nil, perr(k, "agent %q is already defined at line %d", name, line)
+		}
+		lines[name] = k.Line
+		if v.Kind != yaml.SequenceNode {
+			return nil, perr(v, "agent %q: want a list of steps, got %s", name, describe(v))
+		}
+		steps := make([]Step, len(v.Content))
+		for j, n := range v.Content {
+			s, err := parseStep(deref(n))
+			if err != nil {
+				var pe *ParseError
+				if errors.As(err, &pe) {
+					pe.Msg = fmt.Sprintf("agent %q step %d: %s", name, j, pe.Msg)
+				}
+				return nil, err
+			}
+			steps[j] = s
+		}
+		script[name] = steps
+	}
+	return script, nil
+}
+
+func parseStep(n *yaml.Node) (Step, error) {
+	var s Step
+	if n.Kind != yaml.MappingNode {
+		return s, perr(n, "want a mapping with text, tool_calls or error, got %s", describe(n))
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		if seen[k.Value] {
+			return s, perr(k, "field %q is given twice", k.Value)
+		}
+		seen[k.Value] = true
+		var err error
+		switch k.Value {
+		case "text":
+			s.Text, err = scalar(v, "text")
+		case "tool_calls":
+			s.ToolCalls, err = parseToolCalls(v)
+		case "usage":
+			err = parseUsage(v, &s)
+		case "delay":
+			s.Delay, err = parseDelay(v)
+		case "error":
+			s.Error, err = scalar(v, "error")
+			if err == nil {
+				_, err = checkKind(s.Error)
+				if err != nil {
+					err = perr(v, "%v", err)
+				}
+			}
+		default:
+			err = perr(k, "unknown field %q (want text, tool_calls, usage, delay or error)", k.Value)
+		}
+		if err != nil {
+			return s, err
+		}
+	}
+	switch {
+	case !seen["text"] && !seen["tool_calls"] && !seen["error"]:
+		return s, perr(n, "a step needs text, tool_calls or error")
+	case seen["error"] && (seen["text"] || seen["tool_calls"]):
+		return s, perr(n, "an error step cannot also have text or tool_calls")
+	}
+	return s, nil
+}
+
+func parseToolCalls(n *yaml.Node) ([]ToolCall, error) {
+	if n.Kind != yaml.SequenceNode {
+		return nil, perr(n, "tool_calls: want a list, got %s", describe(n))
+	}
+	if len(n.Content) == 0 {
+		return nil, perr(n, "tool_calls is empty")
+	}
+	calls := make([]ToolCall, len(n.Content))
+	for i, c := range n.Content {
+		c = deref(c)
+		if c.Kind != yaml.MappingNode {
+			return nil, perr(c, "tool call %d: want a mapping with name and arguments, got %s", i, describe(c))
+		}
+		seen := map[string]bool{}
+		for j := 0; j+1 < len(c.Content); j += 2 {
+			k, v := deref(c.Content[j]), deref(c.Content[j+1])
+			if seen[k.Value] {
+				return nil, perr(k, "tool call %d: field %q is given twice", i, k.Value)
+			}
+			seen[k.Value] = true
+			var err error
+			switch k.Value {
+			case "id":
+				calls[i].ID, err = scalar(v, "id")
+			case "name":
+				calls[i].Name, err = scalar(v, "name")
+			case "arguments":
+				var args json.RawMessage
+				args, err = argumentsJSON(v)
+				calls[i].Arguments = args
+			default:
+				err = perr(k, "tool call %d: unknown field %q (want id, name or arguments)", i, k.Value)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if calls[i].Name == "" {
+			return nil, perr(c, "tool call %d has no name", i)
+		}
+	}
+	return calls, nil
+}
+
+func parseUsage(n *yaml.Node, s *Step) error {
+	if n.Kind != yaml.MappingNode {
+		return perr(n, "usage: want a mapping, got %s", describe(n))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		var p *int64
+		switch k.Value {
+		case "input_tokens":
+			p = &s.Usage.InputTokens
+		case "output_tokens":
+			p = &s.Usage.OutputTokens
+		case "cached_input_tokens":
+			p = &s.Usage.CachedInputTokens
+		case "reasoning_tokens":
+			p = &s.Usage.ReasoningTokens
+		default:
+			return perr(k, "usage: unknown field %q (want input_tokens, output_tokens, cached_input_tokens or reasoning_tokens)", k.Value)
+		}
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(p) != nil || *p < 0 {
+			return perr(v, "usage: %s: want a non-negative integer, got %s", k.Value, describe(v))
+		}
+	}
+	return nil
+}
+
+func parseDelay(n *yaml.Node) (time.Duration, error) {
+	v, err := scalar(n, "delay")
+	if err != nil {
+		return 0, err
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, perr(n, "invalid delay %q: want a duration such as 150ms or 2s", v)
+	}
+	if d < 0 {
+		return 0, perr(n, "invalid delay %q: negative", v)
+	}
+	return d, nil
+}
+
+// scalar returns the text of a non-null scalar.
+func scalar(n *yaml.Node, field string) (string, error) {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" {
+		return "", perr(n, "%s: want a string, got %s", field, describe(n))
+	}
+	return n.Value, nil
+}
+
+// argumentsJSON converts tool call arguments to JSON: a string is used
+// verbatim, null means {}, and any other value is converted, keeping the
+// order of mapping keys.
+func argumentsJSON(n *yaml.Node) (json.RawMessage, error) {
+	if n.Kind == yaml.ScalarNode {
+		switch n.ShortTag() {
+		case "!!str":
+			return json.RawMessage(n.Value), nil
+		case "!!null":
+			return json.RawMessage("{}"), nil
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := writeJSON(&buf, enc, n, 0); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// maxDepth bounds the nesting of arguments (and of aliases within them).
+const maxDepth = 100
+
+func writeJSON(buf *bytes.Buffer, enc *json.Encoder, n *yaml.Node, depth int) error {
+	if depth > maxDepth {
+		return perr(n, "arguments: nested too deeply")
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return perr(n, "arguments: unknown alias")
+		}
+		return writeJSON(buf, enc, n.Alias, depth+1)
+	case yaml.SequenceNode:
+		buf.WriteByte('[')
+		for i, c := range n.Content {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := writeJSON(buf, enc, c, depth+1); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+		return nil
+	case yaml.MappingNode:
+		buf.WriteByte('{')
+		seen := make(map[string]bool, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := deref(n.Content[i])
+			switch {
+			case k.ShortTag() == "!!merge":
+				return perr(k, "arguments: merge keys (<<) are not supported")
+			case k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str":
+				return perr(k, "arguments: map key %s is not a string (quote it)", describe(k))
+			case seen[k.Value]:
+				return perr(k, "arguments: key %q is given twice", k.Value)
+			}
+			seen[k.Value] = true
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := writeString(buf, enc, k.Value); err != nil {
+				return err
+			}
+			buf.WriteByte(':')
+			if err := writeJSON(buf, enc, n.Content[i+1], depth+1); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+		return nil
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			buf.WriteString("null")
+			return nil
+		case "!!bool", "!!int", "!!float":
+			var v any
+			if err := n.Decode(&v); err != nil {
+				return perr(n, "arguments: %v", err)
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return perr(n, "arguments: %s cannot be represented in JSON", n.Value)
+			}
+			buf.Write(b)
+			return nil
+		}
+		return writeString(buf, enc, n.Value)
+	}
+	return perr(n, "arguments: unsupported YAML node")
+}
+
+func writeString(buf *bytes.Buffer, enc *json.Encoder, s string) error {
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode appends a newline
+	return nil
+}
+
+// deref follows an alias to the node it names.
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < maxDepth; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func perr(n *yaml.Node, format string, args ...any) *ParseError {
+	return &ParseError{Line: n.Line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// describe names the kind of a node for error messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return "nothing (null)"
+		case "!!str":
+			return fmt.Sprintf("the string %q", truncate(n.Value))
+		case "!!int", "!!float":
+			return "the number " + truncate(n.Value)
+		case "!!bool":
+			return "the boolean " + n.Value
+		}
+		return fmt.Sprintf("%s %q", n.ShortTag(), truncate(n.Value))
+	}
+	return "an unsupported YAML node"
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return strings.ToValidUTF8(s[:40], "") + "..."
+	}
+	return s
+}

@@ -1,0 +1,182 @@
+package swarm
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+
+	"github.com/swarmrt/swarm/model"
+)
+
+// The built-in tools of every swarm orchestrator.
+const (
+	toolComplete = "complete"
+	toolPause    = "pause"
+	toolFail     = "fail"
+	handoffPre   = "handoff_to_"
+)
+
+// agentPlan is an agent (or the orchestrator) resolved for one run: its
+// rendered system prompt, model and tool table.
+type agentPlan struct {
+	name     string
+	root     bool
+	system   string
+	model    model.Model
+	tools    map[string]Tool
+	handoffs map[string]string // tool name -> agent name
+	toolDefs []model.ToolDef
+	maxTurns int
+	hooks    *Hooks
+}
+
+// plan is everything a run needs to execute, resolved and validated once.
+type plan struct {
+	root   *agentPlan
+	agents map[string]*agentPlan
+}
+
+var handoffParams = json.RawMessage(`{"type":"object","properties":{"request":{"type":"string","description":"What the agent should do, with all the context it needs."}},"required":["request"],"additionalProperties":false}`)
+
+// plan resolves a swarm's spec and every agent reachable from it. Errors
+// name the offending swarm, agent, tool or handoff.
+func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values map[string]any) (*plan, error) {
+	data := make(map[string]any, len(values)+1)
+	for k, v := range values {
+		data[k] = v
+	}
+	if _, ok := data["Input"]; !ok {
+		var in any
+		_ = json.Unmarshal(input, &in)
+		data["Input"] = in
+	}
+	p := &plan{agents: map[string]*agentPlan{}}
+	root, err := rt.planAgent(p, info.id, true, spec.Instructions, spec.Model, spec.Tools, spec.Handoffs, spec.MaxTurns, &spec.Hooks, data, info)
+	if err != nil {
+		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
+	}
+	p.root = root
+	return p, nil
+}
+
+func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, modelSpec string, tools []Tool, handoffs []Handoff, maxTurns int, hooks *Hooks, data map[string]any, info *defInfo) (*agentPlan, error) {
+	ap := &agentPlan{name: name, root: root, tools: map[string]Tool{}, handoffs: map[string]string{}, maxTurns: maxTurns, hooks: hooks}
+	if ap.maxTurns <= 0 {
+		ap.maxTurns = DefaultMaxTurns
+	}
+	if !root {
+		p.agents[name] = ap
+	}
+	sys, err := rt.render(instructions, data)
+	if err != nil {
+		return nil, fmt.Errorf("instructions of %s: %w", name, err)
+	}
+	ap.system = sys
+	ap.model, err = rt.model(modelSpec)
+	if err != nil {
+		return nil, fmt.Errorf("model of %s: %w", name, err)
+	}
+	for _, t := range tools {
+		if err := toolErr(t); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)
+		}
+		n := t.Name()
+		if err := checkName(n); err != nil {
+			return nil, fmt.Errorf("%w: tool of %s: %w", ErrInvalid, name, err)
+		}
+		if strings.HasPrefix(n, handoffPre) || (root && (n == toolComplete || n == toolPause || n == toolFail)) {
+			return nil, fmt.Errorf("%w: tool name %q of %s is reserved", ErrInvalid, n, name)
+		}
+		if _, dup := ap.tools[n]; dup {
+			return nil, fmt.Errorf("%w: tool %q appears twice in %s", ErrDuplicate, n, name)
+		}
+		ap.tools[n] = t
+		ap.toolDefs = append(ap.toolDefs, model.ToolDef{Name: n, Description: t.Description(), Parameters: t.Schema()})
+	}
+	for _, h := range handoffs {
+		target := h.agent
+		if target == nil {
+			if h.id == "" {
+				return nil, fmt.Errorf("%w: empty handoff in %s", ErrInvalid, name)
+			}
+			a, ok := rt.agent(h.id)
+			if !ok {
+				return nil, fmt.Errorf("%w %q in the handoffs of %s", ErrUnknownAgent, h.id, name)
+			}
+			target = a
+		}
+		if err := checkName(target.Name); err != nil {
+			return nil, fmt.Errorf("%w: agent in the handoffs of %s: %w", ErrInvalid, name, err)
+		}
+		tn := handoffPre + target.Name
+		if len(tn) > 64 {
+			return nil, fmt.Errorf("%w: handoff tool name %q is longer than 64 characters", ErrInvalid, tn)
+		}
+		if _, dup := ap.handoffs[tn]; dup {
+			return nil, fmt.Errorf("%w: handoff to %q appears twice in %s", ErrDuplicate, target.Name, name)
+		}
+		ap.handoffs[tn] = target.Name
+		desc := h.description
+		if desc == "" {
+			desc = target.Description
+		}
+		if desc == "" {
+			desc = "Delegate a task to the " + target.Name + " agent and get its answer."
+		}
+		ap.toolDefs = append(ap.toolDefs, model.ToolDef{Name: tn, Description: desc, Parameters: handoffParams})
+		if _, seen := p.agents[target.Name]; seen {
+			continue
+		}
+		if target.Name == info.id {
+			return nil, fmt.Errorf("%w: agent %q has the id of its swarm", ErrDuplicate, target.Name)
+		}
+		if _, err := rt.planAgent(p, target.Name, false, target.Instructions, target.Model, target.Tools, target.Handoffs, target.MaxTurns, &target.Hooks, data, info); err != nil {
+			return nil, err
+		}
+	}
+	if root {
+		ap.toolDefs = append(ap.toolDefs,
+			model.ToolDef{Name: toolComplete, Description: "Finish the task successfully with its result.", Parameters: completeParams(info.outSchema)},
+			model.ToolDef{Name: toolPause, Description: "Pause and wait for a human decision; the human's answer comes back as this tool's result.", Parameters: pauseParams},
+			model.ToolDef{Name: toolFail, Description: "Give up: the task cannot be done.", Parameters: failParams},
+		)
+	}
+	return ap, nil
+}
+
+var (
+	pauseParams = json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string","description":"Why a human is needed."},"context":{"type":"string","description":"What the human needs to know to decide."}},"required":["reason"]}`)
+	failParams  = json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string","description":"Why the task cannot be done."}},"required":["reason"]}`)
+)
+
+func completeParams(out json.RawMessage) json.RawMessage {
+	if len(out) == 0 {
+		out = json.RawMessage(`{}`)
+	}
+	return json.RawMessage(`{"type":"object","properties":{"result":` + string(out) + `},"required":["result"]}`)
+}
+
+// render executes instructions as a text/template against data. Parsed
+// templates are cached by their source.
+func (rt *Runtime) render(instructions string, data map[string]any) (string, error) {
+	if !strings.Contains(instructions, "{{") {
+		return instructions, nil
+	}
+	var t *template.Template
+	if v, ok := rt.tmpls.Load(instructions); ok {
+		t = v.(*template.Template)
+	} else {
+		var err error
+		t, err = template.New("instructions").Option("missingkey=zero").Parse(instructions)
+		if err != nil {
+			return "", err
+		}
+		rt.tmpls.Store(instructions, t)
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,141 @@
+package swarm
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
+)
+
+// State is the lifecycle state of a run: running, paused, completed, failed
+// or stopped.
+type State = store.State
+
+// The run states.
+const (
+	StateRunning   = store.Running
+	StatePaused    = store.Paused
+	StateCompleted = store.Completed
+	StateFailed    = store.Failed
+	StateStopped   = store.Stopped
+)
+
+// Result is the typed outcome of a run at one moment: exactly one of
+// [Running], [Paused], [Completed], [Failed] or [Stopped]. Use a type switch:
+//
+//	switch r := res.(type) {
+//	case swarm.Completed[Plan]:
+//		use(r.Output)
+//	case swarm.Paused:
+//		ask(r.Reason)
+//	}
+type Result[Out any] interface {
+	// State returns the run state the result describes.
+	State() State
+	isResult()
+}
+
+// Running: the run is in progress.
+type Running struct {
+	Turn, MaxTurns int
+	// CurrentAgent is the agent whose step was recorded last.
+	CurrentAgent string
+}
+
+// Paused: the run waits for [Run.Resume].
+type Paused struct {
+	Reason, Context string
+	Turn, MaxTurns  int
+}
+
+// Completed: the run succeeded with Output.
+type Completed[Out any] struct {
+	Output Out
+}
+
+// Failed: the run ended in failure.
+type Failed struct{ Reason string }
+
+// Stopped: the run was stopped from outside.
+type Stopped struct{ Reason string }
+
+// State implements Result.
+func (Running) State() State { return StateRunning }
+
+// State implements Result.
+func (Paused) State() State { return StatePaused }
+
+// State implements Result.
+func (Completed[Out]) State() State { return StateCompleted }
+
+// State implements Result.
+func (Failed) State() State { return StateFailed }
+
+// State implements Result.
+func (Stopped) State() State { return StateStopped }
+
+func (Running) isResult()        {}
+func (Paused) isResult()         {}
+func (Completed[Out]) isResult() {}
+func (Failed) isResult()         {}
+func (Stopped) isResult()        {}
+
+// Status is the untyped view of a run, as the CLI and the HTTP API show it.
+type Status struct {
+	ID       string `json:"id"`
+	Swarm    string `json:"swarm"`
+	Parent   string `json:"parent,omitempty"`
+	State    State  `json:"state"`
+	Turn     int    `json:"turn"`
+	MaxTurns int    `json:"max_turns"`
+	Agent    string `json:"agent,omitempty"`
+	// Result is the JSON result of a completed run.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Reason explains a paused, failed or stopped run.
+	Reason string `json:"reason,omitempty"`
+	// Context is the context a paused run gave with its reason.
+	Context   string      `json:"context,omitempty"`
+	Usage     model.Usage `json:"usage"`
+	Owner     string      `json:"owner,omitempty"`
+	LastSeq   int64       `json:"last_seq"`
+	CreatedAt time.Time   `json:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at"`
+}
+
+func statusOf(r store.Run) Status {
+	s := Status{
+		ID: r.ID, Swarm: r.Swarm, Parent: r.Parent, State: r.State,
+		Turn: r.Turn, MaxTurns: r.MaxTurns, Agent: r.Agent,
+		Result: r.Result, Reason: r.Reason, Usage: r.Usage,
+		LastSeq: r.LastSeq, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+	if r.State == store.Running {
+		s.Owner = r.Owner
+	}
+	return s
+}
+
+// Terminal reports whether the run has finished.
+func (s Status) Terminal() bool { return s.State.Terminal() }
+
+func resultOf[Out any](s Status) (Result[Out], error) {
+	switch s.State {
+	case StateRunning:
+		return Running{Turn: s.Turn, MaxTurns: s.MaxTurns, CurrentAgent: s.Agent}, nil
+	case StatePaused:
+		return Paused{Reason: s.Reason, Context: s.Context, Turn: s.Turn, MaxTurns: s.MaxTurns}, nil
+	case StateCompleted:
+		var out Out
+		if err := json.Unmarshal(s.Result, &out); err != nil {
+			return nil, fmt.Errorf("run %s: decode result: %w", s.ID, err)
+		}
+		return Completed[Out]{Output: out}, nil
+	case StateFailed:
+		return Failed{Reason: s.Reason}, nil
+	case StateStopped:
+		return Stopped{Reason: s.Reason}, nil
+	}
+	return nil, fmt.Errorf("run %s: unknown state %q", s.ID, s.State)
+}

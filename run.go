@@ -1,0 +1,174 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"time"
+)
+
+// Run is a handle on one run of a swarm whose result type is Out. It holds
+// no state of its own: every method asks the runtime's store, so a handle
+// made with Attach in another process sees the same run.
+type Run[Out any] struct {
+	rt *Runtime
+	id string
+}
+
+// Start begins a run of s on in and returns its handle at once; the run
+// proceeds in the background. s must be registered with rt.
+func (s *Swarm[In, Out]) Start(ctx context.Context, rt *Runtime, in In, opts ...StartOption) (*Run[Out], error) {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("swarm %s: encode input: %w", s.id, err)
+	}
+	rt.mu.RLock()
+	registered := rt.defs[s.id]
+	rt.mu.RUnlock()
+	if registered == nil {
+		if err := rt.Register(s); err != nil {
+			return nil, err
+		}
+	} else if registered != Definition(s) {
+		return nil, fmt.Errorf("%w: another swarm is registered as %q", ErrDuplicate, s.id)
+	}
+	id, err := rt.Start(ctx, s.id, raw, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Run[Out]{rt: rt, id: id}, nil
+}
+
+// Run starts a run and waits until it pauses or finishes.
+func (s *Swarm[In, Out]) Run(ctx context.Context, rt *Runtime, in In, opts ...StartOption) (Result[Out], *Run[Out], error) {
+	run, err := s.Start(ctx, rt, in, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := run.Wait(ctx)
+	return res, run, err
+}
+
+// Attach returns a handle on an existing run of s. It fails with
+// ErrNotFound for an unknown id and ErrUnknownSwarm if the run belongs to
+// another swarm.
+func (s *Swarm[In, Out]) Attach(ctx context.Context, rt *Runtime, id string) (*Run[Out], error) {
+	r, err := rt.store.Get(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("attach %s: %w", id, err)
+	}
+	if r.Swarm != s.id {
+		return nil, fmt.Errorf("attach %s: run belongs to swarm %q, not %q: %w", id, r.Swarm, s.id, ErrUnknownSwarm)
+	}
+	return &Run[Out]{rt: rt, id: id}, nil
+}
+
+// ID returns the run's id.
+func (r *Run[Out]) ID() string { return r.id }
+
+// Status returns the run's untyped status.
+func (r *Run[Out]) Status(ctx context.Context) (Status, error) { return r.rt.Status(ctx, r.id) }
+
+// Result returns the run's current result without waiting.
+func (r *Run[Out]) Result(ctx context.Context) (Result[Out], error) {
+	s, err := r.rt.Status(ctx, r.id)
+	if err != nil {
+		return nil, err
+	}
+	return resultOf[Out](s)
+}
+
+// Wait blocks until the run pauses or finishes, or ctx ends, and returns its
+// result.
+func (r *Run[Out]) Wait(ctx context.Context) (Result[Out], error) {
+	s, err := r.rt.Wait(ctx, r.id)
+	if err != nil {
+		return nil, err
+	}
+	return resultOf[Out](s)
+}
+
+// Resume answers a paused run; its message becomes the pause tool's result.
+func (r *Run[Out]) Resume(ctx context.Context, message string) error {
+	return r.rt.Resume(ctx, r.id, message)
+}
+
+// Stop ends the run with state stopped.
+func (r *Run[Out]) Stop(ctx context.Context, reason string) error {
+	return r.rt.Stop(ctx, r.id, reason)
+}
+
+// Events replays the run's events after sequence number after (0: from the
+// start) and then follows new ones live until the run finishes or ctx ends.
+func (r *Run[Out]) Events(ctx context.Context, after int64) iter.Seq2[Event, error] {
+	return r.rt.Events(ctx, r.id, after)
+}
+
+// History returns the run's recorded events after sequence number after,
+// without following.
+func (rt *Runtime) History(ctx context.Context, id string, after int64) ([]Event, error) {
+	recs, err := rt.store.Read(ctx, id, after, 0)
+	if err != nil {
+		return nil, fmt.Errorf("events of %s: %w", id, err)
+	}
+	evs := make([]Event, 0, len(recs))
+	for _, rec := range recs {
+		ev, err := decodeEvent(rec)
+		if err != nil {
+			return evs, err
+		}
+		ev.RunID = id
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}
+
+// Events replays run id's events after sequence number after and then
+// follows new ones live until the run finishes (its completed, failed or
+// stopped event has been yielded) or ctx ends. Changes made by other
+// processes are picked up by polling. An error ends the sequence.
+func (rt *Runtime) Events(ctx context.Context, id string, after int64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		for {
+			w := rt.notes.wait(id)
+			recs, err := rt.store.Read(ctx, id, after, 256)
+			if err != nil {
+				rt.notes.done(id, w)
+				yield(Event{}, fmt.Errorf("events of %s: %w", id, err))
+				return
+			}
+			if len(recs) > 0 {
+				rt.notes.done(id, w)
+				for _, rec := range recs {
+					ev, err := decodeEvent(rec)
+					if err != nil {
+						yield(Event{}, err)
+						return
+					}
+					ev.RunID = id
+					after = rec.Seq
+					if !yield(ev, nil) {
+						return
+					}
+					if ev.Type == EventCompleted || ev.Type == EventFailed || ev.Type == EventStopped {
+						return
+					}
+				}
+				continue
+			}
+			t := time.NewTimer(rt.cfg.PollInterval)
+			select {
+			case <-w.ch:
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
+			rt.notes.done(id, w)
+			if ctx.Err() != nil {
+				yield(Event{}, ctx.Err())
+				return
+			}
+		}
+	}
+}

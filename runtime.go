@@ -1,0 +1,712 @@
+package swarm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/memory"
+)
+
+// Errors returned by the runtime. They are wrapped with %w; test with
+// errors.Is.
+var (
+	// ErrUnknownSwarm: no swarm with that id is registered.
+	ErrUnknownSwarm = errors.New("unknown swarm")
+	// ErrUnknownAgent: a handoff names an agent that is not registered.
+	ErrUnknownAgent = errors.New("unknown agent")
+	// ErrDuplicate: two swarms, agents or tools share a name.
+	ErrDuplicate = errors.New("duplicate name")
+	// ErrInvalid: a definition is malformed.
+	ErrInvalid = errors.New("invalid definition")
+	// ErrNoModel: no model is configured for an agent.
+	ErrNoModel = errors.New("no model configured")
+	// ErrNotFound: no run with that id.
+	ErrNotFound = store.ErrNotFound
+	// ErrInvalidState: the operation is not allowed in the run's state
+	// (resuming a run that is not paused, stopping a finished run).
+	ErrInvalidState = store.ErrInvalidState
+	// ErrClosed: the runtime has been closed.
+	ErrClosed = errors.New("runtime closed")
+)
+
+// Config configures a Runtime. The zero value is usable: an in-memory store
+// and no default model (every agent then needs a model spec).
+type Config struct {
+	// Store keeps runs and journals (default: a new in-memory store).
+	Store store.Store
+	// Model is the default model of agents and swarms that name none.
+	Model model.Model
+	// OpenModel resolves model specs named by agents and swarms (default:
+	// model.Open). Results are cached per spec.
+	OpenModel func(spec string) (model.Model, error)
+	// Owner names this process in leases (default: host:pid:random).
+	Owner string
+	// Lease is how long a claim lasts without renewal; a run whose owner
+	// died is taken over once it expires (default 30s). Leases are renewed
+	// every Lease/3.
+	Lease time.Duration
+	// PollInterval is how often waits and event streams look at the store
+	// for changes made by other processes (default 250ms).
+	PollInterval time.Duration
+	// ModelRetries is how many times a retryable model failure (rate limit,
+	// server error, timeout, connection) is retried (default 3; -1: never).
+	ModelRetries int
+	// RetryBackoff is the first retry's delay, doubled at each attempt with
+	// jitter (default 500ms).
+	RetryBackoff time.Duration
+	// ModelTimeout bounds each model call (default 5m).
+	ModelTimeout time.Duration
+	// Hooks observe every agent of every run of this runtime.
+	Hooks Hooks
+	// Logger receives operational messages (default: discard).
+	Logger *slog.Logger
+}
+
+// Runtime registers swarms and agents and drives their runs. It is safe for
+// concurrent use.
+type Runtime struct {
+	cfg   Config
+	store store.Store
+	owner string
+	log   *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.RWMutex
+	defs   map[string]Definition
+	infos  map[string]*defInfo
+	agents map[string]*Agent
+	models map[string]model.Model
+	active map[string]*driver
+	closed bool
+	hbOn   bool
+
+	notes notifier
+	tmpls sync.Map // instructions -> *template.Template or error
+}
+
+// driver is one run being executed by this runtime.
+type driver struct {
+	lease  store.Lease
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// New makes a runtime.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Store == nil {
+		cfg.Store = memory.New()
+	}
+	if cfg.OpenModel == nil {
+		cfg.OpenModel = model.Open
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 30 * time.Second
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 250 * time.Millisecond
+	}
+	if cfg.ModelRetries == 0 {
+		cfg.ModelRetries = 3
+	}
+	if cfg.RetryBackoff <= 0 {
+		cfg.RetryBackoff = 500 * time.Millisecond
+	}
+	if cfg.ModelTimeout <= 0 {
+		cfg.ModelTimeout = 5 * time.Minute
+	}
+	if cfg.Owner == "" {
+		host, _ := os.Hostname()
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		cfg.Owner = fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Runtime{
+		cfg: cfg, store: cfg.Store, owner: cfg.Owner, log: log,
+		ctx: ctx, cancel: cancel,
+		defs: map[string]Definition{}, infos: map[string]*defInfo{},
+		agents: map[string]*Agent{}, models: map[string]model.Model{},
+		active: map[string]*driver{},
+	}, nil
+}
+
+// Store returns the runtime's store.
+func (rt *Runtime) Store() store.Store { return rt.store }
+
+// Owner returns the name this runtime uses in leases.
+func (rt *Runtime) Owner() string { return rt.owner }
+
+// Register adds swarm definitions. A run can only be driven (started,
+// resumed or recovered) by a runtime that has its swarm registered.
+func (rt *Runtime) Register(defs ...Definition) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, d := range defs {
+		if d == nil {
+			return fmt.Errorf("%w: nil swarm", ErrInvalid)
+		}
+		info := d.def()
+		if info.err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, info.err)
+		}
+		if _, dup := rt.defs[info.id]; dup {
+			return fmt.Errorf("%w: swarm %q registered twice", ErrDuplicate, info.id)
+		}
+		rt.defs[info.id] = d
+		rt.infos[info.id] = info
+	}
+	return nil
+}
+
+// RegisterAgent adds agents that handoffs can name by id ([ToAgentID]).
+func (rt *Runtime) RegisterAgent(agents ...*Agent) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, a := range agents {
+		if a == nil {
+			return fmt.Errorf("%w: nil agent", ErrInvalid)
+		}
+		if err := checkName(a.Name); err != nil {
+			return fmt.Errorf("%w: agent: %w", ErrInvalid, err)
+		}
+		if _, dup := rt.agents[a.Name]; dup {
+			return fmt.Errorf("%w: agent %q registered twice", ErrDuplicate, a.Name)
+		}
+		rt.agents[a.Name] = a
+	}
+	return nil
+}
+
+// Swarms returns the registered swarm definitions.
+func (rt *Runtime) Swarms() []Definition {
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	out := make([]Definition, 0, len(rt.defs))
+	for _, d := range rt.defs {
+		out = append(out, d)
+	}
+	return out
+}
+
+// Agents returns the registered agents.
+func (rt *Runtime) Agents() []*Agent {
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	out := make([]*Agent, 0, len(rt.agents))
+	for _, a := range rt.agents {
+		out = append(out, a)
+	}
+	return out
+}
+
+func (rt *Runtime) info(id string) (*defInfo, error) {
+	rt.mu.RLock()
+	d, ok := rt.infos[id]
+	rt.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownSwarm, id)
+	}
+	return d, nil
+}
+
+func (rt *Runtime) agent(id string) (*Agent, bool) {
+	rt.mu.RLock()
+	a, ok := rt.agents[id]
+	rt.mu.RUnlock()
+	return a, ok
+}
+
+func (rt *Runtime) model(spec string) (model.Model, error) {
+	if spec == "" {
+		if rt.cfg.Model == nil {
+			return nil, fmt.Errorf("%w: set a default model or a model spec on the agent", ErrNoModel)
+		}
+		return rt.cfg.Model, nil
+	}
+	rt.mu.RLock()
+	m, ok := rt.models[spec]
+	rt.mu.RUnlock()
+	if ok {
+		return m, nil
+	}
+	m, err := rt.cfg.OpenModel(spec)
+	if err != nil {
+		return nil, err
+	}
+	rt.mu.Lock()
+	if prev, ok := rt.models[spec]; ok {
+		m = prev
+	} else {
+		rt.models[spec] = m
+	}
+	rt.mu.Unlock()
+	return m, nil
+}
+
+// StartOption configures a run at its start.
+type StartOption func(*startConfig)
+
+type startConfig struct {
+	id     string
+	values map[string]any
+}
+
+// WithID gives the run a caller-chosen id. Starting again with the same id
+// and swarm returns the existing run instead of a new one, which makes a
+// start idempotent.
+func WithID(id string) StartOption { return func(c *startConfig) { c.id = id } }
+
+// WithValues sets the run's values: the data its instruction templates are
+// rendered against.
+func WithValues(v map[string]any) StartOption { return func(c *startConfig) { c.values = v } }
+
+// Start begins a run of the registered swarm with a JSON input and returns
+// its id at once; the run proceeds in the background (fire and retrieve).
+// The input is validated and the swarm's spec computed before anything is
+// stored, so a bad input or definition returns an error and creates nothing.
+func (rt *Runtime) Start(ctx context.Context, swarmID string, input json.RawMessage, opts ...StartOption) (string, error) {
+	var sc startConfig
+	for _, o := range opts {
+		o(&sc)
+	}
+	info, err := rt.info(swarmID)
+	if err != nil {
+		return "", err
+	}
+	if len(input) == 0 {
+		input = json.RawMessage(`null`)
+	}
+	if !json.Valid(input) {
+		return "", fmt.Errorf("swarm %s: input is not valid JSON", swarmID)
+	}
+	spec, err := info.spec(input)
+	if err != nil {
+		return "", err
+	}
+	plan, err := rt.plan(info, spec, input, sc.values)
+	if err != nil {
+		return "", err
+	}
+	id := sc.id
+	if id == "" {
+		id = newID()
+	} else if err := checkRunID(id); err != nil {
+		return "", err
+	}
+	rt.mu.RLock()
+	closed := rt.closed
+	rt.mu.RUnlock()
+	if closed {
+		return "", ErrClosed
+	}
+	now := time.Now()
+	ev := Event{Swarm: swarmID, Input: input, Values: sc.values, MaxTurns: plan.root.maxTurns, Agent: swarmID}
+	data, err := json.Marshal(&ev)
+	if err != nil {
+		return "", fmt.Errorf("swarm %s: encode input: %w", swarmID, err)
+	}
+	rec := store.Record{Key: "start", Type: string(EventStarted), Data: data, Time: now}
+	lease, err := rt.store.Create(ctx, store.Run{ID: id, Swarm: swarmID, MaxTurns: plan.root.maxTurns, Agent: swarmID}, rt.owner, rt.cfg.Lease, []store.Record{rec})
+	if errors.Is(err, store.ErrExists) && sc.id != "" {
+		existing, gerr := rt.store.Get(ctx, id)
+		if gerr != nil {
+			return "", gerr
+		}
+		if existing.Swarm != swarmID {
+			return "", fmt.Errorf("run %s exists and belongs to swarm %s: %w", id, existing.Swarm, store.ErrExists)
+		}
+		return id, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("start %s: %w", swarmID, err)
+	}
+	rec.Seq = 1
+	rt.notes.notify(id)
+	rt.launch(lease, &runner{rt: rt, id: id, info: info, plan: plan, fresh: true, input: input,
+		recorded: map[string]store.Record{}})
+	return id, nil
+}
+
+func checkRunID(id string) error {
+	if len(id) > 200 {
+		return fmt.Errorf("run id longer than 200 characters")
+	}
+	for _, r := range id {
+		if r < 0x21 || r == 0x7f {
+			return fmt.Errorf("run id %q contains spaces or control characters", id)
+		}
+	}
+	return nil
+}
+
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "run_" + hex.EncodeToString(b[:])
+}
+
+// launch drives a claimed run on a new goroutine.
+func (rt *Runtime) launch(lease store.Lease, r *runner) {
+	ctx, cancel := context.WithCancelCause(rt.ctx)
+	d := &driver{lease: lease, cancel: cancel, done: make(chan struct{})}
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		cancel(ErrClosed)
+		_ = rt.store.Release(context.Background(), lease)
+		return
+	}
+	if prev, ok := rt.active[lease.RunID]; ok {
+		// A newer claim of a run this runtime already drives: the old
+		// driver's lease is stale.
+		prev.cancel(store.ErrLeaseLost)
+	}
+	rt.active[lease.RunID] = d
+	if !rt.hbOn {
+		rt.hbOn = true
+		rt.wg.Add(1)
+		go rt.heartbeat()
+	}
+	rt.wg.Add(1)
+	rt.mu.Unlock()
+	r.lease = lease
+	go func() {
+		defer rt.wg.Done()
+		defer close(d.done)
+		defer cancel(nil)
+		r.drive(ctx)
+		rt.mu.Lock()
+		if rt.active[lease.RunID] == d {
+			delete(rt.active, lease.RunID)
+		}
+		rt.mu.Unlock()
+		rt.notes.notify(lease.RunID)
+	}()
+}
+
+// heartbeat renews this runtime's leases and delivers inbox messages to runs
+// owned here, until the runtime closes.
+func (rt *Runtime) heartbeat() {
+	defer rt.wg.Done()
+	t := time.NewTicker(rt.cfg.Lease / 3)
+	defer t.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-rt.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(rt.ctx, rt.cfg.Lease/3)
+		ren, err := rt.store.Renew(ctx, rt.owner, rt.cfg.Lease)
+		cancel()
+		if err != nil {
+			rt.log.Warn("lease renewal failed", "owner", rt.owner, "err", err)
+			if time.Since(lastOK) > rt.cfg.Lease {
+				rt.cancelAll(store.ErrLeaseLost)
+			}
+			continue
+		}
+		lastOK = time.Now()
+		held := make(map[string]bool, len(ren.Held))
+		for _, id := range ren.Held {
+			held[id] = true
+		}
+		rt.mu.RLock()
+		var lost []*driver
+		for id, d := range rt.active {
+			if !held[id] {
+				lost = append(lost, d)
+			}
+		}
+		rt.mu.RUnlock()
+		for _, d := range lost {
+			// A run created or finished during the renewal may be missing
+			// from its list; only a changed owner or epoch means the lease
+			// is lost. (The store's epoch check fences writes regardless.)
+			r, err := rt.store.Get(rt.ctx, d.lease.RunID)
+			if err == nil && (r.Owner != rt.owner || r.Epoch != d.lease.Epoch) && r.State == store.Running {
+				d.cancel(store.ErrLeaseLost)
+			}
+		}
+		for _, id := range ren.Pending {
+			rt.checkInbox(id)
+		}
+	}
+}
+
+// checkInbox stops a locally driven run whose inbox holds a stop.
+func (rt *Runtime) checkInbox(id string) {
+	msgs, err := rt.store.Inbox(rt.ctx, id)
+	if err != nil {
+		return
+	}
+	for _, m := range msgs {
+		if m.Kind == store.MsgStop {
+			rt.mu.RLock()
+			d := rt.active[id]
+			rt.mu.RUnlock()
+			if d != nil {
+				d.cancel(&stopCause{reason: m.Text, msg: m.ID})
+			}
+			return
+		}
+	}
+}
+
+func (rt *Runtime) cancelAll(cause error) {
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	for _, d := range rt.active {
+		d.cancel(cause)
+	}
+}
+
+// stopCause cancels a run that was stopped from outside.
+type stopCause struct {
+	reason string
+	msg    int64
+}
+
+func (s *stopCause) Error() string { return "stopped: " + s.reason }
+
+// Status returns the current status of a run.
+func (rt *Runtime) Status(ctx context.Context, id string) (Status, error) {
+	r, err := rt.store.Get(ctx, id)
+	if err != nil {
+		return Status{}, fmt.Errorf("status of %s: %w", id, err)
+	}
+	s := statusOf(r)
+	if s.State == StatePaused {
+		s.Context = rt.pauseContext(ctx, id)
+	}
+	return s, nil
+}
+
+func (rt *Runtime) pauseContext(ctx context.Context, id string) string {
+	recs, err := rt.store.Read(ctx, id, 0, 0)
+	if err != nil {
+		return ""
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Type == string(EventPaused) {
+			var ev Event
+			if json.Unmarshal(recs[i].Data, &ev) == nil {
+				return ev.Context
+			}
+		}
+	}
+	return ""
+}
+
+// List returns runs matching f, newest first.
+func (rt *Runtime) List(ctx context.Context, f store.Filter) ([]Status, error) {
+	runs, err := rt.store.List(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	out := make([]Status, len(runs))
+	for i, r := range runs {
+		out[i] = statusOf(r)
+	}
+	return out, nil
+}
+
+// Wait blocks until the run is paused or finished (or ctx ends) and returns
+// its status. A run driven by another process is observed by polling.
+func (rt *Runtime) Wait(ctx context.Context, id string) (Status, error) {
+	for {
+		w := rt.notes.wait(id)
+		s, err := rt.Status(ctx, id)
+		if err != nil || s.State != StateRunning {
+			rt.notes.done(id, w)
+			return s, err
+		}
+		t := time.NewTimer(rt.cfg.PollInterval)
+		select {
+		case <-w.ch:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		rt.notes.done(id, w)
+		if ctx.Err() != nil {
+			return s, ctx.Err()
+		}
+	}
+}
+
+// Resume answers a paused run with message and continues it in this
+// runtime. It fails with ErrInvalidState if the run is not paused.
+func (rt *Runtime) Resume(ctx context.Context, id, message string) error {
+	if _, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now()}); err != nil {
+		return fmt.Errorf("resume %s: %w", id, err)
+	}
+	return rt.Drive(ctx, id)
+}
+
+// Stop ends a run with state stopped. A run driven here stops at once; a run
+// driven by another process stops at that process's next heartbeat; a paused
+// run is stopped by this runtime. Stopping a finished run fails with
+// ErrInvalidState.
+func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {
+	m, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgStop, Text: reason, Time: time.Now()})
+	if err != nil {
+		return fmt.Errorf("stop %s: %w", id, err)
+	}
+	rt.mu.RLock()
+	d := rt.active[id]
+	rt.mu.RUnlock()
+	if d != nil {
+		d.cancel(&stopCause{reason: reason, msg: m.ID})
+		return nil
+	}
+	err = rt.Drive(ctx, id)
+	if errors.Is(err, store.ErrLeased) {
+		return nil // its owner will see the stop
+	}
+	return err
+}
+
+// Drive claims a runnable run (one whose owner released it or died, or that
+// was just resumed) and continues it in this runtime. It returns once the
+// run is claimed; use Wait for its outcome. A run leased by a live owner
+// gives an error wrapping store.ErrLeased.
+func (rt *Runtime) Drive(ctx context.Context, id string) error {
+	r, err := rt.store.Get(ctx, id)
+	if err != nil {
+		return fmt.Errorf("drive %s: %w", id, err)
+	}
+	info, err := rt.info(r.Swarm)
+	if err != nil {
+		return fmt.Errorf("drive %s: %w", id, err)
+	}
+	lease, err := rt.store.Claim(ctx, id, rt.owner, rt.cfg.Lease)
+	if err != nil {
+		return fmt.Errorf("drive %s: %w", id, err)
+	}
+	rt.launch(lease, &runner{rt: rt, id: id, info: info})
+	return nil
+}
+
+// Recover claims every run whose owner released it or whose lease expired,
+// and continues them in this runtime. It returns the ids it claimed. Runs of
+// swarms this runtime does not know are released again and skipped.
+func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
+	var ids []string
+	for {
+		leases, err := rt.store.ClaimExpired(ctx, rt.owner, rt.cfg.Lease, 100)
+		if err != nil {
+			return ids, fmt.Errorf("recover: %w", err)
+		}
+		if len(leases) == 0 {
+			return ids, nil
+		}
+		unknown := 0
+		for _, l := range leases {
+			r, err := rt.store.Get(ctx, l.RunID)
+			if err != nil {
+				return ids, fmt.Errorf("recover %s: %w", l.RunID, err)
+			}
+			info, err := rt.info(r.Swarm)
+			if err != nil {
+				rt.log.Warn("cannot recover run of unknown swarm", "run", l.RunID, "swarm", r.Swarm)
+				_ = rt.store.Release(ctx, l)
+				unknown++
+				continue
+			}
+			ids = append(ids, l.RunID)
+			rt.launch(l, &runner{rt: rt, id: l.RunID, info: info})
+		}
+		if unknown == len(leases) {
+			return ids, nil
+		}
+	}
+}
+
+// Close stops driving runs: each is interrupted and its lease released so
+// that another process can continue it at once. Runs are not failed or
+// stopped; their journals are intact. Close waits for the drivers to exit.
+func (rt *Runtime) Close() error {
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.closed = true
+	for _, d := range rt.active {
+		d.cancel(ErrClosed)
+	}
+	rt.mu.Unlock()
+	rt.cancel()
+	rt.wg.Wait()
+	return nil
+}
+
+// notifier wakes goroutines waiting for a run to change.
+type notifier struct {
+	mu sync.Mutex
+	m  map[string]*watch
+}
+
+type watch struct {
+	ch chan struct{}
+	n  int
+}
+
+// wait registers interest in the next change of run id; the caller must
+// call done with the result.
+func (n *notifier) wait(id string) *watch {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.m == nil {
+		n.m = map[string]*watch{}
+	}
+	w, ok := n.m[id]
+	if !ok {
+		w = &watch{ch: make(chan struct{})}
+		n.m[id] = w
+	}
+	w.n++
+	return w
+}
+
+// done withdraws interest; the last waiter of an unnotified change removes
+// it, so finished runs leave nothing behind.
+func (n *notifier) done(id string, w *watch) {
+	n.mu.Lock()
+	w.n--
+	if w.n == 0 && n.m[id] == w {
+		delete(n.m, id)
+	}
+	n.mu.Unlock()
+}
+
+func (n *notifier) notify(id string) {
+	n.mu.Lock()
+	w, ok := n.m[id]
+	if ok {
+		delete(n.m, id)
+	}
+	n.mu.Unlock()
+	if ok {
+		close(w.ch)
+	}
+}

@@ -1,0 +1,228 @@
+// Package store defines where runs and their journals live.
+//
+// A run is a row (its id, swarm, state, owner and lease) plus an append-only
+// journal of records. Everything the runtime knows about a run is derived from
+// its journal; the row is a summary kept in the same transaction as each
+// append so that listing and claiming stay cheap.
+//
+// Implementations register with [Register] and are opened by URL with [Open]
+// ("memory:", "sqlite:PATH"). Every implementation must pass the conformance
+// suite in package storetest.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/swarmrt/swarm/model"
+)
+
+// State is the lifecycle state of a run.
+type State string
+
+// The run states. Completed, Failed and Stopped are terminal.
+const (
+	Running   State = "running"
+	Paused    State = "paused"
+	Completed State = "completed"
+	Failed    State = "failed"
+	Stopped   State = "stopped"
+)
+
+// Terminal reports whether s is a final state.
+func (s State) Terminal() bool { return s == Completed || s == Failed || s == Stopped }
+
+// Valid reports whether s is one of the five states.
+func (s State) Valid() bool {
+	switch s {
+	case Running, Paused, Completed, Failed, Stopped:
+		return true
+	}
+	return false
+}
+
+// Errors returned by stores. Implementations wrap them with %w so that callers
+// test with errors.Is.
+var (
+	// ErrNotFound: no run with that id.
+	ErrNotFound = errors.New("run not found")
+	// ErrExists: Create was given an id that is already taken.
+	ErrExists = errors.New("run already exists")
+	// ErrLeaseLost: the caller's lease is no longer current (another owner
+	// claimed the run, or the run was released); the caller must stop
+	// driving the run at once.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrLeased: Claim found the run held by another owner whose lease has
+	// not expired.
+	ErrLeased = errors.New("run is leased by another owner")
+	// ErrConflict: an appended record's key is already in the journal.
+	ErrConflict = errors.New("journal step already recorded")
+	// ErrInvalidState: the operation is not allowed in the run's state
+	// (resuming a run that is not paused, stopping a finished run, claiming
+	// a paused or finished run).
+	ErrInvalidState = errors.New("invalid state for this operation")
+)
+
+// Run is the summary row of a run.
+type Run struct {
+	ID string `json:"id"`
+	// Swarm is the id of the swarm definition the run executes.
+	Swarm string `json:"swarm"`
+	// Parent is the id of the parent run, empty for a top-level run.
+	Parent string `json:"parent,omitempty"`
+	State  State  `json:"state"`
+	// Turn is the number of completed or started orchestrator rounds.
+	Turn     int    `json:"turn"`
+	MaxTurns int    `json:"max_turns"`
+	Agent    string `json:"agent,omitempty"`
+	// Result is the JSON output of a completed run.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Reason explains a paused, failed or stopped run.
+	Reason string      `json:"reason,omitempty"`
+	Usage  model.Usage `json:"usage"`
+	// Owner and Epoch identify the current lease; Owner is empty when no
+	// process holds the run.
+	Owner      string    `json:"owner,omitempty"`
+	Epoch      int64     `json:"epoch"`
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
+	// LastSeq is the sequence number of the newest journal record.
+	LastSeq   int64     `json:"last_seq"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Record is one journal entry.
+type Record struct {
+	// Seq is assigned by the store: 1 for the first record of a run, then
+	// contiguous. Callers leave it zero.
+	Seq int64 `json:"seq"`
+	// Key is the record's step key, unique within the run.
+	Key string `json:"key"`
+	// Type names the kind of record (see package swarm's event types).
+	Type string `json:"type"`
+	// Data is the record's JSON payload.
+	Data json.RawMessage `json:"data,omitempty"`
+	// Time is set by the caller.
+	Time time.Time `json:"time"`
+}
+
+// Lease proves the right to append to a run. Epoch grows by one at every
+// claim, so a lease from before the latest claim is rejected.
+type Lease struct {
+	RunID string
+	Owner string
+	Epoch int64
+}
+
+// Update changes the run row atomically with an append. Zero fields leave the
+// row as it is.
+type Update struct {
+	State    State
+	Turn     int
+	MaxTurns int
+	Agent    string
+	Result   json.RawMessage
+	Reason   string
+	// Usage, when non-nil, replaces the run's usage.
+	Usage *model.Usage
+	// Release clears the owner: the run is paused, finished, or handed back.
+	// Setting a terminal State or Paused always releases.
+	Release bool
+	// AckInbox deletes inbox messages with ID <= AckInbox.
+	AckInbox int64
+}
+
+// MessageKind is the kind of an inbox message.
+type MessageKind string
+
+// Inbox message kinds.
+const (
+	MsgResume MessageKind = "resume"
+	MsgStop   MessageKind = "stop"
+)
+
+// Message is an inbox message: an external command for a run, delivered to
+// whoever drives it next.
+type Message struct {
+	ID   int64       `json:"id"`
+	Kind MessageKind `json:"kind"`
+	Text string      `json:"text,omitempty"`
+	Time time.Time   `json:"time"`
+}
+
+// Filter selects runs for List. Zero fields match everything.
+type Filter struct {
+	Swarm  string
+	State  State
+	Parent string
+	// Limit caps the number of runs returned (0: no cap); Offset skips the
+	// newest Offset matches. Runs are ordered newest first.
+	Limit  int
+	Offset int
+}
+
+// Renewal is the outcome of a heartbeat.
+type Renewal struct {
+	// Held lists the runs still leased to the owner, now renewed.
+	Held []string
+	// Pending lists the held runs that have unread inbox messages.
+	Pending []string
+}
+
+// Store persists runs and journals. All methods are safe for concurrent use.
+type Store interface {
+	// Create inserts run r in state Running, leased to owner for the given
+	// duration at epoch 1, and appends records, all in one transaction.
+	// r.ID must be new (ErrExists otherwise). State, Owner, Epoch,
+	// LeaseUntil, LastSeq and the timestamps of r are set by the store.
+	Create(ctx context.Context, r Run, owner string, lease time.Duration, records []Record) (Lease, error)
+
+	// Get returns the run's row, or ErrNotFound.
+	Get(ctx context.Context, id string) (Run, error)
+
+	// List returns runs matching f, newest first.
+	List(ctx context.Context, f Filter) ([]Run, error)
+
+	// Read returns up to limit records with Seq > after, in order (limit <= 0
+	// means all). An unknown run yields ErrNotFound.
+	Read(ctx context.Context, id string, after int64, limit int) ([]Record, error)
+
+	// Append adds records to the journal and applies u to the row in one
+	// transaction, and returns the new last sequence number. It fails with
+	// ErrLeaseLost unless l is the run's current lease (same owner and
+	// epoch), and with ErrConflict if any record's key is already in the
+	// journal (or repeated within records); on failure nothing is written.
+	Append(ctx context.Context, l Lease, records []Record, u Update) (int64, error)
+
+	// Claim leases run id to owner: epoch+1, lease until now+lease. It
+	// succeeds if the run is Running and unowned, its lease has expired, or
+	// it is already owned by owner. A run held by another live owner gives
+	// ErrLeased; a paused or finished run ErrInvalidState.
+	Claim(ctx context.Context, id, owner string, lease time.Duration) (Lease, error)
+
+	// ClaimExpired claims up to limit Running runs that have no owner or an
+	// expired lease, oldest first.
+	ClaimExpired(ctx context.Context, owner string, lease time.Duration, limit int) ([]Lease, error)
+
+	// Renew extends, to now+lease, every Running run leased to owner, and
+	// reports which runs it holds and which of them have inbox messages.
+	Renew(ctx context.Context, owner string, lease time.Duration) (Renewal, error)
+
+	// Release gives up lease l if it is still current; the run stays in its
+	// state, unowned, so that another process may claim it at once.
+	Release(ctx context.Context, l Lease) error
+
+	// Send delivers an inbox message. A resume requires a Paused run; a stop
+	// requires a run that is not finished; otherwise ErrInvalidState. Both
+	// make a paused run Running and unowned (runnable) in the same
+	// transaction, so the message is never lost between a pause and a claim.
+	Send(ctx context.Context, id string, m Message) (Message, error)
+
+	// Inbox returns the run's unacknowledged messages, oldest first.
+	Inbox(ctx context.Context, id string) ([]Message, error)
+
+	// Close releases the store's resources.
+	Close() error
+}

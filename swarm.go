@@ -1,0 +1,236 @@
+package swarm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Spec is the configuration of one run of a swarm, computed from its input.
+type Spec struct {
+	// Instructions is the orchestrator's system prompt (a text/template
+	// rendered against the run's values; the input is {{.Input}}).
+	Instructions string
+	// Handoffs are the agents the orchestrator may delegate to.
+	Handoffs []Handoff
+	// Tools are the orchestrator's own tools.
+	Tools []Tool
+	// MaxTurns bounds the orchestrator's rounds (DefaultMaxTurns when zero).
+	MaxTurns int
+	// Model optionally overrides the runtime's default model spec.
+	Model string
+	// Hooks observe the orchestrator.
+	Hooks Hooks
+}
+
+// Swarm is a typed swarm definition: In is the input type and Out the result
+// type. Define one with [Define] and register it with [Runtime.Register].
+//
+// Out determines how a run ends successfully: its JSON schema is the
+// argument of the built-in complete tool, and a plain text answer that
+// parses as JSON conforming to it completes the run too. When Out is string,
+// any plain text answer completes the run.
+type Swarm[In, Out any] struct {
+	id, description string
+	spec            func(In) Spec
+	tags            []string
+
+	textIn, textOut bool
+	inSchema        json.RawMessage
+	outSchema       json.RawMessage
+	outResolved     *jsonschema.Resolved
+	err             error
+}
+
+// Definition is a registered swarm of any type. Only *Swarm values
+// implement it.
+type Definition interface {
+	// ID is the swarm's unique id.
+	ID() string
+	// Description says what the swarm does.
+	Description() string
+	// InputSchema is the JSON schema of the input.
+	InputSchema() json.RawMessage
+	// ResultSchema is the JSON schema of the result.
+	ResultSchema() json.RawMessage
+
+	def() *defInfo
+}
+
+// defInfo is the untyped view of a swarm used by the engine.
+type defInfo struct {
+	id, description string
+	textIn, textOut bool
+	err             error
+	// spec decodes a JSON input and computes the run's spec.
+	spec func(input json.RawMessage) (Spec, error)
+	// output validates a result and returns it as JSON.
+	output func(raw json.RawMessage) (json.RawMessage, error)
+	// outSchema is the result schema.
+	outSchema json.RawMessage
+	inSchema  json.RawMessage
+}
+
+// Define makes a swarm definition. spec computes the run's configuration
+// from its input, so instructions, handoffs, tools and max turns can depend
+// on what the swarm is asked (nil spec means an empty one).
+func Define[In, Out any](id, description string, spec func(in In) Spec) *Swarm[In, Out] {
+	s := &Swarm[In, Out]{id: id, description: description, spec: spec}
+	s.textIn = reflect.TypeFor[In]().Kind() == reflect.String
+	s.textOut = reflect.TypeFor[Out]().Kind() == reflect.String
+	if err := checkName(id); err != nil {
+		s.err = fmt.Errorf("swarm %q: %w", id, err)
+	}
+	in, err := schemaFor[In]()
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("swarm %s: input type: %w", id, err)
+	}
+	s.inSchema = in
+	out, err := schemaFor[Out]()
+	if err != nil && s.err == nil {
+		s.err = fmt.Errorf("swarm %s: result type: %w", id, err)
+	}
+	if err == nil {
+		s.setResultSchema(out)
+	}
+	return s
+}
+
+func schemaFor[T any]() (json.RawMessage, error) {
+	if reflect.TypeFor[T]() == reflect.TypeFor[json.RawMessage]() {
+		return json.RawMessage(`{}`), nil
+	}
+	sc, err := jsonschema.For[T](nil)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(sc)
+}
+
+func (s *Swarm[In, Out]) setResultSchema(schema json.RawMessage) {
+	var sc jsonschema.Schema
+	if err := json.Unmarshal(schema, &sc); err != nil {
+		s.err = fmt.Errorf("swarm %s: result schema: %w", s.id, err)
+		return
+	}
+	rs, err := sc.Resolve(nil)
+	if err != nil {
+		s.err = fmt.Errorf("swarm %s: result schema: %w", s.id, err)
+		return
+	}
+	s.outSchema, s.outResolved = schema, rs
+}
+
+// WithResultSchema replaces the result schema derived from Out. It is meant
+// for Out = json.RawMessage, where the schema comes from configuration.
+func (s *Swarm[In, Out]) WithResultSchema(schema json.RawMessage) *Swarm[In, Out] {
+	s.setResultSchema(schema)
+	return s
+}
+
+// WithTags attaches tags that describe the swarm in listings.
+func (s *Swarm[In, Out]) WithTags(tags ...string) *Swarm[In, Out] {
+	s.tags = append(s.tags, tags...)
+	return s
+}
+
+// ID returns the swarm's id.
+func (s *Swarm[In, Out]) ID() string { return s.id }
+
+// Description returns the swarm's description.
+func (s *Swarm[In, Out]) Description() string { return s.description }
+
+// Tags returns the swarm's tags.
+func (s *Swarm[In, Out]) Tags() []string { return s.tags }
+
+// InputSchema returns the JSON schema of In.
+func (s *Swarm[In, Out]) InputSchema() json.RawMessage { return s.inSchema }
+
+// ResultSchema returns the JSON schema of the result.
+func (s *Swarm[In, Out]) ResultSchema() json.RawMessage { return s.outSchema }
+
+func (s *Swarm[In, Out]) def() *defInfo {
+	return &defInfo{
+		id: s.id, description: s.description,
+		textIn: s.textIn, textOut: s.textOut, err: s.err,
+		inSchema: s.inSchema, outSchema: s.outSchema,
+		spec: func(raw json.RawMessage) (Spec, error) {
+			var in In
+			if err := json.Unmarshal(raw, &in); err != nil {
+				return Spec{}, fmt.Errorf("swarm %s: decode input: %w", s.id, err)
+			}
+			if s.spec == nil {
+				return Spec{}, nil
+			}
+			return s.spec(in), nil
+		},
+		output: s.checkOutput,
+	}
+}
+
+// checkOutput validates a result against the result schema and Out and
+// returns its canonical JSON.
+func (s *Swarm[In, Out]) checkOutput(raw json.RawMessage) (json.RawMessage, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("result is not valid JSON: %w", err)
+	}
+	if s.outResolved != nil {
+		if err := s.outResolved.Validate(v); err != nil {
+			return nil, fmt.Errorf("result does not match the result schema: %w", err)
+		}
+	}
+	var out Out
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("result does not match the result type: %w", err)
+	}
+	return raw, nil
+}
+
+// textToResult turns a plain text answer into a result when it conforms: any
+// text for a text result, otherwise JSON (optionally fenced in ```).
+func (d *defInfo) textToResult(text string) (json.RawMessage, error) {
+	if d.textOut {
+		return json.Marshal(text)
+	}
+	t := strings.TrimSpace(text)
+	if strings.HasPrefix(t, "```") {
+		t = strings.TrimPrefix(t, "```")
+		t = strings.TrimPrefix(t, "json")
+		t = strings.TrimSuffix(strings.TrimSpace(t), "```")
+		t = strings.TrimSpace(t)
+	}
+	return d.output(json.RawMessage(t))
+}
+
+// inputText is the first user message of a run: a text input as is, any
+// other input as JSON.
+func (d *defInfo) inputText(raw json.RawMessage) string {
+	if d.textIn {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	return string(raw)
+}
+
+func checkName(name string) error {
+	if name == "" {
+		return fmt.Errorf("empty name")
+	}
+	if len(name) > 64 {
+		return fmt.Errorf("name %q is longer than 64 characters", name)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return fmt.Errorf("name %q may contain only letters, digits, '_' and '-'", name)
+		}
+	}
+	return nil
+}
