@@ -563,9 +563,9 @@ func (rt *Runtime) Resume(ctx context.Context, id, message string) error {
 }
 
 // Stop ends a run with state stopped. A run driven here stops at once; a run
-// driven by another process stops at that process's next heartbeat; a paused
-// run is stopped by this runtime. Stopping a finished run fails with
-// ErrInvalidState.
+// driven by another live process stops at that process's next heartbeat; a
+// paused run, or one whose owner died, is stopped here. Stopping a finished
+// run fails with ErrInvalidState.
 func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {
 	m, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgStop, Text: reason, Time: time.Now()})
 	if err != nil {
@@ -578,11 +578,22 @@ func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {
 		d.cancel(&stopCause{reason: reason, msg: m.ID})
 		return nil
 	}
-	err = rt.Drive(ctx, id)
+	lease, err := rt.store.Claim(ctx, id, rt.owner, rt.cfg.Lease)
 	if errors.Is(err, store.ErrLeased) {
-		return nil // its owner will see the stop
+		return nil // its owner sees the stop at its next heartbeat
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("stop %s: %w", id, err)
+	}
+	swarmID := ""
+	if run, err := rt.store.Get(ctx, id); err == nil {
+		swarmID = run.Swarm
+	}
+	r := &runner{rt: rt, id: id, lease: lease, info: &defInfo{id: swarmID}}
+	if err := r.finish(ctx, outcome{kind: interrupted, err: &stopCause{reason: reason, msg: m.ID}}); err != nil {
+		return fmt.Errorf("stop %s: %w", id, err)
+	}
+	return nil
 }
 
 // Drive claims a runnable run (one whose owner released it or died, or that

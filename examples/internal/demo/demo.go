@@ -1,0 +1,82 @@
+// Package demo holds what the examples share: choosing a model (a real one
+// when SWARM_MODEL is set, the example's script otherwise) and printing a
+// run's progress.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store"
+	_ "github.com/swarmrt/swarm/store/memory"
+	_ "github.com/swarmrt/swarm/store/sqlite"
+)
+
+// Runtime returns a runtime on $SWARM_STORE (default: in memory) whose model
+// is $SWARM_MODEL, or script when that is unset.
+func Runtime(ctx context.Context, script scripted.Script) (*swarm.Runtime, error) {
+	var m model.Model = scripted.New(script)
+	if spec := os.Getenv("SWARM_MODEL"); spec != "" {
+		real, err := model.Open(spec)
+		if err != nil {
+			return nil, err
+		}
+		m = real
+		fmt.Fprintf(os.Stderr, "model: %s\n", spec)
+	} else {
+		fmt.Fprintln(os.Stderr, "model: scripted (offline); set SWARM_MODEL to use a real model")
+	}
+	url := os.Getenv("SWARM_STORE")
+	if url == "" {
+		url = "memory:"
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	return swarm.New(swarm.Config{Store: st, Model: m})
+}
+
+// Follow prints a run's events to w until the run pauses or ends.
+func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, after int64) int64 {
+	for ev, err := range rt.Events(ctx, id, after) {
+		if err != nil {
+			fmt.Fprintln(w, "events:", err)
+			return after
+		}
+		after = ev.Seq
+		switch ev.Type {
+		case swarm.EventHandoffStarted:
+			fmt.Fprintf(w, "  %-16s ⇒ %s: %s\n", ev.Agent, ev.Target, ev.Request)
+		case swarm.EventHandoffReturned:
+			fmt.Fprintf(w, "  %-16s ⇐ %s: %s\n", ev.Agent, ev.Target, ev.Output)
+		case swarm.EventToolCall:
+			fmt.Fprintf(w, "  %-16s → %s %s\n", ev.Agent, ev.Tool, ev.Arguments)
+		case swarm.EventToolResult:
+			fmt.Fprintf(w, "  %-16s ← %s: %s\n", ev.Agent, ev.Tool, ev.Output)
+		case swarm.EventTurnCompleted:
+			fmt.Fprintf(w, "  %-16s turn %d/%d done\n", ev.Agent, ev.Turn, ev.MaxTurns)
+		case swarm.EventPaused:
+			fmt.Fprintf(w, "  paused: %s (%s)\n", ev.Reason, ev.Context)
+			return after
+		case swarm.EventResumed:
+			fmt.Fprintf(w, "  resumed: %s\n", ev.Message)
+		case swarm.EventCompleted, swarm.EventFailed, swarm.EventStopped:
+			fmt.Fprintf(w, "  %s %s\n", ev.Type, ev.Reason)
+		}
+	}
+	return after
+}
+
+// Exit prints err and exits with status 1 when err is not nil.
+func Exit(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,201 @@
+package swarm_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/swarmtest"
+)
+
+var errKilled = errors.New("process killed")
+
+// dying is a store that stops answering after a number of appends, which
+// is what a process killed right after that append looks like from the
+// store's side.
+type dying struct {
+	store.Store
+	appends atomic.Int64
+	after   int64
+}
+
+func (d *dying) dead() bool { return d.after > 0 && d.appends.Load() >= d.after }
+
+func (d *dying) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
+	if d.dead() {
+		return 0, errKilled
+	}
+	n, err := d.Store.Append(ctx, l, recs, u)
+	if err == nil {
+		d.appends.Add(1)
+	}
+	return n, err
+}
+
+func (d *dying) Renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
+	if d.dead() {
+		return store.Renewal{}, errKilled
+	}
+	return d.Store.Renew(ctx, owner, lease)
+}
+
+func (d *dying) Release(ctx context.Context, l store.Lease) error {
+	if d.dead() {
+		return errKilled
+	}
+	return d.Store.Release(ctx, l)
+}
+
+// sideEffects counts tool executions per idempotency key and process.
+type sideEffects struct {
+	mu   sync.Mutex
+	runs map[string][]string // key -> processes that executed it
+}
+
+func (s *sideEffects) tool(process *atomic.Value) swarm.Tool {
+	type bookIn struct {
+		Item string `json:"item"`
+	}
+	return swarm.NewTool("book", "books an item", func(ctx context.Context, in bookIn) (string, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		k := swarm.IdempotencyKey(ctx)
+		s.runs[k] = append(s.runs[k], process.Load().(string))
+		return "booked " + in.Item, nil
+	})
+}
+
+// TestCrashAtEveryJournalBoundary kills a run after each of its appends in
+// turn and recovers it in a second runtime: every run completes with the
+// same result, the journal holds each step once, and no tool call whose
+// result was journaled runs again.
+func TestCrashAtEveryJournalBoundary(t *testing.T) {
+	script := scripted.Script{
+		"trip": {
+			scripted.Tools(
+				scripted.CallTool("handoff_to_weather", map[string]any{"request": "forecast"}),
+				scripted.CallTool("book", map[string]any{"item": "hut"}),
+			),
+			scripted.Tools(scripted.CallTool("book", map[string]any{"item": "bus"})),
+			scripted.Text(`{"activity":"hiking"}`),
+		},
+		"weather": {
+			scripted.Tools(scripted.CallTool("forecast", map[string]any{})),
+			scripted.Fail("rate_limited"),
+			scripted.Text("sunny"),
+		},
+	}
+	forecast := swarm.NewTool("forecast", "forecast", func(ctx context.Context, _ struct{}) (string, error) { return "22C", nil })
+	weatherAgent := &swarm.Agent{Name: "weather", Instructions: "forecast", Tools: []swarm.Tool{forecast}}
+	effects := &sideEffects{runs: map[string][]string{}}
+	var process atomic.Value
+	def := swarm.Define[string, Activity]("trip", "", func(string) swarm.Spec {
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(weatherAgent)}, Tools: []swarm.Tool{effects.tool(&process)}}
+	})
+
+	// A clean run tells how many appends and records a run makes.
+	counter := &dying{Store: memory.New()}
+	rt0, err := swarm.New(swarm.Config{Store: counter, Model: scripted.New(script), RetryBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt0.Close()
+	process.Store("clean")
+	res, run0, err := def.Run(ctxT(t), rt0, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := res.(swarm.Completed[Activity]).Output
+	total := int64(len(swarmtest.Events(t, rt0, run0.ID())))
+	appends := counter.appends.Load()
+	if appends < 8 {
+		t.Fatalf("only %d appends in a clean run", appends)
+	}
+
+	for k := int64(1); k < appends; k++ {
+		t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
+			ctx := ctxT(t)
+			effects.mu.Lock()
+			effects.runs = map[string][]string{}
+			effects.mu.Unlock()
+			mem := memory.New()
+			d := &dying{Store: mem, after: k}
+			a, err := swarm.New(swarm.Config{Store: d, Model: scripted.New(script), Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			process.Store("A")
+			if err := a.Register(def); err != nil {
+				t.Fatal(err)
+			}
+			id, err := a.Start(ctx, "trip", []byte(`"go"`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Wait until A has died (made its last append).
+			for !d.dead() {
+				if s, _ := mem.Get(ctx, id); s.State.Terminal() {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			journaledAtDeath := map[string]bool{}
+			recs, _ := mem.Read(ctx, id, 0, 0)
+			for _, r := range recs {
+				journaledAtDeath[id+"/"+r.Key] = true
+			}
+			time.Sleep(80 * time.Millisecond) // A's lease runs out
+			process.Store("B")
+			b, err := swarm.New(swarm.Config{Store: mem, Model: scripted.New(script), Lease: time.Second, RetryBackoff: time.Millisecond, Owner: "B", PollInterval: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			if err := b.Register(def); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Recover(ctx); err != nil {
+				t.Fatal(err)
+			}
+			s, err := b.Wait(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Close()
+			if s.State != swarm.StateCompleted {
+				t.Fatalf("state %s (%s)", s.State, s.Reason)
+			}
+			run, err := def.Attach(ctx, b, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := run.Result(ctx)
+			if got.(swarm.Completed[Activity]).Output != want {
+				t.Errorf("result %+v, want %+v", got, want)
+			}
+			swarmtest.AssertJournal(t, b, id)
+			if n := int64(len(swarmtest.Events(t, b, id))); n != total {
+				t.Errorf("journal has %d records, a clean run %d", n, total)
+			}
+			effects.mu.Lock()
+			defer effects.mu.Unlock()
+			if len(effects.runs) != 2 {
+				t.Errorf("book ran for %d distinct calls, want 2: %v", len(effects.runs), effects.runs)
+			}
+			for key, procs := range effects.runs {
+				// The idempotency key is run id + the step key of the result.
+				if journaledAtDeath[key] && len(procs) > 1 {
+					t.Errorf("call %s ran again after its result was journaled: %v", key, procs)
+				}
+			}
+		})
+	}
+}
