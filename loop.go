@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/swarmrt/swarm/model"
@@ -212,7 +213,8 @@ func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) ou
 			}
 			continue
 		}
-		results := r.execCalls(ctx, ap, tkey, calls)
+		rd := &round{ap: ap, tkey: tkey, turn: turn, merge: true}
+		results := r.execCalls(ctx, rd, calls)
 		if ctx.Err() != nil {
 			return outcome{kind: interrupted, err: context.Cause(ctx)}
 		}
@@ -248,8 +250,10 @@ func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) ou
 		for i, c := range calls {
 			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].output, IsError: results[i].isError})
 		}
-		if err := r.turnDone(ctx, ap, tkey, turn); err != nil {
-			return outcome{kind: interrupted, err: err}
+		if !rd.ended.Load() {
+			if err := r.turnDone(ctx, ap, tkey, turn); err != nil {
+				return outcome{kind: interrupted, err: err}
+			}
 		}
 	}
 }
@@ -377,23 +381,61 @@ type callResult struct {
 	err      error // interruption
 }
 
-func (r *runner) execCalls(ctx context.Context, ap *agentPlan, tkey string, calls []model.ToolCall) []callResult {
+// round is one model response's calls being executed. When the round is
+// sure to continue (no built-in call among them), the last result to be
+// recorded carries the round's turn_completed event in the same append.
+type round struct {
+	ap    *agentPlan
+	tkey  string
+	turn  int
+	merge bool
+	left  atomic.Int32
+	ended atomic.Bool
+}
+
+// settle counts one call as done and returns the events and row update to
+// journal with its result.
+func (rd *round) settle(ev Event, u store.Update) ([]Event, store.Update) {
+	if rd.left.Add(-1) != 0 || !rd.merge {
+		return []Event{ev}, u
+	}
+	rd.ended.Store(true)
+	if rd.ap.root {
+		u.Turn = rd.turn
+	}
+	return []Event{ev, {Type: EventTurnCompleted, Key: rd.tkey + "/done", Agent: rd.ap.name, Turn: rd.turn, MaxTurns: rd.ap.maxTurns}}, u
+}
+
+func (r *runner) execCalls(ctx context.Context, rd *round, calls []model.ToolCall) []callResult {
+	rd.left.Store(int32(len(calls)))
+	if rd.ap.root {
+		for _, c := range calls {
+			if c.Name == toolComplete || c.Name == toolFail || c.Name == toolPause {
+				rd.merge = false
+			}
+		}
+	}
+	if _, ok := r.recorded[rd.tkey+"/done"]; ok {
+		rd.merge = false
+	}
 	results := make([]callResult, len(calls))
 	if len(calls) == 1 {
-		results[0] = r.execCall(ctx, ap, tkey, calls[0], calls)
+		results[0] = r.execCall(ctx, rd, calls[0], calls)
 		return results
 	}
 	var wg sync.WaitGroup
 	for i := range calls {
-		wg.Go(func() { results[i] = r.execCall(ctx, ap, tkey, calls[i], calls) })
+		wg.Go(func() { results[i] = r.execCall(ctx, rd, calls[i], calls) })
 	}
 	wg.Wait()
 	return results
 }
 
-func (r *runner) execCall(ctx context.Context, ap *agentPlan, tkey string, c model.ToolCall, all []model.ToolCall) callResult {
-	key := tkey + "/tool/" + c.ID
+func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all []model.ToolCall) callResult {
+	ap := rd.ap
+	key := rd.tkey + "/tool/" + c.ID
 	if rec, ok := r.recorded[key]; ok {
+		rd.left.Add(-1)
 		ev, err := decodeEvent(rec)
 		if err != nil {
 			return callResult{err: &storeError{err}}
@@ -410,24 +452,24 @@ func (r *runner) execCall(ctx context.Context, ap *agentPlan, tkey string, c mod
 			if ok {
 				return res
 			}
-			return r.recordResult(ctx, ap, key, c, res.output, true)
+			return r.recordResult(ctx, rd, key, c, res.output, true)
 		}
 	}
 	if target, ok := ap.handoffs[c.Name]; ok {
-		return r.handoff(ctx, ap, tkey, key, c, target)
+		return r.handoff(ctx, rd, key, c, target)
 	}
 	t, ok := ap.tools[c.Name]
 	if !ok {
-		return r.recordResult(ctx, ap, key, c, unknownTool(ap, c.Name), true)
+		return r.recordResult(ctx, rd, key, c, unknownTool(ap, c.Name), true)
 	}
 	out, err := callTool(context.WithValue(ctx, ctxKey{}, &callInfo{runID: r.id, step: key}), t, c.Arguments)
 	if ctx.Err() != nil {
 		return callResult{err: context.Cause(ctx)}
 	}
 	if err != nil {
-		return r.recordResult(ctx, ap, key, c, "error: "+err.Error(), true)
+		return r.recordResult(ctx, rd, key, c, "error: "+err.Error(), true)
 	}
-	return r.recordResult(ctx, ap, key, c, out, false)
+	return r.recordResult(ctx, rd, key, c, out, false)
 }
 
 // callTool runs a tool, turning a panic into an error.
@@ -501,9 +543,9 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-func (r *runner) recordResult(ctx context.Context, ap *agentPlan, key string, c model.ToolCall, output string, isError bool) callResult {
-	ev := Event{Type: EventToolResult, Key: key, Agent: ap.name, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}
-	if err := r.append(ctx, []Event{ev}, store.Update{}, ap); err != nil {
+func (r *runner) recordResult(ctx context.Context, rd *round, key string, c model.ToolCall, output string, isError bool) callResult {
+	evs, u := rd.settle(Event{Type: EventToolResult, Key: key, Agent: rd.ap.name, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}, store.Update{})
+	if err := r.append(ctx, evs, u, rd.ap); err != nil {
 		return callResult{err: err}
 	}
 	return callResult{output: output, isError: isError}
@@ -511,7 +553,8 @@ func (r *runner) recordResult(ctx context.Context, ap *agentPlan, key string, c 
 
 // handoff runs the target agent's own loop on the request and records its
 // answer (or failure) as the call's result.
-func (r *runner) handoff(ctx context.Context, ap *agentPlan, tkey, key string, c model.ToolCall, target string) callResult {
+func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.ToolCall, target string) callResult {
+	ap := rd.ap
 	var args struct {
 		Request string `json:"request"`
 	}
@@ -519,7 +562,7 @@ func (r *runner) handoff(ctx context.Context, ap *agentPlan, tkey, key string, c
 	if err := json.Unmarshal(orEmpty(c.Arguments), &args); err != nil || strings.TrimSpace(args.Request) == "" {
 		output, isError = "error: "+c.Name+" needs an object argument with a non-empty request string", true
 	} else {
-		sub := r.loop(ctx, r.plan.agents[target], tkey+"/h/"+c.ID+"/", args.Request)
+		sub := r.loop(ctx, r.plan.agents[target], rd.tkey+"/h/"+c.ID+"/", args.Request)
 		switch sub.kind {
 		case interrupted:
 			return callResult{err: sub.err}
@@ -529,8 +572,8 @@ func (r *runner) handoff(ctx context.Context, ap *agentPlan, tkey, key string, c
 			output, isError = "error: agent "+target+" failed: "+sub.reason, true
 		}
 	}
-	ev := Event{Type: EventHandoffReturned, Key: key, Agent: ap.name, Target: target, CallID: c.ID, Output: output, IsError: isError}
-	if err := r.append(ctx, []Event{ev}, store.Update{Agent: ap.name}, ap); err != nil {
+	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: ap.name, Target: target, CallID: c.ID, Output: output, IsError: isError}, store.Update{Agent: ap.name})
+	if err := r.append(ctx, evs, u, ap); err != nil {
 		return callResult{err: err}
 	}
 	return callResult{output: output, isError: isError}
