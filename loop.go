@@ -462,6 +462,11 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 	if !ok {
 		return r.recordResult(ctx, rd, key, c, unknownTool(ap, c.Name), true)
 	}
+	if rs := ap.schemas[c.Name]; rs != nil {
+		if err := validateJSON(rs, c.Arguments); err != nil {
+			return r.recordResult(ctx, rd, key, c, "error: "+(&ArgumentError{Tool: c.Name, Err: err}).Error(), true)
+		}
+	}
 	out, err := callTool(context.WithValue(ctx, ctxKey{}, &callInfo{runID: r.id, step: key}), t, c.Arguments)
 	if ctx.Err() != nil {
 		return callResult{err: context.Cause(ctx)}

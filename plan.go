@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/swarmrt/swarm/model"
 )
 
@@ -25,7 +27,8 @@ type agentPlan struct {
 	system   string
 	model    model.Model
 	tools    map[string]Tool
-	handoffs map[string]string // tool name -> agent name
+	schemas  map[string]*jsonschema.Resolved // argument schemas the runtime checks
+	handoffs map[string]string               // tool name -> agent name
 	toolDefs []model.ToolDef
 	maxTurns int
 	hooks    *Hooks
@@ -92,6 +95,16 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 			return nil, fmt.Errorf("%w: tool %q appears twice in %s", ErrDuplicate, n, name)
 		}
 		ap.tools[n] = t
+		if _, self := t.(selfValidating); !self {
+			rs, err := rt.toolSchema(t)
+			if err != nil {
+				return nil, fmt.Errorf("%w: schema of tool %s of %s: %w", ErrInvalid, n, name, err)
+			}
+			if ap.schemas == nil {
+				ap.schemas = map[string]*jsonschema.Resolved{}
+			}
+			ap.schemas[n] = rs
+		}
 		ap.toolDefs = append(ap.toolDefs, model.ToolDef{Name: n, Description: t.Description(), Parameters: t.Schema()})
 	}
 	for _, h := range handoffs {
@@ -155,6 +168,29 @@ func completeParams(out json.RawMessage) json.RawMessage {
 		out = json.RawMessage(`{}`)
 	}
 	return json.RawMessage(`{"type":"object","properties":{"result":` + string(out) + `},"required":["result"]}`)
+}
+
+// selfValidating tools check their arguments in Call, so the runtime need
+// not check them again.
+type selfValidating interface{ validatesArguments() }
+
+func (t *funcTool[In, Out]) validatesArguments() {}
+
+// toolSchema resolves a tool's argument schema, cached per schema text.
+func (rt *Runtime) toolSchema(t Tool) (*jsonschema.Resolved, error) {
+	key := string(t.Schema())
+	if v, ok := rt.schemas.Load(key); ok {
+		return v.(*jsonschema.Resolved), nil
+	}
+	if key == "" {
+		key = "{}"
+	}
+	rs, err := resolveSchema(json.RawMessage(key))
+	if err != nil {
+		return nil, err
+	}
+	rt.schemas.Store(string(t.Schema()), rs)
+	return rs, nil
 }
 
 // render executes instructions as a text/template against data. Parsed

@@ -28,6 +28,8 @@ var (
 	ErrDuplicate = errors.New("duplicate name")
 	// ErrInvalid: a definition is malformed.
 	ErrInvalid = errors.New("invalid definition")
+	// ErrInvalidInput: a run's input does not match its swarm's input type.
+	ErrInvalidInput = errors.New("invalid input")
 	// ErrNoModel: no model is configured for an agent.
 	ErrNoModel = errors.New("no model configured")
 	// ErrNotFound: no run with that id.
@@ -93,8 +95,9 @@ type Runtime struct {
 	closed bool
 	hbOn   bool
 
-	notes notifier
-	tmpls sync.Map // instructions -> *template.Template or error
+	notes   notifier
+	tmpls   sync.Map // instructions -> *template.Template
+	schemas sync.Map // tool schema text -> *jsonschema.Resolved
 }
 
 // driver is one run being executed by this runtime.

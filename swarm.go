@@ -41,6 +41,7 @@ type Swarm[In, Out any] struct {
 
 	textIn, textOut bool
 	inSchema        json.RawMessage
+	inResolved      *jsonschema.Resolved
 	outSchema       json.RawMessage
 	outResolved     *jsonschema.Resolved
 	err             error
@@ -89,7 +90,9 @@ func Define[In, Out any](id, description string, spec func(in In) Spec) *Swarm[I
 	if err != nil && s.err == nil {
 		s.err = fmt.Errorf("swarm %s: input type: %w", id, err)
 	}
-	s.inSchema = in
+	if err == nil {
+		s.setInputSchema(in)
+	}
 	out, err := schemaFor[Out]()
 	if err != nil && s.err == nil {
 		s.err = fmt.Errorf("swarm %s: result type: %w", id, err)
@@ -112,17 +115,37 @@ func schemaFor[T any]() (json.RawMessage, error) {
 }
 
 func (s *Swarm[In, Out]) setResultSchema(schema json.RawMessage) {
-	var sc jsonschema.Schema
-	if err := json.Unmarshal(schema, &sc); err != nil {
-		s.err = fmt.Errorf("swarm %s: result schema: %w", s.id, err)
-		return
-	}
-	rs, err := sc.Resolve(nil)
+	rs, err := resolveSchema(schema)
 	if err != nil {
 		s.err = fmt.Errorf("swarm %s: result schema: %w", s.id, err)
 		return
 	}
 	s.outSchema, s.outResolved = schema, rs
+}
+
+func (s *Swarm[In, Out]) setInputSchema(schema json.RawMessage) {
+	rs, err := resolveSchema(schema)
+	if err != nil {
+		s.err = fmt.Errorf("swarm %s: input schema: %w", s.id, err)
+		return
+	}
+	s.inSchema, s.inResolved = schema, rs
+}
+
+func resolveSchema(schema json.RawMessage) (*jsonschema.Resolved, error) {
+	var sc jsonschema.Schema
+	if err := json.Unmarshal(schema, &sc); err != nil {
+		return nil, err
+	}
+	return sc.Resolve(nil)
+}
+
+// WithInputSchema replaces the input schema derived from In. It is meant for
+// In = json.RawMessage, where the schema comes from configuration. Inputs
+// are validated against it before a run starts.
+func (s *Swarm[In, Out]) WithInputSchema(schema json.RawMessage) *Swarm[In, Out] {
+	s.setInputSchema(schema)
+	return s
 }
 
 // WithResultSchema replaces the result schema derived from Out. It is meant
@@ -159,9 +182,14 @@ func (s *Swarm[In, Out]) def() *defInfo {
 		textIn: s.textIn, textOut: s.textOut, err: s.err,
 		inSchema: s.inSchema, outSchema: s.outSchema,
 		spec: func(raw json.RawMessage) (Spec, error) {
+			if s.inResolved != nil {
+				if err := validateJSON(s.inResolved, raw); err != nil {
+					return Spec{}, fmt.Errorf("%w: swarm %s: input does not match its schema: %w", ErrInvalidInput, s.id, err)
+				}
+			}
 			var in In
 			if err := json.Unmarshal(raw, &in); err != nil {
-				return Spec{}, fmt.Errorf("swarm %s: decode input: %w", s.id, err)
+				return Spec{}, fmt.Errorf("%w: swarm %s: decode input: %w", ErrInvalidInput, s.id, err)
 			}
 			if s.spec == nil {
 				return Spec{}, nil
@@ -185,11 +213,14 @@ func (s *Swarm[In, Out]) checkOutput(raw json.RawMessage) (json.RawMessage, erro
 		}
 	}
 	var out Out
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&out); err != nil {
+	if err := json.Unmarshal(raw, &out); err != nil {
 		return nil, fmt.Errorf("result does not match the result type: %w", err)
 	}
-	return raw, nil
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, fmt.Errorf("result is not valid JSON: %w", err)
+	}
+	return b.Bytes(), nil
 }
 
 // textToResult turns a plain text answer into a result when it conforms: any

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -344,5 +346,76 @@ func TestStartRejectsBadDefinitions(t *testing.T) {
 	runs, _ := rt.List(ctx, store.Filter{})
 	if len(runs) != 0 {
 		t.Errorf("bad starts created %d runs", len(runs))
+	}
+}
+
+func TestHooksFirePerAgent(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	record := func(layer string) swarm.Hooks {
+		return swarm.Hooks{
+			OnToolUse: func(_ context.Context, e swarm.Event) {
+				mu.Lock()
+				seen = append(seen, layer+":tool:"+e.Tool)
+				mu.Unlock()
+			},
+			OnHandoff: func(_ context.Context, e swarm.Event) {
+				mu.Lock()
+				seen = append(seen, layer+":"+string(e.Type)+":"+e.Target)
+				mu.Unlock()
+			},
+		}
+	}
+	factor := swarm.NewTool("factor", "factors", func(_ context.Context, in struct {
+		N int `json:"n"`
+	}) (string, error) {
+		return "2, 3, 5", nil
+	})
+	sibling := &swarm.Agent{Name: "factorer", Tools: []swarm.Tool{factor}, Hooks: record("factorer")}
+	captain := swarm.Define[string, string]("captain", "", func(string) swarm.Spec {
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(sibling)}, Hooks: record("captain")}
+	})
+	rt, _ := newRuntime(t, scripted.Script{
+		"captain":  {scripted.Tools(scripted.CallTool("handoff_to_factorer", map[string]any{"request": "factor 30"})), scripted.Text("2 × 3 × 5")},
+		"factorer": {scripted.Tools(scripted.CallTool("factor", map[string]any{"n": 30})), scripted.Text("2, 3, 5")},
+	}, nil)
+	if _, _, err := captain.Run(ctxT(t), rt, "factor 30"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"captain:handoff_started:factorer", "factorer:tool:factor", "captain:handoff_returned:factorer"}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seen, want) {
+		t.Errorf("hooks fired %q, want %q", seen, want)
+	}
+}
+
+// A tool that is not made with NewTool gets its arguments checked by the
+// runtime against its schema.
+type rawTool struct{ calls *atomic.Int32 }
+
+func (rawTool) Name() string        { return "raw" }
+func (rawTool) Description() string { return "raw tool" }
+func (rawTool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]}`)
+}
+func (r rawTool) Call(context.Context, json.RawMessage) (string, error) {
+	r.calls.Add(1)
+	return "ok", nil
+}
+
+func TestRuntimeValidatesCustomTools(t *testing.T) {
+	var calls atomic.Int32
+	s := swarm.Define[string, string]("raw", "", func(string) swarm.Spec { return swarm.Spec{Tools: []swarm.Tool{rawTool{&calls}}} })
+	rt, _ := newRuntime(t, scripted.Script{"raw": {
+		scripted.Tools(scripted.CallTool("raw", map[string]any{"x": "not a number"})),
+		scripted.Tools(scripted.CallTool("raw", map[string]any{"x": 1})),
+		scripted.Text("done"),
+	}}, nil)
+	if _, _, err := s.Run(ctxT(t), rt, "go"); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 1 {
+		t.Errorf("tool called %d times, want 1", calls.Load())
 	}
 }

@@ -45,7 +45,7 @@ func (e *ArgumentError) Unwrap() error { return e.Err }
 // runs. A string Out is returned as is; any other Out is encoded as JSON.
 //
 // A type that cannot be described by a schema (a channel, a func) makes the
-// tool report the problem when a runtime registers it or a run starts.
+// tool report the problem when a run that offers it starts.
 func NewTool[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error)) Tool {
 	t := &funcTool[In, Out]{name: name, description: description, fn: fn}
 	s, err := jsonschema.For[In](nil)

@@ -357,7 +357,7 @@ func (r *run) apply(u store.Update) {
 	if u.Agent != "" {
 		row.Agent = u.Agent
 	}
-	if u.Result != nil {
+	if len(u.Result) > 0 {
 		row.Result = cloneBytes(u.Result)
 	}
 	if u.Reason != "" {

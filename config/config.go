@@ -1,0 +1,221 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/swarmrt/swarm"
+)
+
+// File is a loaded configuration file: checked definitions of tools, agents
+// and swarms, ready to be registered with any number of runtimes. Its
+// definitions never change; its exported fields are informational, except
+// Model, which may be changed before Register (to override the file's
+// default model, say). A File whose fields are not being changed is safe
+// for concurrent use.
+type File struct {
+	// Path is the file name given to Load ("" for Parse).
+	Path string
+	// Dir is the absolute directory relative paths were resolved against.
+	Dir string
+	// Version is the file format version.
+	Version int
+	// Model is the file's default model spec ("" if none), with the path
+	// of a scripted model made absolute. Agents and swarms that name no
+	// model use it; when it is empty they use the runtime's default model.
+	Model string
+
+	tools     map[string]*commandTool
+	toolNames []string
+	agents    []*agentDef
+	swarms    []*swarmDef
+}
+
+// Load reads and checks the configuration file at path. Relative paths in
+// the file resolve against the file's directory.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	return parse(data, filepath.Dir(path), path)
+}
+
+// Parse checks a configuration held in memory. Relative paths in it resolve
+// against dir ("" means the current directory). Mistakes are reported as
+// [*Error]s without a file name.
+func Parse(data []byte, dir string) (*File, error) {
+	return parse(data, dir, "")
+}
+
+// SwarmIDs returns the ids of the file's swarms, in the order of the file.
+func (f *File) SwarmIDs() []string {
+	ids := make([]string, len(f.swarms))
+	for i, s := range f.swarms {
+		ids[i] = s.name
+	}
+	return ids
+}
+
+// AgentNames returns the names of the file's agents, in the order of the
+// file.
+func (f *File) AgentNames() []string {
+	names := make([]string, len(f.agents))
+	for i, a := range f.agents {
+		names[i] = a.name
+	}
+	return names
+}
+
+// ToolNames returns the names of the file's tools, in the order of the
+// file.
+func (f *File) ToolNames() []string { return slices.Clone(f.toolNames) }
+
+// Tool returns the command tool defined under name, or nil.
+func (f *File) Tool(name string) swarm.Tool {
+	if t, ok := f.tools[name]; ok {
+		return t
+	}
+	return nil
+}
+
+// Register adds the file's agents (with [swarm.Runtime.RegisterAgent], so
+// that Go code can hand off to them by name) and swarms (with
+// [swarm.Runtime.Register]) to rt. Each call makes new values, using the
+// current f.Model as the default model. Nothing is registered if a name is
+// already taken in rt.
+func (f *File) Register(rt *swarm.Runtime) error {
+	if rt == nil {
+		return errors.New("config: Register with a nil runtime")
+	}
+	name := f.Path
+	if name == "" {
+		name = "config"
+	}
+	taken := map[string]bool{}
+	for _, a := range rt.Agents() {
+		taken["agent "+a.Name] = true
+	}
+	for _, d := range rt.Swarms() {
+		taken["swarm "+d.ID()] = true
+	}
+	for _, a := range f.agents {
+		if taken["agent "+a.name] {
+			return fmt.Errorf("%s: %w: agent %q is already registered", name, swarm.ErrDuplicate, a.name)
+		}
+	}
+	for _, s := range f.swarms {
+		if taken["swarm "+s.name] {
+			return fmt.Errorf("%s: %w: swarm %q is already registered", name, swarm.ErrDuplicate, s.name)
+		}
+	}
+	agents, defs := f.build()
+	if err := rt.RegisterAgent(agents...); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := rt.Register(defs...); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// build makes the runtime values of the file's agents and swarms. All
+// agents exist before handoffs are wired, so handoffs may form cycles.
+func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
+	agents := make([]*swarm.Agent, len(f.agents))
+	byName := make(map[string]*swarm.Agent, len(f.agents))
+	for i, a := range f.agents {
+		agents[i] = &swarm.Agent{
+			Name:         a.name,
+			Description:  a.description,
+			Instructions: a.instructions,
+			Model:        f.modelFor(a.model),
+			Tools:        tools(a.tools),
+			MaxTurns:     a.maxTurns,
+		}
+		byName[a.name] = agents[i]
+	}
+	for i, a := range f.agents {
+		agents[i].Handoffs = handoffs(a.handoffs, byName)
+	}
+	defs := make([]swarm.Definition, len(f.swarms))
+	for i, s := range f.swarms {
+		spec := swarm.Spec{
+			Instructions: s.instructions,
+			Handoffs:     handoffs(s.handoffs, byName),
+			Tools:        tools(s.tools),
+			MaxTurns:     s.maxTurns,
+			Model:        f.modelFor(s.model),
+		}
+		defs[i] = s.define(spec)
+	}
+	return agents, defs
+}
+
+func (f *File) modelFor(spec string) string {
+	if spec != "" {
+		return spec
+	}
+	return f.Model
+}
+
+func tools(ts []*commandTool) []swarm.Tool {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]swarm.Tool, len(ts))
+	for i, t := range ts {
+		out[i] = t
+	}
+	return out
+}
+
+func handoffs(refs []handoffRef, byName map[string]*swarm.Agent) []swarm.Handoff {
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]swarm.Handoff, len(refs))
+	for i, h := range refs {
+		out[i] = swarm.ToAgent(byName[h.target])
+		if h.description != "" {
+			out[i] = out[i].WithDescription(h.description)
+		}
+	}
+	return out
+}
+
+// define makes the swarm definition: text or JSON input, text or JSON
+// result. A JSON input is validated against the input schema by the runtime
+// when a run starts.
+func (s *swarmDef) define(spec swarm.Spec) swarm.Definition {
+	textIn, textOut := s.inSchema == nil, s.resultSchema == nil
+	switch {
+	case textIn && textOut:
+		return swarm.Define[string, string](s.name, s.description, func(string) swarm.Spec {
+			return cloneSpec(spec)
+		}).WithTags(s.tags...)
+	case textIn:
+		return swarm.Define[string, json.RawMessage](s.name, s.description, func(string) swarm.Spec {
+			return cloneSpec(spec)
+		}).WithResultSchema(s.resultSchema).WithTags(s.tags...)
+	case textOut:
+		return swarm.Define[json.RawMessage, string](s.name, s.description, func(json.RawMessage) swarm.Spec {
+			return cloneSpec(spec)
+		}).WithInputSchema(s.inSchema).WithTags(s.tags...)
+	default:
+		return swarm.Define[json.RawMessage, json.RawMessage](s.name, s.description, func(json.RawMessage) swarm.Spec {
+			return cloneSpec(spec)
+		}).WithInputSchema(s.inSchema).WithResultSchema(s.resultSchema).WithTags(s.tags...)
+	}
+}
+
+// cloneSpec copies a spec, so that no run shares its slices with another.
+func cloneSpec(spec swarm.Spec) swarm.Spec {
+	spec.Handoffs = slices.Clone(spec.Handoffs)
+	spec.Tools = slices.Clone(spec.Tools)
+	return spec
+}

@@ -1,0 +1,76 @@
+// Package config loads versioned, declarative swarm definitions from YAML and
+// turns them into the runtime's own Go values: [swarm.Agent]s, swarms made
+// with [swarm.Define] and command-line [swarm.Tool]s.
+//
+// A file (version 1) looks like this:
+//
+//	version: 1
+//	model: scripted:script.yaml      # optional default model spec of the file
+//	tools:
+//	  lookup_policy:
+//	    description: Looks up a policy by number
+//	    command: ["./tools/lookup.sh", "--verbose"]   # argv, never a shell string
+//	    input_schema:                  # JSON schema of the arguments (default {type: object})
+//	      type: object
+//	      properties: {policy: {type: string}}
+//	      required: [policy]
+//	    timeout: 10s                   # default 30s
+//	    dir: .                         # working directory (default: the file's directory)
+//	    env: {FOO: bar}                # extra environment variables
+//	agents:
+//	  weather:
+//	    description: Weather forecasts
+//	    instructions: You forecast the weather for {{.Input}}.
+//	    model: openai:gpt-4.1-mini     # optional
+//	    tools: [lookup_policy]
+//	    handoffs: [calendar, {agent: allergens, description: "Pollen levels"}]
+//	    max_turns: 5
+//	swarms:
+//	  planner:
+//	    description: Plans activities
+//	    instructions: Plan an activity for {{.Input}}.
+//	    handoffs: [weather]
+//	    max_turns: 10
+//	    input: text                    # "text" (default) or a JSON schema of a structured input
+//	    result_schema: {type: object, properties: {activity: {type: string}}, required: [activity]}
+//	    tags: [planning]
+//
+// Relative paths resolve against the directory of the YAML file: the script
+// of a "scripted:PATH" model spec, a command whose first element contains a
+// slash, and a tool's dir. A command that is a bare name is looked up in PATH
+// when the file is loaded.
+//
+// Handoffs name agents of the same file and are resolved by value
+// ([swarm.ToAgent]), so a file is self-contained and agents may hand off to
+// each other in cycles. A handoff to an agent the file does not define (one
+// registered from Go, say) is an error. Agents and swarms share one
+// namespace.
+//
+// A swarm without result_schema returns text; with one, its result is the
+// JSON value ([json.RawMessage]) the schema describes. A swarm whose input is
+// a schema takes a JSON input ([json.RawMessage]), which the runtime
+// validates against the schema when a run starts: an invalid input makes the
+// start fail with an error wrapping [swarm.ErrInvalidInput].
+//
+// Every mistake in a file (an unknown field, a dangling reference, an invalid
+// JSON schema, a missing command...) is reported as an [*Error] that carries
+// the file name and line; all mistakes found are returned together.
+//
+// # Command tools
+//
+// A command tool runs its argv directly (no shell), with the model's JSON
+// arguments on standard input, after validating them against input_schema
+// (invalid arguments give a [*swarm.ArgumentError] and the command does not
+// run). Its environment is the process's, plus the tool's env, plus
+//
+//	SWARM_RUN_ID           the run's id
+//	SWARM_STEP_KEY         the journal step key of the call
+//	SWARM_IDEMPOTENCY_KEY  the same for every attempt of this call (see [swarm.IdempotencyKey])
+//	SWARM_TOOL             the tool's name
+//
+// Its standard output, without one trailing newline and capped at 1 MiB, is
+// the tool's result. A non-zero exit status is a tool error reporting the
+// status and the end of standard error. On Unix the command runs in its own
+// process group, which is killed when the call times out or its context is
+// cancelled, so the processes it started die with it.
+package config

@@ -1,0 +1,7 @@
+package cli
+
+import (
+	"github.com/swarmrt/swarm/model"
+)
+
+func openModel(spec string) (model.Model, error) { return model.Open(spec) }

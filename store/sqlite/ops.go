@@ -1,0 +1,375 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/swarmrt/swarm/store"
+)
+
+// readStmts are the prepared statements of the read pool.
+type readStmts struct {
+	get, records, inbox, exists *sql.Stmt
+}
+
+const runCols = `id, swarm, parent, state, turn, max_turns, agent, result, reason, usage,
+	owner, epoch, lease_until, last_seq, created_at, updated_at`
+
+func (r *readStmts) prepare(ctx context.Context, db *sql.DB) error {
+	for _, p := range []struct {
+		s **sql.Stmt
+		q string
+	}{
+		{&r.get, `SELECT ` + runCols + ` FROM runs WHERE id = ?`},
+		{&r.records, `SELECT seq, key, type, data, time FROM journal
+			WHERE rid = (SELECT rid FROM runs WHERE id = ?) AND seq > ? ORDER BY seq LIMIT ?`},
+		{&r.inbox, `SELECT id, kind, text, time FROM inbox
+			WHERE rid = (SELECT rid FROM runs WHERE id = ?) ORDER BY id`},
+		{&r.exists, `SELECT 1 FROM runs WHERE id = ?`},
+	} {
+		st, err := db.PrepareContext(ctx, p.q)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", p.q, err)
+		}
+		*p.s = st
+	}
+	return nil
+}
+
+func (r *readStmts) close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{r.get, r.records, r.inbox, r.exists} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRun(sc scanner) (store.Run, error) {
+	var (
+		r                   store.Run
+		state               string
+		result              []byte
+		usage               sql.NullString
+		lease, created, upd int64
+	)
+	err := sc.Scan(&r.ID, &r.Swarm, &r.Parent, &state, &r.Turn, &r.MaxTurns, &r.Agent, &result, &r.Reason, &usage,
+		&r.Owner, &r.Epoch, &lease, &r.LastSeq, &created, &upd)
+	if err != nil {
+		return store.Run{}, err
+	}
+	r.State = store.State(state)
+	if len(result) > 0 {
+		r.Result = json.RawMessage(result)
+	}
+	if usage.Valid && usage.String != "" {
+		if err := json.Unmarshal([]byte(usage.String), &r.Usage); err != nil {
+			return store.Run{}, fmt.Errorf("run %q: decode usage: %w", r.ID, err)
+		}
+	}
+	r.LeaseUntil = fromNanos(lease)
+	r.CreatedAt = fromNanos(created)
+	r.UpdatedAt = fromNanos(upd)
+	return r, nil
+}
+
+func (s *Store) checkOpen() error {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Create implements store.Store.
+func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease time.Duration, records []store.Record) (store.Lease, error) {
+	if r.ID == "" {
+		return store.Lease{}, errors.New("create run: empty id")
+	}
+	if err := checkKeys(r.ID, records); err != nil {
+		return store.Lease{}, fmt.Errorf("create run: %w", err)
+	}
+	err := s.write(ctx, func(w *writer) error { return w.create(&r, owner, lease, records) })
+	if err != nil {
+		return store.Lease{}, fmt.Errorf("create run: %w", err)
+	}
+	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, nil
+}
+
+// checkKeys reports ErrConflict if records repeat a key.
+func checkKeys(id string, records []store.Record) error {
+	if len(records) < 2 {
+		return nil
+	}
+	if len(records) <= 8 {
+		for i := 1; i < len(records); i++ {
+			for j := range i {
+				if records[i].Key == records[j].Key {
+					return fmt.Errorf("run %q: key %q repeated in batch: %w", id, records[i].Key, store.ErrConflict)
+				}
+			}
+		}
+		return nil
+	}
+	seen := make(map[string]struct{}, len(records))
+	for _, rec := range records {
+		if _, dup := seen[rec.Key]; dup {
+			return fmt.Errorf("run %q: key %q repeated in batch: %w", id, rec.Key, store.ErrConflict)
+		}
+		seen[rec.Key] = struct{}{}
+	}
+	return nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, id string) (store.Run, error) {
+	if err := s.checkOpen(); err != nil {
+		return store.Run{}, err
+	}
+	r, err := scanRun(s.rd.get.QueryRowContext(ctx, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Run{}, fmt.Errorf("get run %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Run{}, fmt.Errorf("get run %q: %w", id, err)
+	}
+	return r, nil
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Run, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	var (
+		where []string
+		args  []any
+	)
+	if f.Swarm != "" {
+		where, args = append(where, "swarm = ?"), append(args, f.Swarm)
+	}
+	if f.State != "" {
+		where, args = append(where, "state = ?"), append(args, string(f.State))
+	}
+	if f.Parent != "" {
+		where, args = append(where, "parent = ?"), append(args, f.Parent)
+	}
+	q := "SELECT " + runCols + " FROM runs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	limit := int64(f.Limit)
+	if limit <= 0 {
+		limit = -1
+	}
+	q += " ORDER BY rid DESC LIMIT ? OFFSET ?"
+	args = append(args, limit, max(f.Offset, 0))
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Run{}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}
+
+// Read implements store.Store.
+func (s *Store) Read(ctx context.Context, id string, after int64, limit int) ([]store.Record, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	lim := int64(limit)
+	if lim <= 0 {
+		lim = -1
+	}
+	rows, err := s.rd.records.QueryContext(ctx, id, after, lim)
+	if err != nil {
+		return nil, fmt.Errorf("read run %q: %w", id, err)
+	}
+	defer rows.Close()
+	out := []store.Record{}
+	for rows.Next() {
+		var (
+			r    store.Record
+			data []byte
+			t    int64
+		)
+		if err := rows.Scan(&r.Seq, &r.Key, &r.Type, &data, &t); err != nil {
+			return nil, fmt.Errorf("read run %q: %w", id, err)
+		}
+		if len(data) > 0 {
+			r.Data = json.RawMessage(data)
+		}
+		r.Time = fromNanos(t)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read run %q: %w", id, err)
+	}
+	if len(out) == 0 {
+		if err := s.exists(ctx, id); err != nil {
+			return nil, fmt.Errorf("read run: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) exists(ctx context.Context, id string) error {
+	var one int
+	err := s.rd.exists.QueryRowContext(ctx, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("run %q: %w", id, store.ErrNotFound)
+	}
+	return err
+}
+
+// Append implements store.Store.
+func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Record, u store.Update) (int64, error) {
+	if u.State != "" && !u.State.Valid() {
+		return 0, fmt.Errorf("append to run %q: invalid state %q", l.RunID, u.State)
+	}
+	if err := checkKeys(l.RunID, records); err != nil {
+		return 0, fmt.Errorf("append: %w", err)
+	}
+	usage, err := usageJSON(u.Usage)
+	if err != nil {
+		return 0, fmt.Errorf("append to run %q: %w", l.RunID, err)
+	}
+	var last int64
+	err = s.write(ctx, func(w *writer) (err error) {
+		last, err = w.append(l, records, &u, usage)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("append: %w", err)
+	}
+	return last, nil
+}
+
+// Claim implements store.Store.
+func (s *Store) Claim(ctx context.Context, id, owner string, lease time.Duration) (store.Lease, error) {
+	if owner == "" {
+		return store.Lease{}, fmt.Errorf("claim run %q: empty owner", id)
+	}
+	var l store.Lease
+	err := s.write(ctx, func(w *writer) (err error) {
+		l, err = w.claimOne(id, owner, lease)
+		return err
+	})
+	if err != nil {
+		return store.Lease{}, fmt.Errorf("claim: %w", err)
+	}
+	return l, nil
+}
+
+// ClaimExpired implements store.Store. A limit <= 0 means no limit.
+func (s *Store) ClaimExpired(ctx context.Context, owner string, lease time.Duration, limit int) ([]store.Lease, error) {
+	if owner == "" {
+		return nil, errors.New("claim expired runs: empty owner")
+	}
+	var ls []store.Lease
+	err := s.write(ctx, func(w *writer) (err error) {
+		ls, err = w.claimExpired(owner, lease, limit)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim expired runs: %w", err)
+	}
+	return ls, nil
+}
+
+// Renew implements store.Store.
+func (s *Store) Renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
+	if owner == "" {
+		return store.Renewal{}, s.checkOpen()
+	}
+	var rn store.Renewal
+	err := s.write(ctx, func(w *writer) (err error) {
+		rn, err = w.renewAll(owner, lease)
+		return err
+	})
+	if err != nil {
+		return store.Renewal{}, fmt.Errorf("renew leases of %q: %w", owner, err)
+	}
+	slices.Sort(rn.Pending)
+	return rn, nil
+}
+
+// Release implements store.Store. Releasing a lease that is no longer
+// current fails with store.ErrLeaseLost and changes nothing.
+func (s *Store) Release(ctx context.Context, l store.Lease) error {
+	err := s.write(ctx, func(w *writer) error { return w.releaseOne(l) })
+	if err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	return nil
+}
+
+// Send implements store.Store. The store assigns m.ID, and m.Time when it is
+// zero.
+func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Message, error) {
+	if m.Kind != store.MsgResume && m.Kind != store.MsgStop {
+		return store.Message{}, fmt.Errorf("send to run %q: unknown message kind %q", id, m.Kind)
+	}
+	err := s.write(ctx, func(w *writer) error { return w.send(id, &m) })
+	if err != nil {
+		return store.Message{}, fmt.Errorf("send: %w", err)
+	}
+	m.Time = fromNanos(nanos(m.Time)) // as Inbox will return it
+	return m, nil
+}
+
+// Inbox implements store.Store.
+func (s *Store) Inbox(ctx context.Context, id string) ([]store.Message, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	rows, err := s.rd.inbox.QueryContext(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("inbox of run %q: %w", id, err)
+	}
+	defer rows.Close()
+	out := []store.Message{}
+	for rows.Next() {
+		var (
+			m    store.Message
+			kind string
+			t    int64
+		)
+		if err := rows.Scan(&m.ID, &kind, &m.Text, &t); err != nil {
+			return nil, fmt.Errorf("inbox of run %q: %w", id, err)
+		}
+		m.Kind = store.MessageKind(kind)
+		m.Time = fromNanos(t)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("inbox of run %q: %w", id, err)
+	}
+	if len(out) == 0 {
+		if err := s.exists(ctx, id); err != nil {
+			return nil, fmt.Errorf("inbox: %w", err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,199 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+)
+
+// ApplicationID is the value of PRAGMA application_id in every swarm store
+// ("SWRM" in ASCII). A database with any other non-zero application_id, or
+// with tables but no application_id, is someone else's and is never touched.
+const ApplicationID = 0x5357524D
+
+// SchemaVersion is the version of the schema this package writes. A store
+// with a newer version is refused.
+const SchemaVersion = 1
+
+// ErrNotStore is returned by Open for a file that is not a swarm store: not a
+// SQLite database at all, or a database that belongs to another program.
+var ErrNotStore = errors.New("not a swarm store")
+
+// ErrNewerSchema is returned by Open for a swarm store written by a newer
+// version of this package.
+var ErrNewerSchema = errors.New("swarm store has a newer schema version")
+
+// The schema. Invariants kept by the code, relied on by the queries:
+//   - runs.owner is empty exactly when runs.lease_until is 0, so that
+//     "unowned or expired" is the index range lease_until <= now;
+//   - runs.last_seq is the largest journal.seq of the run (0 if none);
+//   - runs.rid grows with creation, giving the newest/oldest-first order.
+//
+// The journal and the inbox refer to a run by its rid, not its (random)
+// text id: rows of runs created at about the same time then share b-tree
+// pages, so that a group commit of many runs' appends writes few pages.
+//
+// Times are Unix nanoseconds (0 for the zero time); result and data are JSON
+// stored as blobs, usage is JSON text.
+var schema = []string{
+	`CREATE TABLE runs (
+		rid         INTEGER PRIMARY KEY,
+		id          TEXT NOT NULL UNIQUE,
+		swarm       TEXT NOT NULL,
+		parent      TEXT NOT NULL DEFAULT '',
+		state       TEXT NOT NULL,
+		turn        INTEGER NOT NULL DEFAULT 0,
+		max_turns   INTEGER NOT NULL DEFAULT 0,
+		agent       TEXT NOT NULL DEFAULT '',
+		result      BLOB,
+		reason      TEXT NOT NULL DEFAULT '',
+		usage       TEXT,
+		owner       TEXT NOT NULL DEFAULT '',
+		epoch       INTEGER NOT NULL,
+		lease_until INTEGER NOT NULL DEFAULT 0,
+		last_seq    INTEGER NOT NULL DEFAULT 0,
+		created_at  INTEGER NOT NULL,
+		updated_at  INTEGER NOT NULL
+	)`,
+	// Claimable runs: running, by lease expiry.
+	`CREATE INDEX runs_claim ON runs (lease_until) WHERE state = 'running'`,
+	`CREATE INDEX runs_owner ON runs (owner) WHERE owner <> ''`,
+	`CREATE INDEX runs_swarm ON runs (swarm)`,
+	`CREATE INDEX runs_parent ON runs (parent) WHERE parent <> ''`,
+	`CREATE TABLE journal (
+		rid  INTEGER NOT NULL,
+		seq  INTEGER NOT NULL,
+		key  TEXT NOT NULL,
+		type TEXT NOT NULL,
+		data BLOB,
+		time INTEGER NOT NULL,
+		PRIMARY KEY (rid, seq),
+		UNIQUE (rid, key)
+	) WITHOUT ROWID`,
+	// AUTOINCREMENT: message IDs are never reused, even after every
+	// message has been acknowledged and deleted.
+	`CREATE TABLE inbox (
+		id   INTEGER PRIMARY KEY AUTOINCREMENT,
+		rid  INTEGER NOT NULL,
+		kind TEXT NOT NULL,
+		text TEXT NOT NULL DEFAULT '',
+		time INTEGER NOT NULL
+	)`,
+	`CREATE INDEX inbox_run ON inbox (rid, id)`,
+	`CREATE TABLE meta (
+		key   TEXT PRIMARY KEY,
+		value TEXT NOT NULL
+	)`,
+}
+
+var sqliteHeader = []byte("SQLite format 3\x00")
+
+// checkFile fails with ErrNotStore if path exists, is not empty and is not a
+// SQLite database. It only reads.
+func checkFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is not a regular file", ErrNotStore, path)
+	}
+	if fi.Size() == 0 {
+		return nil
+	}
+	hdr := make([]byte, len(sqliteHeader))
+	if _, err := io.ReadFull(f, hdr); err != nil || !bytes.Equal(hdr, sqliteHeader) {
+		return fmt.Errorf("%w: %s is not a SQLite database", ErrNotStore, path)
+	}
+	return nil
+}
+
+// inspect reads what the database says about itself, without writing. It
+// returns whether the database is empty, so that the schema must be created.
+func inspect(ctx context.Context, q querier, path string) (empty bool, err error) {
+	// The schema is counted before the application id is read: another
+	// process may commit a new schema between the two reads, and in this
+	// order that can only look like "ours", never like someone else's file.
+	var tables int
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
+		return false, fmt.Errorf("%w: %s: reading the schema: %w", ErrNotStore, path, err)
+	}
+	var appID int64
+	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return false, fmt.Errorf("%w: %s: reading application_id: %w", ErrNotStore, path, err)
+	}
+	switch {
+	case appID == 0 && tables == 0:
+		return true, nil
+	case appID == 0:
+		return false, fmt.Errorf("%w: %s is a SQLite database of another program (no application_id, %d schema objects)", ErrNotStore, path, tables)
+	case appID != ApplicationID:
+		return false, fmt.Errorf("%w: %s is a SQLite database of another program (application_id 0x%08x)", ErrNotStore, path, uint32(appID))
+	}
+	var v string
+	err = q.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'schema_version'").Scan(&v)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s: reading the schema version: %w", ErrNotStore, path, err)
+	}
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil || n < 1:
+		return false, fmt.Errorf("%w: %s: bad schema version %q", ErrNotStore, path, v)
+	case n > SchemaVersion:
+		return false, fmt.Errorf("%w: %s has schema version %d, this program knows up to %d", ErrNewerSchema, path, n, SchemaVersion)
+	}
+	return false, nil
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// createSchema creates the schema in one transaction, unless another
+// process did so first.
+func createSchema(ctx context.Context, c *sql.Conn, path string) (err error) {
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("create schema in %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_, _ = c.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	// Look again under the write lock: another process may have won.
+	empty, err := inspect(ctx, c, path)
+	if err != nil {
+		return err
+	}
+	if empty {
+		for _, stmt := range schema {
+			if _, err := c.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("create schema in %s: %w", path, err)
+			}
+		}
+		if _, err := c.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", strconv.Itoa(SchemaVersion)); err != nil {
+			return fmt.Errorf("create schema in %s: %w", path, err)
+		}
+		if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
+			return fmt.Errorf("create schema in %s: %w", path, err)
+		}
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("create schema in %s: %w", path, err)
+	}
+	return nil
+}
