@@ -42,6 +42,11 @@ type runner struct {
 	mu    sync.Mutex
 	calls map[string]int // model calls per agent, from the journal
 	usage model.Usage
+
+	// final holds the orchestrator's final model response until finish
+	// journals it together with the run's end.
+	final       []Event
+	finalUpdate store.Update
 }
 
 type outcomeKind int
@@ -364,6 +369,14 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	defer r.mu.Unlock()
 	total := r.usage.Add(usage)
 	u.Usage = &total
+	if ap.root && len(calls) == 0 {
+		if _, err := r.info.textToResult(resp.Message.Content); err == nil {
+			// The final answer: journaled with the run's end, in one append.
+			r.final, r.finalUpdate = evs, u
+			r.usage = total
+			return nil
+		}
+	}
 	if err := r.append(ctx, evs, u, ap); err != nil {
 		return err
 	}
@@ -589,8 +602,11 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 	// Terminal records are written even if ctx was cancelled just now.
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	var evs []Event
-	var u store.Update
+	evs := r.final
+	u := r.finalUpdate
+	if out.kind != completed {
+		evs, u = nil, store.Update{}
+	}
 	if out.turnKey != "" {
 		if _, ok := r.recorded[out.turnKey+"/done"]; !ok {
 			evs = append(evs, Event{Type: EventTurnCompleted, Key: out.turnKey + "/done", Agent: out.agent, Turn: out.turn, MaxTurns: r.plan.root.maxTurns})
@@ -600,7 +616,7 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 	switch out.kind {
 	case completed:
 		evs = append(evs, Event{Type: EventCompleted, Key: "end", Agent: r.info.id, Result: out.result})
-		u.State, u.Result = store.Completed, out.result
+		u.State, u.Result, u.Agent = store.Completed, out.result, r.info.id
 	case failed:
 		evs = append(evs, Event{Type: EventFailed, Key: "end", Agent: r.info.id, Reason: out.reason})
 		u.State, u.Reason = store.Failed, out.reason

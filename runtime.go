@@ -536,6 +536,18 @@ func (rt *Runtime) List(ctx context.Context, f store.Filter) ([]Status, error) {
 // its status. A run driven by another process is observed by polling.
 func (rt *Runtime) Wait(ctx context.Context, id string) (Status, error) {
 	for {
+		// A run driven here is waited for without asking the store; its
+		// driver exits when it pauses or ends (or loses its lease).
+		rt.mu.RLock()
+		d := rt.active[id]
+		rt.mu.RUnlock()
+		if d != nil {
+			select {
+			case <-d.done:
+			case <-ctx.Done():
+				return Status{}, ctx.Err()
+			}
+		}
 		w := rt.notes.wait(id)
 		s, err := rt.Status(ctx, id)
 		if err != nil || s.State != StateRunning {

@@ -182,7 +182,9 @@ func (s *Swarm[In, Out]) def() *defInfo {
 		textIn: s.textIn, textOut: s.textOut, err: s.err,
 		inSchema: s.inSchema, outSchema: s.outSchema,
 		spec: func(raw json.RawMessage) (Spec, error) {
-			if s.inResolved != nil {
+			// A text input needs no schema check: decoding it into a
+			// string is the check.
+			if s.inResolved != nil && !s.textIn {
 				if err := validateJSON(s.inResolved, raw); err != nil {
 					return Spec{}, fmt.Errorf("%w: swarm %s: input does not match its schema: %w", ErrInvalidInput, s.id, err)
 				}
