@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/swarmrt/swarm/model"
@@ -225,4 +226,30 @@ type Store interface {
 
 	// Close releases the store's resources.
 	Close() error
+}
+
+// CheckKeys reports ErrConflict if records repeat a step key; stores call it
+// before appending a batch.
+func CheckKeys(runID string, records []Record) error {
+	if len(records) < 2 {
+		return nil
+	}
+	if len(records) <= 8 {
+		for i := 1; i < len(records); i++ {
+			for j := range i {
+				if records[i].Key == records[j].Key {
+					return fmt.Errorf("run %q: key %q repeated in batch: %w", runID, records[i].Key, ErrConflict)
+				}
+			}
+		}
+		return nil
+	}
+	seen := make(map[string]struct{}, len(records))
+	for _, rec := range records {
+		if _, dup := seen[rec.Key]; dup {
+			return fmt.Errorf("run %q: key %q repeated in batch: %w", runID, rec.Key, ErrConflict)
+		}
+		seen[rec.Key] = struct{}{}
+	}
+	return nil
 }

@@ -114,7 +114,7 @@ func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease tim
 	if r.ID == "" {
 		return store.Lease{}, errors.New("create run: empty id")
 	}
-	if err := checkKeys(r.ID, records); err != nil {
+	if err := store.CheckKeys(r.ID, records); err != nil {
 		return store.Lease{}, err
 	}
 	now := time.Now()
@@ -145,32 +145,6 @@ func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease tim
 	sh.runs[r.ID] = nr
 	sh.mu.Unlock()
 	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, nil
-}
-
-// checkKeys reports ErrConflict if records repeat a key.
-func checkKeys(id string, records []store.Record) error {
-	switch len(records) {
-	case 0, 1:
-		return nil
-	}
-	if len(records) <= 8 {
-		for i := 1; i < len(records); i++ {
-			for j := range i {
-				if records[i].Key == records[j].Key {
-					return fmt.Errorf("run %q: key %q repeated in batch: %w", id, records[i].Key, store.ErrConflict)
-				}
-			}
-		}
-		return nil
-	}
-	seen := make(map[string]struct{}, len(records))
-	for _, rec := range records {
-		if _, dup := seen[rec.Key]; dup {
-			return fmt.Errorf("run %q: key %q repeated in batch: %w", id, rec.Key, store.ErrConflict)
-		}
-		seen[rec.Key] = struct{}{}
-	}
-	return nil
 }
 
 // appendRecords copies records into the journal, numbering them. The caller
@@ -311,7 +285,7 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	if u.State != "" && !u.State.Valid() {
 		return 0, fmt.Errorf("append to run %q: invalid state %q", l.RunID, u.State)
 	}
-	if err := checkKeys(l.RunID, records); err != nil {
+	if err := store.CheckKeys(l.RunID, records); err != nil {
 		return 0, err
 	}
 	r, err := s.lookup(l.RunID)

@@ -96,7 +96,7 @@ func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease tim
 	if r.ID == "" {
 		return store.Lease{}, errors.New("create run: empty id")
 	}
-	if err := checkKeys(r.ID, records); err != nil {
+	if err := store.CheckKeys(r.ID, records); err != nil {
 		return store.Lease{}, fmt.Errorf("create run: %w", err)
 	}
 	err := s.write(ctx, func(w *writer) error { return w.create(&r, owner, lease, records) })
@@ -104,31 +104,6 @@ func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease tim
 		return store.Lease{}, fmt.Errorf("create run: %w", err)
 	}
 	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, nil
-}
-
-// checkKeys reports ErrConflict if records repeat a key.
-func checkKeys(id string, records []store.Record) error {
-	if len(records) < 2 {
-		return nil
-	}
-	if len(records) <= 8 {
-		for i := 1; i < len(records); i++ {
-			for j := range i {
-				if records[i].Key == records[j].Key {
-					return fmt.Errorf("run %q: key %q repeated in batch: %w", id, records[i].Key, store.ErrConflict)
-				}
-			}
-		}
-		return nil
-	}
-	seen := make(map[string]struct{}, len(records))
-	for _, rec := range records {
-		if _, dup := seen[rec.Key]; dup {
-			return fmt.Errorf("run %q: key %q repeated in batch: %w", id, rec.Key, store.ErrConflict)
-		}
-		seen[rec.Key] = struct{}{}
-	}
-	return nil
 }
 
 // Get implements store.Store.
@@ -248,7 +223,7 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	if u.State != "" && !u.State.Valid() {
 		return 0, fmt.Errorf("append to run %q: invalid state %q", l.RunID, u.State)
 	}
-	if err := checkKeys(l.RunID, records); err != nil {
+	if err := store.CheckKeys(l.RunID, records); err != nil {
 		return 0, fmt.Errorf("append: %w", err)
 	}
 	usage, err := usageJSON(u.Usage)
