@@ -1,0 +1,205 @@
+// Package auth decides who may use which swarms over the network.
+//
+// Every network front end of the runtime (the HTTP API, A2A and MCP) puts the
+// same [Authenticator] in front of its handlers and asks [Allowed] before it
+// touches a swarm or a run, so the three enforce one set of rules.
+//
+// A server bound to a loopback address may run without tokens; any other bind
+// requires bearer tokens, each allowed a set of swarms. Secrets are compared in
+// constant time and never appear in errors or logs.
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Errors returned by [Authenticator.Authenticate].
+var (
+	// ErrUnauthenticated: the request carries no token, or an unknown one.
+	ErrUnauthenticated = errors.New("missing or invalid bearer token")
+	// ErrForbidden: the token is valid but not allowed the swarm.
+	ErrForbidden = errors.New("token not allowed this swarm")
+)
+
+// Token is a bearer secret and the swarms it may use.
+type Token struct {
+	// Name labels the token in logs; it is never the secret.
+	Name string
+	// Secret is the bearer token itself.
+	Secret string
+	// Swarms lists the swarm ids the token may use; empty or "*" means all.
+	Swarms []string
+}
+
+// Principal is the authenticated caller of a request.
+type Principal struct {
+	// Name is the token's name, or "anonymous" when no token is required.
+	Name   string
+	swarms []string
+	all    bool
+}
+
+// Allows reports whether the principal may use swarm id.
+func (p *Principal) Allows(id string) bool {
+	if p == nil {
+		return false
+	}
+	return p.all || slices.Contains(p.swarms, id)
+}
+
+// All reports whether the principal may use every swarm.
+func (p *Principal) All() bool { return p != nil && p.all }
+
+type ctxKey struct{}
+
+// WithPrincipal returns a context carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, ctxKey{}, p)
+}
+
+// FromContext returns the request's principal, or nil when the request did
+// not pass through an [Authenticator] (in-process callers).
+func FromContext(ctx context.Context) *Principal {
+	p, _ := ctx.Value(ctxKey{}).(*Principal)
+	return p
+}
+
+// Allowed reports whether the caller in ctx may use swarm id. In-process
+// callers, whose context carries no principal, may use everything.
+func Allowed(ctx context.Context, id string) bool {
+	p := FromContext(ctx)
+	return p == nil || p.Allows(id)
+}
+
+// Check is Allowed as an error: nil, or ErrForbidden naming the swarm.
+func Check(ctx context.Context, id string) error {
+	if Allowed(ctx, id) {
+		return nil
+	}
+	return fmt.Errorf("swarm %q: %w", id, ErrForbidden)
+}
+
+type entry struct {
+	sum  [sha256.Size]byte
+	prin *Principal
+}
+
+// Authenticator checks bearer tokens. The zero value and nil require none.
+type Authenticator struct {
+	entries []entry
+}
+
+// New returns an authenticator accepting tokens. With no tokens, every
+// request is anonymous and allowed everything; callers must refuse that
+// configuration on non-loopback binds (see [RequireForAddr]).
+func New(tokens []Token) (*Authenticator, error) {
+	a := &Authenticator{}
+	seen := map[[sha256.Size]byte]bool{}
+	for i, t := range tokens {
+		if t.Secret == "" {
+			return nil, fmt.Errorf("auth: token %d (%q) has an empty secret", i+1, t.Name)
+		}
+		name := t.Name
+		if name == "" {
+			name = fmt.Sprintf("token%d", i+1)
+		}
+		sum := sha256.Sum256([]byte(t.Secret))
+		if seen[sum] {
+			return nil, fmt.Errorf("auth: token %q repeats another token's secret", name)
+		}
+		seen[sum] = true
+		p := &Principal{Name: name}
+		for _, s := range t.Swarms {
+			if s == "*" {
+				p.all = true
+			}
+		}
+		if len(t.Swarms) == 0 {
+			p.all = true
+		}
+		if !p.all {
+			p.swarms = slices.Clone(t.Swarms)
+		}
+		a.entries = append(a.entries, entry{sum: sum, prin: p})
+	}
+	return a, nil
+}
+
+// Required reports whether requests must carry a token.
+func (a *Authenticator) Required() bool { return a != nil && len(a.entries) > 0 }
+
+var anonymous = &Principal{Name: "anonymous", all: true}
+
+// Authenticate returns the principal of r: anonymous when no token is
+// required, else the owner of r's bearer token, or ErrUnauthenticated.
+func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
+	if !a.Required() {
+		return anonymous, nil
+	}
+	h := r.Header.Get("Authorization")
+	scheme, secret, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
+		return nil, ErrUnauthenticated
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(secret)))
+	var found *Principal
+	// Compare against every entry so the time taken does not tell which
+	// token (if any) matched.
+	for _, e := range a.entries {
+		if subtle.ConstantTimeCompare(sum[:], e.sum[:]) == 1 {
+			found = e.prin
+		}
+	}
+	if found == nil {
+		return nil, ErrUnauthenticated
+	}
+	return found, nil
+}
+
+// Middleware authenticates each request and stores its principal in the
+// request context; unauthenticated requests get 401 with a
+// WWW-Authenticate: Bearer header and a JSON error body.
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := a.Authenticate(r)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="swarm"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":{"code":"unauthenticated","message":"missing or invalid bearer token"}}` + "\n"))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(WithPrincipal(r.Context(), p)))
+	})
+}
+
+// RequireForAddr returns an error when addr is not a loopback address and a
+// has no tokens: a server reachable from the network must authenticate.
+func RequireForAddr(a *Authenticator, addr string) error {
+	if a.Required() || IsLoopback(addr) {
+		return nil
+	}
+	return fmt.Errorf("auth: %s is not a loopback address; configure bearer tokens (SWARM_TOKENS or the serve section of swarm.yaml) to listen on it", addr)
+}
+
+// IsLoopback reports whether a listen address (host:port) binds only to the
+// loopback interface.
+func IsLoopback(addr string) bool {
+	host := addr
+	if i := strings.LastIndex(addr, ":"); i >= 0 {
+		host = addr[:i]
+	}
+	host = strings.Trim(host, "[]")
+	switch host {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return strings.HasPrefix(host, "127.")
+}
