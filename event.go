@@ -82,4 +82,22 @@ type Event struct {
 	Message   string           `json:"message,omitempty"`
 	Result    json.RawMessage  `json:"result,omitempty"`
 	Usage     *model.Usage     `json:"usage,omitempty"`
+	// Child is the child run of a swarm handoff (handoff_started,
+	// handoff_returned, and paused when the pause comes from below).
+	Child string `json:"child,omitempty"`
+	// Waiting is, on a paused event surfaced from below, the descendant run
+	// that actually waits for an answer.
+	Waiting string `json:"waiting,omitempty"`
+	// Depth is a run's distance from its root run (started).
+	Depth int `json:"depth,omitempty"`
+	// Parent is the parent run of a child run (started).
+	Parent string `json:"parent,omitempty"`
+	// Params are call-site overrides, recorded by name (started).
+	Params *paramsRecord `json:"params,omitempty"`
+	// Customization is what a parent's model added to this child (started).
+	Customization *Customization `json:"customization,omitempty"`
+	// Budget is the run's remaining budget (started).
+	Budget *Budget `json:"budget,omitempty"`
+	// Deadline is when the run's wall-time budget ends (started).
+	Deadline time.Time `json:"deadline,omitzero"`
 }

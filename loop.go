@@ -39,6 +39,17 @@ type runner struct {
 	// starts and only read afterwards.
 	recorded map[string]store.Record
 
+	// From the run's start record.
+	values   map[string]any
+	depth    int
+	budget   *Budget
+	deadline time.Time
+	// lifted: a human resumed a pause caused by the budget, which no
+	// longer applies.
+	lifted bool
+	// spawned: the run has (or may have) child runs.
+	spawned atomic.Bool
+
 	mu    sync.Mutex
 	calls map[string]int // model calls per agent, from the journal
 	usage model.Usage
@@ -69,6 +80,8 @@ type outcome struct {
 	turnKey string
 	turn    int
 	agent   string
+	// abort: the failure ends the whole run, not just an agent.
+	abort bool
 }
 
 func (r *runner) drive(ctx context.Context) {
@@ -108,7 +121,14 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 	var pausedAt []Event
 	for _, rec := range recs {
 		r.recorded[rec.Key] = rec
+		if strings.HasSuffix(rec.Key, "/budget/resumed") {
+			r.lifted = true
+		}
 		switch EventType(rec.Type) {
+		case EventHandoffStarted:
+			if strings.Contains(string(rec.Data), `"child":`) {
+				r.spawned.Store(true)
+			}
 		case EventStarted:
 			ev, err := decodeEvent(rec)
 			if err != nil {
@@ -134,18 +154,15 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 	if started == nil {
 		return outcome{kind: interrupted, err: fmt.Errorf("run %s: journal has no start record", r.id)}, true
 	}
-	r.input = started.Input
-	spec, err := r.info.spec(r.input)
-	if err == nil {
-		r.plan, err = r.rt.plan(r.info, spec, r.input, started.Values)
-	}
+	r.input, r.values, r.depth, r.budget, r.deadline = started.Input, started.Values, started.Depth, started.Budget, started.Deadline
+	r.plan, err = r.rt.buildPlan(r.info, r.input, r.values, started.Params, started.Customization)
 	if err != nil {
 		return outcome{kind: failed, reason: "cannot rebuild the run's definition: " + err.Error()}, true
 	}
 	// The pause still waiting for its answer, if any.
 	pending := ""
 	for _, ev := range pausedAt {
-		k := "t" + strconv.Itoa(ev.Turn) + "/tool/" + ev.CallID
+		k := resumeKey(ev)
 		if _, ok := r.recorded[k]; !ok {
 			pending = k
 		}
@@ -172,6 +189,9 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 			}
 			rec, _ := r.encode(&ev, time.Now())
 			r.recorded[pending] = rec
+			if strings.HasSuffix(pending, "/budget/resumed") {
+				r.lifted = true
+			}
 			pending = ""
 		}
 	}
@@ -196,8 +216,14 @@ func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) ou
 		tkey := path + "t" + strconv.Itoa(turn)
 		resp, err := r.modelStep(ctx, ap, tkey, turn, msgs)
 		if err != nil {
-			if ctx.Err() != nil || isStoreErr(err) {
+			var be *budgetError
+			switch {
+			case ctx.Err() != nil || isStoreErr(err):
 				return outcome{kind: interrupted, err: err}
+			case errors.Is(err, errBudgetPaused):
+				return outcome{kind: paused}
+			case errors.As(err, &be):
+				return outcome{kind: failed, reason: be.reason, abort: true}
 			}
 			return outcome{kind: failed, reason: err.Error()}
 		}
@@ -223,12 +249,16 @@ func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) ou
 		if ctx.Err() != nil {
 			return outcome{kind: interrupted, err: context.Cause(ctx)}
 		}
-		failAt, completeAt, pauseAt := -1, -1, -1
+		failAt, completeAt, pauseAt, belowAt, abortAt := -1, -1, -1, -1, -1
 		for i, res := range results {
 			if res.err != nil {
 				return outcome{kind: interrupted, err: res.err}
 			}
 			switch {
+			case res.abort != "" && abortAt < 0:
+				abortAt = i
+			case (res.unwound || res.childPause != nil) && belowAt < 0:
+				belowAt = i
 			case res.fail && failAt < 0:
 				failAt = i
 			case res.complete != nil && completeAt < 0:
@@ -238,10 +268,25 @@ func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) ou
 			}
 		}
 		switch {
+		case abortAt >= 0:
+			return outcome{kind: failed, reason: results[abortAt].abort, abort: true}
 		case failAt >= 0:
 			return outcome{kind: failed, reason: results[failAt].output, turnKey: tkey, turn: turn, agent: ap.name}
 		case completeAt >= 0:
 			return outcome{kind: completed, result: results[completeAt].complete, turnKey: tkey, turn: turn, agent: ap.name}
+		case belowAt >= 0:
+			// A pause below: a child swarm (or one of its descendants)
+			// waits for a human, and so does this run.
+			if ev := results[belowAt].childPause; ev != nil {
+				u := store.Update{State: store.Paused, Reason: ev.Reason}
+				if ap.root {
+					u.Turn = turn
+				}
+				if err := r.append(ctx, []Event{*ev}, u, ap); err != nil {
+					return outcome{kind: interrupted, err: err}
+				}
+			}
+			return outcome{kind: paused}
 		case pauseAt >= 0:
 			c := calls[pauseAt]
 			var args struct{ Reason, Context string }
@@ -285,6 +330,9 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 			return nil, &storeError{err}
 		}
 		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: ev.Text, ToolCalls: ev.ToolCalls}}, nil
+	}
+	if err := r.checkBudget(ctx, ap, tkey, turn); err != nil {
+		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
 		r.mu.Lock()
@@ -354,7 +402,15 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	u.Agent = ap.name
 	tkey := strings.TrimSuffix(key, "/model")
 	for _, c := range calls {
-		if target, ok := ap.handoffs[c.Name]; ok {
+		if ct, ok := ap.children[c.Name]; ok {
+			var args struct {
+				Request string `json:"request"`
+			}
+			_ = json.Unmarshal(c.Arguments, &args)
+			evs = append(evs, Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: ct.swarm,
+				CallID: c.ID, Request: args.Request, Arguments: c.Arguments, Child: childRunID(r.id, tkey+"/tool/"+c.ID)})
+			u.Agent = ct.swarm
+		} else if target, ok := ap.handoffs[c.Name]; ok {
 			var args struct {
 				Request string `json:"request"`
 			}
@@ -392,6 +448,12 @@ type callResult struct {
 	fail     bool
 	pause    bool  // an unanswered pause call
 	err      error // interruption
+	// childPause is the pause to record when a child swarm waits.
+	childPause *Event
+	// unwound: a pause below was recorded; the run is paused.
+	unwound bool
+	// abort fails the whole run (a budget was exceeded below).
+	abort string
 }
 
 // round is one model response's calls being executed. When the round is
@@ -436,9 +498,19 @@ func (r *runner) execCalls(ctx context.Context, rd *round, calls []model.ToolCal
 		results[0] = r.execCall(ctx, rd, calls[0], calls)
 		return results
 	}
+	var sem chan struct{}
+	if len(calls) > r.rt.cfg.MaxParallel {
+		sem = make(chan struct{}, r.rt.cfg.MaxParallel)
+	}
 	var wg sync.WaitGroup
 	for i := range calls {
-		wg.Go(func() { results[i] = r.execCall(ctx, rd, calls[i], calls) })
+		wg.Go(func() {
+			if sem != nil {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+			}
+			results[i] = r.execCall(ctx, rd, calls[i], calls)
+		})
 	}
 	wg.Wait()
 	return results
@@ -470,6 +542,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 	}
 	if target, ok := ap.handoffs[c.Name]; ok {
 		return r.handoff(ctx, rd, key, c, target)
+	}
+	if ct, ok := ap.children[c.Name]; ok {
+		return r.child(ctx, rd, key, c, ct)
 	}
 	t, ok := ap.tools[c.Name]
 	if !ok {
@@ -581,10 +656,14 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 		output, isError = "error: "+c.Name+" needs an object argument with a non-empty request string", true
 	} else {
 		sub := r.loop(ctx, r.plan.agents[target], rd.tkey+"/h/"+c.ID+"/", args.Request)
-		switch sub.kind {
-		case interrupted:
+		switch {
+		case sub.kind == interrupted:
 			return callResult{err: sub.err}
-		case answered:
+		case sub.kind == paused:
+			return callResult{unwound: true}
+		case sub.abort:
+			return callResult{abort: sub.reason}
+		case sub.kind == answered:
 			output = sub.text
 		default:
 			output, isError = "error: agent "+target+" failed: "+sub.reason, true
@@ -643,7 +722,11 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 	if r.plan == nil {
 		r.plan = &plan{root: &agentPlan{name: r.info.id}}
 	}
-	return r.append(bg, evs, u, r.plan.root)
+	if err := r.append(bg, evs, u, r.plan.root); err != nil {
+		return err
+	}
+	r.stopChildren(bg, "parent run "+r.id+" "+string(u.State))
+	return nil
 }
 
 // storeError marks a failure of the journal rather than of a step.

@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/template"
@@ -29,6 +30,7 @@ type agentPlan struct {
 	tools    map[string]Tool
 	schemas  map[string]*jsonschema.Resolved // argument schemas the runtime checks
 	handoffs map[string]string               // tool name -> agent name
+	children map[string]*childTarget         // tool name -> swarm handoff
 	toolDefs []model.ToolDef
 	maxTurns int
 	hooks    *Hooks
@@ -108,6 +110,12 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 		ap.toolDefs = append(ap.toolDefs, model.ToolDef{Name: n, Description: t.Description(), Parameters: t.Schema()})
 	}
 	for _, h := range handoffs {
+		if h.isSwarm {
+			if err := rt.planChild(ap, name, h); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		target := h.agent
 		if target == nil {
 			if h.id == "" {
@@ -125,6 +133,9 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 		tn := handoffPre + target.Name
 		if len(tn) > 64 {
 			return nil, fmt.Errorf("%w: handoff tool name %q is longer than 64 characters", ErrInvalid, tn)
+		}
+		if _, dup := ap.children[tn]; dup {
+			return nil, fmt.Errorf("%w: handoff to %q appears twice in %s", ErrDuplicate, target.Name, name)
 		}
 		if _, dup := ap.handoffs[tn]; dup {
 			return nil, fmt.Errorf("%w: handoff to %q appears twice in %s", ErrDuplicate, target.Name, name)
@@ -156,6 +167,48 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 		)
 	}
 	return ap, nil
+}
+
+// planChild adds a swarm handoff to ap. A swarm given by value is
+// registered if it is not yet.
+func (rt *Runtime) planChild(ap *agentPlan, name string, h Handoff) error {
+	if h.id == "" {
+		return fmt.Errorf("%w: empty swarm handoff in %s", ErrInvalid, name)
+	}
+	info, err := rt.info(h.id)
+	if err != nil && h.swarm != nil {
+		if rerr := rt.Register(h.swarm); rerr != nil && !errors.Is(rerr, ErrDuplicate) {
+			return fmt.Errorf("swarm handoff of %s: %w", name, rerr)
+		}
+		info, err = rt.info(h.id)
+	}
+	if err != nil {
+		return fmt.Errorf("%w in the handoffs of %s", err, name)
+	}
+	tn := handoffPre + h.id
+	if len(tn) > 64 {
+		return fmt.Errorf("%w: handoff tool name %q is longer than 64 characters", ErrInvalid, tn)
+	}
+	if _, dup := ap.handoffs[tn]; dup {
+		return fmt.Errorf("%w: handoff to %q appears twice in %s", ErrDuplicate, h.id, name)
+	}
+	if _, dup := ap.children[tn]; dup {
+		return fmt.Errorf("%w: handoff to %q appears twice in %s", ErrDuplicate, h.id, name)
+	}
+	ct := &childTarget{swarm: h.id, info: info, customizable: h.customizable, params: recordParams(h.params)}
+	if ap.children == nil {
+		ap.children = map[string]*childTarget{}
+	}
+	ap.children[tn] = ct
+	desc := h.description
+	if desc == "" {
+		desc = info.description
+	}
+	if desc == "" {
+		desc = "Delegate a task to the " + h.id + " swarm and get its result."
+	}
+	ap.toolDefs = append(ap.toolDefs, model.ToolDef{Name: tn, Description: desc, Parameters: ct.schema()})
+	return nil
 }
 
 var (

@@ -48,6 +48,9 @@ type Running struct {
 type Paused struct {
 	Reason, Context string
 	Turn, MaxTurns  int
+	// Waiting is the id of the descendant run that asked, when the pause
+	// comes from a child swarm; resuming this run passes the answer down.
+	Waiting string
 }
 
 // Completed: the run succeeded with Output.
@@ -96,7 +99,13 @@ type Status struct {
 	// Reason explains a paused, failed or stopped run.
 	Reason string `json:"reason,omitempty"`
 	// Context is the context a paused run gave with its reason.
-	Context   string      `json:"context,omitempty"`
+	Context string `json:"context,omitempty"`
+	// Waiting is the descendant run whose pause this run shows.
+	Waiting string `json:"waiting,omitempty"`
+	// Depth is the run's distance from its root run.
+	Depth int `json:"depth,omitempty"`
+	// Customization is what the parent's model added to this child run.
+	Customization *Customization `json:"customization,omitempty"`
 	Usage     model.Usage `json:"usage"`
 	Owner     string      `json:"owner,omitempty"`
 	LastSeq   int64       `json:"last_seq"`
@@ -125,7 +134,7 @@ func resultOf[Out any](s Status) (Result[Out], error) {
 	case StateRunning:
 		return Running{Turn: s.Turn, MaxTurns: s.MaxTurns, CurrentAgent: s.Agent}, nil
 	case StatePaused:
-		return Paused{Reason: s.Reason, Context: s.Context, Turn: s.Turn, MaxTurns: s.MaxTurns}, nil
+		return Paused{Reason: s.Reason, Context: s.Context, Turn: s.Turn, MaxTurns: s.MaxTurns, Waiting: s.Waiting}, nil
 	case StateCompleted:
 		var out Out
 		if err := json.Unmarshal(s.Result, &out); err != nil {

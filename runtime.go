@@ -68,6 +68,13 @@ type Config struct {
 	RetryBackoff time.Duration
 	// ModelTimeout bounds each model call (default 5m).
 	ModelTimeout time.Duration
+	// MaxDepth bounds how deep swarm handoffs may nest (default 8): a
+	// handoff that would start a child deeper than this gets an error
+	// result instead.
+	MaxDepth int
+	// MaxParallel bounds how many tool calls and handoffs of one model
+	// response run at once (default 16).
+	MaxParallel int
 	// Hooks observe every agent of every run of this runtime.
 	Hooks Hooks
 	// Logger receives operational messages (default: discard).
@@ -90,6 +97,7 @@ type Runtime struct {
 	defs   map[string]Definition
 	infos  map[string]*defInfo
 	agents map[string]*Agent
+	tools  map[string]Tool
 	models map[string]model.Model
 	active map[string]*driver
 	closed bool
@@ -129,6 +137,12 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if cfg.ModelTimeout <= 0 {
 		cfg.ModelTimeout = 5 * time.Minute
+	}
+	if cfg.MaxDepth <= 0 {
+		cfg.MaxDepth = 8
+	}
+	if cfg.MaxParallel <= 0 {
+		cfg.MaxParallel = 16
 	}
 	if cfg.Owner == "" {
 		host, _ := os.Hostname()
@@ -269,6 +283,8 @@ type StartOption func(*startConfig)
 type startConfig struct {
 	id     string
 	values map[string]any
+	params *Params
+	budget *Budget
 }
 
 // WithID gives the run a caller-chosen id. Starting again with the same id
@@ -293,58 +309,101 @@ func (rt *Runtime) Start(ctx context.Context, swarmID string, input json.RawMess
 	if err != nil {
 		return "", err
 	}
-	if len(input) == 0 {
-		input = json.RawMessage(`null`)
-	}
-	if !json.Valid(input) {
-		return "", fmt.Errorf("swarm %s: input is not valid JSON", swarmID)
-	}
-	spec, err := info.spec(input)
-	if err != nil {
-		return "", err
-	}
-	plan, err := rt.plan(info, spec, input, sc.values)
-	if err != nil {
-		return "", err
-	}
 	id := sc.id
 	if id == "" {
 		id = newID()
 	} else if err := checkRunID(id); err != nil {
 		return "", err
 	}
+	nr := newRun{info: info, input: input, id: id, explicitID: sc.id != "", values: sc.values, params: recordParams(sc.params), budget: sc.budget}
+	if sc.budget != nil && sc.budget.WallTime > 0 {
+		nr.deadline = time.Now().Add(sc.budget.WallTime)
+	}
+	if _, err := rt.create(ctx, nr); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// newRun is everything a run starts with.
+type newRun struct {
+	info       *defInfo
+	input      json.RawMessage
+	id         string
+	explicitID bool
+	values     map[string]any
+	parent     string
+	depth      int
+	params     *paramsRecord
+	cust       *Customization
+	budget     *Budget
+	deadline   time.Time
+}
+
+// buildPlan computes a run's spec from its input, applies its params and
+// customization, and resolves it.
+func (rt *Runtime) buildPlan(info *defInfo, input json.RawMessage, values map[string]any, pr *paramsRecord, cust *Customization) (*plan, error) {
+	spec, err := info.spec(input)
+	if err != nil {
+		return nil, err
+	}
+	if spec, err = rt.applyParams(spec, pr); err != nil {
+		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
+	}
+	if spec, err = rt.applyCustomization(spec, cust); err != nil {
+		return nil, fmt.Errorf("%w: swarm %s: %w", errCustomization, info.id, err)
+	}
+	return rt.plan(info, spec, input, values)
+}
+
+var errCustomization = errors.New("invalid customization")
+
+// create stores a new run and drives it here. With an explicit id that is
+// taken by a run of the same swarm it returns (false, nil): the run exists.
+func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
+	info := nr.info
+	if len(nr.input) == 0 {
+		nr.input = json.RawMessage(`null`)
+	}
+	if !json.Valid(nr.input) {
+		return false, fmt.Errorf("%w: swarm %s: input is not valid JSON", ErrInvalidInput, info.id)
+	}
+	plan, err := rt.buildPlan(info, nr.input, nr.values, nr.params, nr.cust)
+	if err != nil {
+		return false, err
+	}
 	rt.mu.RLock()
 	closed := rt.closed
 	rt.mu.RUnlock()
 	if closed {
-		return "", ErrClosed
+		return false, ErrClosed
 	}
 	now := time.Now()
-	ev := Event{Swarm: swarmID, Input: input, Values: sc.values, MaxTurns: plan.root.maxTurns, Agent: swarmID}
+	ev := Event{Swarm: info.id, Input: nr.input, Values: nr.values, MaxTurns: plan.root.maxTurns, Agent: info.id,
+		Parent: nr.parent, Depth: nr.depth, Params: nr.params, Customization: nr.cust, Budget: nr.budget, Deadline: nr.deadline}
 	data, err := json.Marshal(&ev)
 	if err != nil {
-		return "", fmt.Errorf("swarm %s: encode input: %w", swarmID, err)
+		return false, fmt.Errorf("swarm %s: encode input: %w", info.id, err)
 	}
 	rec := store.Record{Key: "start", Type: string(EventStarted), Data: data, Time: now}
-	lease, err := rt.store.Create(ctx, store.Run{ID: id, Swarm: swarmID, MaxTurns: plan.root.maxTurns, Agent: swarmID}, rt.owner, rt.cfg.Lease, []store.Record{rec})
-	if errors.Is(err, store.ErrExists) && sc.id != "" {
-		existing, gerr := rt.store.Get(ctx, id)
+	lease, err := rt.store.Create(ctx, store.Run{ID: nr.id, Swarm: info.id, Parent: nr.parent, MaxTurns: plan.root.maxTurns, Agent: info.id}, rt.owner, rt.cfg.Lease, []store.Record{rec})
+	if errors.Is(err, store.ErrExists) && nr.explicitID {
+		existing, gerr := rt.store.Get(ctx, nr.id)
 		if gerr != nil {
-			return "", gerr
+			return false, gerr
 		}
-		if existing.Swarm != swarmID {
-			return "", fmt.Errorf("run %s exists and belongs to swarm %s: %w", id, existing.Swarm, store.ErrExists)
+		if existing.Swarm != info.id {
+			return false, fmt.Errorf("run %s exists and belongs to swarm %s: %w", nr.id, existing.Swarm, store.ErrExists)
 		}
-		return id, nil
+		return false, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("start %s: %w", swarmID, err)
+		return false, fmt.Errorf("start %s: %w", info.id, err)
 	}
-	rec.Seq = 1
-	rt.notes.notify(id)
-	rt.launch(lease, &runner{rt: rt, id: id, info: info, plan: plan, fresh: true, input: input,
-		recorded: map[string]store.Record{}})
-	return id, nil
+	rt.notes.notify(nr.id)
+	rt.launch(lease, &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input,
+		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, deadline: nr.deadline})
+	return true, nil
 }
 
 func checkRunID(id string) error {
@@ -498,25 +557,18 @@ func (rt *Runtime) Status(ctx context.Context, id string) (Status, error) {
 	}
 	s := statusOf(r)
 	if s.State == StatePaused {
-		s.Context = rt.pauseContext(ctx, id)
+		if p, ok := rt.lastPause(ctx, id); ok {
+			s.Context, s.Waiting = p.Context, p.Waiting
+		}
 	}
-	return s, nil
-}
-
-func (rt *Runtime) pauseContext(ctx context.Context, id string) string {
-	recs, err := rt.store.Read(ctx, id, 0, 0)
-	if err != nil {
-		return ""
-	}
-	for i := len(recs) - 1; i >= 0; i-- {
-		if recs[i].Type == string(EventPaused) {
-			var ev Event
-			if json.Unmarshal(recs[i].Data, &ev) == nil {
-				return ev.Context
+	if s.Parent != "" {
+		if recs, err := rt.store.Read(ctx, id, 0, 1); err == nil && len(recs) == 1 {
+			if ev, err := decodeEvent(recs[0]); err == nil {
+				s.Depth, s.Customization = ev.Depth, ev.Customization
 			}
 		}
 	}
-	return ""
+	return s, nil
 }
 
 // List returns runs matching f, newest first.
@@ -605,6 +657,7 @@ func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {
 		swarmID = run.Swarm
 	}
 	r := &runner{rt: rt, id: id, lease: lease, info: &defInfo{id: swarmID}}
+	r.spawned.Store(true) // stop whatever runs below it too
 	if err := r.finish(ctx, outcome{kind: interrupted, err: &stopCause{reason: reason, msg: m.ID}}); err != nil {
 		return fmt.Errorf("stop %s: %w", id, err)
 	}

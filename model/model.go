@@ -97,6 +97,8 @@ type Usage struct {
 	ReasoningTokens   int64 `json:"reasoning_tokens,omitempty"`
 	// Calls counts the model calls that produced a response.
 	Calls int64 `json:"calls,omitempty"`
+	// Cost is the price of the calls in US dollars, when known.
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // Add returns the sum of u and v.
@@ -107,6 +109,7 @@ func (u Usage) Add(v Usage) Usage {
 		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
 		ReasoningTokens:   u.ReasoningTokens + v.ReasoningTokens,
 		Calls:             u.Calls + v.Calls,
+		Cost:              u.Cost + v.Cost,
 	}
 }
 

@@ -1,0 +1,298 @@
+package swarm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
+)
+
+// childTarget is a swarm handoff resolved for a run.
+type childTarget struct {
+	swarm        string
+	info         *defInfo
+	customizable bool
+	params       *paramsRecord
+}
+
+// childRunID derives a child's run id from its parent and the step key of
+// the call that starts it, so that a replayed call finds the same child
+// instead of starting another.
+func childRunID(parent, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return parent + "." + hex.EncodeToString(sum[:5])
+}
+
+// params returns the JSON schema of a swarm handoff's arguments.
+func (ct *childTarget) schema() json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	if ct.info.textIn {
+		b.WriteString(`"request":{"type":"string","description":"What the swarm should do, with all the context it needs."}`)
+	} else {
+		in := ct.info.inSchema
+		if len(in) == 0 {
+			in = json.RawMessage(`{}`)
+		}
+		b.WriteString(`"input":`)
+		b.Write(in)
+	}
+	if ct.customizable {
+		b.WriteString(`,"customization":`)
+		b.Write(customizationSchema)
+	}
+	if ct.info.textIn {
+		b.WriteString(`},"required":["request"]}`)
+	} else {
+		b.WriteString(`},"required":["input"]}`)
+	}
+	return json.RawMessage(b.String())
+}
+
+// args decodes a swarm handoff call into the child's input and
+// customization. Errors are meant for the model.
+func (ct *childTarget) args(raw json.RawMessage) (json.RawMessage, *Customization, error) {
+	var a struct {
+		Request       *string         `json:"request"`
+		Input         json.RawMessage `json:"input"`
+		Customization *Customization  `json:"customization"`
+	}
+	if err := json.Unmarshal(orEmpty(raw), &a); err != nil {
+		return nil, nil, fmt.Errorf("needs an object argument: %w", err)
+	}
+	if a.Customization != nil && !ct.customizable {
+		return nil, nil, fmt.Errorf("swarm %s does not accept a customization", ct.swarm)
+	}
+	if ct.info.textIn {
+		if a.Request == nil || strings.TrimSpace(*a.Request) == "" {
+			return nil, nil, errors.New("needs a non-empty request string")
+		}
+		in, _ := json.Marshal(*a.Request)
+		return in, a.Customization, nil
+	}
+	if len(a.Input) == 0 || string(a.Input) == "null" {
+		return nil, nil, errors.New("needs an input matching the swarm's input schema")
+	}
+	// A model sometimes sends the input as a JSON string holding JSON.
+	var s string
+	if json.Unmarshal(a.Input, &s) == nil && json.Valid([]byte(s)) {
+		a.Input = json.RawMessage(s)
+	}
+	return a.Input, a.Customization, nil
+}
+
+// child runs a swarm handoff: it starts the child run (unless an earlier
+// attempt did), waits for it durably, and records its outcome as the call's
+// result. A pause of the child (or of anything below it) pauses this run.
+func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolCall, ct *childTarget) callResult {
+	childID := childRunID(r.id, key)
+	input, cust, err := ct.args(c.Arguments)
+	if err != nil {
+		return r.settleChild(ctx, rd, key, c, ct, childID, "error: "+c.Name+": "+err.Error(), true, nil)
+	}
+	if r.depth+1 > r.rt.cfg.MaxDepth {
+		return r.settleChild(ctx, rd, key, c, ct, childID, fmt.Sprintf("error: cannot start swarm %s: the nesting depth limit (%d) is reached", ct.swarm, r.rt.cfg.MaxDepth), true, nil)
+	}
+	r.spawned.Store(true)
+	r.mu.Lock()
+	used := r.usage
+	r.mu.Unlock()
+	_, err = r.rt.create(ctx, newRun{info: ct.info, input: input, id: childID, explicitID: true, values: r.values,
+		parent: r.id, depth: r.depth + 1, params: ct.params, cust: cust, budget: r.budget.remaining(used), deadline: r.deadline})
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrClosed) || ctx.Err() != nil:
+		return callResult{err: errors.Join(err, context.Cause(ctx))}
+	case errors.Is(err, ErrInvalidInput), errors.Is(err, errCustomization), errors.Is(err, ErrInvalid),
+		errors.Is(err, ErrUnknownAgent), errors.Is(err, ErrUnknownSwarm), errors.Is(err, ErrNoModel), errors.Is(err, ErrDuplicate):
+		return r.settleChild(ctx, rd, key, c, ct, childID, "error: cannot start swarm "+ct.swarm+": "+err.Error(), true, nil)
+	default:
+		return callResult{err: &storeError{err}}
+	}
+	run, err := r.waitChild(ctx, key, childID)
+	if err != nil {
+		return callResult{err: err}
+	}
+	var output string
+	isError := false
+	switch run.State {
+	case store.Paused:
+		return callResult{childPause: r.surfacedPause(ctx, rd, key, c, run)}
+	case store.Completed:
+		output = string(run.Result)
+		if ct.info.textOut {
+			var s string
+			if json.Unmarshal(run.Result, &s) == nil {
+				output = s
+			}
+		}
+	case store.Failed:
+		output, isError = "error: swarm "+ct.swarm+" failed: "+run.Reason, true
+	default:
+		output, isError = "error: swarm "+ct.swarm+" was stopped: "+run.Reason, true
+	}
+	u := run.Usage
+	return r.settleChild(ctx, rd, key, c, ct, childID, output, isError, &u)
+}
+
+// surfacedPause is the paused event this run records when its child waits.
+func (r *runner) surfacedPause(ctx context.Context, rd *round, key string, c model.ToolCall, child store.Run) *Event {
+	ev := &Event{Type: EventPaused, Key: key + "/pause/" + strconv.FormatInt(child.LastSeq, 10), Agent: rd.ap.name, Turn: rd.turn,
+		CallID: c.ID, Child: child.ID, Waiting: child.ID, Reason: child.Reason}
+	if p, ok := r.rt.lastPause(ctx, child.ID); ok {
+		ev.Context = p.Context
+		if p.Waiting != "" {
+			ev.Waiting = p.Waiting
+		}
+	}
+	return ev
+}
+
+// settleChild records a swarm handoff's outcome, adding the child's usage
+// to this run's.
+func (r *runner) settleChild(ctx context.Context, rd *round, key string, c model.ToolCall, ct *childTarget, childID, output string, isError bool, usage *model.Usage) callResult {
+	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: rd.ap.name, Target: ct.swarm, Child: childID,
+		CallID: c.ID, Output: output, IsError: isError, Usage: usage}, store.Update{Agent: rd.ap.name})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	total := r.usage
+	if usage != nil {
+		total = total.Add(*usage)
+		u.Usage = &total
+	}
+	if err := r.append(ctx, evs, u, rd.ap); err != nil {
+		return callResult{err: err}
+	}
+	r.usage = total
+	return callResult{output: output, isError: isError}
+}
+
+// waitChild waits until the child run is paused or finished. It drives the
+// child here when nobody else does (after a crash, or a resume), and passes
+// on an answer this run recorded for the child's pause.
+func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run, error) {
+	for {
+		w := r.rt.notes.wait(childID)
+		run, err := r.rt.store.Get(ctx, childID)
+		if err != nil {
+			r.rt.notes.done(childID, w)
+			if ctx.Err() != nil {
+				return run, context.Cause(ctx)
+			}
+			return run, &storeError{err}
+		}
+		switch {
+		case run.State.Terminal():
+			r.rt.notes.done(childID, w)
+			return run, nil
+		case run.State == store.Paused:
+			rec, answered := r.recorded[key+"/pause/"+strconv.FormatInt(run.LastSeq, 10)+"/resumed"]
+			if !answered {
+				r.rt.notes.done(childID, w)
+				return run, nil
+			}
+			// This run was resumed with an answer for the child that has
+			// not reached it yet.
+			ev, err := decodeEvent(rec)
+			if err != nil {
+				r.rt.notes.done(childID, w)
+				return run, &storeError{err}
+			}
+			_, err = r.rt.store.Send(ctx, childID, store.Message{Kind: store.MsgResume, Text: ev.Message, Time: time.Now()})
+			if err != nil && !errors.Is(err, store.ErrInvalidState) {
+				r.rt.notes.done(childID, w)
+				return run, &storeError{err}
+			}
+			r.rt.notes.done(childID, w)
+			r.rt.adopt(ctx, childID)
+			continue
+		default:
+			r.rt.adoptRun(ctx, run)
+		}
+		t := time.NewTimer(r.rt.cfg.PollInterval)
+		select {
+		case <-w.ch:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		r.rt.notes.done(childID, w)
+		if ctx.Err() != nil {
+			return run, context.Cause(ctx)
+		}
+	}
+}
+
+// adopt drives run id here if it is runnable and nobody drives it.
+func (rt *Runtime) adopt(ctx context.Context, id string) {
+	run, err := rt.store.Get(ctx, id)
+	if err == nil {
+		rt.adoptRun(ctx, run)
+	}
+}
+
+func (rt *Runtime) adoptRun(ctx context.Context, run store.Run) {
+	if run.State != store.Running {
+		return
+	}
+	rt.mu.RLock()
+	_, active := rt.active[run.ID]
+	rt.mu.RUnlock()
+	if active || (run.Owner != "" && run.Owner != rt.owner && time.Now().Before(run.LeaseUntil)) {
+		return
+	}
+	if err := rt.Drive(ctx, run.ID); err != nil && !errors.Is(err, store.ErrLeased) && !errors.Is(err, store.ErrInvalidState) {
+		rt.log.Warn("cannot drive child run", "run", run.ID, "err", err)
+	}
+}
+
+// lastPause returns the newest paused event of run id.
+func (rt *Runtime) lastPause(ctx context.Context, id string) (Event, bool) {
+	recs, err := rt.store.Read(ctx, id, 0, 0)
+	if err != nil {
+		return Event{}, false
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Type == string(EventPaused) {
+			ev, err := decodeEvent(recs[i])
+			return ev, err == nil
+		}
+	}
+	return Event{}, false
+}
+
+// stopChildren stops the unfinished child runs of a run that has ended.
+func (r *runner) stopChildren(ctx context.Context, why string) {
+	if !r.spawned.Load() {
+		return
+	}
+	kids, err := r.rt.store.List(ctx, store.Filter{Parent: r.id})
+	if err != nil {
+		r.rt.log.Warn("cannot list child runs", "run", r.id, "err", err)
+		return
+	}
+	for _, k := range kids {
+		if k.State.Terminal() {
+			continue
+		}
+		if err := r.rt.Stop(ctx, k.ID, why); err != nil && !errors.Is(err, store.ErrInvalidState) {
+			r.rt.log.Warn("cannot stop child run", "run", k.ID, "err", err)
+		}
+	}
+}
+
+// resumeKey is the step key under which the answer to a pause is recorded.
+func resumeKey(ev Event) string {
+	if ev.Child != "" || ev.CallID == "" {
+		return ev.Key + "/resumed"
+	}
+	return "t" + strconv.Itoa(ev.Turn) + "/tool/" + ev.CallID
+}
