@@ -106,11 +106,11 @@ type Status struct {
 	Depth int `json:"depth,omitempty"`
 	// Customization is what the parent's model added to this child run.
 	Customization *Customization `json:"customization,omitempty"`
-	Usage     model.Usage `json:"usage"`
-	Owner     string      `json:"owner,omitempty"`
-	LastSeq   int64       `json:"last_seq"`
-	CreatedAt time.Time   `json:"created_at"`
-	UpdatedAt time.Time   `json:"updated_at"`
+	Usage         model.Usage    `json:"usage"`
+	Owner         string         `json:"owner,omitempty"`
+	LastSeq       int64          `json:"last_seq"`
+	CreatedAt     time.Time      `json:"created_at"`
+	UpdatedAt     time.Time      `json:"updated_at"`
 }
 
 func statusOf(r store.Run) Status {
