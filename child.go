@@ -105,6 +105,11 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 	r.mu.Lock()
 	used := r.usage
 	r.mu.Unlock()
+	if r.budget != nil && !r.budget.Pause && !r.lifted {
+		if reason := r.budget.exceeded(used, r.deadline, time.Now()); reason != "" {
+			return callResult{abort: reason}
+		}
+	}
 	_, err = r.rt.create(ctx, newRun{info: ct.info, input: input, id: childID, explicitID: true, values: r.values,
 		parent: r.id, depth: r.depth + 1, params: ct.params, cust: cust, budget: r.budget.remaining(used), deadline: r.deadline})
 	switch {
