@@ -101,8 +101,8 @@ func (r *Run[Out]) Stop(ctx context.Context, reason string) error {
 
 // Events replays the run's events after sequence number after (0: from the
 // start) and then follows new ones live until the run finishes or ctx ends.
-func (r *Run[Out]) Events(ctx context.Context, after int64) iter.Seq2[Event, error] {
-	return r.rt.Events(ctx, r.id, after)
+func (r *Run[Out]) Events(ctx context.Context, after int64, opts ...EventsOption) iter.Seq2[Event, error] {
+	return r.rt.Events(ctx, r.id, after, opts...)
 }
 
 // History returns the run's recorded events after sequence number after,
@@ -127,9 +127,21 @@ func (rt *Runtime) History(ctx context.Context, id string, after int64) ([]Event
 // Events replays run id's events after sequence number after and then
 // follows new ones live until the run finishes (its completed, failed or
 // stopped event has been yielded) or ctx ends. Changes made by other
-// processes are picked up by polling. An error ends the sequence.
-func (rt *Runtime) Events(ctx context.Context, id string, after int64) iter.Seq2[Event, error] {
+// processes are picked up by polling. An error ends the sequence. With
+// [WithDeltas], streamed model text arrives too, as delta events with Seq 0,
+// each before the model response it belongs to.
+func (rt *Runtime) Events(ctx context.Context, id string, after int64, opts ...EventsOption) iter.Seq2[Event, error] {
+	var ec eventsConfig
+	for _, o := range opts {
+		o(&ec)
+	}
 	return func(yield func(Event, error) bool) {
+		var ds deltaQueue
+		if ec.deltas {
+			sub := rt.live.subscribe(id)
+			defer rt.live.unsubscribe(id, sub)
+			ds.ch = sub.ch
+		}
 		for {
 			w := rt.notes.wait(id)
 			recs, err := rt.store.Read(ctx, id, after, 256)
@@ -138,6 +150,10 @@ func (rt *Runtime) Events(ctx context.Context, id string, after int64) iter.Seq2
 				yield(Event{}, fmt.Errorf("events of %s: %w", id, err))
 				return
 			}
+			// A delta is published before its model response is
+			// journaled, so every delta of a response in recs is in the
+			// channel by now.
+			ds.drain()
 			if len(recs) > 0 {
 				rt.notes.done(id, w)
 				for _, rec := range recs {
@@ -148,6 +164,9 @@ func (rt *Runtime) Events(ctx context.Context, id string, after int64) iter.Seq2
 					}
 					ev.RunID = id
 					after = rec.Seq
+					if (ev.Type == EventModelResponse || ev.Type == EventModelError) && !ds.flush(yield, ev.Agent, ev.Call) {
+						return
+					}
 					if !yield(ev, nil) {
 						return
 					}
@@ -155,13 +174,23 @@ func (rt *Runtime) Events(ctx context.Context, id string, after int64) iter.Seq2
 						return
 					}
 				}
+				// The rest belong to calls not journaled yet.
+				if !ds.flushAll(yield) {
+					return
+				}
 				continue
+			}
+			if !ds.flushAll(yield) {
+				rt.notes.done(id, w)
+				return
 			}
 			t := time.NewTimer(rt.cfg.PollInterval)
 			select {
 			case <-w.ch:
 			case <-t.C:
 			case <-ctx.Done():
+			case d := <-ds.ch:
+				ds.pending = append(ds.pending, d)
 			}
 			t.Stop()
 			rt.notes.done(id, w)
@@ -171,4 +200,48 @@ func (rt *Runtime) Events(ctx context.Context, id string, after int64) iter.Seq2
 			}
 		}
 	}
+}
+
+// deltaQueue orders a subscriber's deltas with its journaled events: the
+// deltas of a model call go out just before the call's response.
+type deltaQueue struct {
+	ch      chan Event
+	pending []Event
+}
+
+func (q *deltaQueue) drain() {
+	for {
+		select {
+		case d := <-q.ch:
+			q.pending = append(q.pending, d)
+		default:
+			return
+		}
+	}
+}
+
+// flush yields the pending deltas of one model call.
+func (q *deltaQueue) flush(yield func(Event, error) bool, agent string, call int) bool {
+	keep := q.pending[:0]
+	ok := true
+	for _, d := range q.pending {
+		if ok && d.Agent == agent && d.Call == call {
+			ok = yield(d, nil)
+			continue
+		}
+		keep = append(keep, d)
+	}
+	q.pending = keep
+	return ok
+}
+
+func (q *deltaQueue) flushAll(yield func(Event, error) bool) bool {
+	for i, d := range q.pending {
+		if !yield(d, nil) {
+			q.pending = q.pending[i+1:]
+			return false
+		}
+	}
+	q.pending = q.pending[:0]
+	return true
 }

@@ -104,6 +104,7 @@ type Runtime struct {
 	hbOn   bool
 
 	notes   notifier
+	live    hub
 	tmpls   sync.Map // instructions -> *template.Template
 	schemas sync.Map // tool schema text -> *jsonschema.Resolved
 }
