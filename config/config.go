@@ -114,6 +114,16 @@ func (f *File) Register(rt *swarm.Runtime) error {
 		}
 	}
 	agents, defs := f.build()
+	// The file's tools are registered too, so that customizations and
+	// call-site params can name them.
+	for _, n := range f.toolNames {
+		if _, ok := f.tools[n]; !ok {
+			continue
+		}
+		if err := rt.RegisterTool(f.tools[n]); err != nil && !errors.Is(err, swarm.ErrDuplicate) {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	if err := rt.RegisterAgent(agents...); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -180,7 +190,14 @@ func handoffs(refs []handoffRef, byName map[string]*swarm.Agent) []swarm.Handoff
 	}
 	out := make([]swarm.Handoff, len(refs))
 	for i, h := range refs {
-		out[i] = swarm.ToAgent(byName[h.target])
+		if h.swarm {
+			out[i] = swarm.ToSwarmID(h.target)
+			if h.customizable {
+				out[i] = out[i].Customizable()
+			}
+		} else {
+			out[i] = swarm.ToAgent(byName[h.target])
+		}
 		if h.description != "" {
 			out[i] = out[i].WithDescription(h.description)
 		}

@@ -40,7 +40,13 @@
 // slash, and a tool's dir. A command that is a bare name is looked up in PATH
 // when the file is loaded.
 //
-// Handoffs name agents of the same file and are resolved by value
+// A handoff naming a swarm of the file ("handoffs: [ticketing]", or
+// "{swarm: ticketing, customizable: true}") starts that swarm as a child
+// run ([swarm.ToSwarmID]); customizable lets the calling model add
+// instructions, registered agents and tools to the child. The file's tools
+// are registered with the runtime, so customizations can name them.
+//
+// Agent handoffs name agents of the same file and are resolved by value
 // ([swarm.ToAgent]), so a file is self-contained and agents may hand off to
 // each other in cycles. A handoff to an agent the file does not define (one
 // registered from Go, say) is an error. Agents and swarms share one

@@ -27,7 +27,7 @@ var (
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "handoffs", "max_turns"}
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "max_turns", "input", "result_schema", "tags"}
-	handoffFields = []string{"agent", "description"}
+	handoffFields = []string{"agent", "swarm", "description", "customizable"}
 )
 
 // Tool names a swarm orchestrator already has.
@@ -54,6 +54,7 @@ type parser struct {
 	agentLines map[string]int
 	agentNames []string
 	swarmLines map[string]int
+	swarmNames []string
 }
 
 // field is one key and value of a mapping.
@@ -72,6 +73,8 @@ type toolDef struct {
 
 type handoffRef struct {
 	target, description string
+	// swarm: the target is a swarm of the file, run as a child run.
+	swarm, customizable bool
 }
 
 // agentDef is what agents and swarms have in common.
@@ -226,6 +229,7 @@ func (p *parser) parse(data []byte) *File {
 			p.errf(e.key, "swarm %s: the name is already used by the agent defined at line %d (agents and swarms share one namespace)", e.name, line)
 		}
 		p.swarmLines[e.name] = e.key.Line
+		p.swarmNames = append(p.swarmNames, e.name)
 	}
 
 	for _, e := range agents {
@@ -434,20 +438,37 @@ func (p *parser) handoffs(n *yaml.Node, what string) []handoffRef {
 		switch {
 		case e.Kind == yaml.ScalarNode && !isNull(e):
 			h.target = e.Value
+			_, h.swarm = p.swarmLines[h.target]
 		case e.Kind == yaml.MappingNode:
 			fs := p.fields(e, what+": handoff", handoffFields)
-			fd, ok := fs["agent"]
-			if !ok {
-				p.errf(e, "%s: handoff: missing field \"agent\"", what)
+			fa, isAgent := fs["agent"]
+			fsw, isSwarm := fs["swarm"]
+			switch {
+			case isAgent && isSwarm:
+				p.errf(e, "%s: handoff: give either agent or swarm, not both", what)
+				continue
+			case isAgent:
+				h.target = p.str(fa.val, what+": handoff", "agent")
+				at = fa.val
+			case isSwarm:
+				h.target = p.str(fsw.val, what+": handoff", "swarm")
+				h.swarm = true
+				at = fsw.val
+			default:
+				p.errf(e, "%s: handoff: missing field \"agent\" or \"swarm\"", what)
 				continue
 			}
-			h.target = p.str(fd.val, what+": handoff", "agent")
-			at = fd.val
 			if fd, ok := fs["description"]; ok {
 				h.description = p.str(fd.val, what+": handoff", "description")
 			}
+			if fd, ok := fs["customizable"]; ok {
+				h.customizable = p.boolean(fd.val, what+": handoff", "customizable")
+				if !h.swarm {
+					p.errf(fd.key, "%s: handoff: customizable applies to swarm handoffs only", what)
+				}
+			}
 		default:
-			p.errf(e, "%s: handoffs: want an agent name or a mapping with agent and description, got %s", what, describe(e))
+			p.errf(e, "%s: handoffs: want an agent or swarm name, or a mapping with agent or swarm, got %s", what, describe(e))
 			continue
 		}
 		if h.target == "" {
@@ -458,12 +479,13 @@ func (p *parser) handoffs(n *yaml.Node, what string) []handoffRef {
 			continue
 		}
 		seen[h.target] = at.Line
-		if _, ok := p.agentLines[h.target]; !ok {
-			if line, isSwarm := p.swarmLines[h.target]; isSwarm {
-				p.errf(at, "%s: handoff to %q, which is the swarm defined at line %d; handoffs name agents", what, h.target, line)
-			} else {
-				p.errf(at, "%s: handoff to unknown agent %q (%s)", what, h.target, known(p.agentNames, "agents"))
+		if h.swarm {
+			if _, ok := p.swarmLines[h.target]; !ok {
+				p.errf(at, "%s: handoff to unknown swarm %q (%s)", what, h.target, known(p.swarmNames, "swarms"))
+				continue
 			}
+		} else if _, ok := p.agentLines[h.target]; !ok {
+			p.errf(at, "%s: handoff to unknown agent %q (%s)", what, h.target, known(p.agentNames, "agents"))
 			continue
 		}
 		out = append(out, h)
@@ -520,6 +542,14 @@ func (p *parser) modelSpec(n *yaml.Node, what string) string {
 }
 
 // str returns the text of a scalar ("" for null).
+func (p *parser) boolean(n *yaml.Node, what, name string) bool {
+	var b bool
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
+		p.errf(n, "%s: %s: want true or false, got %s", what, name, describe(n))
+	}
+	return b
+}
+
 func (p *parser) str(n *yaml.Node, what, name string) string {
 	n = deref(n)
 	if isNull(n) {

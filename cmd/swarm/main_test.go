@@ -186,21 +186,75 @@ func TestStopPausedRun(t *testing.T) {
 // run completes with the right result, no step is journaled twice, and no
 // tool call whose result was journaled before the kill runs again.
 func TestCrashAtEveryJournalBoundary(t *testing.T) {
+	crashMatrix(t, "trip", `{"plan":"hike on Saturday"}`)
+}
+
+// TestCrashInChildSwarms kills a run tree (a parent with two child swarms
+// running in parallel next to an agent handoff) at every record of the
+// whole tree.
+func TestCrashInChildSwarms(t *testing.T) {
+	crashMatrix(t, "tour", `{"plan":"two tours"}`)
+}
+
+// treeJournal returns the journals of run root and its descendants, keyed
+// by run id relative to the root ("" for the root).
+func treeJournal(ctx context.Context, t *testing.T, st store.Store, root string) map[string][]store.Record {
+	t.Helper()
+	out := map[string][]store.Record{}
+	var walk func(id string)
+	walk = func(id string) {
+		recs, err := st.Read(ctx, id, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimPrefix(id, root)] = recs
+		kids, err := st.List(ctx, store.Filter{Parent: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range kids {
+			walk(k.ID)
+		}
+	}
+	walk(root)
+	return out
+}
+
+func treeSize(j map[string][]store.Record) int {
+	n := 0
+	for _, recs := range j {
+		n += len(recs)
+	}
+	return n
+}
+
+// crashMatrix runs swarm once cleanly, then once per record k of the clean
+// run's tree: SIGKILL once the tree holds k records, then swarm recover.
+// Every recovered tree must equal the clean one record for record (no
+// child started twice, no step repeated), every side effect must happen
+// once, and no call journaled before the kill may run again.
+func crashMatrix(t *testing.T, swarmID, wantResult string) {
 	if testing.Short() {
 		t.Skip("kills real processes")
 	}
 	clean := workdir(t)
-	if out, code := run(t, clean, "run", "--id", "c", "trip", "x"); code != 0 {
+	if out, code := run(t, clean, "run", "--id", "c", swarmID, "x"); code != 0 {
 		t.Fatalf("clean run: %d %s", code, out)
 	}
-	want := readJournal(t, clean, "c")
+	cst, err := sqlite.Open(context.Background(), filepath.Join(clean, "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := treeJournal(context.Background(), t, cst, "c")
+	cst.Close()
+	total := treeSize(want)
 	wantEffects := len(lines(t, filepath.Join(clean, "effects.log")))
-	for k := 1; k < len(want); k++ {
+	for k := 1; k < total; k++ {
 		t.Run(fmt.Sprintf("after_record_%02d", k), func(t *testing.T) {
 			dir := workdir(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			cmd := swarmCmd(ctx, dir, "run", "--lease", "500ms", "--id", "r", "trip", "x")
+			cmd := swarmCmd(ctx, dir, "run", "--lease", "500ms", "--id", "r", swarmID, "x")
 			var errb bytes.Buffer
 			cmd.Stderr = &errb
 			if err := cmd.Start(); err != nil {
@@ -215,25 +269,28 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 				time.Sleep(2 * time.Millisecond)
 			}
 			for {
-				r, err := st.Get(ctx, "r")
-				if err == nil && r.LastSeq >= int64(k) {
+				runs, err := st.List(ctx, store.Filter{})
+				n := int64(0)
+				for _, r := range runs {
+					n += r.LastSeq
+				}
+				if err == nil && n >= int64(k) {
 					break
 				}
 				if ctx.Err() != nil {
-					t.Fatalf("timed out waiting for record %d: %v (last seq %d)\n%s", k, err, r.LastSeq, errb.String())
+					t.Fatalf("timed out waiting for record %d: %v (%d records)\n%s", k, err, n, errb.String())
 				}
 				time.Sleep(time.Millisecond)
 			}
 			_ = cmd.Process.Signal(syscall.SIGKILL)
 			_ = cmd.Wait()
-			atKill, err := st.Read(ctx, "r", 0, 0)
+			atKill := treeJournal(ctx, t, st, "r")
 			st.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
 			journaled := map[string]bool{}
-			for _, rec := range atKill {
-				journaled["r/"+rec.Key] = true
+			for rel, recs := range atKill {
+				for _, rec := range recs {
+					journaled["r"+rel+"/"+rec.Key] = true
+				}
 			}
 			inv := filepath.Join(dir, "invocations.log")
 			if _, err := os.Stat(inv); err == nil {
@@ -242,7 +299,7 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 				}
 			}
 			out, code := run(t, dir, "recover", "--lease", "500ms")
-			if code != 0 && len(atKill) < len(want) {
+			if code != 0 && treeSize(atKill) < total {
 				t.Fatalf("recover exit %d: %s", code, out)
 			}
 			var s struct {
@@ -253,19 +310,29 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &s); err != nil {
 				t.Fatal(err)
 			}
-			if s.State != "completed" || string(s.Result) != `{"plan":"hike on Saturday"}` {
+			if s.State != "completed" || string(s.Result) != wantResult {
 				t.Fatalf("after recover: %s", out)
 			}
-			got := readJournal(t, dir, "r")
-			if len(got) != len(want) {
-				t.Errorf("journal has %d records, a clean run %d", len(got), len(want))
+			st, err := sqlite.Open(ctx, db)
+			if err != nil {
+				t.Fatal(err)
 			}
-			keys := map[string]bool{}
-			for i, rec := range got {
-				if rec.Seq != int64(i+1) || keys[rec.Key] {
-					t.Errorf("record %d: seq %d key %s (duplicate: %v)", i, rec.Seq, rec.Key, keys[rec.Key])
+			got := treeJournal(ctx, t, st, "r")
+			st.Close()
+			if len(got) != len(want) {
+				t.Errorf("tree has %d runs, a clean run %d", len(got), len(want))
+			}
+			for rel, recs := range got {
+				if len(recs) != len(want[rel]) {
+					t.Errorf("run r%s: %d records, a clean run %d", rel, len(recs), len(want[rel]))
 				}
-				keys[rec.Key] = true
+				keys := map[string]bool{}
+				for i, rec := range recs {
+					if rec.Seq != int64(i+1) || keys[rec.Key] {
+						t.Errorf("run r%s record %d: seq %d key %s (duplicate: %v)", rel, i, rec.Seq, rec.Key, keys[rec.Key])
+					}
+					keys[rec.Key] = true
+				}
 			}
 			effects := lines(t, filepath.Join(dir, "effects.log"))
 			seen := map[string]bool{}
