@@ -52,7 +52,11 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 		after = ev.Seq
 		switch ev.Type {
 		case swarm.EventHandoffStarted:
-			fmt.Fprintf(w, "  %-16s ⇒ %s: %s\n", ev.Agent, ev.Target, ev.Request)
+			req := ev.Request
+			if req == "" {
+				req = string(ev.Arguments)
+			}
+			fmt.Fprintf(w, "  %-16s ⇒ %s: %s\n", ev.Agent, ev.Target, req)
 		case swarm.EventHandoffReturned:
 			fmt.Fprintf(w, "  %-16s ⇐ %s: %s\n", ev.Agent, ev.Target, ev.Output)
 		case swarm.EventToolCall:
