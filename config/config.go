@@ -33,6 +33,7 @@ type File struct {
 	toolNames []string
 	agents    []*agentDef
 	swarms    []*swarmDef
+	remotes   map[string]*remoteDef // a2a_agents, see a2a.go
 }
 
 // Load reads and checks the configuration file at path. Relative paths in
@@ -134,7 +135,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 			Description:  a.description,
 			Instructions: a.instructions,
 			Model:        f.modelFor(a.model),
-			Tools:        tools(a.tools),
+			Tools:        append(tools(a.tools), f.remoteTools(a.handoffs)...),
 			MaxTurns:     a.maxTurns,
 		}
 		byName[a.name] = agents[i]
@@ -147,7 +148,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 		spec := swarm.Spec{
 			Instructions: s.instructions,
 			Handoffs:     handoffs(s.handoffs, byName),
-			Tools:        tools(s.tools),
+			Tools:        append(tools(s.tools), f.remoteTools(s.handoffs)...),
 			MaxTurns:     s.maxTurns,
 			Model:        f.modelFor(s.model),
 		}
@@ -178,12 +179,16 @@ func handoffs(refs []handoffRef, byName map[string]*swarm.Agent) []swarm.Handoff
 	if len(refs) == 0 {
 		return nil
 	}
-	out := make([]swarm.Handoff, len(refs))
-	for i, h := range refs {
-		out[i] = swarm.ToAgent(byName[h.target])
-		if h.description != "" {
-			out[i] = out[i].WithDescription(h.description)
+	out := make([]swarm.Handoff, 0, len(refs))
+	for _, h := range refs {
+		if h.remote {
+			continue // a tool: see remoteTools
 		}
+		ho := swarm.ToAgent(byName[h.target])
+		if h.description != "" {
+			ho = ho.WithDescription(h.description)
+		}
+		out = append(out, ho)
 	}
 	return out
 }
