@@ -285,6 +285,12 @@ func TestSendGetList(t *testing.T) {
 	if err != nil || list.TotalSize != 0 {
 		t.Fatalf("by state = %+v, %v", list, err)
 	}
+	list, err = c.ListTasks(context.Background(), &sdk.ListTasksRequest{Status: sdk.TaskStateRejected})
+	if err != nil || list.TotalSize != 0 {
+		t.Fatalf("rejected = %+v, %v", list, err)
+	}
+	_, err = c.ListTasks(context.Background(), &sdk.ListTasksRequest{Status: "TASK_STATE_SLEEPY"})
+	wantErr(t, err, sdk.ErrInvalidParams)
 	_, err = c.ListTasks(context.Background(), &sdk.ListTasksRequest{PageToken: "x"})
 	wantErr(t, err, sdk.ErrInvalidParams)
 	_, err = c.ListTasks(context.Background(), &sdk.ListTasksRequest{PageSize: 1000})

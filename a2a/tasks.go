@@ -253,10 +253,16 @@ func (h *taskHandler) ListTasks(ctx context.Context, req *sdk.ListTasksRequest) 
 	}
 	resp := &sdk.ListTasksResponse{Tasks: []*sdk.Task{}, PageSize: size}
 	f := store.Filter{Swarm: h.agent.id}
-	if req.Status != sdk.TaskStateUnspecified {
+	switch req.Status {
+	case sdk.TaskStateUnspecified, "UNRECOGNIZED":
+		// No filter. (The JavaScript SDK sends UNRECOGNIZED for a status
+		// left out.)
+	case sdk.TaskStateSubmitted, sdk.TaskStateRejected, sdk.TaskStateAuthRequired:
+		return resp, nil // states no run is ever in
+	default:
 		st, ok := runState(req.Status)
 		if !ok {
-			return resp, nil
+			return nil, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("unknown task state %q", req.Status))
 		}
 		f.State = st
 	}
