@@ -1,10 +1,17 @@
 package a2a_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/a2a"
@@ -141,3 +148,47 @@ func TestRemoteOptions(t *testing.T) {
 }
 
 func swarmFilter(id string) store.Filter { return store.Filter{Swarm: id} }
+
+// TestRemotePolls checks that a remote task still working when
+// SendMessage returns is followed until it ends.
+func TestRemotePolls(t *testing.T) {
+	slowish := scripted.Script{"later": {{Text: "finally", Delay: 50 * time.Millisecond}}}
+	remoteRT, _ := swarmtest.NewRuntime(t, slowish, swarm.Define[string, string]("later", "Answers later", nil))
+	h, err := a2a.NewHandler(remoteRT, a2a.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A server that does not block: every SendMessage returns at once.
+	var gets atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			var req map[string]any
+			if json.Unmarshal(body, &req) == nil && req["method"] == "SendMessage" {
+				req["params"].(map[string]any)["configuration"] = map[string]any{"returnImmediately": true}
+				body, _ = json.Marshal(req)
+			}
+			if req["method"] == "GetTask" {
+				gets.Add(1)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	tl, err := a2a.Remote("later", srv.URL+"/a2a/later", a2a.WithPollInterval(5*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := tl.Call(context.Background(), json.RawMessage(`{"request":"when?"}`))
+	if err != nil || out != "finally" || gets.Load() == 0 {
+		t.Fatalf("Call = %q, %v after %d polls", out, err, gets.Load())
+	}
+	// Canceling the caller's context ends the wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	slowTool, _ := a2a.Remote("later", srv.URL+"/a2a/later", a2a.WithPollInterval(time.Hour))
+	if _, err := slowTool.Call(ctx, json.RawMessage(`{"request":"again"}`)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("canceled call: %v", err)
+	}
+}
