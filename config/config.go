@@ -33,6 +33,7 @@ type File struct {
 	toolNames []string
 	agents    []*agentDef
 	swarms    []*swarmDef
+	remotes   map[string]*remoteDef // a2a_agents, see a2a.go
 }
 
 // Load reads and checks the configuration file at path. Relative paths in
@@ -144,7 +145,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 			Description:  a.description,
 			Instructions: a.instructions,
 			Model:        f.modelFor(a.model),
-			Tools:        tools(a.tools),
+			Tools:        append(tools(a.tools), f.remoteTools(a.handoffs)...),
 			MaxTurns:     a.maxTurns,
 		}
 		byName[a.name] = agents[i]
@@ -157,7 +158,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 		spec := swarm.Spec{
 			Instructions: s.instructions,
 			Handoffs:     handoffs(s.handoffs, byName),
-			Tools:        tools(s.tools),
+			Tools:        append(tools(s.tools), f.remoteTools(s.handoffs)...),
 			MaxTurns:     s.maxTurns,
 			Model:        f.modelFor(s.model),
 		}
@@ -188,19 +189,24 @@ func handoffs(refs []handoffRef, byName map[string]*swarm.Agent) []swarm.Handoff
 	if len(refs) == 0 {
 		return nil
 	}
-	out := make([]swarm.Handoff, len(refs))
-	for i, h := range refs {
-		if h.swarm {
-			out[i] = swarm.ToSwarmID(h.target)
+	out := make([]swarm.Handoff, 0, len(refs))
+	for _, h := range refs {
+		var ho swarm.Handoff
+		switch {
+		case h.remote:
+			continue // a tool: see remoteTools
+		case h.swarm:
+			ho = swarm.ToSwarmID(h.target)
 			if h.customizable {
-				out[i] = out[i].Customizable()
+				ho = ho.Customizable()
 			}
-		} else {
-			out[i] = swarm.ToAgent(byName[h.target])
+		default:
+			ho = swarm.ToAgent(byName[h.target])
 		}
 		if h.description != "" {
-			out[i] = out[i].WithDescription(h.description)
+			ho = ho.WithDescription(h.description)
 		}
+		out = append(out, ho)
 	}
 	return out
 }

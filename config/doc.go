@@ -34,6 +34,11 @@
 //	    input: text                    # "text" (default) or a JSON schema of a structured input
 //	    result_schema: {type: object, properties: {activity: {type: string}}, required: [activity]}
 //	    tags: [planning]
+//	a2a_agents:                        # remote A2A agents (see package a2a)
+//	  researcher:
+//	    url: https://agents.example.com/a2a/researcher   # base URL or agent card URL
+//	    token_env: RESEARCHER_TOKEN    # optional: bearer token from this variable
+//	    description: Finds sources     # optional tool description
 //
 // Relative paths resolve against the directory of the YAML file: the script
 // of a "scripted:PATH" model spec, a command whose first element contains a
@@ -51,6 +56,11 @@
 // each other in cycles. A handoff to an agent the file does not define (one
 // registered from Go, say) is an error. Agents and swarms share one
 // namespace.
+//
+// A handoff may also name an entry of a2a_agents: the model is then offered
+// the tool delegate_to_<name> (made with [a2a.Remote]), which sends the
+// request to the remote agent and returns its result. The token variable
+// must be set when the file is loaded.
 //
 // A swarm without result_schema returns text; with one, its result is the
 // JSON value ([json.RawMessage]) the schema describes. A swarm whose input is

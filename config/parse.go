@@ -23,7 +23,7 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "tools", "agents", "swarms"}
+	topFields     = []string{"version", "model", "tools", "agents", "swarms", "a2a_agents"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "handoffs", "max_turns"}
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "max_turns", "input", "result_schema", "tags"}
@@ -55,6 +55,7 @@ type parser struct {
 	agentNames []string
 	swarmLines map[string]int
 	swarmNames []string
+	remotes    map[string]*remoteDef // a2a_agents; nil values have mistakes
 }
 
 // field is one key and value of a mapping.
@@ -75,6 +76,7 @@ type handoffRef struct {
 	target, description string
 	// swarm: the target is a swarm of the file, run as a child run.
 	swarm, customizable bool
+	remote              bool // target is a remote A2A agent
 }
 
 // agentDef is what agents and swarms have in common.
@@ -121,7 +123,7 @@ func parse(data []byte, dir, file string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: directory %q: %w", dir, err)
 	}
-	p := &parser{file: file, dir: abs, tools: map[string]*toolDef{}, agentLines: map[string]int{}, swarmLines: map[string]int{}}
+	p := &parser{file: file, dir: abs, tools: map[string]*toolDef{}, agentLines: map[string]int{}, swarmLines: map[string]int{}, remotes: map[string]*remoteDef{}}
 	f := p.parse(data)
 	if err := p.err(); err != nil {
 		return nil, err
@@ -231,6 +233,7 @@ func (p *parser) parse(data []byte) *File {
 		p.swarmLines[e.name] = e.key.Line
 		p.swarmNames = append(p.swarmNames, e.name)
 	}
+	f.remotes = p.a2aAgents(top)
 
 	for _, e := range agents {
 		what := "agent " + e.name
@@ -479,6 +482,13 @@ func (p *parser) handoffs(n *yaml.Node, what string) []handoffRef {
 			continue
 		}
 		seen[h.target] = at.Line
+		if declared, ok := p.remoteRef(h.target); declared && !h.swarm {
+			if ok {
+				h.remote = true
+				out = append(out, h)
+			}
+			continue
+		}
 		if h.swarm {
 			if _, ok := p.swarmLines[h.target]; !ok {
 				p.errf(at, "%s: handoff to unknown swarm %q (%s)", what, h.target, known(p.swarmNames, "swarms"))

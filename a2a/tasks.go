@@ -1,0 +1,672 @@
+package a2a
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+	"time"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/store"
+)
+
+// Run values that keep A2A identifiers with a run started over A2A.
+const (
+	// ValueContextID is the run value holding the task's A2A contextId.
+	ValueContextID = "a2a_context_id"
+	// ValueMessageID is the run value holding the id of the message that
+	// started the task.
+	ValueMessageID = "a2a_message_id"
+)
+
+// ResultArtifactID is the id of the artifact holding a completed run's
+// result.
+const ResultArtifactID = "result"
+
+// taskHandler implements the A2A operations of one swarm on the runtime:
+// a task is a run.
+type taskHandler struct {
+	rt    *swarm.Runtime
+	agent *agent
+}
+
+var _ a2asrv.RequestHandler = (*taskHandler)(nil)
+
+func (h *taskHandler) check(ctx context.Context) error {
+	if err := auth.Check(ctx, h.agent.id); err != nil {
+		return sdk.NewError(sdk.ErrUnauthorized, err.Error())
+	}
+	return nil
+}
+
+// status returns the run behind task id, which must belong to this swarm.
+func (h *taskHandler) status(ctx context.Context, id sdk.TaskID) (swarm.Status, error) {
+	if id == "" {
+		return swarm.Status{}, sdk.NewError(sdk.ErrInvalidParams, "missing task id")
+	}
+	st, err := h.rt.Status(ctx, string(id))
+	if errors.Is(err, swarm.ErrNotFound) || err == nil && st.Swarm != h.agent.id {
+		return swarm.Status{}, sdk.NewError(sdk.ErrTaskNotFound, fmt.Sprintf("task %s not found", id))
+	}
+	if err != nil {
+		return swarm.Status{}, internal(err)
+	}
+	return st, nil
+}
+
+func internal(err error) error {
+	return fmt.Errorf("%w: %w", sdk.ErrInternalError, err)
+}
+
+// snapshot returns the task of a run as of its status st: the journal is
+// read up to st.LastSeq, so that following events from there misses
+// nothing and repeats nothing.
+func (h *taskHandler) snapshot(ctx context.Context, st swarm.Status) (*sdk.Task, error) {
+	evs, err := h.rt.History(ctx, st.ID, 0)
+	if err != nil {
+		return nil, internal(err)
+	}
+	for len(evs) > 0 && evs[len(evs)-1].Seq > st.LastSeq {
+		evs = evs[:len(evs)-1]
+	}
+	return taskOf(st, evs), nil
+}
+
+// taskOf builds the A2A task of a run from its status and journal.
+func taskOf(st swarm.Status, evs []swarm.Event) *sdk.Task {
+	updated := st.UpdatedAt
+	t := &sdk.Task{
+		ID:        sdk.TaskID(st.ID),
+		ContextID: st.ID,
+		Status:    sdk.TaskStatus{State: stateOf(st.State), Timestamp: &updated},
+		Metadata:  map[string]any{"swarm": st.Swarm},
+	}
+	var pause *sdk.Message
+	for _, ev := range evs {
+		switch ev.Type {
+		case swarm.EventStarted:
+			if c, ok := ev.Values[ValueContextID].(string); ok && c != "" {
+				t.ContextID = c
+			}
+			id := msgID(st.ID, ev.Seq)
+			if m, ok := ev.Values[ValueMessageID].(string); ok && m != "" {
+				id = m
+			}
+			t.History = append(t.History, &sdk.Message{ID: id, Role: sdk.MessageRoleUser, Parts: sdk.ContentParts{valuePart(ev.Input)}})
+		case swarm.EventPaused:
+			pause = &sdk.Message{ID: msgID(st.ID, ev.Seq), Role: sdk.MessageRoleAgent, Parts: sdk.ContentParts{sdk.NewTextPart(pauseText(ev.Reason, ev.Context))}}
+			t.History = append(t.History, pause)
+		case swarm.EventResumed:
+			t.History = append(t.History, &sdk.Message{ID: msgID(st.ID, ev.Seq), Role: sdk.MessageRoleUser, Parts: sdk.ContentParts{sdk.NewTextPart(ev.Message)}})
+		case swarm.EventCompleted:
+			t.Artifacts = []*sdk.Artifact{resultArtifact(ev.Result)}
+		}
+	}
+	for _, m := range t.History {
+		m.ContextID, m.TaskID = t.ContextID, t.ID
+	}
+	switch st.State {
+	case swarm.StatePaused:
+		t.Status.Message = pause
+	case swarm.StateFailed, swarm.StateStopped:
+		if st.Reason != "" {
+			t.Status.Message = agentText(t, st.Reason)
+		}
+	case swarm.StateCompleted:
+		if len(t.Artifacts) == 0 && len(st.Result) > 0 {
+			t.Artifacts = []*sdk.Artifact{resultArtifact(st.Result)}
+		}
+	}
+	return t
+}
+
+func msgID(runID string, seq int64) string { return runID + "-" + strconv.FormatInt(seq, 10) }
+
+func agentText(ti sdk.TaskInfoProvider, text string) *sdk.Message {
+	m := sdk.NewMessageForTask(sdk.MessageRoleAgent, ti, sdk.NewTextPart(text))
+	return m
+}
+
+// pauseText is the question a paused run asks: its reason and context.
+func pauseText(reason, context string) string {
+	if context == "" {
+		return reason
+	}
+	return reason + "\n\n" + context
+}
+
+// valuePart turns a JSON value into a part: text for a JSON string, data
+// otherwise.
+func valuePart(raw json.RawMessage) *sdk.Part {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return sdk.NewTextPart(s)
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return sdk.NewTextPart(string(raw))
+	}
+	p := sdk.NewDataPart(v)
+	p.MediaType = mediaJSON
+	return p
+}
+
+func resultArtifact(raw json.RawMessage) *sdk.Artifact {
+	return &sdk.Artifact{ID: ResultArtifactID, Name: "result", Parts: sdk.ContentParts{valuePart(raw)}}
+}
+
+// stateOf maps run states to task states.
+func stateOf(s swarm.State) sdk.TaskState {
+	switch s {
+	case swarm.StateRunning:
+		return sdk.TaskStateWorking
+	case swarm.StatePaused:
+		return sdk.TaskStateInputRequired
+	case swarm.StateCompleted:
+		return sdk.TaskStateCompleted
+	case swarm.StateFailed:
+		return sdk.TaskStateFailed
+	case swarm.StateStopped:
+		return sdk.TaskStateCanceled
+	}
+	return sdk.TaskStateUnspecified
+}
+
+// runState maps task states to run states; ok is false for task states no
+// run is ever in.
+func runState(s sdk.TaskState) (swarm.State, bool) {
+	for _, st := range []swarm.State{swarm.StateRunning, swarm.StatePaused, swarm.StateCompleted, swarm.StateFailed, swarm.StateStopped} {
+		if stateOf(st) == s {
+			return st, true
+		}
+	}
+	return "", false
+}
+
+// GetTask implements the GetTask method.
+func (h *taskHandler) GetTask(ctx context.Context, req *sdk.GetTaskRequest) (*sdk.Task, error) {
+	if err := h.check(ctx); err != nil {
+		return nil, err
+	}
+	if req.HistoryLength != nil && *req.HistoryLength < 0 {
+		return nil, sdk.NewError(sdk.ErrInvalidParams, "historyLength must not be negative")
+	}
+	st, err := h.status(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := h.snapshot(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	trimHistory(t, req.HistoryLength)
+	return t, nil
+}
+
+func trimHistory(t *sdk.Task, n *int) {
+	if n == nil {
+		return
+	}
+	if *n == 0 {
+		t.History = nil
+	} else if *n < len(t.History) {
+		t.History = t.History[len(t.History)-*n:]
+	}
+}
+
+// maxPageSize bounds ListTasks pages, as the specification does.
+const maxPageSize = 100
+
+// ListTasks implements the ListTasks method: the swarm's runs, newest
+// first. The page token is the offset of the page's first task.
+func (h *taskHandler) ListTasks(ctx context.Context, req *sdk.ListTasksRequest) (*sdk.ListTasksResponse, error) {
+	if err := h.check(ctx); err != nil {
+		return nil, err
+	}
+	size := req.PageSize
+	switch {
+	case size == 0:
+		size = 50
+	case size < 1 || size > maxPageSize:
+		return nil, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("pageSize must be between 1 and %d", maxPageSize))
+	}
+	if req.HistoryLength != nil && *req.HistoryLength < 0 {
+		return nil, sdk.NewError(sdk.ErrInvalidParams, "historyLength must not be negative")
+	}
+	offset := 0
+	if req.PageToken != "" {
+		n, err := strconv.Atoi(req.PageToken)
+		if err != nil || n < 0 {
+			return nil, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("invalid pageToken %q", req.PageToken))
+		}
+		offset = n
+	}
+	resp := &sdk.ListTasksResponse{Tasks: []*sdk.Task{}, PageSize: size}
+	f := store.Filter{Swarm: h.agent.id}
+	switch req.Status {
+	case sdk.TaskStateUnspecified, "UNRECOGNIZED":
+		// No filter. (The JavaScript SDK sends UNRECOGNIZED for a status
+		// left out.)
+	case sdk.TaskStateSubmitted, sdk.TaskStateRejected, sdk.TaskStateAuthRequired:
+		return resp, nil // states no run is ever in
+	default:
+		st, ok := runState(req.Status)
+		if !ok {
+			return nil, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("unknown task state %q", req.Status))
+		}
+		f.State = st
+	}
+	runs, err := h.rt.List(ctx, f)
+	if err != nil {
+		return nil, internal(err)
+	}
+	matched := runs[:0]
+	for _, r := range runs {
+		if req.StatusTimestampAfter != nil && !r.UpdatedAt.After(*req.StatusTimestampAfter) {
+			continue
+		}
+		if req.ContextID != "" && h.contextOf(ctx, r.ID) != req.ContextID {
+			continue
+		}
+		matched = append(matched, r)
+	}
+	resp.TotalSize = len(matched)
+	if offset >= len(matched) {
+		return resp, nil
+	}
+	end := min(offset+size, len(matched))
+	for _, r := range matched[offset:end] {
+		// The list holds no pause context; Status does.
+		st, err := h.rt.Status(ctx, r.ID)
+		if err != nil {
+			return nil, internal(err)
+		}
+		t, err := h.snapshot(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		if req.HistoryLength == nil {
+			t.History = nil
+		} else {
+			trimHistory(t, req.HistoryLength)
+		}
+		if !req.IncludeArtifacts {
+			t.Artifacts = nil
+		}
+		resp.Tasks = append(resp.Tasks, t)
+	}
+	if end < len(matched) {
+		resp.NextPageToken = strconv.Itoa(end)
+	}
+	return resp, nil
+}
+
+// contextOf returns the contextId of a run from its start record.
+func (h *taskHandler) contextOf(ctx context.Context, id string) string {
+	recs, err := h.rt.Store().Read(ctx, id, 0, 1)
+	if err == nil && len(recs) == 1 {
+		var ev swarm.Event
+		if json.Unmarshal(recs[0].Data, &ev) == nil {
+			if c, ok := ev.Values[ValueContextID].(string); ok && c != "" {
+				return c
+			}
+		}
+	}
+	return id
+}
+
+// CancelTask implements the CancelTask method: it stops the run and
+// returns the canceled task. Canceling a canceled task returns it again;
+// a completed or failed task cannot be canceled.
+func (h *taskHandler) CancelTask(ctx context.Context, req *sdk.CancelTaskRequest) (*sdk.Task, error) {
+	if err := h.check(ctx); err != nil {
+		return nil, err
+	}
+	st, err := h.status(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if st.State == swarm.StateRunning || st.State == swarm.StatePaused {
+		err := h.rt.Stop(ctx, st.ID, "canceled by an A2A client")
+		if err != nil && !errors.Is(err, swarm.ErrInvalidState) {
+			return nil, internal(err)
+		}
+		if st, err = h.rt.Wait(ctx, st.ID); err != nil {
+			return nil, internal(err)
+		}
+	}
+	if st.State != swarm.StateStopped {
+		return nil, sdk.NewError(sdk.ErrTaskNotCancelable, fmt.Sprintf("task %s is %s and cannot be canceled", st.ID, stateOf(st.State)))
+	}
+	return h.snapshot(ctx, st)
+}
+
+// SendMessage implements the SendMessage method: a message without a task
+// id starts a run; a message to an input-required task resumes it. The
+// call returns when the run pauses or ends, unless the request asks to
+// return immediately.
+func (h *taskHandler) SendMessage(ctx context.Context, req *sdk.SendMessageRequest) (sdk.SendMessageResult, error) {
+	if err := h.check(ctx); err != nil {
+		return nil, err
+	}
+	id, _, _, err := h.send(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var st swarm.Status
+	if req.Config != nil && req.Config.ReturnImmediately {
+		st, err = h.rt.Status(ctx, id)
+	} else {
+		st, err = h.rt.Wait(ctx, id)
+	}
+	if err != nil {
+		return nil, internal(err)
+	}
+	t, err := h.snapshot(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	if req.Config != nil {
+		trimHistory(t, req.Config.HistoryLength)
+	}
+	return t, nil
+}
+
+// SendStreamingMessage implements the SendStreamingMessage method: the
+// task, then its status and artifact updates until it needs input or ends.
+func (h *taskHandler) SendStreamingMessage(ctx context.Context, req *sdk.SendMessageRequest) iter.Seq2[sdk.Event, error] {
+	return func(yield func(sdk.Event, error) bool) {
+		if err := h.check(ctx); err != nil {
+			yield(nil, err)
+			return
+		}
+		id, contextID, after, err := h.send(ctx, req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		now := time.Now()
+		msg := *req.Message
+		msg.TaskID, msg.ContextID = sdk.TaskID(id), contextID
+		first := &sdk.Task{
+			ID: sdk.TaskID(id), ContextID: contextID,
+			Status:   sdk.TaskStatus{State: sdk.TaskStateWorking, Timestamp: &now},
+			History:  []*sdk.Message{&msg},
+			Metadata: map[string]any{"swarm": h.agent.id},
+		}
+		if !yield(first, nil) {
+			return
+		}
+		h.follow(ctx, id, contextID, after, yield)
+	}
+}
+
+// SubscribeToTask implements the SubscribeToTask method: the task as it
+// is, then its updates until it needs input or ends. A finished task has
+// no updates to follow.
+func (h *taskHandler) SubscribeToTask(ctx context.Context, req *sdk.SubscribeToTaskRequest) iter.Seq2[sdk.Event, error] {
+	return func(yield func(sdk.Event, error) bool) {
+		if err := h.check(ctx); err != nil {
+			yield(nil, err)
+			return
+		}
+		st, err := h.status(ctx, req.ID)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if st.Terminal() {
+			yield(nil, sdk.NewError(sdk.ErrUnsupportedOperation, fmt.Sprintf("task %s is %s; a finished task has no updates", st.ID, stateOf(st.State))))
+			return
+		}
+		t, err := h.snapshot(ctx, st)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if !yield(t, nil) || st.State == swarm.StatePaused {
+			return
+		}
+		h.follow(ctx, st.ID, t.ContextID, st.LastSeq, yield)
+	}
+}
+
+// send starts or resumes the run a message is for. It returns the run id,
+// the task's contextId and the journal position to follow events from.
+func (h *taskHandler) send(ctx context.Context, req *sdk.SendMessageRequest) (id, contextID string, after int64, err error) {
+	switch {
+	case req == nil || req.Message == nil:
+		return "", "", 0, sdk.NewError(sdk.ErrInvalidParams, "message is required")
+	case req.Message.ID == "":
+		return "", "", 0, sdk.NewError(sdk.ErrInvalidParams, "message.messageId is required")
+	case len(req.Message.Parts) == 0:
+		return "", "", 0, sdk.NewError(sdk.ErrInvalidParams, "message.parts must not be empty")
+	case req.Message.Role != sdk.MessageRoleUser:
+		return "", "", 0, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("message.role must be %s", sdk.MessageRoleUser))
+	}
+	msg := req.Message
+	for _, p := range msg.Parts {
+		if p == nil {
+			return "", "", 0, sdk.NewError(sdk.ErrInvalidParams, "message.parts holds a null part")
+		}
+		switch p.Content.(type) {
+		case sdk.Text, sdk.Data:
+		default:
+			return "", "", 0, sdk.NewError(sdk.ErrUnsupportedContentType, "only text and data parts are accepted")
+		}
+	}
+	if msg.TaskID != "" {
+		return h.resume(ctx, msg)
+	}
+	input, err := h.input(msg)
+	if err != nil {
+		return "", "", 0, err
+	}
+	contextID = msg.ContextID
+	if contextID == "" {
+		contextID = sdk.NewContextID()
+	}
+	id, err = h.rt.Start(ctx, h.agent.id, input,
+		swarm.WithID(h.runID(ctx, msg.ID)),
+		swarm.WithValues(map[string]any{ValueContextID: contextID, ValueMessageID: msg.ID}))
+	switch {
+	case errors.Is(err, swarm.ErrInvalidInput):
+		return "", "", 0, sdk.NewError(sdk.ErrInvalidParams, err.Error())
+	case err != nil:
+		return "", "", 0, internal(err)
+	}
+	// A repeated message id names the run it started; report that run's
+	// own context.
+	return id, h.contextOf(ctx, id), 1, nil
+}
+
+// runID derives the run id from the caller and the message id, so that a
+// message sent again (a retry) finds the run it started instead of
+// starting another.
+func (h *taskHandler) runID(ctx context.Context, messageID string) string {
+	who := ""
+	if p := auth.FromContext(ctx); p != nil {
+		who = p.Name
+	}
+	sum := sha256.Sum256([]byte(h.agent.id + "\x00" + who + "\x00" + messageID))
+	return "a2a_" + hex.EncodeToString(sum[:12])
+}
+
+// resume answers an input-required task with msg.
+func (h *taskHandler) resume(ctx context.Context, msg *sdk.Message) (string, string, int64, error) {
+	st, err := h.status(ctx, msg.TaskID)
+	if err != nil {
+		return "", "", 0, err
+	}
+	contextID := h.contextOf(ctx, st.ID)
+	if msg.ContextID != "" && msg.ContextID != contextID {
+		return "", "", 0, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("contextId %q is not the context of task %s", msg.ContextID, st.ID))
+	}
+	switch st.State {
+	case swarm.StatePaused:
+	case swarm.StateRunning:
+		return "", "", 0, sdk.NewError(sdk.ErrUnsupportedOperation, fmt.Sprintf("task %s is working; only an input-required task takes a follow-up message", st.ID))
+	default:
+		return "", "", 0, sdk.NewError(sdk.ErrUnsupportedOperation, fmt.Sprintf("task %s is %s; send a message without taskId to start a new task", st.ID, stateOf(st.State)))
+	}
+	err = h.rt.Resume(ctx, st.ID, messageText(msg))
+	switch {
+	case errors.Is(err, swarm.ErrInvalidState) || errors.Is(err, store.ErrLeased):
+		return "", "", 0, sdk.NewError(sdk.ErrUnsupportedOperation, fmt.Sprintf("task %s is no longer input-required", st.ID))
+	case err != nil:
+		return "", "", 0, internal(err)
+	}
+	return st.ID, contextID, st.LastSeq, nil
+}
+
+// input turns the parts of a message into the swarm's JSON input. A text
+// swarm takes the text parts (and data parts as JSON text); a JSON swarm
+// takes its first data part, or a single text part holding JSON.
+func (h *taskHandler) input(msg *sdk.Message) (json.RawMessage, error) {
+	if h.agent.textIn {
+		return json.Marshal(messageText(msg))
+	}
+	var texts []string
+	for _, p := range msg.Parts {
+		switch c := p.Content.(type) {
+		case sdk.Data:
+			b, err := json.Marshal(c.Value)
+			if err != nil {
+				return nil, sdk.NewError(sdk.ErrInvalidParams, "data part: "+err.Error())
+			}
+			return b, nil
+		case sdk.Text:
+			texts = append(texts, string(c))
+		}
+	}
+	text := strings.TrimSpace(strings.Join(texts, "\n"))
+	if !json.Valid([]byte(text)) {
+		return nil, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("swarm %s takes a JSON input matching its schema (see its agent card): send a data part, or a text part holding JSON", h.agent.id))
+	}
+	return json.RawMessage(text), nil
+}
+
+// messageText is the text of a message: its text parts, its data parts as
+// JSON and its URL parts as URLs, one per line.
+func messageText(msg *sdk.Message) string {
+	var b strings.Builder
+	for _, p := range msg.Parts {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		switch c := p.Content.(type) {
+		case sdk.Text:
+			b.WriteString(string(c))
+		case sdk.Data:
+			d, err := json.Marshal(c.Value)
+			if err == nil {
+				b.Write(d)
+			}
+		case sdk.URL:
+			b.WriteString(string(c))
+		case sdk.Raw:
+			fmt.Fprintf(&b, "[%d bytes of %s]", len(c), p.MediaType)
+		}
+	}
+	return b.String()
+}
+
+// follow yields the A2A events of run id after journal position after,
+// until the run needs input or ends, or ctx ends.
+func (h *taskHandler) follow(ctx context.Context, id, contextID string, after int64, yield func(sdk.Event, error) bool) {
+	ti := sdk.TaskInfo{TaskID: sdk.TaskID(id), ContextID: contextID}
+	for ev, err := range h.rt.Events(ctx, id, after) {
+		if err != nil {
+			if ctx.Err() == nil {
+				yield(nil, internal(err))
+			}
+			return
+		}
+		out, final := eventsOf(ti, ev)
+		for _, e := range out {
+			if !yield(e, nil) {
+				return
+			}
+		}
+		if final {
+			return
+		}
+	}
+}
+
+// eventsOf maps a journal event to A2A events; final is true when the
+// task needs input or has ended.
+func eventsOf(ti sdk.TaskInfo, ev swarm.Event) (out []sdk.Event, final bool) {
+	status := func(state sdk.TaskState, text string) *sdk.TaskStatusUpdateEvent {
+		var m *sdk.Message
+		if text != "" {
+			m = agentText(ti, text)
+		}
+		e := sdk.NewStatusUpdateEvent(ti, state, m)
+		if !ev.Time.IsZero() {
+			t := ev.Time
+			e.Status.Timestamp = &t
+		}
+		if ev.Agent != "" {
+			e.SetMeta("agent", ev.Agent)
+		}
+		return e
+	}
+	switch ev.Type {
+	case swarm.EventModelResponse:
+		if ev.Text != "" {
+			return []sdk.Event{status(sdk.TaskStateWorking, ev.Text)}, false
+		}
+	case swarm.EventHandoffStarted:
+		return []sdk.Event{status(sdk.TaskStateWorking, "Delegating to "+ev.Target+": "+ev.Request)}, false
+	case swarm.EventResumed:
+		return []sdk.Event{status(sdk.TaskStateWorking, "")}, false
+	case swarm.EventPaused:
+		return []sdk.Event{status(sdk.TaskStateInputRequired, pauseText(ev.Reason, ev.Context))}, true
+	case swarm.EventCompleted:
+		a := &sdk.TaskArtifactUpdateEvent{TaskID: ti.TaskID, ContextID: ti.ContextID, Artifact: resultArtifact(ev.Result), LastChunk: true}
+		return []sdk.Event{a, status(sdk.TaskStateCompleted, "")}, true
+	case swarm.EventFailed:
+		return []sdk.Event{status(sdk.TaskStateFailed, ev.Reason)}, true
+	case swarm.EventStopped:
+		return []sdk.Event{status(sdk.TaskStateCanceled, ev.Reason)}, true
+	}
+	return nil, false
+}
+
+// GetTaskPushConfig is not supported: push notifications are not offered.
+func (h *taskHandler) GetTaskPushConfig(context.Context, *sdk.GetTaskPushConfigRequest) (*sdk.PushConfig, error) {
+	return nil, sdk.ErrPushNotificationNotSupported
+}
+
+// ListTaskPushConfigs is not supported: push notifications are not offered.
+func (h *taskHandler) ListTaskPushConfigs(context.Context, *sdk.ListTaskPushConfigRequest) (*sdk.ListTaskPushConfigResponse, error) {
+	return nil, sdk.ErrPushNotificationNotSupported
+}
+
+// CreateTaskPushConfig is not supported: push notifications are not
+// offered.
+func (h *taskHandler) CreateTaskPushConfig(context.Context, *sdk.PushConfig) (*sdk.PushConfig, error) {
+	return nil, sdk.ErrPushNotificationNotSupported
+}
+
+// DeleteTaskPushConfig is not supported: push notifications are not
+// offered.
+func (h *taskHandler) DeleteTaskPushConfig(context.Context, *sdk.DeleteTaskPushConfigRequest) error {
+	return sdk.ErrPushNotificationNotSupported
+}
+
+// GetExtendedAgentCard is not supported: the public card says everything.
+func (h *taskHandler) GetExtendedAgentCard(context.Context, *sdk.GetExtendedAgentCardRequest) (*sdk.AgentCard, error) {
+	return nil, sdk.ErrExtendedCardNotConfigured
+}
