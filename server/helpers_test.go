@@ -202,6 +202,22 @@ func readEvents(r io.Reader, f func(sseEvent) bool) error {
 	return sc.Err()
 }
 
+// baseline returns the goroutine count once idle client connections (and
+// their server sides) are gone.
+func baseline() int {
+	http.DefaultClient.CloseIdleConnections()
+	n := runtime.NumGoroutine()
+	for range 50 {
+		time.Sleep(10 * time.Millisecond)
+		m := runtime.NumGoroutine()
+		if m == n {
+			return n
+		}
+		n = m
+	}
+	return n
+}
+
 // goroutinesBack waits until the goroutine count is at most base.
 func goroutinesBack(t *testing.T, base int) {
 	t.Helper()
