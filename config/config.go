@@ -28,6 +28,8 @@ type File struct {
 	// of a scripted model made absolute. Agents and swarms that name no
 	// model use it; when it is empty they use the runtime's default model.
 	Model string
+	// Serve is the file's serve section, nil if it has none.
+	Serve *Serve
 
 	tools     map[string]*commandTool
 	toolNames []string

@@ -23,7 +23,7 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "tools", "agents", "swarms", "a2a_agents"}
+	topFields     = []string{"version", "model", "tools", "agents", "swarms", "a2a_agents", "serve"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "handoffs", "max_turns"}
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "max_turns", "input", "result_schema", "tags"}
@@ -203,6 +203,9 @@ func (p *parser) parse(data []byte) *File {
 	f := &File{Version: v, tools: map[string]*commandTool{}}
 	if fd, ok := top["model"]; ok {
 		f.Model = p.modelSpec(fd.val, "model")
+	}
+	if fd, ok := top["serve"]; ok {
+		f.Serve = p.serve(fd.val)
 	}
 
 	// Tools.

@@ -98,11 +98,19 @@ func (a *app) command() *cobra.Command {
 	pf.StringVar(&a.modelSpec, "model", "", "default model spec, e.g. scripted:script.yaml (default $SWARM_MODEL or the file's model)")
 	pf.DurationVar(&a.lease, "lease", 30*time.Second, "lease duration: how long a dead process holds a run")
 	root.AddCommand(a.runCmd(), a.statusCmd(), a.lsCmd(), a.eventsCmd(), a.resumeCmd(), a.stopCmd(), a.recoverCmd())
+	root.AddCommand(a.serveCmd())
 	return root
 }
 
 // runtime opens the store and, when needDefs, the definitions file.
 func (a *app) runtime(ctx context.Context, needDefs bool) (*swarm.Runtime, error) {
+	rt, _, err := a.openRuntime(ctx, needDefs)
+	return rt, err
+}
+
+// openRuntime is runtime that also returns the definitions file (nil
+// unless needDefs).
+func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *config.File, error) {
 	url := a.storeURL
 	if url == "" {
 		url = os.Getenv("SWARM_STORE")
@@ -112,12 +120,12 @@ func (a *app) runtime(ctx context.Context, needDefs bool) (*swarm.Runtime, error
 	}
 	if path, ok := strings.CutPrefix(url, "sqlite:"); ok && path != "" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, fmt.Errorf("store directory: %w", err)
+			return nil, nil, fmt.Errorf("store directory: %w", err)
 		}
 	}
 	st, err := store.Open(ctx, url)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, nil, usageError{err}
 	}
 	cfg := swarm.Config{Store: st, Lease: a.lease}
 	var file *config.File
@@ -130,12 +138,12 @@ func (a *app) runtime(ctx context.Context, needDefs bool) (*swarm.Runtime, error
 		}
 		if path == "" {
 			st.Close()
-			return nil, usageError{errors.New("no swarm definitions: pass --file swarm.yaml (or create swarm.yaml here)")}
+			return nil, nil, usageError{errors.New("no swarm definitions: pass --file swarm.yaml (or create swarm.yaml here)")}
 		}
 		file, err = config.Load(path)
 		if err != nil {
 			st.Close()
-			return nil, usageError{err}
+			return nil, nil, usageError{err}
 		}
 	}
 	spec := a.modelSpec
@@ -149,23 +157,23 @@ func (a *app) runtime(ctx context.Context, needDefs bool) (*swarm.Runtime, error
 		m, err := openModel(spec)
 		if err != nil {
 			st.Close()
-			return nil, usageError{err}
+			return nil, nil, usageError{err}
 		}
 		cfg.Model = m
 	}
 	rt, err := swarm.New(cfg)
 	if err != nil {
 		st.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if file != nil {
 		if err := file.Register(rt); err != nil {
 			rt.Close()
 			st.Close()
-			return nil, usageError{err}
+			return nil, nil, usageError{err}
 		}
 	}
-	return rt, nil
+	return rt, file, nil
 }
 
 func closeRuntime(rt *swarm.Runtime) {

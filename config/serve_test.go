@@ -1,0 +1,40 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestServeSection(t *testing.T) {
+	f, err := Parse([]byte(`version: 1
+serve:
+  addr: 0.0.0.0:9000
+  tokens:
+    - {name: ci, secret_env: SWARM_TOKEN_CI, swarms: [trip]}
+    - {name: admin, secret_env: SWARM_TOKEN_ADMIN}
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Serve == nil || f.Serve.Addr != "0.0.0.0:9000" || len(f.Serve.Tokens) != 2 {
+		t.Fatalf("serve %+v", f.Serve)
+	}
+	if tk := f.Serve.Tokens[0]; tk.Name != "ci" || tk.SecretEnv != "SWARM_TOKEN_CI" || !slices.Equal(tk.Swarms, []string{"trip"}) {
+		t.Errorf("token %+v", tk)
+	}
+	if f, err := Parse([]byte("version: 1\n"), ""); err != nil || f.Serve != nil {
+		t.Errorf("no serve section: %+v %v", f, err)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"serve:\n  tokens:\n    - {name: x, secret: hunter2}\n", `unknown field "secret"`},
+		{"serve:\n  tokens:\n    - {name: x}\n", "secret_env is required"},
+		{"serve:\n  tokens: x\n", "want a list"},
+		{"serve:\n  port: 1\n", `unknown field "port"`},
+	} {
+		_, err := Parse([]byte("version: 1\n"+tc.yaml), "")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}

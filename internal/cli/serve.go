@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/server"
+)
+
+// DefaultAddr is where `swarm serve` listens without --addr or a serve
+// section: loopback only.
+const DefaultAddr = "127.0.0.1:8080"
+
+// MountFunc builds extra front ends (A2A, MCP) for `swarm serve`. It gets
+// the serving runtime and the authenticator of the server; the mounts it
+// returns are served behind the same authentication as the HTTP API.
+type MountFunc func(rt *swarm.Runtime, a *auth.Authenticator) ([]server.Mount, error)
+
+var (
+	mountsMu   sync.Mutex
+	mountFuncs []MountFunc
+)
+
+// RegisterMounts adds front ends to `swarm serve`. Protocol packages stay
+// free of the command: each has a small file in this package (a2a.go,
+// mcp.go) whose init function calls RegisterMounts, e.g.
+//
+//	func init() {
+//		RegisterMounts(func(rt *swarm.Runtime, a *auth.Authenticator) ([]server.Mount, error) {
+//			h, err := a2a.NewHandler(rt)
+//			return []server.Mount{{Pattern: "/a2a/", Handler: h}}, err
+//		})
+//	}
+func RegisterMounts(f MountFunc) {
+	mountsMu.Lock()
+	defer mountsMu.Unlock()
+	mountFuncs = append(mountFuncs, f)
+}
+
+func registeredMounts(rt *swarm.Runtime, a *auth.Authenticator) ([]server.Mount, error) {
+	mountsMu.Lock()
+	fs := append([]MountFunc(nil), mountFuncs...)
+	mountsMu.Unlock()
+	var out []server.Mount
+	for _, f := range fs {
+		m, err := f(rt, a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m...)
+	}
+	return out, nil
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	var (
+		addr, tokenFile string
+		verbose         bool
+		shutdownWait    time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the swarms over HTTP (JSON API, event streams, and the registered front ends)",
+		Long: "Serve the swarms of the definitions file over HTTP until SIGINT or SIGTERM.\n" +
+			"Runs interrupted by an earlier crash are recovered at start. The server listens on loopback by default;\n" +
+			"any other address requires bearer tokens, from --token-file, $SWARM_TOKENS or the serve section of\n" +
+			"swarm.yaml. Token text format: entries separated by ';' or new lines, each name:secret:swarm1,swarm2\n" +
+			"(swarms '*' for all). The listening address is printed on stderr as 'listening on http://HOST:PORT'.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			rt, file, err := a.openRuntime(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer closeRuntime(rt)
+			tokens, err := serveTokens(tokenFile, file.Serve)
+			if err != nil {
+				return usageError{err}
+			}
+			authn, err := auth.New(tokens)
+			if err != nil {
+				return usageError{err}
+			}
+			if addr == "" && file.Serve != nil {
+				addr = file.Serve.Addr
+			}
+			if addr == "" {
+				addr = DefaultAddr
+			}
+			if err := auth.RequireForAddr(authn, addr); err != nil {
+				return usageError{err}
+			}
+			mounts, err := registeredMounts(rt, authn)
+			if err != nil {
+				return err
+			}
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			srv, err := server.New(rt, server.Options{Auth: authn, Mounts: mounts, Logger: log})
+			if err != nil {
+				return err
+			}
+			ids, err := rt.Recover(ctx)
+			if err != nil {
+				return err
+			}
+			if len(ids) > 0 {
+				fmt.Fprintf(a.stderr, "swarm: recovered %d run(s)\n", len(ids))
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return usageError{err}
+			}
+			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+			hs.RegisterOnShutdown(srv.CloseStreams)
+			served := make(chan error, 1)
+			go func() { served <- hs.Serve(ln) }()
+			mode := "without authentication (loopback)"
+			if authn.Required() {
+				mode = fmt.Sprintf("with %d bearer token(s)", len(tokens))
+			}
+			fmt.Fprintf(a.stderr, "swarm: listening on http://%s %s\n", ln.Addr(), mode)
+
+			// Runs whose owner dies while we serve are taken over once
+			// their leases expire.
+			recovered := make(chan struct{})
+			rctx, stopRecovery := context.WithCancel(ctx)
+			go func() {
+				defer close(recovered)
+				keepRecovering(rctx, rt, a.lease, log)
+			}()
+			select {
+			case <-ctx.Done():
+			case err := <-served:
+				stopRecovery()
+				<-recovered
+				return err
+			}
+			fmt.Fprintln(a.stderr, "swarm: shutting down")
+			stopRecovery()
+			<-recovered
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownWait)
+			defer cancel()
+			err = hs.Shutdown(sctx)
+			srv.CloseStreams()
+			if err != nil {
+				fmt.Fprintf(a.stderr, "swarm: requests still open after %s: %v\n", shutdownWait, err)
+				_ = hs.Close()
+			}
+			if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			// closeRuntime (deferred) interrupts the runs driven here and
+			// releases their leases for the next process.
+			return nil
+		},
+	}
+	c.Flags().StringVar(&addr, "addr", "", "listen address HOST:PORT (default: the file's serve.addr or "+DefaultAddr+"; port 0 picks a free port)")
+	c.Flags().StringVar(&tokenFile, "token-file", "", "file of bearer tokens, one name:secret:swarm1,swarm2 per line ('*' for all swarms)")
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every request on stderr")
+	c.Flags().DurationVar(&shutdownWait, "shutdown-timeout", 15*time.Second, "how long shutdown waits for open requests")
+	return c
+}
+
+// serveTokens gathers the bearer tokens of --token-file, $SWARM_TOKENS and
+// the file's serve section.
+func serveTokens(tokenFile string, sec *config.Serve) ([]auth.Token, error) {
+	var out []auth.Token
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("token file: %w", err)
+		}
+		t, err := auth.ParseTokens(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("token file %s: %w", tokenFile, err)
+		}
+		out = append(out, t...)
+	}
+	if env := os.Getenv("SWARM_TOKENS"); env != "" {
+		t, err := auth.ParseTokens(env)
+		if err != nil {
+			return nil, fmt.Errorf("SWARM_TOKENS: %w", err)
+		}
+		out = append(out, t...)
+	}
+	if sec != nil {
+		for _, t := range sec.Tokens {
+			secret := os.Getenv(t.SecretEnv)
+			if secret == "" {
+				return nil, fmt.Errorf("serve token %q: environment variable %s is not set", t.Name, t.SecretEnv)
+			}
+			out = append(out, auth.Token{Name: t.Name, Secret: secret, Swarms: t.Swarms})
+		}
+	}
+	return out, nil
+}
+
+// keepRecovering claims runs whose leases expired, every lease period,
+// until ctx ends.
+func keepRecovering(ctx context.Context, rt *swarm.Runtime, every time.Duration, log *slog.Logger) {
+	if every <= 0 {
+		every = 30 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if ids, err := rt.Recover(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("recovering runs", "err", err)
+		} else if len(ids) > 0 {
+			log.Warn("recovered runs whose owner died", "count", len(ids))
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/store"
+)
+
+// Error is the body of every error response: {"error": {...}}.
+type Error struct {
+	// Code is a stable, machine-readable name: bad_request,
+	// invalid_input, unauthenticated, forbidden, not_found,
+	// unknown_swarm, method_not_allowed, conflict, invalid_state,
+	// body_too_large, unsupported_media_type, unavailable, internal.
+	Code string `json:"code"`
+	// Message explains the error to a person.
+	Message string `json:"message"`
+}
+
+type errorBody struct {
+	Error Error `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(errorBody{Error{Code: "internal", Message: "encode response: " + err.Error()}})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, errorBody{Error{Code: code, Message: msg}})
+}
+
+// fail answers with the status and code that err calls for: the runtime's
+// and store's sentinel errors become 4xx; anything else is logged and
+// becomes 500.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, code := classify(err)
+	if status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	msg := err.Error()
+	if status == http.StatusInternalServerError {
+		msg = "internal server error"
+	}
+	writeError(w, status, code, msg)
+}
+
+func classify(err error) (int, string) {
+	var mb *http.MaxBytesError
+	switch {
+	case errors.As(err, &mb):
+		return http.StatusRequestEntityTooLarge, "body_too_large"
+	case errors.Is(err, errBadRequest):
+		return http.StatusBadRequest, "bad_request"
+	case errors.Is(err, swarm.ErrInvalidInput):
+		return http.StatusBadRequest, "invalid_input"
+	case errors.Is(err, auth.ErrUnauthenticated):
+		return http.StatusUnauthorized, "unauthenticated"
+	case errors.Is(err, auth.ErrForbidden):
+		return http.StatusForbidden, "forbidden"
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound, "not_found"
+	case errors.Is(err, swarm.ErrUnknownSwarm):
+		return http.StatusNotFound, "unknown_swarm"
+	case errors.Is(err, store.ErrInvalidState):
+		return http.StatusConflict, "invalid_state"
+	case errors.Is(err, store.ErrExists), errors.Is(err, errConflict):
+		return http.StatusConflict, "conflict"
+	case errors.Is(err, swarm.ErrClosed), errors.Is(err, errShuttingDown),
+		errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// The server is stopping, or the client went away.
+		return http.StatusServiceUnavailable, "unavailable"
+	}
+	return http.StatusInternalServerError, "internal"
+}
+
+var (
+	errBadRequest   = errors.New("bad request")
+	errConflict     = errors.New("conflict")
+	errShuttingDown = errors.New("server shutting down")
+)
+
+func badRequest(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errBadRequest, fmt.Sprintf(format, args...))
+}
+
+// decodeBody decodes a JSON request body into v. An empty body leaves v
+// as it is unless required. A body with a content type other than JSON
+// gets 415, malformed JSON 400, an oversized body 413.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, required bool) bool {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", fmt.Sprintf("content type %q: send application/json", ct))
+			return false
+		}
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		status, code := classify(err)
+		if status != http.StatusRequestEntityTooLarge {
+			status, code = http.StatusBadRequest, "bad_request"
+		}
+		writeError(w, status, code, "read body: "+err.Error())
+		return false
+	}
+	if len(b) == 0 {
+		if required {
+			writeError(w, http.StatusBadRequest, "bad_request", "empty body: send a JSON object")
+			return false
+		}
+		return true
+	}
+	if r.Header.Get("Content-Type") == "" {
+		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "missing content type: send application/json")
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "bad_request", "malformed JSON body: "+err.Error())
+		return false
+	}
+	if dec.More() {
+		writeError(w, http.StatusBadRequest, "bad_request", "malformed JSON body: trailing data after the object")
+		return false
+	}
+	return true
+}

@@ -1,0 +1,288 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/store"
+)
+
+// StartRequest is the body of POST /v1/swarms/{swarm}/runs.
+type StartRequest struct {
+	// Input is the run's input: a JSON string for swarms that take text,
+	// otherwise a value matching the swarm's input schema.
+	Input json.RawMessage `json:"input"`
+	// ID optionally names the run. Starting again with the same id, swarm,
+	// input and values returns the existing run (200 instead of 201), which
+	// makes retries safe; the same id with anything else is a conflict.
+	ID string `json:"id,omitempty"`
+	// Values are the data the swarm's instruction templates see.
+	Values map[string]any `json:"values,omitempty"`
+}
+
+// RunStatus is the body of the run endpoints: the run's status, and for a
+// failed run also an error object, so that clients that look only at the
+// error of a 400 find the reason there.
+type RunStatus struct {
+	swarm.Status
+	Error *Error `json:"error,omitempty"`
+}
+
+// MessageRequest is the body of POST /v1/runs/{id}/resume (Message) and
+// POST /v1/runs/{id}/stop (Reason).
+type MessageRequest struct {
+	Message string `json:"message,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// maxRunID is the longest run id a client may choose.
+const maxRunID = 200
+
+func checkClientID(id string) error {
+	if len(id) > maxRunID {
+		return badRequest("id is longer than %d bytes", maxRunID)
+	}
+	for _, r := range id {
+		if r < 0x21 || r == 0x7f {
+			return badRequest("id %q contains spaces or control characters", id)
+		}
+	}
+	return nil
+}
+
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	swarmID := r.PathValue("swarm")
+	if err := auth.Check(ctx, swarmID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !s.registered(swarmID) {
+		s.fail(w, r, fmt.Errorf("%w %q", swarm.ErrUnknownSwarm, swarmID))
+		return
+	}
+	var req StartRequest
+	if !decodeBody(w, r, &req, true) {
+		return
+	}
+	if len(req.Input) == 0 {
+		req.Input = json.RawMessage("null")
+	}
+	existed := false
+	if req.ID != "" {
+		if err := checkClientID(req.ID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		_, err := s.rt.Store().Get(ctx, req.ID)
+		existed = err == nil
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	var opts []swarm.StartOption
+	if req.ID != "" {
+		opts = append(opts, swarm.WithID(req.ID))
+	}
+	if req.Values != nil {
+		opts = append(opts, swarm.WithValues(req.Values))
+	}
+	id, err := s.rt.Start(ctx, swarmID, req.Input, opts...)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.ID != "" {
+		// Start returns an existing run with this id and swarm without
+		// comparing inputs: a repeat must be identical to be the same run.
+		if err := s.sameStart(ctx, id, req); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	st, err := s.rt.Status(ctx, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/runs/"+id)
+	status := http.StatusCreated
+	if existed {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, runStatus(st))
+}
+
+// sameStart reports a conflict unless run id was started with req's input
+// and values.
+func (s *Server) sameStart(ctx context.Context, id string, req StartRequest) error {
+	recs, err := s.rt.Store().Read(ctx, id, 0, 1)
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 || recs[0].Type != string(swarm.EventStarted) {
+		return fmt.Errorf("run %s has no start record", id)
+	}
+	var ev swarm.Event
+	if err := json.Unmarshal(recs[0].Data, &ev); err != nil {
+		return fmt.Errorf("run %s: decode start record: %w", id, err)
+	}
+	if !equalJSON(ev.Input, req.Input) || !equalJSON(mustJSON(ev.Values), mustJSON(req.Values)) {
+		return fmt.Errorf("%w: run %s exists with a different input or values", errConflict, id)
+	}
+	return nil
+}
+
+func mustJSON(v map[string]any) json.RawMessage {
+	if len(v) == 0 {
+		return json.RawMessage("null")
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// equalJSON compares two JSON texts by value (key order and spacing aside).
+func equalJSON(a, b json.RawMessage) bool {
+	if len(a) == 0 {
+		a = json.RawMessage("null")
+	}
+	if len(b) == 0 {
+		b = json.RawMessage("null")
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+func (s *Server) registered(id string) bool {
+	for _, d := range s.rt.Swarms() {
+		if d.ID() == id {
+			return true
+		}
+	}
+	return false
+}
+
+// runStatus wraps a status for the wire.
+func runStatus(st swarm.Status) RunStatus {
+	rs := RunStatus{Status: st}
+	if st.State == swarm.StateFailed {
+		rs.Error = &Error{Code: "run_failed", Message: st.Reason}
+	}
+	return rs
+}
+
+// httpStatus maps a run's state to the status of GET /v1/runs/{id}, as the
+// design seeds do: completed, paused and stopped 200, running 202, failed
+// 400.
+func httpStatus(st swarm.State) int {
+	switch st {
+	case swarm.StateRunning:
+		return http.StatusAccepted
+	case swarm.StateFailed:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// authorizedRun returns the status of the run named in the path after
+// checking that the caller may use its swarm; on failure it has answered.
+func (s *Server) authorizedRun(w http.ResponseWriter, r *http.Request) (swarm.Status, bool) {
+	st, err := s.rt.Status(r.Context(), r.PathValue("id"))
+	if err == nil {
+		err = auth.Check(r.Context(), st.Swarm)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return swarm.Status{}, false
+	}
+	return st, true
+}
+
+func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
+	var wait time.Duration
+	if v := r.URL.Query().Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			s.fail(w, r, badRequest("wait: want a duration such as 30s, got %q", v))
+			return
+		}
+		wait = min(d, s.opts.MaxWait)
+	}
+	st, ok := s.authorizedRun(w, r)
+	if !ok {
+		return
+	}
+	if wait > 0 && st.State == swarm.StateRunning {
+		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		stop := context.AfterFunc(s.ctx, cancel)
+		ws, err := s.rt.Wait(ctx, st.ID)
+		stop()
+		cancel()
+		switch {
+		case err == nil:
+			st = ws
+		case r.Context().Err() != nil:
+			return // the client left
+		default:
+			// Timed out or shutting down: answer with the latest status.
+			if now, err := s.rt.Status(r.Context(), st.ID); err == nil {
+				st = now
+			}
+		}
+	}
+	writeJSON(w, httpStatus(st.State), runStatus(st))
+}
+
+func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
+	s.command(w, r, func(ctx context.Context, id string, req MessageRequest) error {
+		err := s.rt.Resume(ctx, id, req.Message)
+		if errors.Is(err, store.ErrLeased) {
+			return nil // delivered; another process claimed the run first
+		}
+		return err
+	})
+}
+
+func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
+	s.command(w, r, func(ctx context.Context, id string, req MessageRequest) error {
+		return s.rt.Stop(ctx, id, req.Reason)
+	})
+}
+
+// command runs a resume or stop on the run named in the path and answers
+// 202 with the run's status. The runtime refuses invalid transitions
+// (resuming a run that is not paused, stopping a finished run) with
+// ErrInvalidState, which becomes 409.
+func (s *Server) command(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, id string, req MessageRequest) error) {
+	var req MessageRequest
+	if !decodeBody(w, r, &req, false) {
+		return
+	}
+	st, ok := s.authorizedRun(w, r)
+	if !ok {
+		return
+	}
+	if err := do(r.Context(), st.ID, req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if st, err := s.rt.Status(r.Context(), st.ID); err != nil {
+		s.fail(w, r, err)
+	} else {
+		writeJSON(w, http.StatusAccepted, runStatus(st))
+	}
+}

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
+)
+
+// SwarmInfo describes a registered swarm in GET /v1/swarms.
+type SwarmInfo struct {
+	ID           string          `json:"id"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	ResultSchema json.RawMessage `json:"result_schema,omitempty"`
+	Tags         []string        `json:"tags,omitempty"`
+}
+
+// SwarmList is the body of GET /v1/swarms.
+type SwarmList struct {
+	Swarms []SwarmInfo `json:"swarms"`
+}
+
+func swarmInfo(d swarm.Definition) SwarmInfo {
+	si := SwarmInfo{ID: d.ID(), Description: d.Description(), InputSchema: d.InputSchema(), ResultSchema: d.ResultSchema()}
+	if t, ok := d.(interface{ Tags() []string }); ok {
+		si.Tags = slices.Clone(t.Tags())
+	}
+	return si
+}
+
+// listSwarms lists the swarms the caller may use, sorted by id.
+func (s *Server) listSwarms(w http.ResponseWriter, r *http.Request) {
+	out := SwarmList{Swarms: []SwarmInfo{}}
+	for _, d := range s.rt.Swarms() {
+		if auth.Allowed(r.Context(), d.ID()) {
+			out.Swarms = append(out.Swarms, swarmInfo(d))
+		}
+	}
+	slices.SortFunc(out.Swarms, func(a, b SwarmInfo) int { return strings.Compare(a.ID, b.ID) })
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) getSwarm(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("swarm")
+	if err := auth.Check(r.Context(), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, d := range s.rt.Swarms() {
+		if d.ID() == id {
+			writeJSON(w, http.StatusOK, swarmInfo(d))
+			return
+		}
+	}
+	s.fail(w, r, fmt.Errorf("%w %q", swarm.ErrUnknownSwarm, id))
+}
