@@ -49,7 +49,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	go func() {
 		defer close(produced)
 		defer close(ch)
-		for ev, err := range s.rt.Events(ctx, st.ID, after) {
+		for ev, err := range s.rt.Events(ctx, st.ID, after, swarm.WithDeltas()) {
 			select {
 			case ch <- item{ev, err}:
 			case <-ctx.Done():
