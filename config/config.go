@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/mcp"
 )
 
 // File is a loaded configuration file: checked definitions of tools, agents
@@ -33,6 +35,11 @@ type File struct {
 	toolNames []string
 	agents    []*agentDef
 	swarms    []*swarmDef
+
+	toolsets     map[string]*mcp.Toolset
+	toolsetNames []string
+	mcpMu        sync.Mutex
+	mcpTools     map[string][]swarm.Tool // listed tools of connected toolsets
 }
 
 // Load reads and checks the configuration file at path. Relative paths in
@@ -113,6 +120,9 @@ func (f *File) Register(rt *swarm.Runtime) error {
 			return fmt.Errorf("%s: %w: swarm %q is already registered", name, swarm.ErrDuplicate, s.name)
 		}
 	}
+	if err := f.connectToolsets(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	agents, defs := f.build()
 	if err := rt.RegisterAgent(agents...); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -134,7 +144,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 			Description:  a.description,
 			Instructions: a.instructions,
 			Model:        f.modelFor(a.model),
-			Tools:        tools(a.tools),
+			Tools:        f.withToolsets(tools(a.tools), a.toolsets),
 			MaxTurns:     a.maxTurns,
 		}
 		byName[a.name] = agents[i]
@@ -147,7 +157,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 		spec := swarm.Spec{
 			Instructions: s.instructions,
 			Handoffs:     handoffs(s.handoffs, byName),
-			Tools:        tools(s.tools),
+			Tools:        f.withToolsets(tools(s.tools), s.toolsets),
 			MaxTurns:     s.maxTurns,
 			Model:        f.modelFor(s.model),
 		}
