@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -306,21 +307,40 @@ func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 // await waits until run id pauses or ends, sending progress notifications
 // for its events after seq after when the client asked for them.
 func (s *server) await(ctx context.Context, req *sdk.CallToolRequest, id string, after int64) (*sdk.CallToolResult, error) {
+	var done chan struct{}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
-		pctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
+		done = make(chan struct{})
 		go func() {
 			defer close(done)
 			s.progress(pctx, req.Session, token, id, after)
 		}()
-		defer func() { cancel(); <-done }()
 	}
 	st, err := s.rt.Wait(ctx, id)
+	if done != nil {
+		if err == nil {
+			// Let the notifications of the run's last events go out
+			// before the result.
+			t := time.NewTimer(progressGrace)
+			select {
+			case <-done:
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		cancel()
+		<-done
+	}
 	if err != nil {
 		return nil, fmt.Errorf("wait for run %s (it goes on; read %s%s%s): %w", id, resultURIPrefix, id, resultURISuffix, err)
 	}
 	return outcomeResult(st), nil
 }
+
+// progressGrace bounds how long a result waits for the progress
+// notifications of the events before it.
+const progressGrace = 2 * time.Second
 
 // progress notifies the client of each journaled event of run id.
 func (s *server) progress(ctx context.Context, ss *sdk.ServerSession, token any, id string, after int64) {
