@@ -15,6 +15,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/store"
 )
 
 // ResumeTool is the name of the tool that answers a paused run.
@@ -107,11 +108,13 @@ func NewServer(rt *swarm.Runtime, opts Options) (*sdk.Server, error) {
 		Instructions: "Each tool runs a swarm of agents to completion and returns its result. " +
 			"A run that pauses for a human returns its run_id and reason; answer it with the resume tool. " +
 			"Run results are also resources at " + ResultURITemplate + ".",
+		CompletionHandler: s.complete,
 		Capabilities: &sdk.ServerCapabilities{
-			Tools:     &sdk.ToolCapabilities{},
-			Prompts:   &sdk.PromptCapabilities{},
-			Resources: &sdk.ResourceCapabilities{},
-			Logging:   &sdk.LoggingCapabilities{},
+			Completions: &sdk.CompletionCapabilities{},
+			Tools:       &sdk.ToolCapabilities{},
+			Prompts:     &sdk.PromptCapabilities{},
+			Resources:   &sdk.ResourceCapabilities{},
+			Logging:     &sdk.LoggingCapabilities{},
 		},
 	})
 	for _, d := range defs {
@@ -481,6 +484,34 @@ func isTextSchema(schema json.RawMessage) bool {
 		Type any `json:"type"`
 	}
 	return json.Unmarshal(schema, &sc) == nil && sc.Type == "string"
+}
+
+// maxCompletions bounds the run ids offered as completions.
+const maxCompletions = 100
+
+// complete offers the ids of the newest runs the caller may read for the
+// id of swarm://runs/{id}/result; other arguments have no completions.
+func (s *server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
+	res := &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{}}}
+	ref := req.Params.Ref
+	if ref == nil || ref.Type != "ref/resource" || ref.URI != ResultURITemplate || req.Params.Argument.Name != "id" {
+		return res, nil
+	}
+	ctx = callerContext(ctx, req.Extra)
+	runs, err := s.rt.List(ctx, store.Filter{Limit: 4 * maxCompletions})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if strings.HasPrefix(r.ID, req.Params.Argument.Value) && auth.Allowed(ctx, r.Swarm) {
+			if len(res.Completion.Values) == maxCompletions {
+				res.Completion.HasMore = true
+				break
+			}
+			res.Completion.Values = append(res.Completion.Values, r.ID)
+		}
+	}
+	return res, nil
 }
 
 // filterListings hides the tools and prompts of swarms the caller may not

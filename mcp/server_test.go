@@ -459,3 +459,24 @@ func checkGoroutines(t *testing.T, before int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+func TestCompletion(t *testing.T) {
+	rt, _ := swarmtest.NewRuntime(t, testScript, testDefs()...)
+	cs := connect(t, rt, nil)
+	_, out := call(t, cs, "echo", map[string]any{"input": "x"})
+	ctx := context.Background()
+	res, err := cs.Complete(ctx, &sdk.CompleteParams{
+		Ref:      &sdk.CompleteReference{Type: "ref/resource", URI: mcp.ResultURITemplate},
+		Argument: sdk.CompleteParamsArgument{Name: "id", Value: out.RunID[:6]},
+	})
+	if err != nil || !slices.Equal(res.Completion.Values, []string{out.RunID}) {
+		t.Fatalf("%+v %v", res, err)
+	}
+	res, err = cs.Complete(ctx, &sdk.CompleteParams{
+		Ref:      &sdk.CompleteReference{Type: "ref/prompt", Name: "echo"},
+		Argument: sdk.CompleteParamsArgument{Name: "input", Value: "a"},
+	})
+	if err != nil || len(res.Completion.Values) != 0 {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
