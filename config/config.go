@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/mcp"
 )
 
 // File is a loaded configuration file: checked definitions of tools, agents
@@ -36,6 +38,11 @@ type File struct {
 	agents    []*agentDef
 	swarms    []*swarmDef
 	remotes   map[string]*remoteDef // a2a_agents, see a2a.go
+
+	toolsets     map[string]*mcp.Toolset
+	toolsetNames []string
+	mcpMu        sync.Mutex
+	mcpTools     map[string][]swarm.Tool // listed tools of connected toolsets
 }
 
 // Load reads and checks the configuration file at path. Relative paths in
@@ -116,6 +123,9 @@ func (f *File) Register(rt *swarm.Runtime) error {
 			return fmt.Errorf("%s: %w: swarm %q is already registered", name, swarm.ErrDuplicate, s.name)
 		}
 	}
+	if err := f.connectToolsets(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	agents, defs := f.build()
 	// The file's tools are registered too, so that customizations and
 	// call-site params can name them.
@@ -147,7 +157,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 			Description:  a.description,
 			Instructions: a.instructions,
 			Model:        f.modelFor(a.model),
-			Tools:        append(tools(a.tools), f.remoteTools(a.handoffs)...),
+			Tools:        f.withToolsets(append(tools(a.tools), f.remoteTools(a.handoffs)...), a.toolsets),
 			MaxTurns:     a.maxTurns,
 		}
 		byName[a.name] = agents[i]
@@ -160,7 +170,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 		spec := swarm.Spec{
 			Instructions: s.instructions,
 			Handoffs:     handoffs(s.handoffs, byName),
-			Tools:        append(tools(s.tools), f.remoteTools(s.handoffs)...),
+			Tools:        f.withToolsets(append(tools(s.tools), f.remoteTools(s.handoffs)...), s.toolsets),
 			MaxTurns:     s.maxTurns,
 			Model:        f.modelFor(s.model),
 		}

@@ -17,12 +17,20 @@
 //	    timeout: 10s                   # default 30s
 //	    dir: .                         # working directory (default: the file's directory)
 //	    env: {FOO: bar}                # extra environment variables
+//	mcp_servers:                     # MCP servers whose tools agents and swarms may use
+//	  everything:
+//	    command: ["npx", "mcp-server-everything"]   # stdio; or url: https://host/mcp (streamable HTTP)
+//	    env: {LOG_LEVEL: warn}         # extra environment of the command
+//	    headers: {Authorization: "Bearer ${TOKEN}"}  # HTTP headers; ${NAME} reads the environment
+//	    allow: [echo, "get-*"]         # keep only these tools (patterns); deny: drop these
+//	    timeout: 30s                   # per call (default 60s)
 //	agents:
 //	  weather:
 //	    description: Weather forecasts
 //	    instructions: You forecast the weather for {{.Input}}.
 //	    model: openai:gpt-4.1-mini     # optional
 //	    tools: [lookup_policy]
+//	    toolsets: [everything]         # offers everything__echo, everything__get-sum, ...
 //	    handoffs: [calendar, {agent: allergens, description: "Pollen levels"}]
 //	    max_turns: 5
 //	swarms:
@@ -71,6 +79,16 @@
 // Every mistake in a file (an unknown field, a dangling reference, an invalid
 // JSON schema, a missing command...) is reported as an [*Error] that carries
 // the file name and line; all mistakes found are returned together.
+//
+// # MCP servers
+//
+// The tools of an MCP server listed under toolsets are offered to the model
+// as "<server>__<tool>" (see [mcp.Toolset]). [File.Register] starts or
+// connects to the servers that agents or swarms use and lists their tools,
+// so a server that cannot be reached makes it fail; the sessions stay open
+// for the calls until [File.Close], which is called after the runtimes are
+// closed. A server that dies is started again at the next call; the call
+// that found it dead is an error tool result.
 //
 // # Command tools
 //

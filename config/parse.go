@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/swarmrt/swarm/mcp"
 )
 
 // Version is the file format version this package reads.
@@ -23,10 +25,10 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "tools", "agents", "swarms", "a2a_agents", "serve"}
+	topFields     = []string{"version", "model", "tools", "mcp_servers", "agents", "swarms", "a2a_agents", "serve"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
-	agentFields   = []string{"description", "instructions", "model", "tools", "handoffs", "max_turns"}
-	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "max_turns", "input", "result_schema", "tags"}
+	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns"}
+	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags"}
 	handoffFields = []string{"agent", "swarm", "description", "customizable"}
 )
 
@@ -56,6 +58,9 @@ type parser struct {
 	swarmLines map[string]int
 	swarmNames []string
 	remotes    map[string]*remoteDef // a2a_agents; nil values have mistakes
+
+	toolsets     map[string]*mcp.Toolset // nil values: definitions with mistakes
+	toolsetNames []string
 }
 
 // field is one key and value of a mapping.
@@ -83,6 +88,7 @@ type handoffRef struct {
 type agentDef struct {
 	name, description, instructions, model string
 	tools                                  []*commandTool
+	toolsets                               []string // names of mcp_servers
 	handoffs                               []handoffRef
 	maxTurns                               int
 }
@@ -123,7 +129,7 @@ func parse(data []byte, dir, file string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: directory %q: %w", dir, err)
 	}
-	p := &parser{file: file, dir: abs, tools: map[string]*toolDef{}, agentLines: map[string]int{}, swarmLines: map[string]int{}, remotes: map[string]*remoteDef{}}
+	p := &parser{file: file, dir: abs, tools: map[string]*toolDef{}, agentLines: map[string]int{}, swarmLines: map[string]int{}, remotes: map[string]*remoteDef{}, toolsets: map[string]*mcp.Toolset{}}
 	f := p.parse(data)
 	if err := p.err(); err != nil {
 		return nil, err
@@ -218,6 +224,8 @@ func (p *parser) parse(data []byte) *File {
 		}
 	}
 	f.toolNames = p.toolNames
+	p.mcpServers(top)
+	f.toolsets, f.toolsetNames = p.toolsets, p.toolsetNames
 
 	// Names of agents and swarms first, so that references can be checked
 	// whatever the order of definitions.
@@ -389,6 +397,9 @@ func (p *parser) common(fs map[string]field, what string, a *agentDef, isSwarm b
 	}
 	if fd, ok := fs["handoffs"]; ok {
 		a.handoffs = p.handoffs(fd.val, what)
+	}
+	if fd, ok := fs["toolsets"]; ok {
+		a.toolsets = p.toolsetRefs(fd.val, what)
 	}
 }
 

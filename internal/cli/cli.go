@@ -55,6 +55,9 @@ type app struct {
 	lease                     time.Duration
 	stdout, stderr            io.Writer
 	stdin                     io.Reader
+	// files are the definition files loaded; closed (ending their MCP
+	// sessions) when the command is done.
+	files []*config.File
 }
 
 // Main runs the command with args (without the program name) and returns
@@ -68,6 +71,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	err := root.ExecuteContext(ctx)
+	for _, f := range a.files {
+		_ = f.Close()
+	}
 	if err == nil {
 		return ExitCompleted
 	}
@@ -99,6 +105,7 @@ func (a *app) command() *cobra.Command {
 	pf.DurationVar(&a.lease, "lease", 30*time.Second, "lease duration: how long a dead process holds a run")
 	root.AddCommand(a.runCmd(), a.statusCmd(), a.lsCmd(), a.eventsCmd(), a.resumeCmd(), a.stopCmd(), a.recoverCmd())
 	root.AddCommand(a.serveCmd())
+	root.AddCommand(a.mcpCmd())
 	return root
 }
 
@@ -145,6 +152,7 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 			st.Close()
 			return nil, nil, usageError{err}
 		}
+		a.files = append(a.files, file)
 	}
 	spec := a.modelSpec
 	if spec == "" {

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/swarmrt/swarm/mcp"
+)
+
+// Version is the version the swarm command announces to MCP clients.
+const Version = "dev"
+
+func (a *app) mcpCmd() *cobra.Command {
+	var verbose bool
+	c := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the swarms as an MCP server on standard input and output",
+		Long: "Serve the swarms of the definitions file as MCP tools (one per swarm, plus resume), run results as\n" +
+			"resources (swarm://runs/{id}/result) and swarm instructions as prompts, over stdio. Runs interrupted\n" +
+			"earlier are recovered first. Logs go to stderr only; the protocol owns stdout.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			rt, err := a.runtime(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer closeRuntime(rt)
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			if ids, err := rt.Recover(ctx); err != nil {
+				log.Warn("recovering interrupted runs failed", "err", err)
+			} else if len(ids) > 0 {
+				log.Info("recovered interrupted runs", "runs", len(ids))
+			}
+			srv, err := mcp.NewServer(rt, mcp.Options{Version: Version, Logger: log})
+			if err != nil {
+				return usageError{err}
+			}
+			t := &sdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopCloser{a.stdout}}
+			if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, sdk.ErrConnectionClosed) {
+				return fmt.Errorf("mcp: %w", err)
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "log each run started and resumed")
+	return c
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
