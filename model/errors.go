@@ -19,7 +19,10 @@ const (
 	KindTimeout       Kind = "timeout"
 	KindConnection    Kind = "connection"
 	KindInvalidOutput Kind = "invalid_output"
-	KindOther         Kind = "other"
+	// KindRefused: the model declined to answer (a refusal or a content
+	// filter). Retrying the same request is unlikely to help.
+	KindRefused Kind = "refused"
+	KindOther   Kind = "other"
 )
 
 // Retryable reports whether a failure of kind k may succeed when retried.

@@ -95,6 +95,10 @@ type Usage struct {
 	OutputTokens      int64 `json:"output_tokens,omitempty"`
 	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
 	ReasoningTokens   int64 `json:"reasoning_tokens,omitempty"`
+	// CacheWriteTokens counts input tokens written to the provider's prompt
+	// cache (Anthropic's cache creation), billed at their own rate. They are
+	// not part of InputTokens.
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 	// Calls counts the model calls that produced a response.
 	Calls int64 `json:"calls,omitempty"`
 	// Cost is the price of the calls in US dollars, when known.
@@ -108,6 +112,7 @@ func (u Usage) Add(v Usage) Usage {
 		OutputTokens:      u.OutputTokens + v.OutputTokens,
 		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
 		ReasoningTokens:   u.ReasoningTokens + v.ReasoningTokens,
+		CacheWriteTokens:  u.CacheWriteTokens + v.CacheWriteTokens,
 		Calls:             u.Calls + v.Calls,
 		Cost:              u.Cost + v.Cost,
 	}

@@ -48,5 +48,5 @@ weather:
 `))
 	fmt.Println(script, err)
 	// Output:
-	// map[] line 5: agent "weather" step 1: unknown error kind "teapot" (want one of rate_limited, server_error, timeout, connection, auth, bad_request, context_too_long, invalid_output, other)
+	// map[] line 5: agent "weather" step 1: unknown error kind "teapot" (want one of rate_limited, server_error, timeout, connection, auth, bad_request, context_too_long, invalid_output, refused, other)
 }

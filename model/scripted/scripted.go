@@ -208,7 +208,7 @@ func (s Script) Validate() error {
 var kinds = []model.Kind{
 	model.KindRateLimited, model.KindServer, model.KindTimeout, model.KindConnection,
 	model.KindAuth, model.KindBadRequest, model.KindContextLength,
-	model.KindInvalidOutput, model.KindOther,
+	model.KindInvalidOutput, model.KindRefused, model.KindOther,
 }
 
 func checkKind(s string) (model.Kind, error) {

@@ -1,0 +1,146 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+
+	"github.com/swarmrt/swarm/model"
+)
+
+// responsesParams builds the Responses API request for req. Nothing is
+// stored server-side: the whole conversation is sent on every call, as the
+// runtime's journal is the source of truth.
+func (m *Model) responsesParams(req *model.Request, name string) (responses.ResponseNewParams, error) {
+	p := responses.ResponseNewParams{Model: name, Store: param.NewOpt(false)}
+	if req.System != "" {
+		p.Instructions = param.NewOpt(req.System)
+	}
+	items := make(responses.ResponseInputParam, 0, len(req.Messages))
+	for i := range req.Messages {
+		msg := &req.Messages[i]
+		switch msg.Role {
+		case model.RoleUser:
+			items = append(items, responses.ResponseInputItemParamOfMessage(msg.Content, responses.EasyInputMessageRoleUser))
+		case model.RoleAssistant:
+			if msg.Content != "" {
+				items = append(items, responses.ResponseInputItemParamOfMessage(msg.Content, responses.EasyInputMessageRoleAssistant))
+			}
+			for _, tc := range msg.ToolCalls {
+				args := string(tc.Arguments)
+				if args == "" {
+					args = "{}"
+				}
+				items = append(items, responses.ResponseInputItemParamOfFunctionCall(args, tc.ID, tc.Name))
+			}
+		case model.RoleTool:
+			item := responses.ResponseInputItemParamOfFunctionCallOutput(msg.Content)
+			item.OfFunctionCallOutput.CallID = param.NewOpt(msg.ToolCallID)
+			items = append(items, item)
+		default:
+			return p, m.badRequest(name, "message with unknown role "+string(msg.Role))
+		}
+	}
+	p.Input.OfInputItemList = items
+	for _, t := range req.Tools {
+		schema, err := params(t.Parameters)
+		if err != nil {
+			return p, m.badRequest(name, "tool "+t.Name+": "+err.Error())
+		}
+		tool := responses.ToolParamOfFunction(t.Name, schema, false)
+		if t.Description != "" {
+			tool.OfFunction.Description = param.NewOpt(t.Description)
+		}
+		p.Tools = append(p.Tools, tool)
+	}
+	if schema := m.schemaObject(req.ResultSchema); schema != nil {
+		p.Text.Format.OfJSONSchema = &responses.ResponseFormatTextJSONSchemaConfigParam{Name: "result", Schema: schema, Strict: param.NewOpt(false)}
+	}
+	if m.maxTokens > 0 {
+		p.MaxOutputTokens = param.NewOpt(m.maxTokens)
+	}
+	return p, nil
+}
+
+func (m *Model) generateResponses(ctx context.Context, req *model.Request, name string, ro []option.RequestOption) (*model.Response, error) {
+	p, err := m.responsesParams(req, name)
+	if err != nil {
+		return nil, err
+	}
+	if req.OnDelta == nil {
+		r, err := m.responses.New(ctx, p, ro...)
+		if err != nil {
+			return nil, m.classify(ctx, name, err)
+		}
+		return m.responseOf(name, r)
+	}
+	stream := m.responses.NewStreaming(ctx, p, ro...)
+	defer stream.Close()
+	for stream.Next() {
+		ev := stream.Current()
+		switch ev.Type {
+		case "response.output_text.delta":
+			if ev.Delta != "" {
+				req.OnDelta(model.Delta{Text: ev.Delta})
+			}
+		case "response.completed", "response.incomplete":
+			r := ev.Response
+			return m.responseOf(name, &r)
+		case "response.failed":
+			return nil, streamError(m.provider, name, []byte(ev.RawJSON()), nil)
+		case "error":
+			return nil, streamError(m.provider, name, []byte(`{"error":`+ev.RawJSON()+`}`), nil)
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return nil, m.classify(ctx, name, err)
+	}
+	return nil, model.Truncated(m.provider, name, "response.completed")
+}
+
+// responseOf converts a finished response.
+func (m *Model) responseOf(name string, r *responses.Response) (*model.Response, error) {
+	if r.Status == "failed" {
+		return nil, streamError(m.provider, name, []byte(`{"error":`+r.Error.RawJSON()+`}`), nil)
+	}
+	out := &model.Response{
+		Message: model.Message{Role: model.RoleAssistant},
+		Usage: model.Usage{
+			InputTokens:       r.Usage.InputTokens,
+			OutputTokens:      r.Usage.OutputTokens,
+			CachedInputTokens: r.Usage.InputTokensDetails.CachedTokens,
+			ReasoningTokens:   r.Usage.OutputTokensDetails.ReasoningTokens,
+		},
+		FinishReason: "stop",
+	}
+	var text, refusal strings.Builder
+	for _, item := range r.Output {
+		switch item.Type {
+		case "message":
+			for _, c := range item.Content {
+				switch c.Type {
+				case "output_text":
+					text.WriteString(c.Text)
+				case "refusal":
+					refusal.WriteString(c.Refusal)
+				}
+			}
+		case "function_call":
+			out.Message.ToolCalls = append(out.Message.ToolCalls, model.ToolCall{ID: item.CallID, Name: item.Name, Arguments: json.RawMessage(item.Arguments.OfString)})
+		}
+	}
+	out.Message.Content = text.String()
+	switch {
+	case r.Status == "incomplete" && r.IncompleteDetails.Reason == "content_filter":
+		out.FinishReason = "content_filter"
+	case r.Status == "incomplete":
+		out.FinishReason = "length"
+	case len(out.Message.ToolCalls) > 0:
+		out.FinishReason = "tool_calls"
+	}
+	return m.finish(name, out, refusal.String())
+}
