@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -358,5 +359,38 @@ func TestNoGoroutineLeakAfterChildren(t *testing.T) {
 	}
 	if g := runtime.NumGoroutine(); g > before+2 {
 		t.Errorf("goroutines: %d before, %d after", before, g)
+	}
+}
+
+func TestUsageAndCostThroughTheTree(t *testing.T) {
+	model.SetPrice("test:priced", model.Price{Input: 1, Output: 2})
+	m := scripted.New(scripted.Script{
+		"activities": {
+			{ToolCalls: []scripted.ToolCall{scripted.CallTool("handoff_to_ticketing", map[string]any{"input": map[string]any{"event": "x", "seats": 1}})}, Usage: model.Usage{InputTokens: 1000, OutputTokens: 100}},
+			{Text: "done", Usage: model.Usage{InputTokens: 2000, OutputTokens: 10}},
+		},
+		"ticketing": {{Text: `{"confirmation":"c"}`, Usage: model.Usage{InputTokens: 500, OutputTokens: 50}}},
+	})
+	rt, err := swarm.New(swarm.Config{Model: m, ModelSpec: "test:priced", PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	ctx := ctxT(t)
+	_, run, err := activities(swarm.ToSwarm(ticketing())).Run(ctx, rt, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := run.Status(ctx)
+	wantCost := (3500*1.0 + 160*2.0) / 1e6
+	if st.Usage.InputTokens != 3500 || st.Usage.OutputTokens != 160 || st.Usage.Calls != 3 || math.Abs(st.Usage.Cost-wantCost) > 1e-12 {
+		t.Errorf("tree usage %+v, want 3500/160 tokens, 3 calls, $%g", st.Usage, wantCost)
+	}
+	by, err := rt.UsageByAgent(ctx, run.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if by["activities"].InputTokens != 3000 || by["ticketing"].InputTokens != 500 || math.Abs(by["ticketing"].Cost-(500+100)/1e6) > 1e-12 {
+		t.Errorf("by agent %+v", by)
 	}
 }

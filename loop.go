@@ -396,6 +396,9 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	if usage.Calls == 0 {
 		usage.Calls = 1
 	}
+	if usage.Cost == 0 && ap.price != nil {
+		usage.Cost = ap.price.Cost(usage)
+	}
 	evs := make([]Event, 1, 1+len(calls))
 	evs[0] = Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage}
 	u := store.Update{}

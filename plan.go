@@ -27,6 +27,7 @@ type agentPlan struct {
 	root     bool
 	system   string
 	model    model.Model
+	price    *model.Price // nil: unknown
 	tools    map[string]Tool
 	schemas  map[string]*jsonschema.Resolved // argument schemas the runtime checks
 	handoffs map[string]string               // tool name -> agent name
@@ -81,6 +82,12 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 	ap.model, err = rt.model(modelSpec)
 	if err != nil {
 		return nil, fmt.Errorf("model of %s: %w", name, err)
+	}
+	if modelSpec == "" {
+		modelSpec = rt.cfg.ModelSpec
+	}
+	if p, ok := model.LookupPrice(modelSpec); ok {
+		ap.price = &p
 	}
 	for _, t := range tools {
 		if err := toolErr(t); err != nil {

@@ -48,6 +48,9 @@ type Config struct {
 	Store store.Store
 	// Model is the default model of agents and swarms that name none.
 	Model model.Model
+	// ModelSpec names Model ("openai:gpt-4.1-mini"); it is used to price
+	// the default model's usage from the price table (see model.LookupPrice).
+	ModelSpec string
 	// OpenModel resolves model specs named by agents and swarms (default:
 	// model.Open). Results are cached per spec.
 	OpenModel func(spec string) (model.Model, error)

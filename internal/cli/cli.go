@@ -19,6 +19,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 
 	// Providers and stores register themselves.
@@ -167,7 +168,7 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 			st.Close()
 			return nil, nil, usageError{err}
 		}
-		cfg.Model = m
+		cfg.Model, cfg.ModelSpec = m, spec
 	}
 	rt, err := swarm.New(cfg)
 	if err != nil {
@@ -376,7 +377,14 @@ func (a *app) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			writeJSON(a.stdout, s)
+			byAgent, err := rt.UsageByAgent(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			writeJSON(a.stdout, struct {
+				swarm.Status
+				UsageByAgent map[string]model.Usage `json:"usage_by_agent,omitempty"`
+			}{s, byAgent})
 			return nil
 		},
 	}
