@@ -32,4 +32,3 @@ func (s *FakeServer) Anthropic(t testing.TB, opts ...anthropic.Option) *anthropi
 	}
 	return m
 }
-

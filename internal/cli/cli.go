@@ -76,6 +76,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ee.code
 	}
 	fmt.Fprintln(stderr, "swarm:", err)
+	if errors.Is(err, swarm.ErrNoModel) {
+		fmt.Fprintln(stderr, "swarm:", noModelHint)
+	}
 	var ue usageError
 	if errors.As(err, &ue) || errors.Is(err, swarm.ErrInvalid) || errors.Is(err, swarm.ErrUnknownSwarm) ||
 		errors.Is(err, swarm.ErrUnknownAgent) || errors.Is(err, swarm.ErrDuplicate) || errors.Is(err, swarm.ErrNoModel) ||
@@ -144,6 +147,9 @@ func (a *app) runtime(ctx context.Context, needDefs bool) (*swarm.Runtime, error
 	}
 	if spec == "" && file != nil {
 		spec = file.Model
+	}
+	if spec == "" {
+		spec = defaultModelSpec()
 	}
 	if spec != "" {
 		m, err := openModel(spec)
