@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/openai"
 )
 
 // File is a loaded configuration file: checked definitions of tools, agents
@@ -28,6 +30,12 @@ type File struct {
 	// of a scripted model made absolute. Agents and swarms that name no
 	// model use it; when it is empty they use the runtime's default model.
 	Model string
+	// Models are the OpenAI-compatible endpoints of the models: section,
+	// by name (see [File.OpenModel]).
+	Models map[string]openai.Endpoint
+	// Prices are the prices of the models: and prices: sections, by model
+	// spec (see [File.ApplyPrices]).
+	Prices map[string]model.Price
 
 	tools     map[string]*commandTool
 	toolNames []string

@@ -23,7 +23,7 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "tools", "agents", "swarms"}
+	topFields     = []string{"version", "model", "models", "prices", "tools", "agents", "swarms"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "handoffs", "max_turns"}
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "max_turns", "input", "result_schema", "tags"}
@@ -199,6 +199,7 @@ func (p *parser) parse(data []byte) *File {
 	if fd, ok := top["model"]; ok {
 		f.Model = p.modelSpec(fd.val, "model")
 	}
+	p.models(top, f)
 
 	// Tools.
 	for _, e := range p.entries(top, "tools", "tool") {

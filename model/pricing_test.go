@@ -29,7 +29,9 @@ func TestLookupPrice(t *testing.T) {
 	}
 	model.SetPrice("myllm:small", model.Price{Input: 1, Output: 2})
 	model.SetPrice("openai:gpt-4.1-mini", model.Price{Input: 9, Output: 9})
-	t.Cleanup(func() { model.SetPrice("openai:gpt-4.1-mini", model.Price{Input: 0.40, CachedInput: 0.10, Output: 1.60}) })
+	t.Cleanup(func() {
+		model.SetPrice("openai:gpt-4.1-mini", model.Price{Input: 0.40, CachedInput: 0.10, Output: 1.60})
+	})
 	if p, ok := model.LookupPrice("myllm:small"); !ok || p.Output != 2 {
 		t.Errorf("override of a new spec: %+v %v", p, ok)
 	}

@@ -151,8 +151,12 @@ func (a *app) runtime(ctx context.Context, needDefs bool) (*swarm.Runtime, error
 	if spec == "" {
 		spec = defaultModelSpec()
 	}
+	if file != nil {
+		file.ApplyPrices()
+		cfg.OpenModel = file.OpenModel
+	}
 	if spec != "" {
-		m, err := openModel(spec)
+		m, err := openModelIn(file, spec)
 		if err != nil {
 			st.Close()
 			return nil, usageError{err}

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 
+	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/model"
 	// The real providers register themselves: openai, openai-responses,
 	// ollama, vllm, llamacpp, lmstudio, openrouter, groq, gemini, anthropic.
@@ -19,7 +20,14 @@ const (
 // noModelHint says exactly what to set when no model is configured.
 const noModelHint = "no model configured: pass --model (e.g. --model openai:gpt-4.1-mini), set SWARM_MODEL, set model: in the file, or set OPENAI_API_KEY / ANTHROPIC_API_KEY"
 
-func openModel(spec string) (model.Model, error) { return model.Open(spec) }
+// openModelIn opens spec with the endpoints of file's models: section, when
+// there is a file.
+func openModelIn(file *config.File, spec string) (model.Model, error) {
+	if file != nil {
+		return file.OpenModel(spec)
+	}
+	return model.Open(spec)
+}
 
 // defaultModelSpec is the model used when none is configured: OpenAI's
 // when OPENAI_API_KEY is set, else Anthropic's when ANTHROPIC_API_KEY is,
