@@ -11,6 +11,8 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/mcp"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/openai"
 )
 
 // File is a loaded configuration file: checked definitions of tools, agents
@@ -32,6 +34,12 @@ type File struct {
 	Model string
 	// Serve is the file's serve section, nil if it has none.
 	Serve *Serve
+	// Models are the OpenAI-compatible endpoints of the models: section,
+	// by name (see [File.OpenModel]).
+	Models map[string]openai.Endpoint
+	// Prices are the prices of the models: and prices: sections, by model
+	// spec (see [File.ApplyPrices]).
+	Prices map[string]model.Price
 
 	tools     map[string]*commandTool
 	toolNames []string

@@ -25,7 +25,7 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "tools", "mcp_servers", "agents", "swarms", "a2a_agents", "serve"}
+	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "a2a_agents", "serve"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns"}
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags"}
@@ -213,6 +213,7 @@ func (p *parser) parse(data []byte) *File {
 	if fd, ok := top["serve"]; ok {
 		f.Serve = p.serve(fd.val)
 	}
+	p.models(top, f)
 
 	// Tools.
 	for _, e := range p.entries(top, "tools", "tool") {

@@ -83,6 +83,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ee.code
 	}
 	fmt.Fprintln(stderr, "swarm:", err)
+	if errors.Is(err, swarm.ErrNoModel) {
+		fmt.Fprintln(stderr, "swarm:", noModelHint)
+	}
 	var ue usageError
 	if errors.As(err, &ue) || errors.Is(err, swarm.ErrInvalid) || errors.Is(err, swarm.ErrUnknownSwarm) ||
 		errors.Is(err, swarm.ErrUnknownAgent) || errors.Is(err, swarm.ErrDuplicate) || errors.Is(err, swarm.ErrNoModel) ||
@@ -162,8 +165,15 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 	if spec == "" && file != nil {
 		spec = file.Model
 	}
+	if spec == "" {
+		spec = defaultModelSpec()
+	}
+	if file != nil {
+		file.ApplyPrices()
+		cfg.OpenModel = file.OpenModel
+	}
 	if spec != "" {
-		m, err := openModel(spec)
+		m, err := openModelIn(file, spec)
 		if err != nil {
 			st.Close()
 			return nil, nil, usageError{err}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
+	_ "github.com/swarmrt/swarm/model/anthropic"
+	_ "github.com/swarmrt/swarm/model/openai"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	_ "github.com/swarmrt/swarm/store/memory"
@@ -18,10 +20,19 @@ import (
 )
 
 // Runtime returns a runtime on $SWARM_STORE (default: in memory) whose model
-// is $SWARM_MODEL, or script when that is unset.
+// is $SWARM_MODEL; when that is unset, a default real model if
+// OPENAI_API_KEY or ANTHROPIC_API_KEY is set, else script (offline).
 func Runtime(ctx context.Context, script scripted.Script) (*swarm.Runtime, error) {
 	var m model.Model = scripted.New(script)
-	if spec := os.Getenv("SWARM_MODEL"); spec != "" {
+	spec := os.Getenv("SWARM_MODEL")
+	switch {
+	case spec != "":
+	case os.Getenv("OPENAI_API_KEY") != "":
+		spec = "openai:gpt-4.1-mini"
+	case os.Getenv("ANTHROPIC_API_KEY") != "":
+		spec = "anthropic:claude-sonnet-4-5"
+	}
+	if spec != "" {
 		real, err := model.Open(spec)
 		if err != nil {
 			return nil, err
@@ -29,7 +40,7 @@ func Runtime(ctx context.Context, script scripted.Script) (*swarm.Runtime, error
 		m = real
 		fmt.Fprintf(os.Stderr, "model: %s\n", spec)
 	} else {
-		fmt.Fprintln(os.Stderr, "model: scripted (offline); set SWARM_MODEL to use a real model")
+		fmt.Fprintln(os.Stderr, "model: scripted (offline); set SWARM_MODEL, OPENAI_API_KEY or ANTHROPIC_API_KEY to use a real model")
 	}
 	url := os.Getenv("SWARM_STORE")
 	if url == "" {

@@ -1,0 +1,69 @@
+package config_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/swarmtest"
+)
+
+func TestModelsSection(t *testing.T) {
+	srv := swarmtest.NewOpenAIServer(t, scripted.Script{"any": {scripted.Text("hello from myllm")}})
+	t.Setenv("MYLLM_TEAM", "blue")
+	f, err := config.Parse([]byte(`version: 1
+model: myllm:small-model
+models:
+  myllm:
+    base_url: `+srv.URL+`
+    headers: {X-Team: "${MYLLM_TEAM}"}
+    prices:
+      small-model: {input: 0.2, output: 0.6}
+prices:
+  openai:gpt-4.1-nano: {input: 0.1, cached_input: 0.025, output: 0.4}
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.OpenModel(f.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Generate(context.Background(), &model.Request{Agent: "any", Messages: []model.Message{{Role: model.RoleUser, Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "hello from myllm" {
+		t.Errorf("content = %q", resp.Message.Content)
+	}
+	calls := srv.Calls()
+	if len(calls) != 1 || calls[0].Model != "small-model" || calls[0].Header.Get("X-Team") != "blue" || calls[0].Header.Get("Authorization") != "" {
+		t.Errorf("request: model %q, X-Team %q, Authorization %q", calls[0].Model, calls[0].Header.Get("X-Team"), calls[0].Header.Get("Authorization"))
+	}
+	f.ApplyPrices()
+	if p, ok := model.LookupPrice("myllm:small-model"); !ok || p.Output != 0.6 {
+		t.Errorf("price of myllm:small-model = %+v, %v", p, ok)
+	}
+	if _, err := f.OpenModel("nosuch:x"); err == nil || !strings.Contains(err.Error(), "known:") {
+		t.Errorf("unknown provider: %v", err)
+	}
+}
+
+func TestModelsSectionMistakes(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"models:\n  myllm: {api_key_env: K}\n", "missing base_url"},
+		{"models:\n  openai: {base_url: http://x}\n", "builtin provider"},
+		{"models:\n  m: {base_url: http://x, colour: red}\n", "colour"},
+		{"models:\n  m: {base_url: http://x, api: soap}\n", "api"},
+		{"prices:\n  gpt-4: {input: 1}\n", "not a model spec"},
+		{"prices:\n  openai:gpt-4: {input: -1}\n", "non-negative"},
+	} {
+		_, err := config.Parse([]byte("version: 1\n"+tc.yaml), "")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
