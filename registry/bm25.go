@@ -86,6 +86,7 @@ func (m BM25) Index(ctx context.Context, entries []Entry) (Index, error) {
 	var total [numFields]float64
 	df := map[string]int{}
 	pos := map[string]int{} // term -> index in the current entry's counts
+	var buf []string
 	for d, e := range entries {
 		if d%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -95,7 +96,8 @@ func (m BM25) Index(ctx context.Context, entries []Entry) (Index, error) {
 		clear(pos)
 		var counts []termCounts
 		add := func(f int, text string) {
-			for _, t := range terms(text) {
+			buf = appendTerms(buf[:0], text)
+			for _, t := range buf {
 				i, ok := pos[t]
 				if !ok {
 					i = len(counts)
@@ -170,15 +172,14 @@ func (ix *bm25Index) Search(ctx context.Context, query string) ([]Match, error) 
 	}
 	accp := ix.acc.Get().(*[]float64)
 	acc := *accp
+	slices.Sort(qs) // a term repeated in the query counts once
+	qs = slices.Compact(qs)
 	size := 0
 	for _, t := range qs {
 		size += len(ix.postings[t])
 	}
 	out := make([]Match, 0, min(size, ix.n))
-	for i, t := range qs {
-		if slices.Contains(qs[:i], t) {
-			continue
-		}
+	for _, t := range qs {
 		for _, p := range ix.postings[t] {
 			if acc[p.doc] == 0 {
 				out = append(out, Match{Doc: int(p.doc)})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -417,5 +418,42 @@ func TestBest(t *testing.T) {
 				t.Fatalf("round %d, limit %d: got %v, want %v", round, limit, got, w)
 			}
 		}
+	}
+}
+
+// TestEntryJSON pins the wire form entries are served in.
+func TestEntryJSON(t *testing.T) {
+	e := Entry{
+		ID: "refunds", Kind: KindSwarm, Description: "Issues refunds.",
+		InputSchema:  json.RawMessage(`{"type":"string"}`),
+		Capabilities: []string{"issue_refund"}, Tags: []string{"support"}, Customizable: true,
+	}
+	b, err := json.Marshal(Hit{Entry: e, Score: 1.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"entry":{"id":"refunds","kind":"swarm","description":"Issues refunds.","input_schema":{"type":"string"},` +
+		`"capabilities":["issue_refund"],"tags":["support"],"customizable":true},"score":1.5}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	var back Hit
+	if err := json.Unmarshal(b, &back); err != nil || back.Entry.ID != e.ID || string(back.Entry.InputSchema) != string(e.InputSchema) {
+		t.Errorf("round trip: %+v, %v", back, err)
+	}
+}
+
+// TestHugeQuery checks that a very long query is answered, not stalled on:
+// a model may paste a whole document into a search.
+func TestHugeQuery(t *testing.T) {
+	g := newCatalogue(t)
+	var b strings.Builder
+	for i := range 200_000 {
+		fmt.Fprintf(&b, "word%d ", i)
+	}
+	b.WriteString("refund my order")
+	hits, err := g.Search(context.Background(), b.String(), SearchOptions{Limit: 1})
+	if err != nil || len(hits) != 1 || hits[0].Entry.ID != "refunds" {
+		t.Errorf("huge query: %v %v", ids(hits), err)
 	}
 }

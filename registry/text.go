@@ -17,16 +17,17 @@ import (
 //     suffix stemmer maps plurals and -ing/-ed forms onto one stem.
 //
 // terms never returns an empty string.
-func terms(s string) []string {
-	var out []string
+func terms(s string) []string { return appendTerms(nil, s) }
+
+// appendTerms appends the terms of s to dst and returns the extended slice.
+func appendTerms(dst []string, s string) []string {
 	eachWord(s, func(w string) {
 		w = strings.ToLower(w)
-		if stopWords[w] {
-			return
+		if !stopWords[w] {
+			dst = append(dst, stem(w))
 		}
-		out = append(out, stem(w))
 	})
-	return out
+	return dst
 }
 
 // words splits s like terms but keeps stop words and does not stem; it is
