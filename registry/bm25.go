@@ -39,10 +39,14 @@ type BM25 struct {
 // FieldWeights weighs a term occurrence by the field it occurs in. A field
 // with weight 0 is not searched.
 type FieldWeights struct {
-	ID           float64
-	Description  float64
+	// ID weighs terms of the entry's id ("flight-booking").
+	ID float64
+	// Description weighs terms of the entry's description.
+	Description float64
+	// Capabilities weighs terms of the entry's capability words.
 	Capabilities float64
-	Tags         float64
+	// Tags weighs terms of the entry's tags.
+	Tags float64
 }
 
 const numFields = 4

@@ -19,6 +19,7 @@ import "context"
 // cancelled. A hybrid ranker can run BM25 and an embedding index side by
 // side and merge their scores.
 type Ranker interface {
+	// Index builds an index over entries, which are sorted by id.
 	Index(ctx context.Context, entries []Entry) (Index, error)
 }
 
