@@ -51,7 +51,8 @@ type runner struct {
 	spawned atomic.Bool
 
 	mu    sync.Mutex
-	calls map[string]int // model calls per agent, from the journal
+	found map[string]bool // swarm ids returned by registry searches
+	calls map[string]int  // model calls per agent, from the journal
 	usage model.Usage
 
 	// final holds the orchestrator's final model response until finish
@@ -534,6 +535,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		if EventType(rec.Type) == EventResumed {
 			return callResult{output: "A human answered: " + ev.Message}
 		}
+		if c.Name == toolRegistrySearch && ap.registry != nil && !ev.IsError {
+			r.noteFound(ev.Output)
+		}
 		return callResult{output: ev.Output, isError: ev.IsError}
 	}
 	if ap.root {
@@ -551,6 +555,19 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 	}
 	if ct, ok := ap.children[c.Name]; ok {
 		return r.child(ctx, rd, key, c, ct)
+	}
+	if ap.registry != nil {
+		switch c.Name {
+		case toolRegistrySearch:
+			out, err := r.registrySearch(ctx, ap, c.Arguments)
+			if err != nil {
+				return r.recordResult(ctx, rd, key, c, "error: "+err.Error(), true)
+			}
+			r.noteFound(out)
+			return r.recordResult(ctx, rd, key, c, out, false)
+		case toolRegistryHandoff:
+			return r.registryHandoff(ctx, rd, key, c)
+		}
 	}
 	t, ok := ap.tools[c.Name]
 	if !ok {

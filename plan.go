@@ -35,6 +35,7 @@ type agentPlan struct {
 	toolDefs []model.ToolDef
 	maxTurns int
 	hooks    *Hooks
+	registry *RegistryAccess // root only: the registry tools are offered
 }
 
 // plan is everything a run needs to execute, resolved and validated once.
@@ -63,6 +64,13 @@ func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values 
 		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
 	}
 	p.root = root
+	if spec.Registry != nil {
+		root.registry = spec.Registry
+		root.toolDefs = append(root.toolDefs,
+			model.ToolDef{Name: toolRegistrySearch, Description: "Search the registry of swarms by what you need done; returns matching swarm ids with descriptions and capabilities.", Parameters: registrySearchParams},
+			model.ToolDef{Name: toolRegistryHandoff, Description: "Hand a task to a swarm that swarm_registry_search returned; its result comes back as this tool's result.", Parameters: registryHandoffParams},
+		)
+	}
 	return p, nil
 }
 
@@ -97,7 +105,7 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 		if err := checkName(n); err != nil {
 			return nil, fmt.Errorf("%w: tool of %s: %w", ErrInvalid, name, err)
 		}
-		if strings.HasPrefix(n, handoffPre) || (root && (n == toolComplete || n == toolPause || n == toolFail)) {
+		if strings.HasPrefix(n, handoffPre) || (root && (n == toolComplete || n == toolPause || n == toolFail || n == toolRegistrySearch || n == toolRegistryHandoff)) {
 			return nil, fmt.Errorf("%w: tool name %q of %s is reserved", ErrInvalid, n, name)
 		}
 		if _, dup := ap.tools[n]; dup {

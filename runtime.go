@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/registry"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 )
@@ -108,6 +109,7 @@ type Runtime struct {
 
 	notes   notifier
 	live    hub
+	catalog *registry.Registry
 	tmpls   sync.Map // instructions -> *template.Template
 	schemas sync.Map // tool schema text -> *jsonschema.Resolved
 }
@@ -164,7 +166,7 @@ func New(cfg Config) (*Runtime, error) {
 		ctx: ctx, cancel: cancel,
 		defs: map[string]Definition{}, infos: map[string]*defInfo{},
 		agents: map[string]*Agent{}, models: map[string]model.Model{},
-		active: map[string]*driver{},
+		active: map[string]*driver{}, catalog: registry.New(),
 	}, nil
 }
 
@@ -192,6 +194,9 @@ func (rt *Runtime) Register(defs ...Definition) error {
 		}
 		rt.defs[info.id] = d
 		rt.infos[info.id] = info
+		if err := rt.catalog.Put(rt.entryOf(d, info)); err != nil {
+			return fmt.Errorf("%w: swarm %s: %w", ErrInvalid, info.id, err)
+		}
 	}
 	return nil
 }
@@ -211,6 +216,9 @@ func (rt *Runtime) RegisterAgent(agents ...*Agent) error {
 			return fmt.Errorf("%w: agent %q registered twice", ErrDuplicate, a.Name)
 		}
 		rt.agents[a.Name] = a
+		if _, taken := rt.defs[a.Name]; !taken {
+			_ = rt.catalog.Put(agentEntry(a))
+		}
 	}
 	return nil
 }

@@ -25,6 +25,9 @@ type Spec struct {
 	Model string
 	// Hooks observe the orchestrator.
 	Hooks Hooks
+	// Registry, when set, gives the orchestrator the registry tools (see
+	// [RegistryAccess]).
+	Registry *RegistryAccess
 }
 
 // Swarm is a typed swarm definition: In is the input type and Out the result
@@ -38,6 +41,7 @@ type Swarm[In, Out any] struct {
 	id, description string
 	spec            func(In) Spec
 	tags            []string
+	customizable    bool
 
 	textIn, textOut bool
 	inSchema        json.RawMessage
@@ -66,6 +70,7 @@ type Definition interface {
 type defInfo struct {
 	id, description string
 	textIn, textOut bool
+	customizable    bool
 	err             error
 	// spec decodes a JSON input and computes the run's spec.
 	spec func(input json.RawMessage) (Spec, error)
@@ -179,7 +184,7 @@ func (s *Swarm[In, Out]) ResultSchema() json.RawMessage { return s.outSchema }
 func (s *Swarm[In, Out]) def() *defInfo {
 	return &defInfo{
 		id: s.id, description: s.description,
-		textIn: s.textIn, textOut: s.textOut, err: s.err,
+		textIn: s.textIn, textOut: s.textOut, err: s.err, customizable: s.customizable,
 		inSchema: s.inSchema, outSchema: s.outSchema,
 		spec: func(raw json.RawMessage) (Spec, error) {
 			// A text input needs no schema check: decoding it into a

@@ -121,8 +121,7 @@ var routes = []route{
 	{"POST", "/v1/runs/{id}/resume", false, (*Server).resumeRun},
 	{"POST", "/v1/runs/{id}/stop", false, (*Server).stopRun},
 	{"GET", "/v1/runs/{id}/events", false, (*Server).events},
-	// GET /v1/registry/search?q= (registry search) is added here when the
-	// registry lands; it is deliberately not served yet.
+	{"GET", "/v1/registry/search", false, (*Server).searchRegistry},
 }
 
 // New returns a server for rt.

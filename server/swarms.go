@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/registry"
 )
 
 // SwarmInfo describes a registered swarm in GET /v1/swarms.
@@ -58,4 +60,38 @@ func (s *Server) getSwarm(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.fail(w, r, fmt.Errorf("%w %q", swarm.ErrUnknownSwarm, id))
+}
+
+// RegistryHits is the body of GET /v1/registry/search.
+type RegistryHits struct {
+	Hits []registry.Hit `json:"hits"`
+}
+
+// searchRegistry ranks the registered swarms and agents the caller may use
+// against ?q=, filtered by ?capability=, ?tag= (both repeatable), ?kind=
+// and capped by ?limit= (default 10, at most 100).
+func (s *Server) searchRegistry(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	opts := registry.SearchOptions{Capabilities: q["capability"], Tags: q["tag"], Kind: registry.Kind(q.Get("kind")), Limit: 10,
+		Allow: func(id string) bool {
+			e, ok := s.rt.Registry().Get(id)
+			return ok && (e.Kind == registry.KindAgent || auth.Allowed(r.Context(), id))
+		}}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			s.fail(w, r, badRequest("limit must be a positive integer"))
+			return
+		}
+		opts.Limit = min(n, 100)
+	}
+	hits, err := s.rt.Registry().Search(r.Context(), q.Get("q"), opts)
+	if err != nil {
+		s.fail(w, r, badRequest("%s", err.Error()))
+		return
+	}
+	if hits == nil {
+		hits = []registry.Hit{}
+	}
+	writeJSON(w, http.StatusOK, RegistryHits{Hits: hits})
 }
