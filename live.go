@@ -47,6 +47,16 @@ func (h *hub) unsubscribe(id string, s *liveSub) {
 	h.n.Add(-1)
 }
 
+// watched reports whether run id has live subscribers.
+func (h *hub) watched(id string) bool {
+	if h.n.Load() == 0 {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs[id]) > 0
+}
+
 func (h *hub) publish(id string, ev Event) {
 	if h.n.Load() == 0 {
 		return

@@ -340,10 +340,13 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 		call := r.calls[ap.name]
 		r.calls[ap.name] = call + 1
 		r.mu.Unlock()
-		req := &model.Request{Agent: ap.name, RunID: r.id, Call: call, System: ap.system, Messages: msgs, Tools: ap.toolDefs,
-			OnDelta: func(d model.Delta) {
+		req := &model.Request{Agent: ap.name, RunID: r.id, Call: call, System: ap.system, Messages: msgs, Tools: ap.toolDefs}
+		if r.rt.live.watched(r.id) {
+			// Stream only when someone follows the run's live text.
+			req.OnDelta = func(d model.Delta) {
 				r.rt.live.publish(r.id, Event{Type: EventDelta, Time: time.Now(), RunID: r.id, Agent: ap.name, Turn: turn, Call: call, Text: d.Text})
-			}}
+			}
+		}
 		if ap.root && !r.info.textOut {
 			req.ResultSchema = r.info.outSchema
 		}

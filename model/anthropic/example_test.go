@@ -23,5 +23,5 @@ func ExampleNew() {
 		panic(err)
 	}
 	fmt.Printf("%s %+v\n", resp.Message.Content, resp.Usage)
-	// Output: Hello! {InputTokens:30 OutputTokens:2 CachedInputTokens:20 ReasoningTokens:0 CacheWriteTokens:5 Calls:1}
+	// Output: Hello! {InputTokens:30 OutputTokens:2 CachedInputTokens:20 ReasoningTokens:0 CacheWriteTokens:5 Calls:1 Cost:0}
 }
