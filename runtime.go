@@ -604,8 +604,10 @@ func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {
 		return nil
 	}
 	lease, err := rt.store.Claim(ctx, id, rt.owner, rt.cfg.Lease)
-	if errors.Is(err, store.ErrLeased) {
-		return nil // its owner sees the stop at its next heartbeat
+	if errors.Is(err, store.ErrLeased) || errors.Is(err, store.ErrInvalidState) {
+		// Its owner sees the stop at once (store.Watcher) or at its next
+		// heartbeat; or it has already ended, perhaps by this stop.
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("stop %s: %w", id, err)

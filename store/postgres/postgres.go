@@ -136,18 +136,18 @@ func (s *Store) init(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
 		return fmt.Errorf("cannot reach the database: %w", err)
 	}
-	v, err := migrate(ctx, s.pool)
-	if err != nil {
-		return err
-	}
-	s.version = v
 	var schema *string
 	if err := s.pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
 		return err
 	}
 	if schema == nil {
-		return errors.New("no schema selected: check search_path")
+		return errors.New("no schema to use: no schema of search_path exists (create it, or fix search_path)")
 	}
+	v, err := migrate(ctx, s.pool)
+	if err != nil {
+		return err
+	}
+	s.version = v
 	s.channel = channelName(*schema)
 	s.q = newQueries(s.channel)
 	return nil
