@@ -96,9 +96,10 @@ type Runtime struct {
 	hbOn   bool
 
 	notes   notifier
-	work    workState // see worker.go
 	tmpls   sync.Map // instructions -> *template.Template
 	schemas sync.Map // tool schema text -> *jsonschema.Resolved
+
+	work workState // multi-node work and metrics (worker.go)
 }
 
 // driver is one run being executed by this runtime.

@@ -127,6 +127,23 @@ func work(t *testing.T, rt *swarm.Runtime, opts swarm.WorkOptions) context.Cance
 	return stop
 }
 
+// waitTurn waits until each run has finished its first round.
+func waitTurn(t *testing.T, rt *swarm.Runtime, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		for {
+			s, err := rt.Status(t.Context(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Turn >= 1 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
 // TestWorkFailoverPostgres: node A dies with runs in flight; node B's Work
 // loop continues every one of them once A's leases expire, and each
 // completes exactly once.
@@ -154,18 +171,7 @@ func TestWorkFailoverPostgres(t *testing.T) {
 	}
 	// Wait until every run has recorded its tool call, then kill A in the
 	// middle of the second model call.
-	for _, id := range ids {
-		for {
-			s, err := b.Status(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.Turn >= 1 {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	waitTurn(t, b, ids...)
 	ka.dead.Store(true)
 	killed := time.Now()
 	a.Close() // its releases fail: the leases stay until they expire
@@ -216,16 +222,7 @@ func TestStopReachesOwnerPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		s, err := b.Status(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s.Turn >= 1 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitTurn(t, b, id)
 	if err := b.Stop(ctx, id, "enough"); err != nil {
 		t.Fatal(err)
 	}
@@ -313,15 +310,7 @@ func TestWorkDrainPostgres(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	for _, id := range ids {
-		for {
-			s, _ := b.Status(ctx, id)
-			if s.Turn >= 1 {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	waitTurn(t, b, ids...)
 	stopA() // drains: A's model never answers, so the runs are handed over
 	if m := a.Metrics(); m.RunsDriven != 0 {
 		t.Fatalf("A still drives %d runs after draining", m.RunsDriven)
