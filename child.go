@@ -217,7 +217,7 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 				return run, &storeError{err}
 			}
 			r.rt.notes.done(childID, w)
-			r.rt.adopt(ctx, childID)
+			r.rt.adoptChild(ctx, childID)
 			continue
 		default:
 			r.rt.adoptRun(ctx, run)
@@ -236,8 +236,8 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 	}
 }
 
-// adopt drives run id here if it is runnable and nobody drives it.
-func (rt *Runtime) adopt(ctx context.Context, id string) {
+// adoptChild drives run id here if it is runnable and nobody drives it.
+func (rt *Runtime) adoptChild(ctx context.Context, id string) {
 	run, err := rt.store.Get(ctx, id)
 	if err == nil {
 		rt.adoptRun(ctx, run)

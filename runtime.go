@@ -112,6 +112,8 @@ type Runtime struct {
 	catalog *registry.Registry
 	tmpls   sync.Map // instructions -> *template.Template
 	schemas sync.Map // tool schema text -> *jsonschema.Resolved
+
+	work workState // multi-node work and metrics (worker.go)
 }
 
 // driver is one run being executed by this runtime.
@@ -161,13 +163,18 @@ func New(cfg Config) (*Runtime, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Runtime{
+	rt := &Runtime{
 		cfg: cfg, store: cfg.Store, owner: cfg.Owner, log: log,
 		ctx: ctx, cancel: cancel,
 		defs: map[string]Definition{}, infos: map[string]*defInfo{},
 		agents: map[string]*Agent{}, models: map[string]model.Model{},
 		active: map[string]*driver{}, catalog: registry.New(),
-	}, nil
+	}
+	if err := rt.subscribe(); err != nil {
+		cancel()
+		return nil, err
+	}
+	return rt, nil
 }
 
 // Store returns the runtime's store.
@@ -472,6 +479,7 @@ func (rt *Runtime) launch(lease store.Lease, r *runner) {
 		}
 		rt.mu.Unlock()
 		rt.notes.notify(lease.RunID)
+		rt.pokeWorker() // a slot is free
 	}()
 }
 
@@ -494,11 +502,13 @@ func (rt *Runtime) heartbeat() {
 		if err != nil {
 			rt.log.Warn("lease renewal failed", "owner", rt.owner, "err", err)
 			if time.Since(lastOK) > rt.cfg.Lease {
+				rt.work.lost.Add(int64(rt.driving()))
 				rt.cancelAll(store.ErrLeaseLost)
 			}
 			continue
 		}
 		lastOK = time.Now()
+		rt.work.renewals.Add(1)
 		held := make(map[string]bool, len(ren.Held))
 		for _, id := range ren.Held {
 			held[id] = true
@@ -517,9 +527,10 @@ func (rt *Runtime) heartbeat() {
 			// is lost. (The store's epoch check fences writes regardless.)
 			r, err := rt.store.Get(rt.ctx, d.lease.RunID)
 			if err == nil && (r.Owner != rt.owner || r.Epoch != d.lease.Epoch) && r.State == store.Running {
-				d.cancel(store.ErrLeaseLost)
+				rt.leaseLost(d)
 			}
 		}
+		rt.adoptOrphans(ren.Held)
 		for _, id := range ren.Pending {
 			rt.checkInbox(id)
 		}
@@ -658,8 +669,10 @@ func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {
 		return nil
 	}
 	lease, err := rt.store.Claim(ctx, id, rt.owner, rt.cfg.Lease)
-	if errors.Is(err, store.ErrLeased) {
-		return nil // its owner sees the stop at its next heartbeat
+	if errors.Is(err, store.ErrLeased) || errors.Is(err, store.ErrInvalidState) {
+		// Its owner sees the stop at once (store.Watcher) or at its next
+		// heartbeat; or it has already ended, perhaps by this stop.
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("stop %s: %w", id, err)
@@ -712,19 +725,15 @@ func (rt *Runtime) Recover(ctx context.Context) ([]string, error) {
 		}
 		unknown := 0
 		for _, l := range leases {
-			r, err := rt.store.Get(ctx, l.RunID)
+			ok, err := rt.adopt(ctx, l)
 			if err != nil {
-				return ids, fmt.Errorf("recover %s: %w", l.RunID, err)
+				return ids, err
 			}
-			info, err := rt.info(r.Swarm)
-			if err != nil {
-				rt.log.Warn("cannot recover run of unknown swarm", "run", l.RunID, "swarm", r.Swarm)
-				_ = rt.store.Release(ctx, l)
+			if !ok {
 				unknown++
 				continue
 			}
 			ids = append(ids, l.RunID)
-			rt.launch(l, &runner{rt: rt, id: l.RunID, info: info})
 		}
 		if unknown == len(leases) {
 			return ids, nil

@@ -64,6 +64,8 @@ var (
 	// (resuming a run that is not paused, stopping a finished run, claiming
 	// a paused or finished run).
 	ErrInvalidState = errors.New("invalid state for this operation")
+	// ErrWatchClosed: Watch was called on a closed store.
+	ErrWatchClosed = errors.New("store closed: cannot watch")
 )
 
 // Run is the summary row of a run.
@@ -252,4 +254,44 @@ func CheckKeys(runID string, records []Record) error {
 		seen[rec.Key] = struct{}{}
 	}
 	return nil
+}
+
+// ChangeKind names what changed in a run, for a [Watcher].
+type ChangeKind string
+
+// The kinds of change a Watcher reports.
+const (
+	// ChangeAppended: records were appended to the run's journal or its row
+	// changed (by Create or Append).
+	ChangeAppended ChangeKind = "appended"
+	// ChangeInbox: a message was sent to the run (Send).
+	ChangeInbox ChangeKind = "inbox"
+	// ChangeRunnable: the run became Running and unowned, so any process
+	// may claim it now (a Release, an Append with Update.Release, a Send
+	// to a paused run, a Create without an owner). An expired lease is
+	// not reported: claimers also poll.
+	ChangeRunnable ChangeKind = "runnable"
+)
+
+// Change is one committed change of a run, as reported by a [Watcher].
+type Change struct {
+	RunID string
+	Kind  ChangeKind
+}
+
+// Watcher is implemented by stores that can tell their users, in this and
+// other processes, about committed changes as they happen. It is optional:
+// without it, users find changes by polling.
+//
+// Notifications are prompt but not guaranteed (a store may lose some while
+// its connection to a database is re-established), may be repeated, and are
+// only sent after the change is committed. Users must still poll, less
+// often.
+type Watcher interface {
+	// Watch calls fn for every change committed after Watch returns,
+	// until ctx ends or the store is closed. fn is called from one
+	// goroutine at a time per Watch and must not block: it should hand
+	// slow work to another goroutine. Watch fails if the store cannot
+	// subscribe (a closed store, an unreachable database).
+	Watch(ctx context.Context, fn func(Change)) error
 }

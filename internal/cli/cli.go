@@ -104,12 +104,13 @@ func (a *app) command() *cobra.Command {
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.file, "file", "", "swarm definitions (default: swarm.yaml if it exists)")
-	pf.StringVar(&a.storeURL, "store", "", "store URL: sqlite:PATH or memory: (default $SWARM_STORE or "+DefaultStore+")")
+	pf.StringVar(&a.storeURL, "store", "", "store URL: sqlite:PATH, postgres://HOST/DB or memory: (default $SWARM_STORE or "+DefaultStore+")")
 	pf.StringVar(&a.modelSpec, "model", "", "default model spec, e.g. scripted:script.yaml (default $SWARM_MODEL or the file's model)")
 	pf.DurationVar(&a.lease, "lease", 30*time.Second, "lease duration: how long a dead process holds a run")
 	root.AddCommand(a.runCmd(), a.statusCmd(), a.lsCmd(), a.eventsCmd(), a.resumeCmd(), a.stopCmd(), a.recoverCmd())
 	root.AddCommand(a.serveCmd())
 	root.AddCommand(a.mcpCmd())
+	root.AddCommand(a.migrateCmd())
 	return root
 }
 
@@ -122,17 +123,9 @@ func (a *app) runtime(ctx context.Context, needDefs bool) (*swarm.Runtime, error
 // openRuntime is runtime that also returns the definitions file (nil
 // unless needDefs).
 func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *config.File, error) {
-	url := a.storeURL
-	if url == "" {
-		url = os.Getenv("SWARM_STORE")
-	}
-	if url == "" {
-		url = DefaultStore
-	}
-	if path, ok := strings.CutPrefix(url, "sqlite:"); ok && path != "" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, nil, fmt.Errorf("store directory: %w", err)
-		}
+	url := a.storeURLOrDefault()
+	if err := ensureStoreDir(url); err != nil {
+		return nil, nil, err
 	}
 	st, err := store.Open(ctx, url)
 	if err != nil {
@@ -193,6 +186,28 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 		}
 	}
 	return rt, file, nil
+}
+
+// storeURLOrDefault is --store, else $SWARM_STORE, else DefaultStore.
+func (a *app) storeURLOrDefault() string {
+	url := a.storeURL
+	if url == "" {
+		url = os.Getenv("SWARM_STORE")
+	}
+	if url == "" {
+		url = DefaultStore
+	}
+	return url
+}
+
+// ensureStoreDir creates the directory of a SQLite store's file.
+func ensureStoreDir(url string) error {
+	if path, ok := strings.CutPrefix(url, "sqlite:"); ok && path != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("store directory: %w", err)
+		}
+	}
+	return nil
 }
 
 func closeRuntime(rt *swarm.Runtime) {

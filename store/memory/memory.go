@@ -44,9 +44,13 @@ type Store struct {
 	// msgID numbers inbox messages; IDs are never reused.
 	msgID  atomic.Int64
 	closed atomic.Bool
+	hub    store.Hub
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Watcher = (*Store)(nil)
+)
 
 type shard struct {
 	mu   sync.RWMutex
@@ -144,6 +148,7 @@ func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease tim
 	nr.order = s.order.Add(1)
 	sh.runs[r.ID] = nr
 	sh.mu.Unlock()
+	s.hub.PublishCreate(r.ID, owner)
 	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, nil
 }
 
@@ -278,7 +283,7 @@ func (s *Store) Read(ctx context.Context, id string, after int64, limit int) ([]
 }
 
 // Append implements store.Store.
-func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Record, u store.Update) (int64, error) {
+func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Record, u store.Update) (_ int64, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -292,6 +297,11 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	if err != nil {
 		return 0, err
 	}
+	defer func() { // after the unlock below
+		if err == nil {
+			s.hub.PublishAppend(l.RunID, u)
+		}
+	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.holds(l) {
@@ -449,19 +459,21 @@ func (s *Store) Release(ctx context.Context, l store.Lease) error {
 		return err
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if !r.holds(l) {
+		r.mu.Unlock()
 		return fmt.Errorf("release run %q (owner %q, epoch %d): %w", l.RunID, l.Owner, l.Epoch, store.ErrLeaseLost)
 	}
 	r.row.Owner = ""
 	r.row.LeaseUntil = time.Time{}
 	r.row.UpdatedAt = time.Now()
+	r.mu.Unlock()
+	s.hub.Publish(store.Change{RunID: l.RunID, Kind: store.ChangeRunnable})
 	return nil
 }
 
 // Send implements store.Store. The store assigns m.ID, and m.Time when it is
 // zero.
-func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Message, error) {
+func (s *Store) Send(ctx context.Context, id string, m store.Message) (_ store.Message, err error) {
 	if err := ctx.Err(); err != nil {
 		return store.Message{}, err
 	}
@@ -472,6 +484,12 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 	if err != nil {
 		return store.Message{}, err
 	}
+	woke := false
+	defer func() { // after the unlock below
+		if err == nil {
+			s.hub.PublishSend(id, woke)
+		}
+	}()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	row := &r.row
@@ -487,6 +505,7 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 	m.ID = s.msgID.Add(1)
 	r.inbox = append(r.inbox, m)
 	if row.State == store.Paused {
+		woke = true
 		row.State = store.Running
 		row.Owner = ""
 		row.LeaseUntil = time.Time{}
@@ -513,7 +532,17 @@ func (s *Store) Inbox(ctx context.Context, id string) ([]store.Message, error) {
 // dropped once the Store is no longer referenced.
 func (s *Store) Close() error {
 	s.closed.Store(true)
+	s.hub.Close()
 	return nil
+}
+
+// Watch implements store.Watcher: it reports the changes made through this
+// Store.
+func (s *Store) Watch(ctx context.Context, fn func(store.Change)) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return s.hub.Watch(ctx, fn)
 }
 
 func cloneBytes[T ~[]byte](b T) T {

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/internal/sqlval"
 )
 
 // readStmts are the prepared statements of the read pool.
@@ -76,9 +78,9 @@ func scanRun(sc scanner) (store.Run, error) {
 			return store.Run{}, fmt.Errorf("run %q: decode usage: %w", r.ID, err)
 		}
 	}
-	r.LeaseUntil = fromNanos(lease)
-	r.CreatedAt = fromNanos(created)
-	r.UpdatedAt = fromNanos(upd)
+	r.LeaseUntil = sqlval.FromNanos(lease)
+	r.CreatedAt = sqlval.FromNanos(created)
+	r.UpdatedAt = sqlval.FromNanos(upd)
 	return r, nil
 }
 
@@ -103,6 +105,7 @@ func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease tim
 	if err != nil {
 		return store.Lease{}, fmt.Errorf("create run: %w", err)
 	}
+	s.hub.PublishCreate(r.ID, owner)
 	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, nil
 }
 
@@ -195,7 +198,7 @@ func (s *Store) Read(ctx context.Context, id string, after int64, limit int) ([]
 		if len(data) > 0 {
 			r.Data = json.RawMessage(data)
 		}
-		r.Time = fromNanos(t)
+		r.Time = sqlval.FromNanos(t)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -226,7 +229,7 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	if err := store.CheckKeys(l.RunID, records); err != nil {
 		return 0, fmt.Errorf("append: %w", err)
 	}
-	usage, err := usageJSON(u.Usage)
+	usage, err := sqlval.UsageJSON(u.Usage)
 	if err != nil {
 		return 0, fmt.Errorf("append to run %q: %w", l.RunID, err)
 	}
@@ -238,6 +241,7 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	if err != nil {
 		return 0, fmt.Errorf("append: %w", err)
 	}
+	s.hub.PublishAppend(l.RunID, u)
 	return last, nil
 }
 
@@ -297,6 +301,7 @@ func (s *Store) Release(ctx context.Context, l store.Lease) error {
 	if err != nil {
 		return fmt.Errorf("release: %w", err)
 	}
+	s.hub.Publish(store.Change{RunID: l.RunID, Kind: store.ChangeRunnable})
 	return nil
 }
 
@@ -306,11 +311,13 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 	if m.Kind != store.MsgResume && m.Kind != store.MsgStop {
 		return store.Message{}, fmt.Errorf("send to run %q: unknown message kind %q", id, m.Kind)
 	}
-	err := s.write(ctx, func(w *writer) error { return w.send(id, &m) })
+	woke := false
+	err := s.write(ctx, func(w *writer) error { return w.send(id, &m, &woke) })
 	if err != nil {
 		return store.Message{}, fmt.Errorf("send: %w", err)
 	}
-	m.Time = fromNanos(nanos(m.Time)) // as Inbox will return it
+	s.hub.PublishSend(id, woke)
+	m.Time = sqlval.FromNanos(sqlval.Nanos(m.Time)) // as Inbox will return it
 	return m, nil
 }
 
@@ -335,7 +342,7 @@ func (s *Store) Inbox(ctx context.Context, id string) ([]store.Message, error) {
 			return nil, fmt.Errorf("inbox of run %q: %w", id, err)
 		}
 		m.Kind = store.MessageKind(kind)
-		m.Time = fromNanos(t)
+		m.Time = sqlval.FromNanos(t)
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
@@ -347,4 +354,29 @@ func (s *Store) Inbox(ctx context.Context, id string) ([]store.Message, error) {
 		}
 	}
 	return out, nil
+}
+
+// Watch implements store.Watcher. It reports the changes made through this
+// Store only, not those of other processes sharing the file.
+func (s *Store) Watch(ctx context.Context, fn func(store.Change)) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	return s.hub.Watch(ctx, fn)
+}
+
+// SchemaVersion returns the version of the database's schema.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	var v string
+	if err := s.rdb.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'schema_version'").Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version of %s: %w", s.path, err)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s: bad schema version %q", s.path, v)
+	}
+	return n, nil
 }

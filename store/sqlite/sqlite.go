@@ -71,6 +71,7 @@ type Store struct {
 	ckptDone chan struct{} // closed when the checkpointer exits
 	once     sync.Once
 	cerr     error
+	hub      store.Hub // changes made through this Store
 
 	transactions atomic.Int64
 	writes       atomic.Int64
@@ -78,7 +79,10 @@ type Store struct {
 	pages        atomic.Int64
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store   = (*Store)(nil)
+	_ store.Watcher = (*Store)(nil)
+)
 
 type config struct {
 	fullSync    bool
@@ -330,6 +334,7 @@ func (s *Store) Close() error {
 		close(s.reqs)
 		s.closeMu.Unlock()
 		<-s.done
+		s.hub.Close()
 		close(s.stop)
 		<-s.ckptDone
 		// Closing the last connection checkpoints and removes the WAL.

@@ -3,14 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/internal/sqlval"
 )
 
 // writer holds the writer connection's prepared statements. Only the writer
@@ -180,7 +179,7 @@ func (w *writer) insertRecords(rid int64, id string, last int64, records []store
 		for i := range records[:n] {
 			r := &records[i]
 			last++
-			args = append(args, rid, last, r.Key, r.Type, blob(r.Data), nanos(r.Time))
+			args = append(args, rid, last, r.Key, r.Type, sqlval.Blob(r.Data), sqlval.Nanos(r.Time))
 		}
 		w.args = args
 		res, err := st.Exec(args...)
@@ -211,17 +210,17 @@ func (w *writer) conflicting(rid, base int64, records []store.Record) string {
 }
 
 func (w *writer) create(r *store.Run, owner string, lease time.Duration, records []store.Record) error {
-	now := nanos(w.now)
+	now := sqlval.Nanos(w.now)
 	var until int64
 	if owner != "" {
-		until = nanos(w.now.Add(lease))
+		until = sqlval.Nanos(w.now.Add(lease))
 	}
-	usage, err := usageJSON(&r.Usage)
+	usage, err := sqlval.UsageJSON(&r.Usage)
 	if err != nil {
 		return err
 	}
 	res, err := w.insertRun.Exec(r.ID, r.Swarm, r.Parent, string(store.Running), r.Turn, r.MaxTurns, r.Agent,
-		blob(r.Result), r.Reason, usage, owner, until, int64(len(records)), now, now)
+		sqlval.Blob(r.Result), r.Reason, usage, owner, until, int64(len(records)), now, now)
 	if err != nil {
 		return err
 	}
@@ -239,13 +238,13 @@ func (w *writer) create(r *store.Run, owner string, lease time.Duration, records
 
 func (w *writer) append(l store.Lease, records []store.Record, u *store.Update, usage any) (int64, error) {
 	n := int64(len(records))
-	args := []any{n, nanos(w.now), nonZero(u.Turn), nonZero(u.MaxTurns), nonEmpty(u.Agent),
-		blob(u.Result), nonEmpty(u.Reason), usage}
+	args := []any{n, sqlval.Nanos(w.now), sqlval.NonZero(u.Turn), sqlval.NonZero(u.MaxTurns), sqlval.NonEmpty(u.Agent),
+		sqlval.Blob(u.Result), sqlval.NonEmpty(u.Reason), usage}
 	release := u.Release || u.State.Terminal() || u.State == store.Paused
 	st := w.setSeq
 	if u.State != "" || release {
 		st = w.setRow
-		args = append(args, nonEmpty(string(u.State)), release, release)
+		args = append(args, sqlval.NonEmpty(string(u.State)), release, release)
 	}
 	args = append(args, l.RunID, l.Owner, l.Epoch)
 	var rid, last int64
@@ -281,7 +280,7 @@ func (w *writer) claimOne(id, owner string, lease time.Duration) (store.Lease, e
 	if err != nil {
 		return store.Lease{}, err
 	}
-	now := nanos(w.now)
+	now := sqlval.Nanos(w.now)
 	if cur.state != store.Running {
 		return store.Lease{}, fmt.Errorf("run %q in state %s: %w", id, cur.state, store.ErrInvalidState)
 	}
@@ -292,7 +291,7 @@ func (w *writer) claimOne(id, owner string, lease time.Duration) (store.Lease, e
 }
 
 func (w *writer) take(rid int64, id, owner string, epoch int64, lease time.Duration) (store.Lease, error) {
-	if _, err := w.claim.Exec(owner, epoch, nanos(w.now.Add(lease)), nanos(w.now), rid); err != nil {
+	if _, err := w.claim.Exec(owner, epoch, sqlval.Nanos(w.now.Add(lease)), sqlval.Nanos(w.now), rid); err != nil {
 		return store.Lease{}, err
 	}
 	return store.Lease{RunID: id, Owner: owner, Epoch: epoch}, nil
@@ -302,7 +301,7 @@ func (w *writer) claimExpired(owner string, lease time.Duration, limit int) ([]s
 	if limit <= 0 {
 		limit = -1
 	}
-	rows, err := w.expired.Query(nanos(w.now), limit)
+	rows, err := w.expired.Query(sqlval.Nanos(w.now), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +337,7 @@ func (w *writer) claimExpired(owner string, lease time.Duration, limit int) ([]s
 
 func (w *writer) renewAll(owner string, lease time.Duration) (store.Renewal, error) {
 	var out store.Renewal
-	if _, err := w.renew.Exec(nanos(w.now.Add(lease)), owner); err != nil {
+	if _, err := w.renew.Exec(sqlval.Nanos(w.now.Add(lease)), owner); err != nil {
 		return out, err
 	}
 	rows, err := w.held.Query(owner)
@@ -370,7 +369,7 @@ func (w *writer) exist(id string) error {
 }
 
 func (w *writer) releaseOne(l store.Lease) error {
-	res, err := w.releaseLease.Exec(nanos(w.now), l.RunID, l.Owner, l.Epoch)
+	res, err := w.releaseLease.Exec(sqlval.Nanos(w.now), l.RunID, l.Owner, l.Epoch)
 	if err != nil {
 		return err
 	}
@@ -384,7 +383,8 @@ func (w *writer) releaseOne(l store.Lease) error {
 	return fmt.Errorf("run %q (owner %q, epoch %d): %w", l.RunID, l.Owner, l.Epoch, store.ErrLeaseLost)
 }
 
-func (w *writer) send(id string, m *store.Message) error {
+// send inserts m and reports whether it woke a paused run.
+func (w *writer) send(id string, m *store.Message, woke *bool) error {
 	cur, err := w.lease(id)
 	if err != nil {
 		return err
@@ -397,7 +397,7 @@ func (w *writer) send(id string, m *store.Message) error {
 	if m.Time.IsZero() {
 		m.Time = w.now
 	}
-	res, err := w.insertMessage.Exec(cur.rid, string(m.Kind), m.Text, nanos(m.Time))
+	res, err := w.insertMessage.Exec(cur.rid, string(m.Kind), m.Text, sqlval.Nanos(m.Time))
 	if err != nil {
 		return err
 	}
@@ -405,58 +405,10 @@ func (w *writer) send(id string, m *store.Message) error {
 		return err
 	}
 	if cur.state == store.Paused {
-		_, err = w.wake.Exec(nanos(w.now), cur.rid)
+		*woke = true
+		_, err = w.wake.Exec(sqlval.Nanos(w.now), cur.rid)
 	} else {
-		_, err = w.setUpd.Exec(nanos(w.now), cur.rid)
+		_, err = w.setUpd.Exec(sqlval.Nanos(w.now), cur.rid)
 	}
 	return err
-}
-
-// nanos encodes a time as Unix nanoseconds, the zero time as 0.
-func nanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
-}
-
-// fromNanos decodes nanos.
-func fromNanos(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
-// blob binds a JSON value: NULL when empty.
-func blob(b json.RawMessage) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return []byte(b)
-}
-
-func nonZero(n int) any {
-	if n == 0 {
-		return nil
-	}
-	return n
-}
-
-func nonEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func usageJSON(u *model.Usage) (any, error) {
-	if u == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(u)
-	if err != nil {
-		return nil, fmt.Errorf("encode usage: %w", err)
-	}
-	return string(b), nil
 }

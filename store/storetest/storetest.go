@@ -90,6 +90,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentClaim", testConcurrentClaim},
 		{"ConcurrentClaimExpired", testConcurrentClaimExpired},
 		{"StaleLeaseAfterClaim", testStaleLeaseAfterClaim},
+		{"Watch", testWatch},
+		{"WatchCancel", testWatchCancel},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

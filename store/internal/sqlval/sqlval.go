@@ -1,0 +1,63 @@
+// Package sqlval converts between the store's Go values and the column
+// values of the SQL stores.
+package sqlval
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/swarmrt/swarm/model"
+)
+
+// Nanos encodes a time as Unix nanoseconds, the zero time as 0.
+func Nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// FromNanos decodes Nanos.
+func FromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// Blob binds a JSON value: NULL when empty.
+func Blob(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return []byte(b)
+}
+
+// NonZero binds n, or NULL for 0 (an Update field left as it is).
+func NonZero(n int) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+// NonEmpty binds s, or NULL for "" (an Update field left as it is).
+func NonEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// UsageJSON binds a usage as JSON text, NULL for nil.
+func UsageJSON(u *model.Usage) (any, error) {
+	if u == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("encode usage: %w", err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,591 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/internal/sqlval"
+)
+
+// nowNS is the database server's clock in Unix nanoseconds (microsecond
+// precision). Leases are measured on it, so that nodes with skewed clocks
+// agree on when a lease expires.
+const nowNS = `(extract(epoch from clock_timestamp()) * 1000000000)::bigint`
+
+// maxPayloadID is the longest run id announced by NOTIFY (payloads must
+// stay under 8000 bytes); changes of runs with longer ids are found by
+// polling.
+const maxPayloadID = 7900
+
+const runCols = `id, swarm, parent, state, turn, max_turns, agent, result, reason, usage,
+	owner, epoch, lease_until, last_seq, created_at, updated_at`
+
+// queries are the statements of a store, with its NOTIFY channel written
+// in. pgx prepares and caches each per connection.
+type queries struct {
+	create, append, claim, claimExpired, renew, release string
+	get, read, inbox, exists, lease                     string
+}
+
+func newQueries(channel string) queries {
+	ch := "'" + strings.ReplaceAll(channel, "'", "''") + "'"
+	// notify is a NOTIFY of a change of the run whose id is idExpr, as a
+	// text column (empty).
+	notify := func(kind, idExpr string) string {
+		return fmt.Sprintf(`(CASE WHEN octet_length(%[2]s) <= %[3]d THEN pg_notify(%[4]s, '%[1]s:' || %[2]s) END)::text`,
+			kind, idExpr, maxPayloadID, ch)
+	}
+	// records are arguments $a..$a+3: keys, types, data, times.
+	records := func(a int) string {
+		return fmt.Sprintf(`unnest($%d::text[], $%d::text[], $%d::bytea[], $%d::bigint[]) WITH ORDINALITY AS x(k, t, d, tm, o)`, a, a+1, a+2, a+3)
+	}
+	return queries{
+		create: `WITH n AS (SELECT ` + nowNS + ` AS now),
+			r AS (INSERT INTO swarm_runs (id, swarm, parent, state, turn, max_turns, agent, result, reason, usage,
+				owner, epoch, lease_until, last_seq, created_at, updated_at)
+				SELECT $1, $2, $3, 'running', $4, $5, $6, $7, $8, $9,
+					$10, 1, CASE WHEN $10 = '' THEN 0 ELSE n.now + $11 END, $12, n.now, n.now FROM n
+				ON CONFLICT (id) DO NOTHING
+				RETURNING rid, id, owner),
+			j AS (INSERT INTO swarm_journal (rid, seq, key, type, data, time)
+				SELECT r.rid, x.o, x.k, x.t, x.d, x.tm FROM r, ` + records(13) + `)
+			SELECT r.rid, ` + notify(kindAppended, "r.id") + `,
+				CASE WHEN r.owner = '' THEN ` + notify(kindRunnable, "r.id") + ` END FROM r`,
+
+		// An append checks the lease and updates the row, adds the
+		// records and acknowledges inbox messages in one statement: a
+		// duplicate key aborts all of it.
+		append: `WITH u AS (UPDATE swarm_runs SET last_seq = last_seq + $4, updated_at = ` + nowNS + `,
+				turn = coalesce($5, turn), max_turns = coalesce($6, max_turns), agent = coalesce($7, agent),
+				result = coalesce($8, result), reason = coalesce($9, reason), usage = coalesce($10, usage),
+				state = coalesce($11, state),
+				owner = CASE WHEN $12 THEN '' ELSE owner END,
+				lease_until = CASE WHEN $12 THEN 0 ELSE lease_until END
+				WHERE id = $1 AND owner = $2 AND owner <> '' AND epoch = $3
+				RETURNING rid, id, last_seq),
+			j AS (INSERT INTO swarm_journal (rid, seq, key, type, data, time)
+				SELECT u.rid, u.last_seq - $4 + x.o, x.k, x.t, x.d, x.tm FROM u, ` + records(15) + `),
+			a AS (DELETE FROM swarm_inbox WHERE $14::bigint > 0 AND rid IN (SELECT rid FROM u) AND id <= $14::bigint)
+			SELECT u.last_seq, ` + notify(kindAppended, "u.id") + `,
+				CASE WHEN $13 THEN ` + notify(kindRunnable, "u.id") + ` END FROM u`,
+
+		claim: `UPDATE swarm_runs SET owner = $2, epoch = epoch + 1, lease_until = ` + nowNS + ` + $3, updated_at = ` + nowNS + `
+			WHERE id = $1 AND state = 'running' AND (owner = '' OR owner = $2 OR lease_until <= ` + nowNS + `)
+			RETURNING epoch`,
+
+		claimExpired: `WITH c AS (SELECT rid FROM swarm_runs WHERE state = 'running' AND lease_until <= ` + nowNS + `
+				ORDER BY rid LIMIT $3 FOR UPDATE SKIP LOCKED)
+			UPDATE swarm_runs r SET owner = $1, epoch = r.epoch + 1, lease_until = ` + nowNS + ` + $2, updated_at = ` + nowNS + `
+			FROM c WHERE r.rid = c.rid
+			RETURNING r.rid, r.id, r.epoch`,
+
+		renew: `UPDATE swarm_runs r SET lease_until = ` + nowNS + ` + $2
+			WHERE owner = $1 AND state = 'running'
+			RETURNING id, EXISTS (SELECT 1 FROM swarm_inbox i WHERE i.rid = r.rid)`,
+
+		release: `UPDATE swarm_runs SET owner = '', lease_until = 0, updated_at = ` + nowNS + `
+			WHERE id = $1 AND owner = $2 AND owner <> '' AND epoch = $3
+			RETURNING ` + notify(kindRunnable, "id"),
+
+		get: `SELECT ` + runCols + ` FROM swarm_runs WHERE id = $1`,
+		read: `SELECT j.seq, j.key, j.type, j.data, j.time FROM swarm_runs r
+			LEFT JOIN LATERAL (SELECT seq, key, type, data, time FROM swarm_journal
+				WHERE rid = r.rid AND seq > $2 ORDER BY seq LIMIT $3) j ON true
+			WHERE r.id = $1 ORDER BY j.seq`,
+		inbox: `SELECT i.id, i.kind, i.text, i.time FROM swarm_runs r
+			LEFT JOIN swarm_inbox i ON i.rid = r.rid WHERE r.id = $1 ORDER BY i.id`,
+		exists: `SELECT true FROM swarm_runs WHERE id = $1`,
+		lease:  `SELECT rid, state, owner, lease_until > ` + nowNS + ` FROM swarm_runs WHERE id = $1`,
+	}
+}
+
+func (s *Store) check() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// wrap adds the database to an error.
+func (s *Store) wrap(op string, err error) error {
+	return fmt.Errorf("postgres store %s: %s: %w", s.target, op, err)
+}
+
+// recordArgs splits records into the four arrays of the records fragment.
+func recordArgs(records []store.Record) (keys, types []string, data [][]byte, times []int64) {
+	keys = make([]string, len(records))
+	types = make([]string, len(records))
+	data = make([][]byte, len(records))
+	times = make([]int64, len(records))
+	for i, r := range records {
+		keys[i], types[i], times[i] = r.Key, r.Type, sqlval.Nanos(r.Time)
+		if len(r.Data) > 0 {
+			data[i] = r.Data
+		}
+	}
+	return keys, types, data, times
+}
+
+// conflict turns a unique violation of the journal's keys into
+// store.ErrConflict.
+func conflict(runID string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "swarm_journal_key" {
+		return fmt.Errorf("run %q: %s: %w", runID, pe.Detail, store.ErrConflict)
+	}
+	return err
+}
+
+// Create implements store.Store.
+func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease time.Duration, records []store.Record) (store.Lease, error) {
+	if err := s.check(); err != nil {
+		return store.Lease{}, err
+	}
+	if r.ID == "" {
+		return store.Lease{}, errors.New("create run: empty id")
+	}
+	if err := store.CheckKeys(r.ID, records); err != nil {
+		return store.Lease{}, fmt.Errorf("create run: %w", err)
+	}
+	usage, err := sqlval.UsageJSON(&r.Usage)
+	if err != nil {
+		return store.Lease{}, fmt.Errorf("create run %q: %w", r.ID, err)
+	}
+	keys, types, data, times := recordArgs(records)
+	var rid int64
+	err = s.pool.QueryRow(ctx, s.q.create, r.ID, r.Swarm, r.Parent, r.Turn, r.MaxTurns, r.Agent,
+		sqlval.Blob(r.Result), r.Reason, usage, owner, int64(lease), int64(len(records)),
+		keys, types, data, times).Scan(&rid, nil, nil)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Lease{}, fmt.Errorf("create run %q: %w", r.ID, store.ErrExists)
+	}
+	if err != nil {
+		return store.Lease{}, s.wrap("create run "+r.ID, conflict(r.ID, err))
+	}
+	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, nil
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanRun(row rowScanner) (store.Run, error) {
+	var (
+		r                      store.Run
+		state                  string
+		usage                  *string
+		lease, created, update int64
+	)
+	err := row.Scan(&r.ID, &r.Swarm, &r.Parent, &state, &r.Turn, &r.MaxTurns, &r.Agent, &r.Result, &r.Reason, &usage,
+		&r.Owner, &r.Epoch, &lease, &r.LastSeq, &created, &update)
+	if err != nil {
+		return store.Run{}, err
+	}
+	r.State = store.State(state)
+	if len(r.Result) == 0 {
+		r.Result = nil
+	}
+	if usage != nil && *usage != "" {
+		if err := json.Unmarshal([]byte(*usage), &r.Usage); err != nil {
+			return store.Run{}, fmt.Errorf("run %q: decode usage: %w", r.ID, err)
+		}
+	}
+	r.LeaseUntil, r.CreatedAt, r.UpdatedAt = sqlval.FromNanos(lease), sqlval.FromNanos(created), sqlval.FromNanos(update)
+	return r, nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, id string) (store.Run, error) {
+	if err := s.check(); err != nil {
+		return store.Run{}, err
+	}
+	r, err := scanRun(s.pool.QueryRow(ctx, s.q.get, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Run{}, fmt.Errorf("get run %q: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Run{}, s.wrap("get run "+id, err)
+	}
+	return r, nil
+}
+
+// List implements store.Store.
+func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Run, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	var (
+		where []string
+		args  []any
+	)
+	add := func(col, v string) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf("%s = $%d", col, len(args)))
+	}
+	if f.Swarm != "" {
+		add("swarm", f.Swarm)
+	}
+	if f.State != "" {
+		add("state", string(f.State))
+	}
+	if f.Parent != "" {
+		add("parent", f.Parent)
+	}
+	q := "SELECT " + runCols + " FROM swarm_runs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	var limit any
+	if f.Limit > 0 {
+		limit = f.Limit
+	}
+	args = append(args, limit, max(f.Offset, 0))
+	q += fmt.Sprintf(" ORDER BY rid DESC LIMIT $%d OFFSET $%d", len(args)-1, len(args))
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("list runs", err)
+	}
+	defer rows.Close()
+	out := []store.Run{}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, s.wrap("list runs", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("list runs", err)
+	}
+	return out, nil
+}
+
+// Read implements store.Store.
+func (s *Store) Read(ctx context.Context, id string, after int64, limit int) ([]store.Record, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	var lim any
+	if limit > 0 {
+		lim = limit
+	}
+	rows, err := s.pool.Query(ctx, s.q.read, id, after, lim)
+	if err != nil {
+		return nil, s.wrap("read run "+id, err)
+	}
+	defer rows.Close()
+	out := []store.Record{}
+	found := false
+	for rows.Next() {
+		found = true
+		var (
+			seq, t   *int64
+			key, typ *string
+			data     []byte
+		)
+		if err := rows.Scan(&seq, &key, &typ, &data, &t); err != nil {
+			return nil, s.wrap("read run "+id, err)
+		}
+		if seq == nil {
+			continue // the run has no records after after
+		}
+		rec := store.Record{Seq: *seq, Key: *key, Type: *typ, Time: sqlval.FromNanos(*t)}
+		if len(data) > 0 {
+			rec.Data = json.RawMessage(data)
+		}
+		out = append(out, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("read run "+id, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("read run %q: %w", id, store.ErrNotFound)
+	}
+	return out, nil
+}
+
+// notFoundOr tells ErrNotFound from err for a write that changed no row of
+// run id.
+func (s *Store) notFoundOr(ctx context.Context, id string, err error) error {
+	var ok bool
+	qerr := s.pool.QueryRow(ctx, s.q.exists, id).Scan(&ok)
+	if errors.Is(qerr, pgx.ErrNoRows) {
+		return fmt.Errorf("run %q: %w", id, store.ErrNotFound)
+	}
+	if qerr != nil {
+		return s.wrap("look up run "+id, qerr)
+	}
+	return err
+}
+
+// Append implements store.Store.
+func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Record, u store.Update) (int64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	if u.State != "" && !u.State.Valid() {
+		return 0, fmt.Errorf("append to run %q: invalid state %q", l.RunID, u.State)
+	}
+	if err := store.CheckKeys(l.RunID, records); err != nil {
+		return 0, fmt.Errorf("append: %w", err)
+	}
+	usage, err := sqlval.UsageJSON(u.Usage)
+	if err != nil {
+		return 0, fmt.Errorf("append to run %q: %w", l.RunID, err)
+	}
+	release := u.Release || u.State.Terminal() || u.State == store.Paused
+	keys, types, data, times := recordArgs(records)
+	var last int64
+	err = s.pool.QueryRow(ctx, s.q.append, l.RunID, l.Owner, l.Epoch, int64(len(records)),
+		sqlval.NonZero(u.Turn), sqlval.NonZero(u.MaxTurns), sqlval.NonEmpty(u.Agent), sqlval.Blob(u.Result), sqlval.NonEmpty(u.Reason), usage,
+		sqlval.NonEmpty(string(u.State)), release, u.MakesRunnable(), u.AckInbox,
+		keys, types, data, times).Scan(&last, nil, nil)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, s.notFoundOr(ctx, l.RunID, fmt.Errorf("append to run %q (owner %q, epoch %d): %w", l.RunID, l.Owner, l.Epoch, store.ErrLeaseLost))
+	}
+	if err != nil {
+		return 0, s.wrap("append to run "+l.RunID, conflict(l.RunID, err))
+	}
+	return last, nil
+}
+
+// Claim implements store.Store.
+func (s *Store) Claim(ctx context.Context, id, owner string, lease time.Duration) (store.Lease, error) {
+	if err := s.check(); err != nil {
+		return store.Lease{}, err
+	}
+	if owner == "" {
+		return store.Lease{}, fmt.Errorf("claim run %q: empty owner", id)
+	}
+	// The claim is one conditional update; when it changes nothing, the
+	// row says why, unless it changed meanwhile: then try again.
+	for range 3 {
+		var epoch int64
+		err := s.pool.QueryRow(ctx, s.q.claim, id, owner, int64(lease)).Scan(&epoch)
+		if err == nil {
+			return store.Lease{RunID: id, Owner: owner, Epoch: epoch}, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return store.Lease{}, s.wrap("claim run "+id, err)
+		}
+		var (
+			rid           int64
+			state, holder string
+			live          bool
+		)
+		err = s.pool.QueryRow(ctx, s.q.lease, id).Scan(&rid, &state, &holder, &live)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return store.Lease{}, fmt.Errorf("claim run %q: %w", id, store.ErrNotFound)
+		case err != nil:
+			return store.Lease{}, s.wrap("claim run "+id, err)
+		case store.State(state) != store.Running:
+			return store.Lease{}, fmt.Errorf("claim run %q in state %s: %w", id, state, store.ErrInvalidState)
+		case holder != "" && holder != owner && live:
+			return store.Lease{}, fmt.Errorf("claim run %q: held by %q: %w", id, holder, store.ErrLeased)
+		}
+	}
+	return store.Lease{}, fmt.Errorf("claim run %q: the run keeps changing: %w", id, store.ErrLeased)
+}
+
+// ClaimExpired implements store.Store. A limit <= 0 means no limit.
+func (s *Store) ClaimExpired(ctx context.Context, owner string, lease time.Duration, limit int) ([]store.Lease, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if owner == "" {
+		return nil, errors.New("claim expired runs: empty owner")
+	}
+	var lim any
+	if limit > 0 {
+		lim = limit
+	}
+	rows, err := s.pool.Query(ctx, s.q.claimExpired, owner, int64(lease), lim)
+	if err != nil {
+		return nil, s.wrap("claim expired runs", err)
+	}
+	type claimed struct {
+		rid int64
+		l   store.Lease
+	}
+	var got []claimed
+	for rows.Next() {
+		c := claimed{l: store.Lease{Owner: owner}}
+		if err := rows.Scan(&c.rid, &c.l.RunID, &c.l.Epoch); err != nil {
+			rows.Close()
+			return nil, s.wrap("claim expired runs", err)
+		}
+		got = append(got, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("claim expired runs", err)
+	}
+	slices.SortFunc(got, func(a, b claimed) int { return int(a.rid - b.rid) })
+	out := make([]store.Lease, len(got))
+	for i, c := range got {
+		out[i] = c.l
+	}
+	return out, nil
+}
+
+// Renew implements store.Store.
+func (s *Store) Renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
+	if err := s.check(); err != nil {
+		return store.Renewal{}, err
+	}
+	var out store.Renewal
+	if owner == "" {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, s.q.renew, owner, int64(lease))
+	if err != nil {
+		return out, s.wrap("renew leases of "+owner, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id      string
+			pending bool
+		)
+		if err := rows.Scan(&id, &pending); err != nil {
+			return store.Renewal{}, s.wrap("renew leases of "+owner, err)
+		}
+		out.Held = append(out.Held, id)
+		if pending {
+			out.Pending = append(out.Pending, id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return store.Renewal{}, s.wrap("renew leases of "+owner, err)
+	}
+	slices.Sort(out.Held)
+	slices.Sort(out.Pending)
+	return out, nil
+}
+
+// Release implements store.Store. Releasing a lease that is no longer
+// current fails with store.ErrLeaseLost and changes nothing.
+func (s *Store) Release(ctx context.Context, l store.Lease) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	err := s.pool.QueryRow(ctx, s.q.release, l.RunID, l.Owner, l.Epoch).Scan(nil)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.notFoundOr(ctx, l.RunID, fmt.Errorf("release run %q (owner %q, epoch %d): %w", l.RunID, l.Owner, l.Epoch, store.ErrLeaseLost))
+	}
+	if err != nil {
+		return s.wrap("release run "+l.RunID, err)
+	}
+	return nil
+}
+
+// Send implements store.Store. The store assigns m.ID, and m.Time when it is
+// zero. The message, the waking of a paused run and the notifications are
+// one transaction.
+func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Message, error) {
+	if err := s.check(); err != nil {
+		return store.Message{}, err
+	}
+	if m.Kind != store.MsgResume && m.Kind != store.MsgStop {
+		return store.Message{}, fmt.Errorf("send to run %q: unknown message kind %q", id, m.Kind)
+	}
+	var t *int64
+	if !m.Time.IsZero() {
+		n := sqlval.Nanos(m.Time)
+		t = &n
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var (
+			rid   int64
+			state string
+		)
+		err := tx.QueryRow(ctx, `SELECT rid, state FROM swarm_runs WHERE id = $1 FOR UPDATE`, id).Scan(&rid, &state)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("run %q: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		st := store.State(state)
+		if m.Kind == store.MsgResume && st != store.Paused || m.Kind == store.MsgStop && st.Terminal() {
+			return fmt.Errorf("%s for run %q in state %s: %w", m.Kind, id, st, store.ErrInvalidState)
+		}
+		var at int64
+		if err := tx.QueryRow(ctx, `INSERT INTO swarm_inbox (rid, kind, text, time)
+			VALUES ($1, $2, $3, coalesce($4, `+nowNS+`)) RETURNING id, time`,
+			rid, string(m.Kind), m.Text, t).Scan(&m.ID, &at); err != nil {
+			return err
+		}
+		m.Time = sqlval.FromNanos(at)
+		wake := st == store.Paused
+		if _, err := tx.Exec(ctx, `UPDATE swarm_runs SET updated_at = `+nowNS+`,
+			state = CASE WHEN $2 THEN 'running' ELSE state END,
+			owner = CASE WHEN $2 THEN '' ELSE owner END,
+			lease_until = CASE WHEN $2 THEN 0 ELSE lease_until END
+			WHERE rid = $1`, rid, wake); err != nil {
+			return err
+		}
+		if len(id) > maxPayloadID {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, kindInbox+":"+id); err != nil {
+			return err
+		}
+		if wake {
+			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, kindRunnable+":"+id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidState) {
+		return store.Message{}, fmt.Errorf("send: %w", err)
+	}
+	if err != nil {
+		return store.Message{}, s.wrap("send to run "+id, err)
+	}
+	return m, nil
+}
+
+// Inbox implements store.Store.
+func (s *Store) Inbox(ctx context.Context, id string) ([]store.Message, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.q.inbox, id)
+	if err != nil {
+		return nil, s.wrap("inbox of run "+id, err)
+	}
+	defer rows.Close()
+	out := []store.Message{}
+	found := false
+	for rows.Next() {
+		found = true
+		var (
+			mid, t     *int64
+			kind, text *string
+		)
+		if err := rows.Scan(&mid, &kind, &text, &t); err != nil {
+			return nil, s.wrap("inbox of run "+id, err)
+		}
+		if mid == nil {
+			continue
+		}
+		out = append(out, store.Message{ID: *mid, Kind: store.MessageKind(*kind), Text: *text, Time: sqlval.FromNanos(*t)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("inbox of run "+id, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("inbox of run %q: %w", id, store.ErrNotFound)
+	}
+	return out, nil
+}
