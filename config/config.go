@@ -33,6 +33,8 @@ type File struct {
 	toolNames []string
 	agents    []*agentDef
 	swarms    []*swarmDef
+	// conversations: see conversation.go.
+	conversations []*conversationDef
 }
 
 // Load reads and checks the configuration file at path. Relative paths in
@@ -84,7 +86,7 @@ func (f *File) Tool(name string) swarm.Tool {
 }
 
 // Register adds the file's agents (with [swarm.Runtime.RegisterAgent], so
-// that Go code can hand off to them by name) and swarms (with
+// that Go code can hand off to them by name), swarms and conversations (with
 // [swarm.Runtime.Register]) to rt. Each call makes new values, using the
 // current f.Model as the default model. Nothing is registered if a name is
 // already taken in rt.
@@ -111,6 +113,11 @@ func (f *File) Register(rt *swarm.Runtime) error {
 	for _, s := range f.swarms {
 		if taken["swarm "+s.name] {
 			return fmt.Errorf("%s: %w: swarm %q is already registered", name, swarm.ErrDuplicate, s.name)
+		}
+	}
+	for _, c := range f.conversations {
+		if taken["swarm "+c.name] {
+			return fmt.Errorf("%s: %w: conversation %q is already registered", name, swarm.ErrDuplicate, c.name)
 		}
 	}
 	agents, defs := f.build()
@@ -152,6 +159,9 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 			Model:        f.modelFor(s.model),
 		}
 		defs[i] = s.define(spec)
+	}
+	for _, c := range f.conversations {
+		defs = append(defs, c.define(byName))
 	}
 	return agents, defs
 }

@@ -23,7 +23,7 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "tools", "agents", "swarms"}
+	topFields     = []string{"version", "model", "tools", "agents", "swarms", "conversations"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "handoffs", "max_turns"}
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "max_turns", "input", "result_schema", "tags"}
@@ -251,6 +251,7 @@ func (p *parser) parse(data []byte) *File {
 		}
 		f.swarms = append(f.swarms, s)
 	}
+	f.conversations = p.conversations(top)
 	return f
 }
 
