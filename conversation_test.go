@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -552,6 +553,7 @@ func TestConversationStreamsWithAgentAttribution(t *testing.T) {
 	}()
 	// The follower subscribes before the message is sent.
 	time.Sleep(20 * time.Millisecond)
+	base := runtime.NumGoroutine()
 	var streamed strings.Builder
 	agents := map[string]bool{}
 	rep, err := sess.Say(ctx, "CRM?", swarm.WithStream(func(d swarm.Event) {
@@ -565,6 +567,14 @@ func TestConversationStreamsWithAgentAttribution(t *testing.T) {
 		t.Errorf("streamed %q by %v, reply %q", streamed.String(), agents, rep.Text)
 	}
 	got := <-evc
+	// Say leaves no goroutine behind (the follower and the run's driver
+	// end too).
+	for i := 0; runtime.NumGoroutine() >= base && i < 200; i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n >= base {
+		t.Errorf("%d goroutines after Say, %d before", n, base)
+	}
 	if !strings.HasPrefix(got, "sales:") || strings.ReplaceAll(strings.ReplaceAll(got, "sales:", ""), "|", "") != rep.Text {
 		t.Errorf("events stream %q", got)
 	}
@@ -677,7 +687,15 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 			fx.mu.Unlock()
 			time.Sleep(80 * time.Millisecond) // A's lease runs out
 
+			// B recovers what A left running, like `swarm recover`, then
+			// talks on.
 			b, _ := convRuntime(t, script, mem)
+			if err := b.Register(conv); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Recover(ctx); err != nil {
+				t.Fatal(err)
+			}
 			sess, err := conv.Start(ctx, b, swarm.WithID("chat"))
 			if err != nil {
 				t.Fatal(err)
