@@ -222,8 +222,14 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (outcome, b
 		if ap.system, err = r.rt.render(cd.agents[c.active].Instructions, c.data()); err != nil {
 			return fail(turn, "instructions of "+c.active+": "+err.Error())
 		}
+		// A recorded response needs no request: replaying a long
+		// conversation stays linear.
 		_, replayed := r.recorded[tkey+"/model"]
-		resp, err := r.modelStep(ctx, ap, tkey, turn, c.history(c.active, n))
+		var msgs []model.Message
+		if !replayed {
+			msgs = c.history(c.active, n)
+		}
+		resp, err := r.modelStep(ctx, ap, tkey, turn, msgs)
 		if err != nil {
 			var be *budgetError
 			switch {

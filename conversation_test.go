@@ -739,3 +739,29 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkConversationSay measures one user message answered by one model
+// call on the memory store, including the replay of the session's earlier
+// messages that every Say performs (b.N messages in one session).
+func BenchmarkConversationSay(b *testing.B) {
+	steps := make([]scripted.Step, b.N)
+	for i := range steps {
+		steps[i] = scripted.Text("ok")
+	}
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{"receptionist": steps}, scripted.WithoutBookkeeping())})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Close()
+	ctx := context.Background()
+	sess, err := shop(&effects{n: map[string]int{}}, nil).Start(ctx, rt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := sess.Say(ctx, "hello"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
