@@ -236,7 +236,8 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 	}
 }
 
-// adoptChild drives run id here if it is runnable and nobody drives it.
+// adoptChild drives run id (a child run or a conversation) here if it is
+// runnable and nobody drives it.
 func (rt *Runtime) adoptChild(ctx context.Context, id string) {
 	run, err := rt.store.Get(ctx, id)
 	if err == nil {

@@ -100,4 +100,7 @@ type Event struct {
 	Budget *Budget `json:"budget,omitempty"`
 	// Deadline is when the run's wall-time budget ends (started).
 	Deadline time.Time `json:"deadline,omitzero"`
+	// Shared is a conversation's shared context after the step (reply, and
+	// the tool_result of a tool or handover that changed it).
+	Shared json.RawMessage `json:"shared,omitempty"`
 }

@@ -103,6 +103,9 @@ func (r *runner) execute(ctx context.Context) outcome {
 			return out
 		}
 	}
+	if r.info.conv != nil {
+		return r.converse(ctx)
+	}
 	return r.loop(ctx, r.plan.root, "", r.info.inputText(r.input))
 }
 
@@ -663,7 +666,9 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 }
 
 func (r *runner) recordResult(ctx context.Context, rd *round, key string, c model.ToolCall, output string, isError bool) callResult {
-	evs, u := rd.settle(Event{Type: EventToolResult, Key: key, Agent: rd.ap.name, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}, store.Update{})
+	ev := Event{Type: EventToolResult, Key: key, Agent: rd.ap.name, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}
+	defer stampResult(ctx, &ev)()
+	evs, u := rd.settle(ev, store.Update{})
 	if err := r.append(ctx, evs, u, rd.ap); err != nil {
 		return callResult{err: err}
 	}

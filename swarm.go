@@ -79,6 +79,8 @@ type defInfo struct {
 	// outSchema is the result schema.
 	outSchema json.RawMessage
 	inSchema  json.RawMessage
+	// conv is set for a conversation (see conversation.go).
+	conv *convDef
 }
 
 // Define makes a swarm definition. spec computes the run's configuration

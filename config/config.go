@@ -51,6 +51,9 @@ type File struct {
 	toolsetNames []string
 	mcpMu        sync.Mutex
 	mcpTools     map[string][]swarm.Tool // listed tools of connected toolsets
+
+	// conversations: see conversation.go.
+	conversations []*conversationDef
 }
 
 // Load reads and checks the configuration file at path. Relative paths in
@@ -102,7 +105,7 @@ func (f *File) Tool(name string) swarm.Tool {
 }
 
 // Register adds the file's agents (with [swarm.Runtime.RegisterAgent], so
-// that Go code can hand off to them by name) and swarms (with
+// that Go code can hand off to them by name), swarms and conversations (with
 // [swarm.Runtime.Register]) to rt. Each call makes new values, using the
 // current f.Model as the default model. Nothing is registered if a name is
 // already taken in rt.
@@ -129,6 +132,11 @@ func (f *File) Register(rt *swarm.Runtime) error {
 	for _, s := range f.swarms {
 		if taken["swarm "+s.name] {
 			return fmt.Errorf("%s: %w: swarm %q is already registered", name, swarm.ErrDuplicate, s.name)
+		}
+	}
+	for _, c := range f.conversations {
+		if taken["swarm "+c.name] {
+			return fmt.Errorf("%s: %w: conversation %q is already registered", name, swarm.ErrDuplicate, c.name)
 		}
 	}
 	if err := f.connectToolsets(); err != nil {
@@ -183,6 +191,9 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 			Model:        f.modelFor(s.model),
 		}
 		defs[i] = s.define(spec)
+	}
+	for _, c := range f.conversations {
+		defs = append(defs, c.define(byName))
 	}
 	return agents, defs
 }

@@ -47,6 +47,20 @@
 //	    url: https://agents.example.com/a2a/researcher   # base URL or agent card URL
 //	    token_env: RESEARCHER_TOKEN    # optional: bearer token from this variable
 //	    description: Finds sources     # optional tool description
+//	conversations:
+//	  front-desk:
+//	    description: Receptionist and sales
+//	    queen: receptionist            # the agent that answers first
+//	    agents: [sales]                # the others, reachable by handover
+//	    handovers:                     # who may transfer to whom (default: queen <-> every agent)
+//	      receptionist: [{agent: sales, sets: [topic], description: "Sales questions"}]
+//	      sales: [receptionist]
+//	    return_to_queen: false         # true: the queen answers every new message
+//	    max_turns: 6                   # rounds per user message
+//	    history: own_tools             # own_tools (default), full or text
+//	    agent_history: {sales: text}   # per-agent policy
+//	    name_speakers: true            # prefix other agents' text with [name]
+//	    context: {topic: "", customer: ""}   # the initial shared context
 //
 // Relative paths resolve against the directory of the YAML file: the script
 // of a "scripted:PATH" model spec, a command whose first element contains a
@@ -75,6 +89,12 @@
 // a schema takes a JSON input ([json.RawMessage]), which the runtime
 // validates against the schema when a run starts: an invalid input makes the
 // start fail with an error wrapping [swarm.ErrInvalidInput].
+//
+// A conversation ([swarm.DefineConversation]) has a map[string]any context;
+// agents render it as {{.Context.key}}, and a handover's sets name the keys
+// the model fills in when it transfers (they must be keys of context).
+// Conversations share the namespace of agents and swarms; `swarm chat` talks
+// to them.
 //
 // Every mistake in a file (an unknown field, a dangling reference, an invalid
 // JSON schema, a missing command...) is reported as an [*Error] that carries

@@ -25,7 +25,7 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "a2a_agents", "serve"}
+	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "a2a_agents", "serve"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns"}
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags"}
@@ -270,6 +270,7 @@ func (p *parser) parse(data []byte) *File {
 		}
 		f.swarms = append(f.swarms, s)
 	}
+	f.conversations = p.conversations(top)
 	return f
 }
 
@@ -567,14 +568,6 @@ func (p *parser) modelSpec(n *yaml.Node, what string) string {
 }
 
 // str returns the text of a scalar ("" for null).
-func (p *parser) boolean(n *yaml.Node, what, name string) bool {
-	var b bool
-	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
-		p.errf(n, "%s: %s: want true or false, got %s", what, name, describe(n))
-	}
-	return b
-}
-
 func (p *parser) str(n *yaml.Node, what, name string) string {
 	n = deref(n)
 	if isNull(n) {

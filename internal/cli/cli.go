@@ -111,6 +111,7 @@ func (a *app) command() *cobra.Command {
 	root.AddCommand(a.serveCmd())
 	root.AddCommand(a.mcpCmd())
 	root.AddCommand(a.migrateCmd())
+	root.AddCommand(a.chatCmd())
 	return root
 }
 

@@ -1,0 +1,115 @@
+package config_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/config"
+)
+
+const conversationFile = `
+version: 1
+model: scripted:script.yaml
+agents:
+  receptionist:
+    description: Greets and routes
+    instructions: Greet the customer.
+  sales:
+    description: Sells
+    instructions: Sell {{.Context.topic}} to {{.Context.customer}}.
+  support:
+    instructions: Fix problems.
+conversations:
+  front-desk:
+    description: Receptionist, sales and support
+    queen: receptionist
+    agents: [sales, support]
+    handovers:
+      receptionist: [{agent: sales, sets: [topic], description: Sales questions}, support]
+      sales: [receptionist]
+    return_to_queen: false
+    max_turns: 4
+    history: own_tools
+    agent_history: {support: text}
+    name_speakers: true
+    context: {customer: Ada, topic: ""}
+`
+
+const conversationScript = `
+receptionist:
+  - tool_calls: [{name: transfer_to_sales, arguments: {topic: CRM}}]
+sales:
+  - text: CRM is $10 a seat.
+  - text: Yes, monthly billing.
+`
+
+func TestConversationFromYAML(t *testing.T) {
+	dir := t.TempDir()
+	path := write(t, dir, "swarm.yaml", conversationFile, 0o644)
+	write(t, dir, "script.yaml", conversationScript, 0o644)
+	f, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.ConversationIDs(); !slices.Equal(got, []string{"front-desk"}) {
+		t.Fatalf("conversations %q", got)
+	}
+	rt := newRuntime(t, nil)
+	if err := f.Register(rt); err != nil {
+		t.Fatal(err)
+	}
+	var conv *swarm.Conversation[map[string]any]
+	for _, d := range rt.Swarms() {
+		if c, ok := d.(*swarm.Conversation[map[string]any]); ok && d.ID() == "front-desk" {
+			conv = c
+		}
+	}
+	if conv == nil {
+		t.Fatal("conversation not registered")
+	}
+	ctx := ctxT(t)
+	sess, err := conv.Start(ctx, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := sess.Say(ctx, "I'd like a CRM")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Agent != "sales" || rep.Text != "CRM is $10 a seat." || rep.Context["topic"] != "CRM" || rep.Context["customer"] != "Ada" {
+		t.Errorf("reply %+v", rep)
+	}
+	if rep, err = sess.Say(ctx, "Monthly?"); err != nil || rep.Agent != "sales" {
+		t.Errorf("reply %+v %v", rep, err)
+	}
+	// A second registration of the same file is refused as a whole.
+	if err := f.Register(rt); !errors.Is(err, swarm.ErrDuplicate) {
+		t.Errorf("second register: %v", err)
+	}
+}
+
+func TestConversationYAMLMistakes(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"no queen", "conversations:\n  c:\n    agents: [a]\n", "line 6: conversation c: missing queen"},
+		{"unknown queen", "conversations:\n  c:\n    queen: z\n", `line 7: conversation c: queen: unknown agent "z"`},
+		{"unknown member", "conversations:\n  c:\n    queen: a\n    agents: [b, z]\n", `line 8: conversation c: agents: unknown agent "z"`},
+		{"outsider handover", "conversations:\n  c:\n    queen: a\n    handovers: {a: [b]}\n", `handover from a to "b", which is not the queen or one of the agents`},
+		{"self handover", "conversations:\n  c:\n    queen: a\n    agents: [b]\n    handovers: {a: [a]}\n", "handover from a to itself"},
+		{"unknown set", "conversations:\n  c:\n    queen: a\n    agents: [b]\n    handovers: {a: [{agent: b, sets: [colour]}]}\n    context: {topic: x}\n", `sets "colour", which is not a key`},
+		{"bad history", "conversations:\n  c:\n    queen: a\n    history: everything\n", `unknown policy "everything" (want one of own_tools, full, text)`},
+		{"bad flag", "conversations:\n  c:\n    queen: a\n    return_to_queen: sometimes\n", "return_to_queen: want true or false"},
+		{"name clash", "conversations:\n  a:\n    queen: b\n", "already used by the agent defined at line 3"},
+		{"unknown field", "conversations:\n  c:\n    queen: a\n    queens: [b]\n", `unknown field "queens"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := "version: 1\nagents:\n  a: {instructions: x}\n  b: {instructions: y}\n" + tc.body
+			_, err := config.Parse([]byte(body), t.TempDir())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,546 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/swarmrt/swarm/model"
+)
+
+// EventReply is a conversation's answer to a user message: Agent (who
+// answered), Text, Target (the agent active for the next message), Shared
+// (the context after the turn) and Turn; IsError and Reason when the turn
+// failed. It is journaled together with the paused event that awaits the
+// next message.
+const EventReply EventType = "reply"
+
+// Errors of conversations.
+var (
+	// ErrTurnFailed: a user message got no answer (the model failed, or the
+	// agents exceeded the max turns of one message). The conversation stays
+	// open and awaits the next message.
+	ErrTurnFailed = errors.New("conversation turn failed")
+	// ErrNoConversation: a conversation function was called outside a tool
+	// call of a conversation.
+	ErrNoConversation = errors.New("not in a conversation")
+)
+
+// AwaitingMessage is the reason of a conversation paused between user
+// messages.
+const AwaitingMessage = "awaiting user message"
+
+// transferPre prefixes the tool names of handovers.
+const transferPre = "transfer_to_"
+
+// HistoryPolicy decides what an agent of a conversation sees of the
+// conversation so far.
+type HistoryPolicy int
+
+// The history policies.
+const (
+	// HistoryOwnTools (the default) shows the user's messages, every agent's
+	// text, and the agent's own tool calls and results, never another
+	// agent's: an agent cannot imitate tools it does not have.
+	HistoryOwnTools HistoryPolicy = iota
+	// HistoryFull shows everything, other agents' tool calls and results
+	// included (the behaviour of OpenAI's Swarm).
+	HistoryFull
+	// HistoryText shows only user and agent text, plus the agent's own tool
+	// calls of the message being answered.
+	HistoryText
+)
+
+// String returns the policy's name as the YAML configuration spells it.
+func (h HistoryPolicy) String() string {
+	switch h {
+	case HistoryFull:
+		return "full"
+	case HistoryText:
+		return "text"
+	}
+	return "own_tools"
+}
+
+// Handover lets an agent of a conversation transfer control to another,
+// with a tool named transfer_to_<To>.
+type Handover struct {
+	// To is the name of the agent that takes over.
+	To string
+	// Description tells the model when to transfer (default: the target's
+	// description).
+	Description string
+	// Sets names fields of the shared context (their JSON names) that the
+	// model fills in when it transfers; they become required arguments of
+	// the tool and are written into the context before the target runs.
+	Sets []string
+}
+
+// ConversationSpec configures a conversation. Ctx is the type of its shared
+// context: a struct or a map, JSON-serializable.
+type ConversationSpec[Ctx any] struct {
+	// Queen is the entry agent: it answers the first message and, with
+	// ReturnToQueen, every message.
+	Queen *Agent
+	// Agents are the other agents, reachable by handover.
+	Agents []*Agent
+	// Handovers maps an agent's name to the agents it may transfer control
+	// to. Nil means: the queen may transfer to every agent and every agent
+	// back to the queen. A transfer to an agent that is not reachable from
+	// the active one gets an error result.
+	Handovers map[string][]Handover
+	// ReturnToQueen makes the queen the active agent again after each reply;
+	// otherwise the agent that answered stays active for the next message.
+	ReturnToQueen bool
+	// MaxTurns bounds the rounds (model responses) spent on one user
+	// message, over all agents (DefaultMaxTurns when zero). Exceeding it
+	// fails that message's turn, not the conversation.
+	MaxTurns int
+	// History is what agents see of the conversation (default
+	// HistoryOwnTools); AgentHistory overrides it per agent name.
+	History      HistoryPolicy
+	AgentHistory map[string]HistoryPolicy
+	// NameSpeakers prefixes other agents' text with "[name] " in what an
+	// agent sees, so that it knows who said what.
+	NameSpeakers bool
+	// Context is the initial shared context of sessions started without
+	// one (Start, a null input to Runtime.Start, swarm chat).
+	Context Ctx
+	// OnStep is called after each round of a live turn (not during
+	// recovery), on the run's goroutine.
+	OnStep func(ctx context.Context, step ConversationStep[Ctx])
+}
+
+// ConversationStep is one round of a conversation: an agent's model
+// response and the results of its tool calls.
+type ConversationStep[Ctx any] struct {
+	// Message is the number of the user message being answered (from 1).
+	Message int
+	// Turn is the round's number within that message (from 1).
+	Turn      int
+	Agent     string
+	Text      string
+	ToolCalls []model.ToolCall
+	// Results are the tool results, in call order.
+	Results []model.Message
+	// HandoverTo is the agent that takes over, if the round transferred.
+	HandoverTo string
+	// Context is the shared context after the round.
+	Context Ctx
+}
+
+// Conversation is a durable multi-turn conversation definition with a
+// queen, agents, handovers between them and a shared context of type Ctx.
+// Define one with [DefineConversation], register it with
+// [Runtime.Register] like a swarm, and talk to it through a [Session].
+//
+// Each session is a run. Between user messages it is paused (reason
+// [AwaitingMessage]) and holds no lease; a user message is delivered through
+// the run's inbox and answered by the active agent, which may hand over to
+// other agents until one answers with text. Every step is journaled under
+// keys m<n>/... (n the user message), so a session survives restarts and a
+// killed process continues from the last completed step.
+//
+// Instructions of the agents are rendered as text/template before each model
+// call with the shared context as {{.Context}} (a struct's fields as
+// {{.Context.Field}}, a map's keys as {{.Context.key}}) and the run's values
+// ([WithValues]) at top level. Tools read and change the context with
+// [ConversationContext] and [UpdateConversationContext]; it never appears
+// in tool schemas.
+type Conversation[Ctx any] struct {
+	id, description string
+	spec            ConversationSpec[Ctx]
+	cd              *convDef
+	schema          json.RawMessage
+	err             error
+}
+
+// convDef is the untyped view of a conversation used by the engine.
+type convDef struct {
+	queen         string
+	agents        map[string]*Agent
+	offered       map[string]map[string]string // agent -> transfer tool -> target
+	transfers     map[string][]Tool            // agent -> every transfer tool
+	returnToQueen bool
+	maxTurns      int
+	history       HistoryPolicy
+	agentHistory  map[string]HistoryPolicy
+	nameSpeakers  bool
+	initial       json.RawMessage
+	// canonical decodes a context into Ctx and encodes it again; decode
+	// returns it as a Ctx for templates.
+	canonical func(json.RawMessage) (json.RawMessage, error)
+	decode    func(json.RawMessage) (any, error)
+	onStep    func(ctx context.Context, s ConversationStep[json.RawMessage])
+}
+
+func (cd *convDef) policy(agent string) HistoryPolicy {
+	if p, ok := cd.agentHistory[agent]; ok {
+		return p
+	}
+	return cd.history
+}
+
+// DefineConversation makes a conversation definition. Mistakes (a missing
+// queen, an agent listed twice, a handover to an unknown agent, a context
+// field that does not exist) are reported when it is registered.
+func DefineConversation[Ctx any](id, description string, spec ConversationSpec[Ctx]) *Conversation[Ctx] {
+	c := &Conversation[Ctx]{id: id, description: description, spec: spec}
+	c.cd, c.schema, c.err = defineConversation(id, spec)
+	return c
+}
+
+func defineConversation[Ctx any](id string, spec ConversationSpec[Ctx]) (*convDef, json.RawMessage, error) {
+	if err := checkName(id); err != nil {
+		return nil, nil, fmt.Errorf("conversation %q: %w", id, err)
+	}
+	fail := func(format string, args ...any) (*convDef, json.RawMessage, error) {
+		return nil, nil, fmt.Errorf("conversation %s: "+format, append([]any{id}, args...)...)
+	}
+	if spec.Queen == nil {
+		return fail("no queen agent")
+	}
+	cd := &convDef{
+		queen: spec.Queen.Name, agents: map[string]*Agent{}, offered: map[string]map[string]string{}, transfers: map[string][]Tool{},
+		returnToQueen: spec.ReturnToQueen, maxTurns: spec.MaxTurns, history: spec.History, agentHistory: spec.AgentHistory, nameSpeakers: spec.NameSpeakers,
+	}
+	if cd.maxTurns <= 0 {
+		cd.maxTurns = DefaultMaxTurns
+	}
+	names := []string{}
+	for _, a := range append([]*Agent{spec.Queen}, spec.Agents...) {
+		if a == nil {
+			return fail("nil agent")
+		}
+		if err := checkName(a.Name); err != nil {
+			return fail("agent: %w", err)
+		}
+		if len(transferPre+a.Name) > 64 {
+			return fail("agent name %q is too long for its handover tool (%s<name> is limited to 64 characters)", a.Name, transferPre)
+		}
+		if a.Name == id {
+			return fail("agent %q has the id of its conversation", a.Name)
+		}
+		if _, dup := cd.agents[a.Name]; dup {
+			return fail("agent %q appears twice", a.Name)
+		}
+		cd.agents[a.Name] = a
+		names = append(names, a.Name)
+	}
+	for name := range spec.AgentHistory {
+		if _, ok := cd.agents[name]; !ok {
+			return fail("history policy for unknown agent %q", name)
+		}
+	}
+
+	// The context: canonical JSON of Ctx.
+	schema, err := schemaFor[Ctx]()
+	if err != nil {
+		return fail("context type: %w", err)
+	}
+	cd.canonical = func(raw json.RawMessage) (json.RawMessage, error) {
+		var v Ctx
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, fmt.Errorf("%w: conversation %s: context does not match its type: %w", ErrInvalidInput, id, err)
+			}
+		}
+		initMap(&v)
+		return json.Marshal(v)
+	}
+	cd.decode = func(raw json.RawMessage) (any, error) {
+		var v Ctx
+		err := json.Unmarshal(raw, &v)
+		return v, err
+	}
+	initial := spec.Context
+	initMap(&initial)
+	if cd.initial, err = json.Marshal(initial); err != nil {
+		return fail("initial context: %w", err)
+	}
+	if spec.OnStep != nil {
+		cd.onStep = func(ctx context.Context, s ConversationStep[json.RawMessage]) {
+			var v Ctx
+			_ = json.Unmarshal(s.Context, &v)
+			spec.OnStep(ctx, ConversationStep[Ctx]{Message: s.Message, Turn: s.Turn, Agent: s.Agent, Text: s.Text,
+				ToolCalls: s.ToolCalls, Results: s.Results, HandoverTo: s.HandoverTo, Context: v})
+		}
+	}
+
+	// Handovers: the default is a star around the queen.
+	handovers := spec.Handovers
+	if handovers == nil {
+		handovers = map[string][]Handover{}
+		for _, n := range names[1:] {
+			handovers[cd.queen] = append(handovers[cd.queen], Handover{To: n})
+			handovers[n] = []Handover{{To: cd.queen}}
+		}
+	}
+	props := contextProperties(schema, cd.initial)
+	for from, hs := range handovers {
+		if _, ok := cd.agents[from]; !ok {
+			return fail("handovers of unknown agent %q", from)
+		}
+		cd.offered[from] = map[string]string{}
+		for _, h := range hs {
+			to, ok := cd.agents[h.To]
+			switch {
+			case !ok:
+				return fail("handover from %s to unknown agent %q", from, h.To)
+			case h.To == from:
+				return fail("handover from %s to itself", from)
+			}
+			if _, dup := cd.offered[from][transferPre+h.To]; dup {
+				return fail("handover from %s to %s appears twice", from, h.To)
+			}
+			t, err := newTransfer(from, to, h, props)
+			if err != nil {
+				return fail("handover from %s to %s: %w", from, h.To, err)
+			}
+			cd.offered[from][t.Name()] = h.To
+			cd.transfers[from] = append(cd.transfers[from], t)
+		}
+	}
+	// Every agent also knows the transfers it may not make, so that a
+	// model calling one learns why it cannot.
+	for _, from := range names {
+		for _, to := range names {
+			if to == from {
+				continue
+			}
+			if _, ok := cd.offered[from][transferPre+to]; !ok {
+				cd.transfers[from] = append(cd.transfers[from], &transferTool{from: from, to: to, blocked: reachable(cd.offered[from])})
+			}
+		}
+	}
+	return cd, schema, nil
+}
+
+// initMap makes a nil map usable: a tool may then set keys of an empty
+// context.
+func initMap[T any](v *T) {
+	rv := reflect.ValueOf(v).Elem()
+	if rv.Kind() == reflect.Map && rv.IsNil() {
+		rv.Set(reflect.MakeMap(rv.Type()))
+	}
+}
+
+func reachable(offered map[string]string) []string {
+	out := make([]string, 0, len(offered))
+	for _, to := range offered {
+		out = append(out, to)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// contextProperties returns the JSON schemas of the context's fields: from
+// Ctx's schema for a struct, from the initial value's JSON types for a map.
+func contextProperties(schema, initial json.RawMessage) map[string]json.RawMessage {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	if len(s.Properties) > 0 {
+		return s.Properties
+	}
+	var m map[string]any
+	_ = json.Unmarshal(initial, &m)
+	props := map[string]json.RawMessage{}
+	for k, v := range m {
+		t := "string"
+		switch v.(type) {
+		case float64:
+			t = "number"
+		case bool:
+			t = "boolean"
+		case []any:
+			t = "array"
+		case map[string]any:
+			t = "object"
+		}
+		props[k] = json.RawMessage(`{"type":"` + t + `"}`)
+	}
+	return props
+}
+
+// ID returns the conversation's id.
+func (c *Conversation[Ctx]) ID() string { return c.id }
+
+// Description returns the conversation's description.
+func (c *Conversation[Ctx]) Description() string { return c.description }
+
+// InputSchema returns the JSON schema of the shared context, which is the
+// input of a session's run.
+func (c *Conversation[Ctx]) InputSchema() json.RawMessage { return c.schema }
+
+// ResultSchema returns the schema of a reply: a string.
+func (c *Conversation[Ctx]) ResultSchema() json.RawMessage {
+	return json.RawMessage(`{"type":"string"}`)
+}
+
+func (c *Conversation[Ctx]) def() *defInfo {
+	queenModel := ""
+	if c.spec.Queen != nil {
+		queenModel = c.spec.Queen.Model
+	}
+	return &defInfo{
+		id: c.id, description: c.description, err: c.err, textOut: true,
+		inSchema: c.schema, outSchema: c.ResultSchema(), conv: c.cd,
+		spec: func(raw json.RawMessage) (Spec, error) {
+			if _, err := c.cd.canonical(raw); err != nil {
+				return Spec{}, err
+			}
+			// The run's root plan is not used to talk; it names the
+			// queen's model so that planning needs no other model.
+			return Spec{Model: queenModel, MaxTurns: c.cd.maxTurns}, nil
+		},
+		output: func(raw json.RawMessage) (json.RawMessage, error) { return raw, nil },
+	}
+}
+
+// transferTool is a handover: transfer_to_<to> offered to agent from. It
+// is self-validating so that a blocked transfer reports itself before any
+// argument check.
+type transferTool struct {
+	from, to    string
+	description string
+	sets        []string
+	schema      json.RawMessage
+	resolved    *jsonschema.Resolved
+	// blocked: not reachable from "from"; the agents that are.
+	blocked []string
+}
+
+func newTransfer(from string, to *Agent, h Handover, props map[string]json.RawMessage) (*transferTool, error) {
+	t := &transferTool{from: from, to: to.Name, description: h.Description, sets: h.Sets}
+	if t.description == "" {
+		t.description = "Transfer the conversation to " + to.Name + ", who takes over from you."
+		if to.Description != "" {
+			t.description += " " + to.Name + ": " + to.Description
+		}
+	}
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{`)
+	for i, f := range h.Sets {
+		p, ok := props[f]
+		if !ok {
+			return nil, fmt.Errorf("the context has no field %q", f)
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(p)
+	}
+	b.WriteString(`},"additionalProperties":false`)
+	if len(h.Sets) > 0 {
+		req, _ := json.Marshal(h.Sets)
+		b.WriteString(`,"required":`)
+		b.Write(req)
+	}
+	b.WriteByte('}')
+	t.schema = json.RawMessage(b.String())
+	rs, err := resolveSchema(t.schema)
+	if err != nil {
+		return nil, fmt.Errorf("argument schema: %w", err)
+	}
+	t.resolved = rs
+	return t, nil
+}
+
+func (t *transferTool) Name() string            { return transferPre + t.to }
+func (t *transferTool) Description() string     { return t.description }
+func (t *transferTool) Schema() json.RawMessage { return t.schema }
+func (t *transferTool) validatesArguments()     {}
+
+func (t *transferTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	st, ok := ctx.Value(convKey{}).(*convState)
+	if !ok {
+		return "", ErrNoConversation
+	}
+	if t.blocked != nil {
+		if len(t.blocked) == 0 {
+			return "", fmt.Errorf("cannot transfer to %s: %s may not transfer to any agent", t.to, t.from)
+		}
+		return "", fmt.Errorf("cannot transfer to %s: it is not reachable from %s (reachable: %s)", t.to, t.from, strings.Join(t.blocked, ", "))
+	}
+	key := StepKey(ctx)
+	st.mu.Lock()
+	honoured, to := st.honoured, st.honouredTo
+	st.mu.Unlock()
+	if key != honoured {
+		if to == "" {
+			return "", fmt.Errorf("%s can only be used by the agent in charge of the conversation", t.Name())
+		}
+		return "", fmt.Errorf("not transferred: only the first handover in a response is honoured, and control passes to %s", to)
+	}
+	if err := validateJSON(t.resolved, args); err != nil {
+		return "", &ArgumentError{Tool: t.Name(), Err: err}
+	}
+	if len(t.sets) > 0 {
+		var set map[string]json.RawMessage
+		if err := json.Unmarshal(args, &set); err != nil {
+			return "", &ArgumentError{Tool: t.Name(), Err: err}
+		}
+		if err := st.merge(key, set); err != nil {
+			return "", err
+		}
+	}
+	return "Transferred to " + t.to + ", who now continues the conversation.", nil
+}
+
+// ConversationContext returns the shared context of the conversation a tool
+// runs in, decoded into T (normally the conversation's context type; any
+// type its JSON fits works, such as map[string]any). Outside a
+// conversation it fails with ErrNoConversation.
+func ConversationContext[T any](ctx context.Context) (T, error) {
+	var v T
+	st, ok := ctx.Value(convKey{}).(*convState)
+	if !ok {
+		return v, ErrNoConversation
+	}
+	err := json.Unmarshal(st.get(), &v)
+	initMap(&v)
+	return v, err
+}
+
+// UpdateConversationContext changes the shared context of the conversation
+// a tool runs in: fn edits a copy decoded into T, and the result becomes
+// the context if it still fits the conversation's context type. The change
+// is journaled with the tool's result, in the same append, so recovery
+// restores it without running the tool again. It returns the new value.
+func UpdateConversationContext[T any](ctx context.Context, fn func(*T)) (T, error) {
+	var v T
+	st, ok := ctx.Value(convKey{}).(*convState)
+	key := StepKey(ctx)
+	if !ok || key == "" {
+		return v, ErrNoConversation
+	}
+	// Updates are serialized; fn may read the context (it sees the value
+	// before the update).
+	st.upd.Lock()
+	defer st.upd.Unlock()
+	if err := json.Unmarshal(st.get(), &v); err != nil {
+		return v, fmt.Errorf("decode the conversation context: %w", err)
+	}
+	initMap(&v)
+	fn(&v)
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return v, fmt.Errorf("encode the conversation context: %w", err)
+	}
+	if raw, err = st.def.canonical(raw); err != nil {
+		return v, err
+	}
+	st.set(key, raw)
+	return v, nil
+}

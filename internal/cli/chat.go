@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/swarmrt/swarm"
+)
+
+// chatContext is the context type of conversations defined in YAML.
+type chatContext = map[string]any
+
+func (a *app) chatCmd() *cobra.Command {
+	var id string
+	c := &cobra.Command{
+		Use:   "chat [flags] CONVERSATION",
+		Short: "Talk to a conversation; each reply shows the agent that answers",
+		Long: "Start a session of CONVERSATION (or continue session --id) and read user messages from stdin, one per line.\n" +
+			"Replies go to stdout as \"agent: text\", streamed as they are written; prompts and notices go to stderr.\n" +
+			"Commands: /quit (or end of input) leaves the session open for a later `swarm chat --id`; /close ends it;\n" +
+			"/context prints the shared context as JSON.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			rt, err := a.runtime(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer closeRuntime(rt)
+			conv, err := conversation(rt, args[0])
+			if err != nil {
+				return usageError{err}
+			}
+			var opts []swarm.StartOption
+			if id != "" {
+				opts = append(opts, swarm.WithID(id))
+			}
+			sess, err := conv.Start(ctx, rt, opts...)
+			if err != nil {
+				return err
+			}
+			st, err := sess.Status(ctx)
+			if err != nil {
+				return err
+			}
+			if st.Terminal() {
+				return fmt.Errorf("conversation %s is %s: %s", sess.ID(), st.State, st.Reason)
+			}
+			fmt.Fprintf(a.stderr, "conversation %s with %s (continue later with: swarm chat %s --id %s)\n", sess.ID(), st.Agent, args[0], sess.ID())
+			return a.chat(cmd, sess)
+		},
+	}
+	c.Flags().StringVar(&id, "id", "", "session id: continues that session, or starts one with this id")
+	return c
+}
+
+// conversation finds the registered conversation id.
+func conversation(rt *swarm.Runtime, id string) (*swarm.Conversation[chatContext], error) {
+	for _, d := range rt.Swarms() {
+		if d.ID() != id {
+			continue
+		}
+		if c, ok := d.(*swarm.Conversation[chatContext]); ok {
+			return c, nil
+		}
+		return nil, fmt.Errorf("%s is a swarm, not a conversation: use swarm run", id)
+	}
+	return nil, fmt.Errorf("%w %q: no conversation with this id", swarm.ErrUnknownSwarm, id)
+}
+
+// chat reads messages until /quit, /close or the end of input.
+func (a *app) chat(cmd *cobra.Command, sess *swarm.Session[chatContext]) error {
+	ctx := cmd.Context()
+	in := bufio.NewScanner(a.stdin)
+	in.Buffer(make([]byte, 64*1024), 1<<20)
+	for {
+		fmt.Fprint(a.stderr, "you> ")
+		if !in.Scan() {
+			fmt.Fprintln(a.stderr)
+			if err := in.Err(); err != nil {
+				return fmt.Errorf("reading messages: %w", err)
+			}
+			return nil
+		}
+		line := strings.TrimSpace(in.Text())
+		switch line {
+		case "":
+			continue
+		case "/quit", "/exit":
+			return nil
+		case "/close":
+			if err := sess.Close(ctx); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stderr, "conversation %s closed\n", sess.ID())
+			return nil
+		case "/context":
+			v, err := sess.Context(ctx)
+			if err != nil {
+				return err
+			}
+			writeJSON(a.stdout, v)
+			continue
+		}
+		p := &replyPrinter{w: a.stdout}
+		rep, err := sess.Say(ctx, line, swarm.WithStream(p.delta))
+		p.finish(rep)
+		switch {
+		case errors.Is(err, swarm.ErrTurnFailed):
+			fmt.Fprintf(a.stderr, "no answer: %v\n", err)
+		case err != nil:
+			if ctx.Err() != nil {
+				fmt.Fprintf(a.stderr, "interrupted; continue with: swarm chat --id %s\n", sess.ID())
+			}
+			return err
+		case rep.Waiting != "":
+			fmt.Fprintf(a.stderr, "paused: %s (your next line answers it)\n", rep.Waiting)
+		}
+	}
+}
+
+// replyPrinter prints streamed text as "agent: text" lines, one per model
+// call, and the reply itself unless it was streamed.
+type replyPrinter struct {
+	w          io.Writer
+	agent      string
+	call       int
+	text       strings.Builder
+	open, seen bool
+}
+
+func (p *replyPrinter) delta(d swarm.Event) {
+	if !p.seen || d.Agent != p.agent || d.Call != p.call {
+		p.end()
+		p.agent, p.call, p.seen, p.open = d.Agent, d.Call, true, true
+		p.text.Reset()
+		fmt.Fprintf(p.w, "%s: ", d.Agent)
+	}
+	p.text.WriteString(d.Text)
+	fmt.Fprint(p.w, d.Text)
+}
+
+func (p *replyPrinter) end() {
+	if p.open {
+		fmt.Fprintln(p.w)
+		p.open = false
+	}
+}
+
+func (p *replyPrinter) finish(rep swarm.Reply[chatContext]) {
+	p.end()
+	if rep.Text != "" && (rep.Agent != p.agent || rep.Text != p.text.String()) {
+		fmt.Fprintf(p.w, "%s: %s\n", rep.Agent, rep.Text)
+	}
+}
