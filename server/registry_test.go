@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +27,15 @@ func TestRegistrySearch(t *testing.T) {
 		if r := c.get("/v1/registry/search?q=a&" + bad); r.status != http.StatusBadRequest {
 			t.Errorf("%s: %d %s", bad, r.status, r.body)
 		}
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	ts, _, _ := newTest(t, Options{})
+	c := client{t: t, base: ts.URL}
+	c.start("echo", `{"input":"hi"}`)
+	r := c.get("/metrics")
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), "# TYPE swarm_runs_driven gauge") || !strings.Contains(string(r.body), "swarm_lease_renewals_total ") {
+		t.Fatalf("metrics: %d\n%s", r.status, r.body)
 	}
 }

@@ -113,6 +113,7 @@ var routes = []route{
 	{"GET", "/healthz", true, (*Server).healthz},
 	{"GET", "/readyz", true, (*Server).readyz},
 	{"GET", "/openapi.json", true, (*Server).openapi},
+	{"GET", "/metrics", false, (*Server).metrics},
 	{"GET", "/v1/swarms", false, (*Server).listSwarms},
 	{"GET", "/v1/swarms/{swarm}", false, (*Server).getSwarm},
 	{"POST", "/v1/swarms/{swarm}/runs", false, (*Server).startRun},
@@ -316,6 +317,24 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// metrics serves the runtime's counters in the Prometheus text format.
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	m := s.rt.Metrics()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	for _, c := range []struct {
+		name, kind, help string
+		v                int64
+	}{
+		{"swarm_runs_claimed_total", "counter", "Runs claimed by this node (runnable runs and runs whose owner's lease expired).", m.RunsClaimed},
+		{"swarm_runs_driven", "gauge", "Runs driven by this node now.", m.RunsDriven},
+		{"swarm_lease_renewals_total", "counter", "Successful lease heartbeats.", m.LeaseRenewals},
+		{"swarm_leases_lost_total", "counter", "Runs this node stopped driving because their lease was lost.", m.LeasesLost},
+		{"swarm_store_notifications_total", "counter", "Change notifications received from the store.", m.Notifications},
+	} {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", c.name, c.help, c.name, c.kind, c.name, c.v)
+	}
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {

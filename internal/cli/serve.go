@@ -138,24 +138,20 @@ func (a *app) serveCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stderr, "swarm: listening on http://%s %s\n", ln.Addr(), mode)
 
-			// Runs whose owner dies while we serve are taken over once
-			// their leases expire.
-			recovered := make(chan struct{})
-			rctx, stopRecovery := context.WithCancel(ctx)
-			go func() {
-				defer close(recovered)
-				keepRecovering(rctx, rt, a.lease, log)
-			}()
+			// The node works: it claims runs that are runnable (resumed,
+			// released, or whose owner's lease expired) as the store
+			// announces them, and drains on shutdown.
+			worked := make(chan error, 1)
+			wctx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+			go func() { worked <- rt.Work(wctx, swarm.WorkOptions{DrainTimeout: shutdownWait}) }()
 			select {
 			case <-ctx.Done():
 			case err := <-served:
-				stopRecovery()
-				<-recovered
+				stopWork()
+				<-worked
 				return err
 			}
 			fmt.Fprintln(a.stderr, "swarm: shutting down")
-			stopRecovery()
-			<-recovered
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownWait)
 			defer cancel()
 			err = hs.Shutdown(sctx)
@@ -163,6 +159,10 @@ func (a *app) serveCmd() *cobra.Command {
 			if err != nil {
 				fmt.Fprintf(a.stderr, "swarm: requests still open after %s: %v\n", shutdownWait, err)
 				_ = hs.Close()
+			}
+			stopWork()
+			if err := <-worked; err != nil && !errors.Is(err, swarm.ErrClosed) {
+				fmt.Fprintf(a.stderr, "swarm: draining: %v\n", err)
 			}
 			if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 				return err
@@ -211,26 +211,4 @@ func serveTokens(tokenFile string, sec *config.Serve) ([]auth.Token, error) {
 		}
 	}
 	return out, nil
-}
-
-// keepRecovering claims runs whose leases expired, every lease period,
-// until ctx ends.
-func keepRecovering(ctx context.Context, rt *swarm.Runtime, every time.Duration, log *slog.Logger) {
-	if every <= 0 {
-		every = 30 * time.Second
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if ids, err := rt.Recover(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("recovering runs", "err", err)
-		} else if len(ids) > 0 {
-			log.Warn("recovered runs whose owner died", "count", len(ids))
-		}
-	}
 }
