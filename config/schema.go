@@ -1,134 +1,30 @@
 package config
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/swarmrt/swarm/internal/yamljson"
 )
 
-// maxDepth bounds the nesting of YAML values (and of aliases within them).
-const maxDepth = 64
+// toJSON converts a YAML value to JSON, keeping the order of mapping keys.
+// maxNodes bounds the nodes converted per value, so that aliases cannot
+// expand a small file into a huge document.
+func toJSON(n *yaml.Node) (json.RawMessage, *yaml.Node, error) {
+	return yamljson.Convert(n, yamljson.Limits{Depth: maxDepth, Nodes: maxNodes})
+}
 
-// maxNodes bounds the number of nodes converted to JSON per value, so that
-// aliases cannot expand a small file into a huge document.
 const maxNodes = 100_000
 
-// toJSON converts a YAML value to JSON, keeping the order of mapping keys.
-// Mapping keys must be strings.
-func toJSON(n *yaml.Node) (json.RawMessage, *yaml.Node, error) {
-	c := &jsonConv{}
-	if err := c.write(n, 0); err != nil {
-		return nil, c.at, err
-	}
-	return c.buf.Bytes(), nil, nil
-}
-
-type jsonConv struct {
-	buf   bytes.Buffer
-	nodes int
-	at    *yaml.Node // the node an error is about
-}
-
-func (c *jsonConv) fail(n *yaml.Node, format string, args ...any) error {
-	c.at = n
-	return fmt.Errorf(format, args...)
-}
-
-func (c *jsonConv) write(n *yaml.Node, depth int) error {
-	c.nodes++
-	if c.nodes > maxNodes {
-		return c.fail(n, "value is too large (more than %d nodes after expanding aliases)", maxNodes)
-	}
-	if depth > maxDepth {
-		return c.fail(n, "value is nested too deeply")
-	}
-	switch n.Kind {
-	case yaml.AliasNode:
-		if n.Alias == nil {
-			return c.fail(n, "unknown alias")
-		}
-		return c.write(n.Alias, depth+1)
-	case yaml.DocumentNode:
-		if len(n.Content) == 0 {
-			c.buf.WriteString("null")
-			return nil
-		}
-		return c.write(n.Content[0], depth)
-	case yaml.SequenceNode:
-		c.buf.WriteByte('[')
-		for i, e := range n.Content {
-			if i > 0 {
-				c.buf.WriteByte(',')
-			}
-			if err := c.write(e, depth+1); err != nil {
-				return err
-			}
-		}
-		c.buf.WriteByte(']')
-		return nil
-	case yaml.MappingNode:
-		c.buf.WriteByte('{')
-		seen := make(map[string]int, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := deref(n.Content[i])
-			switch {
-			case k.ShortTag() == "!!merge":
-				return c.fail(k, "merge keys (<<) are not supported")
-			case k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str":
-				return c.fail(k, "mapping key %s is not a string (quote it)", describe(k))
-			}
-			if line, dup := seen[k.Value]; dup {
-				return c.fail(k, "key %q is given twice (first at line %d)", k.Value, line)
-			}
-			seen[k.Value] = k.Line
-			if i > 0 {
-				c.buf.WriteByte(',')
-			}
-			writeString(&c.buf, k.Value)
-			c.buf.WriteByte(':')
-			if err := c.write(n.Content[i+1], depth+1); err != nil {
-				return err
-			}
-		}
-		c.buf.WriteByte('}')
-		return nil
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!null":
-			c.buf.WriteString("null")
-			return nil
-		case "!!bool", "!!int", "!!float":
-			var v any
-			if err := n.Decode(&v); err != nil {
-				return c.fail(n, "%v", err)
-			}
-			b, err := json.Marshal(v)
-			if err != nil {
-				return c.fail(n, "%s cannot be represented in JSON", n.Value)
-			}
-			c.buf.Write(b)
-			return nil
-		}
-		writeString(&c.buf, n.Value)
-		return nil
-	}
-	return c.fail(n, "unsupported YAML value")
-}
-
-func writeString(buf *bytes.Buffer, s string) {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	buf.Truncate(buf.Len() - 1)
-}
+// maxDepth bounds the nesting of YAML values checked here.
+const maxDepth = yamljson.MaxDepth
 
 // schemaKeywords are the keywords jsonschema-go understands.
 var schemaKeywords = func() map[string]bool {
@@ -349,46 +245,8 @@ func distance(a, b string) int {
 	return prev[len(b)]
 }
 
-// deref follows an alias to the node it names.
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < maxDepth; i++ {
-		n = n.Alias
-	}
-	return n
-}
+func deref(n *yaml.Node) *yaml.Node { return yamljson.Deref(n) }
 
-// describe names a node for error messages.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!null":
-			return "nothing (null)"
-		case "!!str":
-			return fmt.Sprintf("the string %q", truncate(n.Value))
-		case "!!int", "!!float":
-			return "the number " + truncate(n.Value)
-		case "!!bool":
-			return "the boolean " + n.Value
-		}
-		return fmt.Sprintf("%s %q", n.ShortTag(), truncate(n.Value))
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	return "an unsupported YAML value"
-}
+func describe(n *yaml.Node) string { return yamljson.Describe(n) }
 
-func truncate(s string) string {
-	if len(s) <= 40 {
-		return s
-	}
-	i := 37
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "..."
-}
+func truncate(s string) string { return yamljson.Truncate(s) }

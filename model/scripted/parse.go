@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/swarmrt/swarm/internal/yamljson"
 )
 
 // Load reads the YAML script file at path (see [Parse] for its format) and
@@ -270,135 +271,20 @@ func argumentsJSON(n *yaml.Node) (json.RawMessage, error) {
 			return json.RawMessage("{}"), nil
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := writeJSON(&buf, enc, n, 0); err != nil {
-		return nil, err
+	out, at, err := yamljson.Convert(n, yamljson.Limits{Depth: maxDepth})
+	if err != nil {
+		return nil, perr(at, "arguments: %v", err)
 	}
-	return buf.Bytes(), nil
+	return out, nil
 }
 
 // maxDepth bounds the nesting of arguments (and of aliases within them).
 const maxDepth = 100
 
-func writeJSON(buf *bytes.Buffer, enc *json.Encoder, n *yaml.Node, depth int) error {
-	if depth > maxDepth {
-		return perr(n, "arguments: nested too deeply")
-	}
-	switch n.Kind {
-	case yaml.AliasNode:
-		if n.Alias == nil {
-			return perr(n, "arguments: unknown alias")
-		}
-		return writeJSON(buf, enc, n.Alias, depth+1)
-	case yaml.SequenceNode:
-		buf.WriteByte('[')
-		for i, c := range n.Content {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := writeJSON(buf, enc, c, depth+1); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte(']')
-		return nil
-	case yaml.MappingNode:
-		buf.WriteByte('{')
-		seen := make(map[string]bool, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := deref(n.Content[i])
-			switch {
-			case k.ShortTag() == "!!merge":
-				return perr(k, "arguments: merge keys (<<) are not supported")
-			case k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str":
-				return perr(k, "arguments: map key %s is not a string (quote it)", describe(k))
-			case seen[k.Value]:
-				return perr(k, "arguments: key %q is given twice", k.Value)
-			}
-			seen[k.Value] = true
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := writeString(buf, enc, k.Value); err != nil {
-				return err
-			}
-			buf.WriteByte(':')
-			if err := writeJSON(buf, enc, n.Content[i+1], depth+1); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte('}')
-		return nil
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!null":
-			buf.WriteString("null")
-			return nil
-		case "!!bool", "!!int", "!!float":
-			var v any
-			if err := n.Decode(&v); err != nil {
-				return perr(n, "arguments: %v", err)
-			}
-			b, err := json.Marshal(v)
-			if err != nil {
-				return perr(n, "arguments: %s cannot be represented in JSON", n.Value)
-			}
-			buf.Write(b)
-			return nil
-		}
-		return writeString(buf, enc, n.Value)
-	}
-	return perr(n, "arguments: unsupported YAML node")
-}
-
-func writeString(buf *bytes.Buffer, enc *json.Encoder, s string) error {
-	if err := enc.Encode(s); err != nil {
-		return err
-	}
-	buf.Truncate(buf.Len() - 1) // Encode appends a newline
-	return nil
-}
-
-// deref follows an alias to the node it names.
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < maxDepth; i++ {
-		n = n.Alias
-	}
-	return n
-}
+func deref(n *yaml.Node) *yaml.Node { return yamljson.Deref(n) }
 
 func perr(n *yaml.Node, format string, args ...any) *ParseError {
 	return &ParseError{Line: n.Line, Msg: fmt.Sprintf(format, args...)}
 }
 
-// describe names the kind of a node for error messages.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!null":
-			return "nothing (null)"
-		case "!!str":
-			return fmt.Sprintf("the string %q", truncate(n.Value))
-		case "!!int", "!!float":
-			return "the number " + truncate(n.Value)
-		case "!!bool":
-			return "the boolean " + n.Value
-		}
-		return fmt.Sprintf("%s %q", n.ShortTag(), truncate(n.Value))
-	}
-	return "an unsupported YAML node"
-}
-
-func truncate(s string) string {
-	if len(s) > 40 {
-		return strings.ToValidUTF8(s[:40], "") + "..."
-	}
-	return s
-}
+func describe(n *yaml.Node) string { return yamljson.Describe(n) }
