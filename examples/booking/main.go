@@ -74,19 +74,11 @@ func main() {
 	rt, err := demo.Runtime(ctx, script)
 	demo.Exit(err)
 	defer rt.Close()
-	run, err := booking.Start(ctx, rt, request)
-	demo.Exit(err)
-	demo.Follow(ctx, os.Stderr, rt, run.ID(), 0)
-	res, err := run.Wait(ctx)
-	demo.Exit(err)
-	c, ok := res.(swarm.Completed[Plan])
-	if !ok {
-		demo.Exit(fmt.Errorf("booking ended in state %s", res.State()))
-	}
-	kids, err := rt.List(ctx, store.Filter{Parent: run.ID()})
+	plan, id := demo.Complete(ctx, rt, booking, request)
+	kids, err := rt.List(ctx, store.Filter{Parent: id})
 	demo.Exit(err)
 	for _, k := range kids {
 		fmt.Fprintf(os.Stderr, "  child run %s (%s): %s %s\n", k.ID, k.Swarm, k.State, k.Result)
 	}
-	fmt.Printf("%s — confirmation %s\n", c.Output.Activity, c.Output.Confirmation)
+	fmt.Printf("%s — confirmation %s\n", plan.Activity, plan.Confirmation)
 }

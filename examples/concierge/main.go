@@ -59,14 +59,6 @@ func main() {
 	demo.Exit(err)
 	defer rt.Close()
 	demo.Exit(rt.Register(ticketing, refunds, weather))
-	run, err := concierge.Start(ctx, rt, request)
-	demo.Exit(err)
-	demo.Follow(ctx, os.Stderr, rt, run.ID(), 0)
-	res, err := run.Wait(ctx)
-	demo.Exit(err)
-	c, ok := res.(swarm.Completed[string])
-	if !ok {
-		demo.Exit(fmt.Errorf("concierge ended in state %s", res.State()))
-	}
-	fmt.Println(c.Output)
+	answer, _ := demo.Complete(ctx, rt, concierge, request)
+	fmt.Println(answer)
 }

@@ -75,16 +75,8 @@ func main() {
 	defer rt.Close()
 	// Tools a customization may name must be registered.
 	demo.Exit(rt.RegisterTool(lookupOrder))
-	run, err := support.Start(ctx, rt, request)
-	demo.Exit(err)
-	demo.Follow(ctx, os.Stderr, rt, run.ID(), 0)
-	res, err := run.Wait(ctx)
-	demo.Exit(err)
-	c, ok := res.(swarm.Completed[string])
-	if !ok {
-		demo.Exit(fmt.Errorf("support ended in state %s", res.State()))
-	}
-	kids, err := rt.List(ctx, store.Filter{Parent: run.ID()})
+	answer, id := demo.Complete(ctx, rt, support, request)
+	kids, err := rt.List(ctx, store.Filter{Parent: id})
 	demo.Exit(err)
 	for _, k := range kids {
 		st, err := rt.Status(ctx, k.ID)
@@ -93,5 +85,5 @@ func main() {
 			fmt.Fprintf(os.Stderr, "  %s was customized: %q, tools %v\n", k.Swarm, st.Customization.AdditionalInstructions, st.Customization.AdditionalTools)
 		}
 	}
-	fmt.Println(c.Output)
+	fmt.Println(answer)
 }

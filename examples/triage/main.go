@@ -45,14 +45,6 @@ func main() {
 	rt, err := demo.Runtime(ctx, script)
 	demo.Exit(err)
 	defer rt.Close()
-	run, err := triage.Start(ctx, rt, request)
-	demo.Exit(err)
-	demo.Follow(ctx, os.Stderr, rt, run.ID(), 0)
-	res, err := run.Wait(ctx)
-	demo.Exit(err)
-	c, ok := res.(swarm.Completed[string])
-	if !ok {
-		demo.Exit(fmt.Errorf("triage ended in state %s", res.State()))
-	}
-	fmt.Println(c.Output)
+	answer, _ := demo.Complete(ctx, rt, triage, request)
+	fmt.Println(answer)
 }

@@ -65,15 +65,7 @@ func main() {
 	rt, err := demo.Runtime(ctx, script)
 	demo.Exit(err)
 	defer rt.Close()
-	run, err := swarmDef.Start(ctx, rt, brief)
-	demo.Exit(err)
-	demo.Follow(ctx, os.Stderr, rt, run.ID(), 0)
-	res, err := run.Wait(ctx)
-	demo.Exit(err)
-	c, ok := res.(swarm.Completed[ContentQuality])
-	if !ok {
-		demo.Exit(fmt.Errorf("ended in state %s", res.State()))
-	}
-	out, _ := json.MarshalIndent(c.Output, "", "  ")
+	quality, _ := demo.Complete(ctx, rt, swarmDef, brief)
+	out, _ := json.MarshalIndent(quality, "", "  ")
 	fmt.Println(string(out))
 }

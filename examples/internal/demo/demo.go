@@ -95,3 +95,18 @@ func Exit(err error) {
 		os.Exit(1)
 	}
 }
+
+// Complete starts a run of s on in, prints its progress on stderr, waits
+// for it and returns its output and run id; any other ending exits.
+func Complete[In, Out any](ctx context.Context, rt *swarm.Runtime, s *swarm.Swarm[In, Out], in In) (Out, string) {
+	run, err := s.Start(ctx, rt, in)
+	Exit(err)
+	Follow(ctx, os.Stderr, rt, run.ID(), 0)
+	res, err := run.Wait(ctx)
+	Exit(err)
+	c, ok := res.(swarm.Completed[Out])
+	if !ok {
+		Exit(fmt.Errorf("%s ended in state %s", s.ID(), res.State()))
+	}
+	return c.Output, run.ID()
+}
