@@ -127,19 +127,25 @@ func work(t *testing.T, rt *swarm.Runtime, opts swarm.WorkOptions) context.Cance
 	return stop
 }
 
-// waitTurn waits until each run has finished its first round.
+// waitTurn waits until each run has finished its first round: its tool
+// result and turn_completed are journaled. (The run's turn counter moves
+// as soon as the round's model response is journaled, before its tool runs.)
 func waitTurn(t *testing.T, rt *swarm.Runtime, ids ...string) {
 	t.Helper()
 	for _, id := range ids {
-		for {
-			s, err := rt.Status(t.Context(), id)
+		for done := false; !done; {
+			evs, err := rt.History(t.Context(), id, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s.Turn >= 1 {
-				break
+			for _, ev := range evs {
+				if ev.Type == swarm.EventTurnCompleted && ev.Turn == 1 {
+					done = true
+				}
 			}
-			time.Sleep(10 * time.Millisecond)
+			if !done {
+				time.Sleep(10 * time.Millisecond)
+			}
 		}
 	}
 }
