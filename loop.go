@@ -85,11 +85,13 @@ type outcome struct {
 	abort bool
 }
 
-func (r *runner) drive(ctx context.Context) {
+func (r *runner) drive(ctx context.Context) error {
 	out := r.execute(ctx)
-	if err := r.finish(ctx, out); err != nil {
+	err := r.finish(ctx, out)
+	if err != nil {
 		r.rt.log.Warn("run interrupted", "run", r.id, "err", err)
 	}
+	return err
 }
 
 // execute loads the journal (unless the run was just created), applies
@@ -785,6 +787,9 @@ func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *ag
 	}
 	last, err := r.rt.store.Append(ctx, r.lease, recs, u)
 	if err != nil {
+		if errors.Is(err, store.ErrLeaseLost) {
+			r.rt.work.fenced.Add(1)
+		}
 		return &storeError{err}
 	}
 	r.rt.notes.notify(r.id)

@@ -472,7 +472,9 @@ func (rt *Runtime) launch(lease store.Lease, r *runner) {
 		defer rt.wg.Done()
 		defer close(d.done)
 		defer cancel(nil)
-		r.drive(ctx)
+		if err := r.drive(ctx); errors.Is(err, store.ErrLeaseLost) || errors.Is(context.Cause(ctx), store.ErrLeaseLost) {
+			rt.work.lost.Add(1)
+		}
 		rt.mu.Lock()
 		if rt.active[lease.RunID] == d {
 			delete(rt.active, lease.RunID)
@@ -502,7 +504,6 @@ func (rt *Runtime) heartbeat() {
 		if err != nil {
 			rt.log.Warn("lease renewal failed", "owner", rt.owner, "err", err)
 			if time.Since(lastOK) > rt.cfg.Lease {
-				rt.work.lost.Add(int64(rt.driving()))
 				rt.cancelAll(store.ErrLeaseLost)
 			}
 			continue
@@ -527,7 +528,7 @@ func (rt *Runtime) heartbeat() {
 			// is lost. (The store's epoch check fences writes regardless.)
 			r, err := rt.store.Get(rt.ctx, d.lease.RunID)
 			if err == nil && (r.Owner != rt.owner || r.Epoch != d.lease.Epoch) && r.State == store.Running {
-				rt.leaseLost(d)
+				d.cancel(store.ErrLeaseLost)
 			}
 		}
 		rt.adoptOrphans(ren.Held)

@@ -33,8 +33,13 @@ type Metrics struct {
 	// of this runtime).
 	LeaseRenewals int64 `json:"lease_renewals"`
 	// LeasesLost counts runs this runtime stopped driving because their
-	// lease was taken over or could not be renewed in time.
+	// lease was taken over or could not be renewed in time, whether the
+	// heartbeat or a rejected journal append found out (each run once).
 	LeasesLost int64 `json:"leases_lost"`
+	// AppendsFenced counts journal appends the store rejected because
+	// this runtime's lease of the run was stale: the writes of a node that
+	// was paused or cut off past its lease, which never reach the journal.
+	AppendsFenced int64 `json:"appends_fenced"`
 	// Notifications counts change notifications received from the store
 	// (zero for stores that are not a store.Watcher).
 	Notifications int64 `json:"notifications"`
@@ -46,7 +51,7 @@ type workState struct {
 	wake    chan struct{}
 	running atomic.Bool
 
-	claimed, renewals, lost, notes atomic.Int64
+	claimed, renewals, lost, fenced, notes atomic.Int64
 
 	// orphans counts, per run, the heartbeats that found the run leased to
 	// this runtime without a driver here (used by the heartbeat only).
@@ -60,6 +65,7 @@ func (rt *Runtime) Metrics() Metrics {
 		RunsDriven:    int64(rt.driving()),
 		LeaseRenewals: rt.work.renewals.Load(),
 		LeasesLost:    rt.work.lost.Load(),
+		AppendsFenced: rt.work.fenced.Load(),
 		Notifications: rt.work.notes.Load(),
 	}
 }
@@ -253,12 +259,6 @@ wait:
 		<-d.done
 	}
 	return nil
-}
-
-// leaseLost counts a run whose lease this runtime lost.
-func (rt *Runtime) leaseLost(d *driver) {
-	rt.work.lost.Add(1)
-	d.cancel(store.ErrLeaseLost)
 }
 
 // adoptOrphans drives again the runs that the heartbeat found leased to

@@ -331,6 +331,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		{"swarm_runs_driven", "gauge", "Runs driven by this node now.", m.RunsDriven},
 		{"swarm_lease_renewals_total", "counter", "Successful lease heartbeats.", m.LeaseRenewals},
 		{"swarm_leases_lost_total", "counter", "Runs this node stopped driving because their lease was lost.", m.LeasesLost},
+		{"swarm_appends_fenced_total", "counter", "Journal appends rejected because this node's lease of the run was stale.", m.AppendsFenced},
 		{"swarm_store_notifications_total", "counter", "Change notifications received from the store.", m.Notifications},
 	} {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", c.name, c.help, c.name, c.kind, c.name, c.v)

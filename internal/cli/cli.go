@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -56,6 +57,8 @@ type app struct {
 	lease                     time.Duration
 	stdout, stderr            io.Writer
 	stdin                     io.Reader
+	// logger, if set, receives the runtime's warnings (swarm serve).
+	logger *slog.Logger
 	// files are the definition files loaded; closed (ending their MCP
 	// sessions) when the command is done.
 	files []*config.File
@@ -132,7 +135,7 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	cfg := swarm.Config{Store: st, Lease: a.lease}
+	cfg := swarm.Config{Store: st, Lease: a.lease, Logger: a.logger}
 	var file *config.File
 	if needDefs {
 		path := a.file

@@ -81,6 +81,12 @@ func (a *app) serveCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			level := slog.LevelWarn
+			if verbose {
+				level = slog.LevelInfo
+			}
+			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			a.logger = log
 			rt, file, err := a.openRuntime(ctx, true)
 			if err != nil {
 				return err
@@ -107,11 +113,6 @@ func (a *app) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelInfo
-			}
-			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 			srv, err := server.New(rt, server.Options{Auth: authn, Mounts: mounts, Logger: log})
 			if err != nil {
 				return err
