@@ -498,9 +498,14 @@ func (rt *Runtime) heartbeat() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(rt.ctx, rt.cfg.Lease/3)
-		ren, err := rt.store.Renew(ctx, rt.owner, rt.cfg.Lease)
-		cancel()
+		ren, err := rt.renew()
+		if err != nil && time.Since(lastOK) > rt.cfg.Lease && rt.ctx.Err() == nil {
+			// One more try before giving every run up: a renewal that
+			// timed out while the process was frozen (SIGSTOP, a long GC
+			// pause, a suspended VM) may succeed now, and the runs no
+			// other node claimed meanwhile are still this one's.
+			ren, err = rt.renew()
+		}
 		if err != nil {
 			rt.log.Warn("lease renewal failed", "owner", rt.owner, "err", err)
 			if time.Since(lastOK) > rt.cfg.Lease {
@@ -536,6 +541,13 @@ func (rt *Runtime) heartbeat() {
 			rt.checkInbox(id)
 		}
 	}
+}
+
+// renew renews this runtime's leases, waiting at most a third of a lease.
+func (rt *Runtime) renew() (store.Renewal, error) {
+	ctx, cancel := context.WithTimeout(rt.ctx, rt.cfg.Lease/3)
+	defer cancel()
+	return rt.store.Renew(ctx, rt.owner, rt.cfg.Lease)
 }
 
 // checkInbox stops a locally driven run whose inbox holds a stop.

@@ -377,3 +377,53 @@ func TestWorkMemory(t *testing.T) {
 		}
 	}
 }
+
+// frozenRenew is a memory store whose next Renew, once armed, hangs past
+// the lease before failing: a process frozen (SIGSTOP, a long GC pause)
+// in the middle of a heartbeat.
+type frozenRenew struct {
+	*memory.Store
+	freeze atomic.Int64 // nanoseconds the next Renew hangs
+}
+
+func (f *frozenRenew) Renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
+	if d := f.freeze.Swap(0); d > 0 {
+		time.Sleep(time.Duration(d))
+		return store.Renewal{}, context.DeadlineExceeded
+	}
+	return f.Store.Renew(ctx, owner, lease)
+}
+
+// TestFrozenHeartbeatKeepsUnclaimedRuns: a renewal that failed because the
+// process was frozen past its lease is tried once more; when no other node
+// claimed the runs meanwhile, the runtime keeps driving them instead of
+// giving them all up.
+func TestFrozenHeartbeatKeepsUnclaimedRuns(t *testing.T) {
+	ctx := ctxT(t)
+	st := &frozenRenew{Store: memory.New()}
+	def, script := twoTurn(1200*time.Millisecond, nil)
+	const lease = 300 * time.Millisecond
+	rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script), Lease: lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	run, err := def.Start(ctx, rt, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.freeze.Store(int64(2 * lease))
+	res, err := run.Wait(ctx)
+	if c, ok := res.(swarm.Completed[twoTurnOut]); err != nil || !ok || c.Output.Done != "yes" {
+		t.Fatalf("result %+v, %v", res, err)
+	}
+	if st.freeze.Load() != 0 {
+		t.Fatal("the heartbeat never renewed during the run")
+	}
+	if m := rt.Metrics(); m.LeasesLost != 0 {
+		t.Errorf("leases lost after a frozen renewal of runs nobody claimed: %+v", m)
+	}
+}
