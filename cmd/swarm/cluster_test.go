@@ -86,7 +86,12 @@ type node struct {
 
 func newCluster(t *testing.T, ctx context.Context) *cluster {
 	t.Helper()
-	url := pgtest.URL(t, "pool_max_conns=8")
+	return newClusterAt(t, ctx, pgtest.URL(t, "pool_max_conns=8"))
+}
+
+// newClusterAt is newCluster on the database of url.
+func newClusterAt(t *testing.T, ctx context.Context, url string) *cluster {
+	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{"swarm.yaml": clusterDefs, "cluster.yaml": clusterScript}
 	tool, err := os.ReadFile(filepath.Join("testdata", "tool.sh"))
@@ -292,6 +297,21 @@ func (c *cluster) metric(n *node, name string) int64 {
 	return 0
 }
 
+// types lists the record types of a run's journal, in order: the
+// reference journal of a run of its shape.
+func (c *cluster) types(id string) []string {
+	c.t.Helper()
+	recs, err := c.db.Read(c.ctx, id, 0, 0)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = r.Type
+	}
+	return out
+}
+
 // checkJournals asserts that every run of ids completed with its answer
 // and that its journal is exactly the reference one: the same record
 // types in the same order, contiguous sequence numbers, each key once.
@@ -396,14 +416,7 @@ func TestClusterChaosPostgres(t *testing.T) {
 	ids := c.submit("pair", "one", perRound)
 	oneNode := c.waitDone("pair", ids, 2*time.Minute).Sub(t0)
 	all = append(all, ids...)
-	recs, err := c.db.Read(ctx, ids[0], 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ref []string
-	for _, r := range recs {
-		ref = append(ref, r.Type)
-	}
+	ref := c.types(ids[0])
 	c.start("node-2")
 	c.start("node-3")
 	t0 = time.Now()
@@ -528,4 +541,153 @@ func TestClusterChaosPostgres(t *testing.T) {
 		median(firsts).Round(time.Millisecond), median(alls).Round(time.Millisecond))
 	t.Logf("%d runs checked: 0 lost, 0 duplicated journal steps, %d side effects once each (%d tool invocations repeated after crashes, answered from the idempotency key)",
 		len(all), len(all), repeats)
+}
+
+// sseEvent is one journal event of a stream: its id and type.
+type sseEvent struct {
+	seq int64
+	typ string
+}
+
+// stream follows a run's events on a node from after, until the run ends
+// or stop events have arrived (stop 0: no limit).
+func (c *cluster) stream(n *node, id string, after int64, stop int) []sseEvent {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 60*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", n.base+"/v1/runs/"+id+"/events", nil)
+	if after > 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatalf("events of %s on %s: %v", id, n.name, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		c.t.Fatalf("events of %s on %s: status %d", id, n.name, res.StatusCode)
+	}
+	var out []sseEvent
+	var cur sseEvent
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "id: "):
+			cur.seq, err = strconv.ParseInt(strings.TrimPrefix(line, "id: "), 10, 64)
+			if err != nil {
+				c.t.Fatalf("event id %q", line)
+			}
+		case strings.HasPrefix(line, "event: "):
+			cur.typ = strings.TrimPrefix(line, "event: ")
+		case line == "":
+			if cur.seq == 0 { // a live-only event (delta) or a comment
+				cur = sseEvent{}
+				continue
+			}
+			out = append(out, cur)
+			if cur.typ == "completed" || cur.typ == "failed" || cur.typ == "stopped" || len(out) == stop {
+				return out
+			}
+			cur = sseEvent{}
+		}
+	}
+	c.t.Fatalf("events of %s on %s ended after %v: %v", id, n.name, out, sc.Err())
+	return nil
+}
+
+// TestClusterEventsAcrossNodesPostgres: a run driven by one node is
+// followed over SSE on a second node, and the stream, cut, resumes with
+// Last-Event-ID on a third: the two parts are the run's journal, each
+// event once, in order.
+func TestClusterEventsAcrossNodesPostgres(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := newCluster(t, ctx)
+	a := c.start("a")
+	b := c.start("b")
+	d := c.start("c")
+	c.nodes = []*node{a} // the run starts on a, which drives it throughout
+	id := c.submit("slow", "followed", 1)[0]
+	first := c.stream(b, id, 0, 2)
+	if r, err := c.db.Get(ctx, id); err != nil || !a.owns(r.Owner) {
+		t.Fatalf("run %s after two events: owner %q (%v), want node a", id, r.Owner, err)
+	}
+	rest := c.stream(d, id, first[len(first)-1].seq, 0)
+	c.waitDone("slow", []string{id}, 30*time.Second)
+
+	recs, err := c.db.Read(ctx, id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := append(first, rest...)
+	if len(got) != len(recs) {
+		t.Fatalf("streamed %v, journal has %d records", got, len(recs))
+	}
+	for i, r := range recs {
+		if got[i].seq != r.Seq || got[i].typ != r.Type {
+			t.Fatalf("event %d streamed %+v, journal %d %s", i, got[i], r.Seq, r.Type)
+		}
+	}
+	// Nodes b and c served the stream from the store's notifications.
+	for _, n := range []*node{b, d} {
+		if c.metric(n, "swarm_store_notifications_total") == 0 {
+			t.Errorf("node %s received no store notification", n.name)
+		}
+	}
+}
+
+// TestServeDatabaseRestartPostgres restarts the database under a node with
+// runs in flight: /readyz turns 503 while the database is down and 200
+// once it is back, the node reconnects, and every run completes once with
+// the journal of a clean run. The database is a server of the test's own,
+// so that the shared one stays up for the other tests.
+func TestServeDatabaseRestartPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("database restart test: skipped with -short")
+	}
+	pg := pgtest.Private(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c := newClusterAt(t, ctx, pg.URL()+"&pool_max_conns=8")
+	n := c.start("node")
+	refID := c.submit("slow", "ref", 1)
+	c.waitDone("slow", refID, 30*time.Second)
+	ref := c.types(refID[0])
+
+	ids := c.submit("slow", "restart", 50)
+	time.Sleep(400 * time.Millisecond)
+	pg.Stop()
+	down := time.Now()
+	for deadline := time.Now().Add(20 * time.Second); c.ready(n) == http.StatusOK; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz still 200 with the database down")
+		}
+	}
+	time.Sleep(time.Second)
+	pg.Start()
+	restarted := time.Now()
+	for deadline := time.Now().Add(30 * time.Second); c.ready(n) != http.StatusOK; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz not 200 30s after the database came back: %s", tail(n.log(), 2000))
+		}
+	}
+	ready := time.Since(restarted)
+	last := c.waitDone("slow", ids, 90*time.Second)
+	c.checkJournals(append(refID, ids...), ref)
+	c.checkEffects(len(ids) + 1)
+	t.Logf("database down %s; /readyz 200 again %s after it came back; all %d runs done %s after it came back",
+		restarted.Sub(down).Round(time.Millisecond), ready.Round(time.Millisecond), len(ids), last.Sub(restarted).Round(time.Millisecond))
+}
+
+// ready is the status of a node's /readyz.
+func (c *cluster) ready(n *node) int {
+	res, err := c.client.Get(n.base + "/readyz")
+	if err != nil {
+		c.t.Fatalf("%s readyz: %v", n.name, err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode
 }
