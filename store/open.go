@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -47,7 +48,16 @@ func Open(ctx context.Context, url string) (Store, error) {
 	}
 	s, err := o(ctx, rest)
 	if err != nil {
-		return nil, fmt.Errorf("open store %q: %w", url, err)
+		return nil, fmt.Errorf("open store %q: %w", Redact(url), err)
 	}
 	return s, nil
+}
+
+// Redact hides the password of a store URL, for messages and logs.
+func Redact(rawURL string) string {
+	u, err := neturl.Parse(rawURL)
+	if err != nil || u.User == nil {
+		return rawURL
+	}
+	return u.Redacted()
 }

@@ -66,6 +66,9 @@ var (
 	ErrInvalidState = errors.New("invalid state for this operation")
 	// ErrWatchClosed: Watch was called on a closed store.
 	ErrWatchClosed = errors.New("store closed: cannot watch")
+	// ErrUnavailable: the store's database cannot be reached now (down,
+	// restarting, refusing connections); trying again later may succeed.
+	ErrUnavailable = errors.New("store unavailable")
 )
 
 // Run is the summary row of a run.

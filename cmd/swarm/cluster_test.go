@@ -638,11 +638,12 @@ func TestClusterEventsAcrossNodesPostgres(t *testing.T) {
 	}
 }
 
-// TestServeDatabaseRestartPostgres restarts the database under a node with
-// runs in flight: /readyz turns 503 while the database is down and 200
-// once it is back, the node reconnects, and every run completes once with
-// the journal of a clean run. The database is a server of the test's own,
-// so that the shared one stays up for the other tests.
+// TestServeDatabaseRestartPostgres starts a node before its database is up:
+// it waits for it. Then it restarts the database under the node with runs
+// in flight: /readyz turns 503 while the database is down and 200 once it
+// is back, the node reconnects, and every run completes once with the
+// journal of a clean run. The database is a server of the test's own, so
+// that the shared one stays up for the other tests.
 func TestServeDatabaseRestartPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("database restart test: skipped with -short")
@@ -651,7 +652,19 @@ func TestServeDatabaseRestartPostgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	c := newClusterAt(t, ctx, pg.URL()+"&pool_max_conns=8")
+	pg.Stop()
+	started := make(chan error, 1)
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		started <- pg.TryStart()
+	}()
 	n := c.start("node")
+	if err := <-started; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(n.log(), "waiting up to 1m0s for the store") {
+		t.Errorf("the node did not say it waits for the database: %s", n.log())
+	}
 	refID := c.submit("slow", "ref", 1)
 	c.waitDone("slow", refID, 30*time.Second)
 	ref := c.types(refID[0])

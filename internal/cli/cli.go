@@ -59,6 +59,9 @@ type app struct {
 	stdin                     io.Reader
 	// logger, if set, receives the runtime's warnings (swarm serve).
 	logger *slog.Logger
+	// storeWait is how long opening the store waits for an unavailable
+	// database to come up (swarm serve; other commands fail at once).
+	storeWait time.Duration
 	// files are the definition files loaded; closed (ending their MCP
 	// sessions) when the command is done.
 	files []*config.File
@@ -131,7 +134,7 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 	if err := ensureStoreDir(url); err != nil {
 		return nil, nil, err
 	}
-	st, err := store.Open(ctx, url)
+	st, err := a.openStore(ctx, url)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
@@ -190,6 +193,28 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 		}
 	}
 	return rt, file, nil
+}
+
+// openStore opens the store at url, trying again for up to a.storeWait
+// while its database is unavailable (starting, restarting, not up yet).
+func (a *app) openStore(ctx context.Context, url string) (store.Store, error) {
+	deadline := time.Now().Add(a.storeWait)
+	pause := 250 * time.Millisecond
+	for said := false; ; said = true {
+		st, err := store.Open(ctx, url)
+		if err == nil || !errors.Is(err, store.ErrUnavailable) || time.Now().Add(pause).After(deadline) {
+			return st, err
+		}
+		if !said {
+			fmt.Fprintf(a.stderr, "swarm: waiting up to %s for the store: %v\n", a.storeWait, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (gave up waiting: %w)", err, ctx.Err())
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 2*time.Second)
+	}
 }
 
 // storeURLOrDefault is --store, else $SWARM_STORE, else DefaultStore.

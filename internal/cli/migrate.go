@@ -36,7 +36,7 @@ func (a *app) migrateCmd() *cobra.Command {
 			defer st.Close()
 			v, ok := st.(versioned)
 			if !ok {
-				fmt.Fprintf(a.stdout, "%s: no schema to migrate\n", url)
+				fmt.Fprintf(a.stdout, "%s: no schema to migrate\n", store.Redact(url))
 				return nil
 			}
 			n, err := v.SchemaVersion(ctx)

@@ -69,6 +69,7 @@ func (a *app) serveCmd() *cobra.Command {
 		addr, tokenFile string
 		verbose         bool
 		shutdownWait    time.Duration
+		storeWait       time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -86,7 +87,7 @@ func (a *app) serveCmd() *cobra.Command {
 				level = slog.LevelInfo
 			}
 			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
-			a.logger = log
+			a.logger, a.storeWait = log, storeWait
 			rt, file, err := a.openRuntime(ctx, true)
 			if err != nil {
 				return err
@@ -176,6 +177,7 @@ func (a *app) serveCmd() *cobra.Command {
 	c.Flags().StringVar(&addr, "addr", "", "listen address HOST:PORT (default: the file's serve.addr or "+DefaultAddr+"; port 0 picks a free port)")
 	c.Flags().StringVar(&tokenFile, "token-file", "", "file of bearer tokens, one name:secret:swarm1,swarm2 per line ('*' for all swarms)")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every request on stderr")
+	c.Flags().DurationVar(&storeWait, "store-wait", time.Minute, "how long to wait at start for a store database that is down or starting")
 	c.Flags().DurationVar(&shutdownWait, "shutdown-timeout", 15*time.Second, "how long shutdown waits for open requests")
 	return c
 }

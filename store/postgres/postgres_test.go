@@ -230,11 +230,19 @@ func TestOpenErrors(t *testing.T) {
 		}
 		t.Logf("no database: %v", err)
 	}
-	_, err := store.Open(ctx, "postgresql://127.0.0.1:1/test?connect_timeout=5")
-	if err == nil || !strings.Contains(err.Error(), "cannot reach the database") {
-		t.Errorf("unreachable database: %v", err)
+	_, err := store.Open(ctx, "postgresql://someone:s3cret@127.0.0.1:1/test?connect_timeout=5")
+	if err == nil || !strings.Contains(err.Error(), "cannot reach the database") || !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("unreachable database: %v, want ErrUnavailable", err)
+	}
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("the password is in the error: %v", err)
 	}
 	t.Logf("unreachable: %v", err)
+	// A database that does not exist will not come by waiting.
+	_, err = store.Open(ctx, "postgres://127.0.0.1:5432/no_such_database_here")
+	if err == nil || errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("missing database: %v, want an error that is not ErrUnavailable", err)
+	}
 	_, err = store.Open(ctx, "postgres://127.0.0.1:5432/test?pool_max_conns=zero")
 	if err == nil || !strings.Contains(err.Error(), "bad connection string") {
 		t.Errorf("bad pool setting: %v", err)

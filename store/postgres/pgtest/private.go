@@ -115,6 +115,12 @@ func (in *Instance) URL() string { return in.url("swarm") }
 
 func (in *Instance) run(prog string, args ...string) {
 	in.t.Helper()
+	if err := in.exec(prog, args...); err != nil {
+		in.t.Fatal(err)
+	}
+}
+
+func (in *Instance) exec(prog string, args ...string) error {
 	argv := append(slices.Clone(in.asUser), filepath.Join(in.bin, prog))
 	argv = append(argv, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -122,16 +128,28 @@ func (in *Instance) run(prog string, args ...string) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = in.dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		in.t.Fatalf("%s: %v\n%s", prog, err, out)
+		return fmt.Errorf("%s: %w\n%s", prog, err, out)
 	}
+	return nil
 }
 
 // Start starts the server and waits until it accepts connections.
 func (in *Instance) Start() {
 	in.t.Helper()
+	if err := in.TryStart(); err != nil {
+		in.t.Fatal(err)
+	}
+}
+
+// TryStart is Start for another goroutine than the test's: it returns
+// the error instead of failing the test.
+func (in *Instance) TryStart() error {
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off", in.port, in.dir)
-	in.run("pg_ctl", "-D", in.data(), "-l", filepath.Join(in.dir, "log"), "-o", opts, "-w", "-t", "60", "start")
+	if err := in.exec("pg_ctl", "-D", in.data(), "-l", filepath.Join(in.dir, "log"), "-o", opts, "-w", "-t", "60", "start"); err != nil {
+		return err
+	}
 	in.running = true
+	return nil
 }
 
 // Stop shuts the server down fast: open connections are ended and
