@@ -124,7 +124,13 @@ func newClusterAt(t *testing.T, ctx context.Context, url string) *cluster {
 // start starts a node and adds it to the live ones.
 func (c *cluster) start(name string) *node {
 	c.t.Helper()
-	s := serve(c.t, c.ctx, c.dir, []string{"SWARM_STORE=" + c.url}, "--lease", clusterLease.String())
+	return c.startWatched(name, nil)
+}
+
+// startWatched is start with onLine as in serveWatched.
+func (c *cluster) startWatched(name string, onLine func(string)) *node {
+	c.t.Helper()
+	s := serveWatched(c.t, c.ctx, c.dir, []string{"SWARM_STORE=" + c.url}, onLine, "--lease", clusterLease.String())
 	n := &node{served: s, pid: s.cmd.Process.Pid, name: name}
 	c.nodes = append(c.nodes, n)
 	c.started = append(c.started, n)
@@ -653,17 +659,25 @@ func TestServeDatabaseRestartPostgres(t *testing.T) {
 	defer cancel()
 	c := newClusterAt(t, ctx, pg.URL()+"&pool_max_conns=8")
 	pg.Stop()
+	// The database starts once the node says it waits for it.
+	waiting := make(chan struct{})
+	var once sync.Once
 	started := make(chan error, 1)
 	go func() {
-		time.Sleep(1500 * time.Millisecond)
-		started <- pg.TryStart()
+		select {
+		case <-waiting:
+			started <- pg.TryStart()
+		case <-ctx.Done():
+			started <- ctx.Err()
+		}
 	}()
-	n := c.start("node")
+	n := c.startWatched("node", func(line string) {
+		if strings.Contains(line, "waiting up to 1m0s for the store") {
+			once.Do(func() { close(waiting) })
+		}
+	})
 	if err := <-started; err != nil {
 		t.Fatal(err)
-	}
-	if !strings.Contains(n.log(), "waiting up to 1m0s for the store") {
-		t.Errorf("the node did not say it waits for the database: %s", n.log())
 	}
 	refID := c.submit("slow", "ref", 1)
 	c.waitDone("slow", refID, 30*time.Second)

@@ -34,6 +34,13 @@ var listening = regexp.MustCompile(`listening on (http://\S+)`)
 // serve starts `swarm serve` in dir and waits for its address.
 func serve(t *testing.T, ctx context.Context, dir string, env []string, args ...string) *served {
 	t.Helper()
+	return serveWatched(t, ctx, dir, env, nil, args...)
+}
+
+// serveWatched is serve that also hands each line the process writes on
+// stderr to onLine (if not nil), as it comes.
+func serveWatched(t *testing.T, ctx context.Context, dir string, env []string, onLine func(string), args ...string) *served {
+	t.Helper()
 	cmd := swarmCmd(ctx, dir, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
 	pipe, err := cmd.StderrPipe()
@@ -51,6 +58,9 @@ func serve(t *testing.T, ctx context.Context, dir string, env []string, args ...
 			s.mu.Lock()
 			s.stderr.WriteString(sc.Text() + "\n")
 			s.mu.Unlock()
+			if onLine != nil {
+				onLine(sc.Text())
+			}
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
 				addr <- m[1]
 			}

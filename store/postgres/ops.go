@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -117,7 +119,46 @@ func (s *Store) check() error {
 
 // wrap adds the database to an error.
 func (s *Store) wrap(op string, err error) error {
+	if unavailable(err) {
+		// The database restarted or the network failed: the pool's idle
+		// connections are likely dead too. Replace them all.
+		s.pool.Reset()
+		return fmt.Errorf("postgres store %s: %s: %w (%w)", s.target, op, err, store.ErrUnavailable)
+	}
 	return fmt.Errorf("postgres store %s: %s: %w", s.target, op, err)
+}
+
+// unavailable reports whether err is a failure of the connection rather
+// than of the statement or the client: the server is down, restarting or
+// out of connections, or the network failed; trying again may succeed.
+// A refusal of this client (authentication, a database that does not
+// exist) is not.
+func unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "57P01", "57P02", "57P03", "53300": // admin shutdown, crash shutdown, cannot connect now, too many connections
+			return true
+		}
+		return false
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.SafeToRetry(err)
+}
+
+// again runs an idempotent operation once more if it failed on a broken
+// connection: wrap has emptied the pool, so the second try connects anew.
+// The first statement after a database restart fails this way on every
+// connection that was idle through it.
+func again[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	v, err := f()
+	if err != nil && unavailable(err) && ctx.Err() == nil {
+		v, err = f()
+	}
+	return v, err
 }
 
 // recordArgs splits records into the four arrays of the records fragment.
@@ -201,8 +242,13 @@ func scanRun(row rowScanner) (store.Run, error) {
 	return r, nil
 }
 
-// Get implements store.Store.
+// Get implements store.Store. It is tried once more when its connection
+// turns out broken.
 func (s *Store) Get(ctx context.Context, id string) (store.Run, error) {
+	return again(ctx, func() (store.Run, error) { return s.get(ctx, id) })
+}
+
+func (s *Store) get(ctx context.Context, id string) (store.Run, error) {
 	if err := s.check(); err != nil {
 		return store.Run{}, err
 	}
@@ -216,8 +262,13 @@ func (s *Store) Get(ctx context.Context, id string) (store.Run, error) {
 	return r, nil
 }
 
-// List implements store.Store.
+// List implements store.Store. It is tried once more when its connection
+// turns out broken.
 func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Run, error) {
+	return again(ctx, func() ([]store.Run, error) { return s.list(ctx, f) })
+}
+
+func (s *Store) list(ctx context.Context, f store.Filter) ([]store.Run, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -267,8 +318,13 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Run, error) {
 	return out, nil
 }
 
-// Read implements store.Store.
+// Read implements store.Store. It is tried once more when its connection
+// turns out broken.
 func (s *Store) Read(ctx context.Context, id string, after int64, limit int) ([]store.Record, error) {
+	return again(ctx, func() ([]store.Record, error) { return s.read(ctx, id, after, limit) })
+}
+
+func (s *Store) read(ctx context.Context, id string, after int64, limit int) ([]store.Record, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -436,8 +492,13 @@ func (s *Store) ClaimExpired(ctx context.Context, owner string, lease time.Durat
 	return out, nil
 }
 
-// Renew implements store.Store.
+// Renew implements store.Store. It is tried once more when its connection
+// turns out broken (a renewal twice is one).
 func (s *Store) Renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
+	return again(ctx, func() (store.Renewal, error) { return s.renew(ctx, owner, lease) })
+}
+
+func (s *Store) renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
 	if err := s.check(); err != nil {
 		return store.Renewal{}, err
 	}
@@ -555,8 +616,13 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 	return m, nil
 }
 
-// Inbox implements store.Store.
+// Inbox implements store.Store. It is tried once more when its connection
+// turns out broken.
 func (s *Store) Inbox(ctx context.Context, id string) ([]store.Message, error) {
+	return again(ctx, func() ([]store.Message, error) { return s.inbox(ctx, id) })
+}
+
+func (s *Store) inbox(ctx context.Context, id string) ([]store.Message, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}

@@ -40,7 +40,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/swarmrt/swarm/store"
@@ -135,7 +134,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 
 func (s *Store) init(ctx context.Context) error {
 	if err := s.pool.Ping(ctx); err != nil {
-		if transient(err) {
+		if unavailable(err) {
 			return fmt.Errorf("cannot reach the database: %w (%w)", err, store.ErrUnavailable)
 		}
 		return fmt.Errorf("cannot reach the database: %w", err)
@@ -155,21 +154,6 @@ func (s *Store) init(ctx context.Context) error {
 	s.channel = channelName(*schema)
 	s.q = newQueries(s.channel)
 	return nil
-}
-
-// transient reports whether a failure to connect may pass: the server is
-// down, restarting or out of connections, rather than refusing this
-// client (authentication, a database that does not exist).
-func transient(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code {
-		case "57P01", "57P02", "57P03", "53300": // shutting down, crash, starting up, too many connections
-			return true
-		}
-		return false
-	}
-	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // channelName is the NOTIFY channel of the store in schema: stores in

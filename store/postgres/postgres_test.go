@@ -290,8 +290,14 @@ func TestReconnect(t *testing.T) {
 	if killed < 2 {
 		t.Fatalf("terminated %d backends, want the pool's and the listener's", killed)
 	}
-	// A statement on a dead connection may fail once; the pool then
-	// replaces it. The append is atomic, so a retry is safe.
+	// Reads are tried again on a fresh connection: the first one after
+	// the connections ended succeeds.
+	if r, err := s.Get(ctx, "r"); err != nil || r.LastSeq != 1 {
+		t.Fatalf("get after the connections were terminated: %+v, %v", r, err)
+	}
+	// A write on a dead connection may fail once (it is not repeated, as
+	// it may have been done); the pool then replaces the connection. The
+	// append is atomic, so a retry is safe.
 	var appendErr error
 	for range 5 {
 		if _, appendErr = s.Append(ctx, l, []store.Record{rec("b")}, store.Update{}); appendErr == nil || errors.Is(appendErr, store.ErrConflict) {
