@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,13 +26,7 @@ func (a *app) chatCmd() *cobra.Command {
 			"Commands: /quit (or end of input) leaves the session open for a later `swarm chat --id`; /close ends it;\n" +
 			"/context prints the shared context as JSON.",
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			rt, err := a.runtime(ctx, true)
-			if err != nil {
-				return err
-			}
-			defer closeRuntime(rt)
+		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			conv, err := conversation(rt, args[0])
 			if err != nil {
 				return usageError{err}
@@ -52,8 +47,8 @@ func (a *app) chatCmd() *cobra.Command {
 				return fmt.Errorf("conversation %s is %s: %s", sess.ID(), st.State, st.Reason)
 			}
 			fmt.Fprintf(a.stderr, "conversation %s with %s (continue later with: swarm chat %s --id %s)\n", sess.ID(), st.Agent, args[0], sess.ID())
-			return a.chat(cmd, sess)
-		},
+			return a.chat(ctx, sess)
+		}),
 	}
 	c.Flags().StringVar(&id, "id", "", "session id: continues that session, or starts one with this id")
 	return c
@@ -74,8 +69,7 @@ func conversation(rt *swarm.Runtime, id string) (*swarm.Conversation[chatContext
 }
 
 // chat reads messages until /quit, /close or the end of input.
-func (a *app) chat(cmd *cobra.Command, sess *swarm.Session[chatContext]) error {
-	ctx := cmd.Context()
+func (a *app) chat(ctx context.Context, sess *swarm.Session[chatContext]) error {
 	in := bufio.NewScanner(a.stdin)
 	in.Buffer(make([]byte, 64*1024), 1<<20)
 	for {

@@ -239,6 +239,31 @@ func ensureStoreDir(url string) error {
 	return nil
 }
 
+// withRuntime makes the RunE of a command that works on a runtime: it
+// opens one (with the definitions file when needDefs), runs f and closes
+// the runtime and its store.
+func (a *app) withRuntime(needDefs bool, f func(ctx context.Context, rt *swarm.Runtime, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		rt, err := a.runtime(ctx, needDefs)
+		if err != nil {
+			return err
+		}
+		defer closeRuntime(rt)
+		return f(ctx, rt, args)
+	}
+}
+
+// stderrLogger logs text lines on stderr: warnings, and with verbose
+// information too.
+func (a *app) stderrLogger(verbose bool) *slog.Logger {
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+}
+
 func closeRuntime(rt *swarm.Runtime) {
 	rt.Close()
 	rt.Store().Close()
@@ -254,13 +279,7 @@ func (a *app) runCmd() *cobra.Command {
 			"show its progress on stderr and print its result as JSON on stdout.\n" +
 			"Exit codes: completed 0, failed 1, usage or config error 2, paused 3, stopped 4.",
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			rt, err := a.runtime(ctx, true)
-			if err != nil {
-				return err
-			}
-			defer closeRuntime(rt)
+		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			input := ""
 			if len(args) == 2 {
 				input = args[1]
@@ -285,7 +304,7 @@ func (a *app) runCmd() *cobra.Command {
 				return err
 			}
 			return a.follow(ctx, rt, runID, 0, quiet)
-		},
+		}),
 	}
 	c.Flags().StringVar(&id, "id", "", "run id (default: generated); starting an existing id attaches to it")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
@@ -421,17 +440,12 @@ func (a *app) statusCmd() *cobra.Command {
 		Use:   "status ID",
 		Short: "Print a run's status as JSON",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			rt, err := a.runtime(cmd.Context(), false)
+		RunE: a.withRuntime(false, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
+			s, err := rt.Status(ctx, args[0])
 			if err != nil {
 				return err
 			}
-			defer closeRuntime(rt)
-			s, err := rt.Status(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			byAgent, err := rt.UsageByAgent(cmd.Context(), args[0])
+			byAgent, err := rt.UsageByAgent(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -440,7 +454,7 @@ func (a *app) statusCmd() *cobra.Command {
 				UsageByAgent map[string]model.Usage `json:"usage_by_agent,omitempty"`
 			}{s, byAgent})
 			return nil
-		},
+		}),
 	}
 }
 
@@ -492,13 +506,7 @@ func (a *app) eventsCmd() *cobra.Command {
 		Use:   "events [-f] ID",
 		Short: "Print a run's events as JSON lines (seq, type, ...)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			rt, err := a.runtime(ctx, false)
-			if err != nil {
-				return err
-			}
-			defer closeRuntime(rt)
+		RunE: a.withRuntime(false, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			if !followLive {
 				evs, err := rt.History(ctx, args[0], after)
 				if err != nil {
@@ -516,7 +524,7 @@ func (a *app) eventsCmd() *cobra.Command {
 				writeJSON(a.stdout, ev)
 			}
 			return nil
-		},
+		}),
 	}
 	c.Flags().BoolVarP(&followLive, "follow", "f", false, "follow new events until the run ends")
 	c.Flags().Int64Var(&after, "after", 0, "only events with a greater sequence number")
@@ -529,13 +537,7 @@ func (a *app) resumeCmd() *cobra.Command {
 		Use:   "resume ID MESSAGE",
 		Short: "Answer a paused run and follow it to its end",
 		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			rt, err := a.runtime(ctx, true)
-			if err != nil {
-				return err
-			}
-			defer closeRuntime(rt)
+		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			before, err := rt.Status(ctx, args[0])
 			if err != nil {
 				return err
@@ -544,7 +546,7 @@ func (a *app) resumeCmd() *cobra.Command {
 				return err
 			}
 			return a.follow(ctx, rt, args[0], before.LastSeq, quiet)
-		},
+		}),
 	}
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return c
@@ -556,13 +558,7 @@ func (a *app) stopCmd() *cobra.Command {
 		Use:   "stop ID REASON",
 		Short: "Stop a run",
 		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			rt, err := a.runtime(ctx, false)
-			if err != nil {
-				return err
-			}
-			defer closeRuntime(rt)
+		RunE: a.withRuntime(false, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			if err := rt.Stop(ctx, args[0], args[1]); err != nil {
 				return err
 			}
@@ -576,7 +572,7 @@ func (a *app) stopCmd() *cobra.Command {
 				fmt.Fprintf(a.stderr, "stop requested; run %s is %s and its owner will stop it\n", s.ID, s.State)
 			}
 			return a.printOutcome(s)
-		},
+		}),
 	}
 	c.Flags().DurationVar(&wait, "wait", 15*time.Second, "how long to wait for the run to stop")
 	return c
@@ -590,13 +586,7 @@ func (a *app) recoverCmd() *cobra.Command {
 			"about to expire, skipping runs whose owner is alive), continue them, and wait until each pauses or ends.\n" +
 			"Prints one status JSON line per run.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			rt, err := a.runtime(ctx, true)
-			if err != nil {
-				return err
-			}
-			defer closeRuntime(rt)
+		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			ids, err := recoverAll(ctx, rt)
 			if err != nil {
 				return err
@@ -617,7 +607,7 @@ func (a *app) recoverCmd() *cobra.Command {
 				return exitError{code}
 			}
 			return nil
-		},
+		}),
 	}
 	return c
 }

@@ -1,14 +1,15 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/mcp"
 )
 
@@ -24,18 +25,8 @@ func (a *app) mcpCmd() *cobra.Command {
 			"resources (swarm://runs/{id}/result) and swarm instructions as prompts, over stdio. Runs interrupted\n" +
 			"earlier are recovered first. Logs go to stderr only; the protocol owns stdout.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			rt, err := a.runtime(ctx, true)
-			if err != nil {
-				return err
-			}
-			defer closeRuntime(rt)
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelInfo
-			}
-			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
+			log := a.stderrLogger(verbose)
 			if ids, err := rt.Recover(ctx); err != nil {
 				log.Warn("recovering interrupted runs failed", "err", err)
 			} else if len(ids) > 0 {
@@ -50,7 +41,7 @@ func (a *app) mcpCmd() *cobra.Command {
 				return fmt.Errorf("mcp: %w", err)
 			}
 			return nil
-		},
+		}),
 	}
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "log each run started and resumed")
 	return c

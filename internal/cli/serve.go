@@ -82,11 +82,7 @@ func (a *app) serveCmd() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelInfo
-			}
-			log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			log := a.stderrLogger(verbose)
 			a.logger, a.storeWait = log, storeWait
 			rt, file, err := a.openRuntime(ctx, true)
 			if err != nil {
