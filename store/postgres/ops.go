@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -272,27 +273,8 @@ func (s *Store) list(ctx context.Context, f store.Filter) ([]store.Run, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	var (
-		where []string
-		args  []any
-	)
-	add := func(col, v string) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf("%s = $%d", col, len(args)))
-	}
-	if f.Swarm != "" {
-		add("swarm", f.Swarm)
-	}
-	if f.State != "" {
-		add("state", string(f.State))
-	}
-	if f.Parent != "" {
-		add("parent", f.Parent)
-	}
-	q := "SELECT " + runCols + " FROM swarm_runs"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
+	where, args := sqlval.Where(f, func(n int) string { return "$" + strconv.Itoa(n) })
+	q := "SELECT " + runCols + " FROM swarm_runs" + where
 	var limit any
 	if f.Limit > 0 {
 		limit = f.Limit

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/swarmrt/swarm/store"
@@ -129,23 +128,8 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Run, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	var (
-		where []string
-		args  []any
-	)
-	if f.Swarm != "" {
-		where, args = append(where, "swarm = ?"), append(args, f.Swarm)
-	}
-	if f.State != "" {
-		where, args = append(where, "state = ?"), append(args, string(f.State))
-	}
-	if f.Parent != "" {
-		where, args = append(where, "parent = ?"), append(args, f.Parent)
-	}
-	q := "SELECT " + runCols + " FROM runs"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
+	where, args := sqlval.Where(f, func(int) string { return "?" })
+	q := "SELECT " + runCols + " FROM runs" + where
 	limit := int64(f.Limit)
 	if limit <= 0 {
 		limit = -1

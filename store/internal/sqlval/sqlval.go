@@ -5,9 +5,11 @@ package sqlval
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
 )
 
 // Nanos encodes a time as Unix nanoseconds, the zero time as 0.
@@ -60,4 +62,24 @@ func UsageJSON(u *model.Usage) (any, error) {
 		return nil, fmt.Errorf("encode usage: %w", err)
 	}
 	return string(b), nil
+}
+
+// Where is the WHERE clause of a run filter (empty, or " WHERE ..." on the
+// columns swarm, state and parent) and its arguments; param(n) writes the
+// n-th placeholder ("?" for SQLite, "$n" for PostgreSQL).
+func Where(f store.Filter, param func(n int) string) (string, []any) {
+	var (
+		conds []string
+		args  []any
+	)
+	for _, c := range []struct{ col, v string }{{"swarm", f.Swarm}, {"state", string(f.State)}, {"parent", f.Parent}} {
+		if c.v != "" {
+			args = append(args, c.v)
+			conds = append(conds, c.col+" = "+param(len(args)))
+		}
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
 }
