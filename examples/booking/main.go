@@ -67,10 +67,7 @@ var script = scripted.Script{
 
 func main() {
 	ctx := context.Background()
-	request := "a jazz evening for two"
-	if len(os.Args) > 1 {
-		request = strings.Join(os.Args[1:], " ")
-	}
+	request := demo.Input("a jazz evening for two")
 	rt, err := demo.Runtime(ctx, script)
 	demo.Exit(err)
 	defer rt.Close()

@@ -8,8 +8,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/examples/internal/demo"
@@ -51,10 +49,7 @@ var script = scripted.Script{
 
 func main() {
 	ctx := context.Background()
-	request := "two tickets for Friday's concert, and a refund for last week's"
-	if len(os.Args) > 1 {
-		request = strings.Join(os.Args[1:], " ")
-	}
+	request := demo.Input("two tickets for Friday's concert, and a refund for last week's")
 	rt, err := demo.Runtime(ctx, script)
 	demo.Exit(err)
 	defer rt.Close()

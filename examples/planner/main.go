@@ -71,10 +71,7 @@ var script = scripted.Script{
 
 func main() {
 	ctx := context.Background()
-	request := "Suggest outdoor activities for this weekend"
-	if len(os.Args) > 1 {
-		request = strings.Join(os.Args[1:], " ")
-	}
+	request := demo.Input("Suggest outdoor activities for this weekend")
 	rt, err := demo.Runtime(ctx, script)
 	demo.Exit(err)
 	defer rt.Close()

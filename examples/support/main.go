@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/examples/internal/demo"
@@ -66,10 +65,7 @@ var script = scripted.Script{
 
 func main() {
 	ctx := context.Background()
-	request := "I was charged twice for my order 1234"
-	if len(os.Args) > 1 {
-		request = strings.Join(os.Args[1:], " ")
-	}
+	request := demo.Input("I was charged twice for my order 1234")
 	rt, err := demo.Runtime(ctx, script)
 	demo.Exit(err)
 	defer rt.Close()

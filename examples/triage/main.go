@@ -7,8 +7,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/examples/internal/demo"
@@ -38,10 +36,7 @@ var script = scripted.Script{
 
 func main() {
 	ctx := context.Background()
-	request := "¿Dónde está la estación de tren?"
-	if len(os.Args) > 1 {
-		request = strings.Join(os.Args[1:], " ")
-	}
+	request := demo.Input("¿Dónde está la estación de tren?")
 	rt, err := demo.Runtime(ctx, script)
 	demo.Exit(err)
 	defer rt.Close()

@@ -9,8 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/examples/internal/demo"
@@ -58,10 +56,7 @@ var script = scripted.Script{
 
 func main() {
 	ctx := context.Background()
-	brief := "a haiku about durable execution"
-	if len(os.Args) > 1 {
-		brief = strings.Join(os.Args[1:], " ")
-	}
+	brief := demo.Input("a haiku about durable execution")
 	rt, err := demo.Runtime(ctx, script)
 	demo.Exit(err)
 	defer rt.Close()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
@@ -51,6 +52,15 @@ func Runtime(ctx context.Context, script scripted.Script) (*swarm.Runtime, error
 		return nil, err
 	}
 	return swarm.New(swarm.Config{Store: st, Model: m})
+}
+
+// Input is the example's input: its command-line arguments joined by
+// spaces, or def when there are none.
+func Input(def string) string {
+	if len(os.Args) > 1 {
+		return strings.Join(os.Args[1:], " ")
+	}
+	return def
 }
 
 // Follow prints a run's events to w until the run pauses or ends.
