@@ -92,6 +92,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"StaleLeaseAfterClaim", testStaleLeaseAfterClaim},
 		{"Watch", testWatch},
 		{"WatchCancel", testWatchCancel},
+		{"BadInput", testBadInput},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1367,5 +1368,27 @@ func testStaleLeaseAfterClaim(t *testing.T, s store.Store) {
 		if r.Seq != int64(i+1) {
 			t.Fatalf("record %d has Seq %d", i, r.Seq)
 		}
+	}
+}
+
+// testBadInput: invalid arguments are refused with an error and change
+// nothing.
+func testBadInput(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if _, err := s.Create(ctx, store.Run{}, "o", time.Hour, nil); err == nil {
+		t.Error("Create with an empty id succeeded")
+	}
+	l, err := s.Create(ctx, store.Run{ID: "r"}, "o", time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, l, nil, store.Update{State: "bogus"}); err == nil {
+		t.Error("Append with an invalid state succeeded")
+	}
+	if _, err := s.Send(ctx, "r", store.Message{Kind: "bogus"}); err == nil {
+		t.Error("Send of an unknown kind succeeded")
+	}
+	if _, err := s.Claim(ctx, "r", "", time.Hour); err == nil {
+		t.Error("Claim with an empty owner succeeded")
 	}
 }
