@@ -249,14 +249,18 @@ func tail(s string, n int) string {
 // sequence number of each.
 func (c *cluster) heldBy(n *node, ids []string) map[string]int64 {
 	c.t.Helper()
-	out := map[string]int64{}
+	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		r, err := c.db.Get(c.ctx, id)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		if r.State == store.Running && n.owns(r.Owner) {
-			out[id] = r.LastSeq
+		want[id] = true
+	}
+	running, err := c.db.List(c.ctx, store.Filter{State: store.Running})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, r := range running {
+		if want[r.ID] && n.owns(r.Owner) {
+			out[r.ID] = r.LastSeq
 		}
 	}
 	return out
