@@ -427,11 +427,11 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 
 func checkRunID(id string) error {
 	if len(id) > 200 {
-		return fmt.Errorf("run id longer than 200 characters")
+		return fmt.Errorf("%w: run id longer than 200 characters", ErrInvalidInput)
 	}
 	for _, r := range id {
 		if r < 0x21 || r == 0x7f {
-			return fmt.Errorf("run id %q contains spaces or control characters", id)
+			return fmt.Errorf("%w: run id %q contains spaces or control characters", ErrInvalidInput, id)
 		}
 	}
 	return nil

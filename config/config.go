@@ -41,6 +41,8 @@ type File struct {
 	// spec (see [File.ApplyPrices]).
 	Prices map[string]model.Price
 
+	modelLine int // line of the file's model:, 0 if none
+
 	tools     map[string]*commandTool
 	toolNames []string
 	agents    []*agentDef

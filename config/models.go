@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -131,4 +132,66 @@ func (f *File) ApplyPrices() {
 	for spec, p := range f.Prices {
 		model.SetPrice(spec, p)
 	}
+}
+
+// UsesDefaultModel reports whether one of the file's agents or swarms names
+// no model of its own, and so runs on the default: the file's Model, or the
+// runtime's default model when Model is "".
+func (f *File) UsesDefaultModel() bool {
+	for _, a := range f.agents {
+		if a.model == "" {
+			return true
+		}
+	}
+	for _, s := range f.swarms {
+		if s.model == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckModels opens every model the file's agents and swarms will run on:
+// the model each one names, and the file's Model when one of them names
+// none (see [File.UsesDefaultModel]). A model that is not used, such as
+// a Model replaced by the caller before, is not opened. A spec that cannot
+// be opened (an unknown provider, a missing API key, a scripted model
+// whose script is malformed) is an [*Error] naming the file and the line
+// of the spec; several are joined.
+func (f *File) CheckModels() error {
+	type use struct {
+		spec, what string
+		line       int
+	}
+	var uses []use
+	if f.Model != "" && f.UsesDefaultModel() {
+		uses = append(uses, use{f.Model, "model", f.modelLine})
+	}
+	for _, a := range f.agents {
+		if a.model != "" {
+			uses = append(uses, use{a.model, "agent " + a.name + ": model", a.modelLine})
+		}
+	}
+	for _, s := range f.swarms {
+		if s.model != "" {
+			uses = append(uses, use{s.model, "swarm " + s.name + ": model", s.modelLine})
+		}
+	}
+	var errs []error
+	failed := map[string]bool{}
+	opened := map[string]bool{}
+	for _, u := range uses {
+		if opened[u.spec] {
+			continue
+		}
+		if _, err := f.OpenModel(u.spec); err != nil {
+			if !failed[u.spec] {
+				errs = append(errs, &Error{File: f.Path, Line: u.line, Err: fmt.Errorf("%s: %w", u.what, err)})
+			}
+			failed[u.spec] = true
+			continue
+		}
+		opened[u.spec] = true
+	}
+	return errors.Join(errs...)
 }

@@ -87,6 +87,7 @@ type handoffRef struct {
 // agentDef is what agents and swarms have in common.
 type agentDef struct {
 	name, description, instructions, model string
+	modelLine                              int // line of model:, 0 if none
 	tools                                  []*commandTool
 	toolsets                               []string // names of mcp_servers
 	handoffs                               []handoffRef
@@ -209,6 +210,7 @@ func (p *parser) parse(data []byte) *File {
 	f := &File{Version: v, tools: map[string]*commandTool{}}
 	if fd, ok := top["model"]; ok {
 		f.Model = p.modelSpec(fd.val, "model")
+		f.modelLine = fd.val.Line
 	}
 	if fd, ok := top["serve"]; ok {
 		f.Serve = p.serve(fd.val)
@@ -386,6 +388,7 @@ func (p *parser) common(fs map[string]field, what string, a *agentDef, isSwarm b
 	}
 	if fd, ok := fs["model"]; ok {
 		a.model = p.modelSpec(fd.val, what+": model")
+		a.modelLine = fd.val.Line
 	}
 	if fd, ok := fs["max_turns"]; ok && !isNull(fd.val) {
 		v := fd.val
