@@ -13,6 +13,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/internal/jsonx"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -32,7 +33,7 @@ type errorBody struct {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := jsonx.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
 		b, _ = json.Marshal(errorBody{Error{Code: "internal", Message: "encode response: " + err.Error()}})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/internal/jsonx"
 )
 
 // events streams a run's events as server-sent events: each journal event
@@ -126,7 +127,7 @@ func (s *Server) addStream() bool {
 
 // frame encodes one event as an SSE message.
 func frame(ev swarm.Event) []byte {
-	data, err := json.Marshal(ev)
+	data, err := jsonx.Marshal(ev)
 	if err != nil {
 		data, _ = json.Marshal(errorBody{Error{Code: "internal", Message: "encode event: " + err.Error()}})
 	}

@@ -31,6 +31,9 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	var documented, served []string
 	for path, ops := range doc.Paths {
+		if _, mount := ops["x-swarm-mount"]; mount {
+			continue // served by a front end that swarm serve mounts; cmd/swarm's tests hold these to the mounts
+		}
 		for m := range ops {
 			if m == "parameters" {
 				continue
