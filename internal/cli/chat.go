@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/config"
 )
 
 // chatContext is the context type of conversations defined in YAML.
@@ -19,23 +21,45 @@ type chatContext = map[string]any
 func (a *app) chatCmd() *cobra.Command {
 	var id string
 	c := &cobra.Command{
-		Use:   "chat [flags] CONVERSATION",
+		Use:   "chat [flags] [CONVERSATION]",
 		Short: "Talk to a conversation; each reply shows the agent that answers",
-		Long: "Start a session of CONVERSATION (or continue session --id) and read user messages from stdin, one per line.\n" +
+		Long: "Start a session of CONVERSATION (or continue session --id; then CONVERSATION may be left out) and read\n" +
+			"user messages from stdin, one per line.\n" +
 			"Replies go to stdout as \"agent: text\", streamed as they are written; prompts and notices go to stderr.\n" +
 			"Commands: /quit (or end of input) leaves the session open for a later `swarm chat --id`; /close ends it;\n" +
 			"/context prints the shared context as JSON.",
-		Args: cobra.ExactArgs(1),
-		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
-			conv, err := conversation(rt, args[0])
+		Args: cobra.MaximumNArgs(1),
+		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, file *config.File, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			if name == "" && id == "" {
+				return usageError{fmt.Errorf("name the conversation: swarm chat CONVERSATION (or swarm chat --id ID to continue a session); %s", conversationList(rt, file))}
+			}
+			if name == "" {
+				// Continue session id: its conversation is the run's swarm.
+				st, err := rt.Status(ctx, id)
+				if errors.Is(err, swarm.ErrNotFound) {
+					return a.notFound(id)
+				}
+				if err != nil {
+					return err
+				}
+				name = st.Swarm
+			}
+			conv, err := conversation(rt, name)
 			if err != nil {
-				return usageError{err}
+				return usageError{fmt.Errorf("%w; %s", err, conversationList(rt, file))}
 			}
 			var opts []swarm.StartOption
 			if id != "" {
 				opts = append(opts, swarm.WithID(id))
 			}
 			sess, err := conv.Start(ctx, rt, opts...)
+			if errors.Is(err, swarm.ErrInvalidInput) {
+				return usageError{err}
+			}
 			if err != nil {
 				return err
 			}
@@ -46,12 +70,27 @@ func (a *app) chatCmd() *cobra.Command {
 			if st.Terminal() {
 				return fmt.Errorf("conversation %s is %s: %s", sess.ID(), st.State, st.Reason)
 			}
-			fmt.Fprintf(a.stderr, "conversation %s with %s (continue later with: swarm chat %s --id %s)\n", sess.ID(), st.Agent, args[0], sess.ID())
+			fmt.Fprintf(a.stderr, "conversation %s with %s (continue later with: swarm chat --id %s)\n", sess.ID(), st.Agent, sess.ID())
 			return a.chat(ctx, sess)
 		}),
 	}
 	c.Flags().StringVar(&id, "id", "", "session id: continues that session, or starts one with this id")
 	return c
+}
+
+// conversationList names the conversations of the definitions file.
+func conversationList(rt *swarm.Runtime, file *config.File) string {
+	var names []string
+	for _, d := range rt.Swarms() {
+		if _, ok := d.(*swarm.Conversation[chatContext]); ok {
+			names = append(names, d.ID())
+		}
+	}
+	if len(names) == 0 {
+		return file.Path + " defines no conversations"
+	}
+	slices.Sort(names)
+	return fmt.Sprintf("the conversations of %s are: %s", file.Path, strings.Join(names, ", "))
 }
 
 // conversation finds the registered conversation id.

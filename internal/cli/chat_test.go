@@ -96,7 +96,7 @@ func TestChatBadInput(t *testing.T) {
 	}{
 		{args("chat", "nope"), `unknown swarm "nope"`},
 		{args("chat", "plain"), "plain is a swarm, not a conversation"},
-		{args("chat"), "accepts 1 arg(s)"},
+		{args("chat"), "the conversations of"},
 	} {
 		var out, errb bytes.Buffer
 		if code := Main(tc.args, strings.NewReader(""), &out, &errb); code != ExitUsage || !strings.Contains(errb.String(), tc.want) {

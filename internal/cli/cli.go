@@ -20,6 +20,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/internal/jsonx"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 
@@ -36,6 +37,10 @@ const (
 	ExitUsage     = 2
 	ExitPaused    = 3
 	ExitStopped   = 4
+	// ExitInterrupted: SIGINT (Ctrl-C) or SIGTERM ended the command while
+	// it followed a run; the run is left for `swarm recover` or `swarm
+	// serve` to continue (128 + SIGINT, as shells report it).
+	ExitInterrupted = 130
 )
 
 // DefaultStore is the store used when neither --store nor SWARM_STORE is set.
@@ -65,6 +70,14 @@ type app struct {
 	// files are the definition files loaded; closed (ending their MCP
 	// sessions) when the command is done.
 	files []*config.File
+	// storeMissing: the SQLite store named did not exist and a command
+	// that only reads runs looked at an empty store instead of creating
+	// one.
+	storeMissing bool
+	// quiet: print nothing on stderr but errors (run -q, resume -q).
+	quiet bool
+	// shown: the run's progress, its end included, was shown on stderr.
+	shown bool
 }
 
 // Main runs the command with args (without the program name) and returns
@@ -93,7 +106,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "swarm:", noModelHint)
 	}
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, swarm.ErrInvalid) || errors.Is(err, swarm.ErrUnknownSwarm) ||
+	if errors.As(err, &ue) || errors.Is(err, swarm.ErrInvalid) || errors.Is(err, swarm.ErrUnknownSwarm) || errors.Is(err, swarm.ErrInvalidInput) ||
 		errors.Is(err, swarm.ErrUnknownAgent) || errors.Is(err, swarm.ErrDuplicate) || errors.Is(err, swarm.ErrNoModel) ||
 		strings.HasPrefix(err.Error(), "unknown command") || strings.Contains(err.Error(), "flag") || strings.Contains(err.Error(), "arg(s)") {
 		return ExitUsage
@@ -105,9 +118,11 @@ func (a *app) command() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "swarm",
 		Short:         "Run and inspect durable multi-agent LLM swarms",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("swarm {{.Version}}\n")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.file, "file", "", "swarm definitions (default: swarm.yaml if it exists)")
 	pf.StringVar(&a.storeURL, "store", "", "store URL: sqlite:PATH, postgres://HOST/DB or memory: (default $SWARM_STORE or "+DefaultStore+")")
@@ -118,6 +133,7 @@ func (a *app) command() *cobra.Command {
 	root.AddCommand(a.mcpCmd())
 	root.AddCommand(a.migrateCmd())
 	root.AddCommand(a.chatCmd())
+	root.AddCommand(a.versionCmd())
 	return root
 }
 
@@ -128,58 +144,27 @@ func (a *app) runtime(ctx context.Context, needDefs bool) (*swarm.Runtime, error
 }
 
 // openRuntime is runtime that also returns the definitions file (nil
-// unless needDefs).
+// unless needDefs). The definitions file and the models it uses are checked
+// before the store is opened, so that a mistake (or a command run in the
+// wrong directory) creates no store.
 func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *config.File, error) {
-	url := a.storeURLOrDefault()
-	if err := ensureStoreDir(url); err != nil {
+	var file *config.File
+	if needDefs {
+		f, err := a.loadFile()
+		if err != nil {
+			return nil, nil, err
+		}
+		file = f
+	}
+	cfg := swarm.Config{Lease: a.lease, Logger: a.logger}
+	if err := a.chooseModel(file, &cfg); err != nil {
 		return nil, nil, err
 	}
-	st, err := a.openStore(ctx, url)
+	st, err := a.openStoreFor(ctx, a.storeURLOrDefault(), needDefs)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	cfg := swarm.Config{Store: st, Lease: a.lease, Logger: a.logger}
-	var file *config.File
-	if needDefs {
-		path := a.file
-		if path == "" {
-			if _, err := os.Stat("swarm.yaml"); err == nil {
-				path = "swarm.yaml"
-			}
-		}
-		if path == "" {
-			st.Close()
-			return nil, nil, usageError{errors.New("no swarm definitions: pass --file swarm.yaml (or create swarm.yaml here)")}
-		}
-		file, err = config.Load(path)
-		if err != nil {
-			st.Close()
-			return nil, nil, usageError{err}
-		}
-		a.files = append(a.files, file)
-	}
-	spec := a.modelSpec
-	if spec == "" {
-		spec = os.Getenv("SWARM_MODEL")
-	}
-	if spec == "" && file != nil {
-		spec = file.Model
-	}
-	if spec == "" {
-		spec = defaultModelSpec()
-	}
-	if file != nil {
-		file.ApplyPrices()
-		cfg.OpenModel = file.OpenModel
-	}
-	if spec != "" {
-		m, err := openModelIn(file, spec)
-		if err != nil {
-			st.Close()
-			return nil, nil, usageError{err}
-		}
-		cfg.Model, cfg.ModelSpec = m, spec
-	}
+	cfg.Store = st
 	rt, err := swarm.New(cfg)
 	if err != nil {
 		st.Close()
@@ -193,6 +178,95 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 		}
 	}
 	return rt, file, nil
+}
+
+// loadFile loads and checks the definitions file: --file, else swarm.yaml
+// in the current directory.
+func (a *app) loadFile() (*config.File, error) {
+	path := a.file
+	if path == "" {
+		if _, err := os.Stat("swarm.yaml"); err == nil {
+			path = "swarm.yaml"
+		}
+	}
+	if path == "" {
+		wd, _ := os.Getwd()
+		return nil, usageError{fmt.Errorf("no swarm definitions: there is no swarm.yaml in %s; pass --file PATH or run in the directory of your swarm.yaml", wd)}
+	}
+	file, err := config.Load(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	a.files = append(a.files, file)
+	return file, nil
+}
+
+// chooseModel sets the runtime's default model: --model, else
+// $SWARM_MODEL, else the file's model:, else one for the API key that is
+// set. --model and $SWARM_MODEL replace the file's model: for the agents
+// and swarms that name no model of their own; those that name one keep
+// it. Every model that will be used is opened (so a missing key or a
+// malformed script is reported before any run starts, naming the file and
+// line); one that will not be used is not.
+func (a *app) chooseModel(file *config.File, cfg *swarm.Config) error {
+	spec, from := a.modelSpec, "--model"
+	if spec == "" {
+		spec, from = os.Getenv("SWARM_MODEL"), "SWARM_MODEL"
+	}
+	if file != nil {
+		if spec != "" {
+			file.Model = ""
+		}
+		if err := file.CheckModels(); err != nil {
+			return usageError{err}
+		}
+		file.ApplyPrices()
+		cfg.OpenModel = file.OpenModel
+		if spec == "" && file.Model != "" {
+			if !file.UsesDefaultModel() {
+				return nil
+			}
+			spec, from = file.Model, file.Path+": model"
+		}
+	}
+	if spec == "" {
+		spec, from = defaultModelSpec(), "the default model"
+	}
+	if spec == "" {
+		return nil
+	}
+	m, err := openModelIn(file, spec)
+	if err != nil {
+		return usageError{fmt.Errorf("%s: %w", from, err)}
+	}
+	cfg.Model, cfg.ModelSpec = m, spec
+	return nil
+}
+
+// openStoreFor opens the store at url. A SQLite file that does not exist
+// is created only when create is set (commands that run swarms); commands
+// that only read runs look at an empty store instead and say so.
+func (a *app) openStoreFor(ctx context.Context, url string, create bool) (store.Store, error) {
+	if path, ok := strings.CutPrefix(url, "sqlite:"); ok && path != "" {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && !create {
+			a.storeMissing = true
+			return store.Open(ctx, "memory:")
+		}
+		if err := ensureStoreDir(url); err != nil {
+			return nil, err
+		}
+	}
+	return a.openStore(ctx, url)
+}
+
+// storeNote names the store the command looked at, for messages about runs
+// that are not there.
+func (a *app) storeNote() string {
+	url := a.storeURLOrDefault()
+	if a.storeMissing {
+		return fmt.Sprintf("store %s, which does not exist (pass --store or set SWARM_STORE, or run in the directory you ran the swarm in)", url)
+	}
+	return "store " + url
 }
 
 // openStore opens the store at url, trying again for up to a.storeWait
@@ -250,8 +324,31 @@ func (a *app) withRuntime(needDefs bool, f func(ctx context.Context, rt *swarm.R
 			return err
 		}
 		defer closeRuntime(rt)
-		return f(ctx, rt, args)
+		err = f(ctx, rt, args)
+		if errors.Is(err, swarm.ErrNotFound) && len(args) > 0 {
+			return a.notFound(args[0])
+		}
+		return err
 	}
+}
+
+// withDefs is withRuntime for commands that use the definitions file
+// itself.
+func (a *app) withDefs(f func(ctx context.Context, rt *swarm.Runtime, file *config.File, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		ctx := cmd.Context()
+		rt, file, err := a.openRuntime(ctx, true)
+		if err != nil {
+			return err
+		}
+		defer closeRuntime(rt)
+		return f(ctx, rt, file, args)
+	}
+}
+
+// notFound is the error for a run id that the store does not hold.
+func (a *app) notFound(id string) error {
+	return usageError{fmt.Errorf("no run %q in %s", id, a.storeNote())}
 }
 
 // stderrLogger logs text lines on stderr: warnings, and with verbose
@@ -277,9 +374,12 @@ func (a *app) runCmd() *cobra.Command {
 		Short: "Start a run and follow it to its end; the result is printed as JSON",
 		Long: "Start a run of SWARM on INPUT (text, or JSON for swarms with structured input; read from stdin when INPUT is -),\n" +
 			"show its progress on stderr and print its result as JSON on stdout.\n" +
-			"Exit codes: completed 0, failed 1, usage or config error 2, paused 3, stopped 4.",
-		Args: cobra.RangeArgs(1, 2),
-		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
+			"Exit codes: completed 0, failed 1, usage or config error 2, paused 3, stopped 4, interrupted (Ctrl-C) 130.",
+		Args: cobra.MaximumNArgs(2),
+		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, file *config.File, args []string) error {
+			if len(args) == 0 {
+				return usageError{fmt.Errorf("name the swarm to run: swarm run SWARM [INPUT]; %s", swarmList(rt, file))}
+			}
 			input := ""
 			if len(args) == 2 {
 				input = args[1]
@@ -291,7 +391,7 @@ func (a *app) runCmd() *cobra.Command {
 				}
 				input = strings.TrimRight(string(b), "\n")
 			}
-			raw, err := inputJSON(rt, args[0], input)
+			raw, err := inputJSON(rt, file, args[0], input)
 			if err != nil {
 				return usageError{err}
 			}
@@ -300,6 +400,9 @@ func (a *app) runCmd() *cobra.Command {
 				opts = append(opts, swarm.WithID(id))
 			}
 			runID, err := rt.Start(ctx, args[0], raw, opts...)
+			if errors.Is(err, swarm.ErrInvalidInput) {
+				return usageError{fmt.Errorf("%s: %w", file.Path, err)}
+			}
 			if err != nil {
 				return err
 			}
@@ -307,15 +410,41 @@ func (a *app) runCmd() *cobra.Command {
 		}),
 	}
 	c.Flags().StringVar(&id, "id", "", "run id (default: generated); starting an existing id attaches to it")
-	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing on stderr but errors")
 	return c
 }
 
+// swarmList names the swarms of the definitions file, for messages about
+// a swarm that is missing or unknown.
+func swarmList(rt *swarm.Runtime, file *config.File) string {
+	ids := file.SwarmIDs()
+	if len(ids) == 0 {
+		return file.Path + " defines no swarms"
+	}
+	descs := map[string]string{}
+	for _, d := range rt.Swarms() {
+		descs[d.ID()] = d.Description()
+	}
+	width := 0
+	for _, id := range ids {
+		width = max(width, len(id))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the swarms of %s are:", file.Path)
+	for _, id := range ids {
+		fmt.Fprintf(&b, "\n  %-*s  %s", width, id, descs[id])
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
 // inputJSON turns a command-line input into the swarm's JSON input.
-func inputJSON(rt *swarm.Runtime, swarmID, input string) (json.RawMessage, error) {
+func inputJSON(rt *swarm.Runtime, file *config.File, swarmID, input string) (json.RawMessage, error) {
 	for _, d := range rt.Swarms() {
 		if d.ID() != swarmID {
 			continue
+		}
+		if _, err := conversation(rt, swarmID); err == nil {
+			return nil, fmt.Errorf("%s is a conversation: talk to it with swarm chat %s", swarmID, swarmID)
 		}
 		var sc struct {
 			Type any `json:"type"`
@@ -325,97 +454,88 @@ func inputJSON(rt *swarm.Runtime, swarmID, input string) (json.RawMessage, error
 			return json.Marshal(input)
 		}
 		if !json.Valid([]byte(input)) {
-			return nil, fmt.Errorf("swarm %s takes JSON input matching %s", swarmID, d.InputSchema())
+			return nil, fmt.Errorf("%s: swarm %s takes JSON input matching %s", file.Path, swarmID, d.InputSchema())
 		}
 		return json.RawMessage(input), nil
 	}
-	return nil, fmt.Errorf("%w %q", swarm.ErrUnknownSwarm, swarmID)
+	return nil, fmt.Errorf("%w %q; %s", swarm.ErrUnknownSwarm, swarmID, swarmList(rt, file))
 }
 
 // follow shows a run's progress (events after seq after) until it pauses or
 // ends, prints the outcome and returns the matching exit code.
 func (a *app) follow(ctx context.Context, rt *swarm.Runtime, id string, after int64, quiet bool) error {
+	a.quiet = quiet
+	if quiet {
+		s, err := rt.Wait(ctx, id)
+		if err != nil {
+			return a.interrupted(ctx, id, err)
+		}
+		return a.printOutcome(s)
+	}
 	fmt.Fprintf(a.stderr, "run %s\n", id)
-	if !quiet {
-		for ev, err := range rt.Events(ctx, id, after) {
-			if err != nil {
-				return a.interrupted(ctx, id, err)
-			}
-			printProgress(a.stderr, ev)
-			if ev.Type == swarm.EventPaused {
-				if s, err := rt.Status(ctx, id); err == nil && s.State == swarm.StatePaused {
-					break
-				}
+	p := newProgress(a.stderr)
+	defer p.stop()
+	for ev, err := range rt.Events(ctx, id, after) {
+		if err != nil {
+			p.stop()
+			return a.interrupted(ctx, id, err)
+		}
+		p.event(ev)
+		if ev.Type == swarm.EventPaused {
+			if s, err := rt.Status(ctx, id); err == nil && s.State == swarm.StatePaused {
+				break
 			}
 		}
 	}
+	p.stop()
 	s, err := rt.Wait(ctx, id)
 	if err != nil {
 		return a.interrupted(ctx, id, err)
 	}
+	a.shown = p.sawEnd
 	return a.printOutcome(s)
 }
 
+// interrupted turns the end of a command by a signal into ExitInterrupted,
+// saying how the run continues.
 func (a *app) interrupted(ctx context.Context, id string, err error) error {
 	if ctx.Err() != nil {
-		fmt.Fprintf(a.stderr, "interrupted; continue the run with `swarm recover` (id %s)\n", id)
+		fmt.Fprintf(a.stderr, "interrupted: run %s continues with `swarm recover` (or under `swarm serve`)\n", id)
+		return exitError{ExitInterrupted}
 	}
 	return err
 }
 
 func (a *app) printOutcome(s swarm.Status) error {
+	q := a.quiet
 	switch s.State {
 	case swarm.StateCompleted:
-		fmt.Fprintln(a.stdout, string(s.Result))
+		fmt.Fprintln(a.stdout, string(jsonx.Unescape(s.Result)))
 		return nil
 	case swarm.StatePaused:
 		writeJSON(a.stdout, s)
-		fmt.Fprintf(a.stderr, "paused: %s\nresume with: swarm resume %s MESSAGE\n", s.Reason, s.ID)
+		if !q && !a.shown {
+			fmt.Fprintf(a.stderr, "paused: %s\n", s.Reason)
+		}
+		if !q {
+			fmt.Fprintf(a.stderr, "resume with: swarm resume %s MESSAGE\n", s.ID)
+		}
 		return exitError{ExitPaused}
 	case swarm.StateFailed:
 		writeJSON(a.stdout, s)
-		fmt.Fprintf(a.stderr, "failed: %s\n", s.Reason)
+		if !a.shown {
+			fmt.Fprintf(a.stderr, "failed: %s\n", s.Reason)
+		}
 		return exitError{ExitFailed}
 	case swarm.StateStopped:
 		writeJSON(a.stdout, s)
-		fmt.Fprintf(a.stderr, "stopped: %s\n", s.Reason)
+		if !q && !a.shown {
+			fmt.Fprintf(a.stderr, "stopped: %s\n", s.Reason)
+		}
 		return exitError{ExitStopped}
 	}
 	writeJSON(a.stdout, s)
 	return nil
-}
-
-func printProgress(w io.Writer, ev swarm.Event) {
-	switch ev.Type {
-	case swarm.EventStarted:
-		fmt.Fprintf(w, "  started %s\n", ev.Swarm)
-	case swarm.EventToolCall:
-		fmt.Fprintf(w, "  %s → %s(%s)\n", ev.Agent, ev.Tool, clip(string(ev.Arguments), 80))
-	case swarm.EventToolResult:
-		mark := "←"
-		if ev.IsError {
-			mark = "✗"
-		}
-		fmt.Fprintf(w, "  %s %s %s: %s\n", ev.Agent, mark, ev.Tool, clip(ev.Output, 80))
-	case swarm.EventHandoffStarted:
-		fmt.Fprintf(w, "  %s ⇒ %s: %s\n", ev.Agent, ev.Target, clip(ev.Request, 80))
-	case swarm.EventHandoffReturned:
-		fmt.Fprintf(w, "  %s ⇐ %s: %s\n", ev.Agent, ev.Target, clip(ev.Output, 80))
-	case swarm.EventTurnCompleted:
-		fmt.Fprintf(w, "  %s turn %d/%d done\n", ev.Agent, ev.Turn, ev.MaxTurns)
-	case swarm.EventModelError:
-		fmt.Fprintf(w, "  %s model error (%s): %s\n", ev.Agent, ev.Kind, clip(ev.Reason, 120))
-	case swarm.EventPaused:
-		fmt.Fprintf(w, "  paused: %s\n", ev.Reason)
-	case swarm.EventResumed:
-		fmt.Fprintf(w, "  resumed: %s\n", clip(ev.Message, 80))
-	case swarm.EventCompleted:
-		fmt.Fprintf(w, "  completed\n")
-	case swarm.EventFailed:
-		fmt.Fprintf(w, "  failed: %s\n", ev.Reason)
-	case swarm.EventStopped:
-		fmt.Fprintf(w, "  stopped: %s\n", ev.Reason)
-	}
 }
 
 func clip(s string, n int) string {
@@ -426,8 +546,9 @@ func clip(s string, n int) string {
 	return s
 }
 
+// writeJSON writes v as one line of JSON, without HTML escaping.
 func writeJSON(w io.Writer, v any) {
-	b, err := json.Marshal(v)
+	b, err := jsonx.Marshal(v)
 	if err != nil {
 		fmt.Fprintf(w, "{\"error\":%q}\n", err.Error())
 		return
@@ -478,6 +599,9 @@ func (a *app) lsCmd() *cobra.Command {
 			runs, err := rt.List(cmd.Context(), store.Filter{Swarm: swarmID, State: store.State(state), Limit: limit})
 			if err != nil {
 				return err
+			}
+			if len(runs) == 0 {
+				fmt.Fprintf(a.stderr, "no runs in %s\n", a.storeNote())
 			}
 			if asJSON {
 				for _, r := range runs {
@@ -587,7 +711,7 @@ func (a *app) recoverCmd() *cobra.Command {
 			"Prints one status JSON line per run.",
 		Args: cobra.NoArgs,
 		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
-			ids, err := recoverAll(ctx, rt)
+			ids, err := recoverAll(ctx, rt, a.stderr)
 			if err != nil {
 				return err
 			}
@@ -615,10 +739,11 @@ func (a *app) recoverCmd() *cobra.Command {
 // recoverAll claims runnable runs until none is left, waiting for leases
 // that expire; a run whose lease is renewed meanwhile has a live owner and
 // is left alone.
-func recoverAll(ctx context.Context, rt *swarm.Runtime) ([]string, error) {
+func recoverAll(ctx context.Context, rt *swarm.Runtime, log io.Writer) ([]string, error) {
 	seen := map[string]bool{}
 	firstLease := map[string]time.Time{}
 	var ids []string
+	var said time.Time // the lease expiry last announced
 	for {
 		claimed, err := rt.Recover(ctx)
 		if err != nil {
@@ -635,6 +760,7 @@ func recoverAll(ctx context.Context, rt *swarm.Runtime) ([]string, error) {
 			return ids, err
 		}
 		var next time.Time
+		var waitFor []string
 		for _, r := range running {
 			if seen[r.ID] || r.Owner == rt.Owner() || r.Owner == "" {
 				continue
@@ -647,12 +773,19 @@ func recoverAll(ctx context.Context, rt *swarm.Runtime) ([]string, error) {
 			if r.LeaseUntil.After(first) {
 				continue // renewed: its owner is alive
 			}
+			waitFor = append(waitFor, r.ID)
 			if next.IsZero() || r.LeaseUntil.Before(next) {
 				next = r.LeaseUntil
 			}
 		}
 		if next.IsZero() {
 			return ids, nil
+		}
+		if !next.Equal(said) {
+			said = next
+			fmt.Fprintf(log, "waiting for %d run(s) held by another process until their leases expire; the next expires at %s (in %s): %s\n"+
+				"  (an owner that is alive renews its lease and keeps its runs; Ctrl-C stops waiting)\n",
+				len(waitFor), next.Local().Format(time.TimeOnly), time.Until(next).Round(100*time.Millisecond), clip(strings.Join(waitFor, " "), 200))
 		}
 		t := time.NewTimer(time.Until(next) + 10*time.Millisecond)
 		select {

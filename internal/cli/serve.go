@@ -4,16 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/a2a"
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/server"
@@ -135,6 +138,7 @@ func (a *app) serveCmd() *cobra.Command {
 				mode = fmt.Sprintf("with %d bearer token(s)", len(tokens))
 			}
 			fmt.Fprintf(a.stderr, "swarm: listening on http://%s %s\n", ln.Addr(), mode)
+			printEndpoints(a.stderr, "http://"+ln.Addr().String(), file, mounts)
 
 			// The node works: it claims runs that are runnable (resumed,
 			// released, or whose owner's lease expired) as the store
@@ -210,4 +214,23 @@ func serveTokens(tokenFile string, sec *config.Serve) ([]auth.Token, error) {
 		}
 	}
 	return out, nil
+}
+
+// printEndpoints lists, at the start of swarm serve, the swarms served and
+// where each protocol answers.
+func printEndpoints(w io.Writer, base string, file *config.File, mounts []server.Mount) {
+	fmt.Fprintf(w, "swarm: swarms of %s: %s\n", file.Path, strings.Join(file.SwarmIDs(), ", "))
+	fmt.Fprintf(w, "swarm:   HTTP API  %s/v1/swarms, %s/v1/swarms/{swarm}/runs, %s/v1/runs/{id}/events (OpenAPI: %s/openapi.json)\n", base, base, base, base)
+	for _, m := range mounts {
+		switch m.Pattern {
+		case a2a.PathPrefix:
+			fmt.Fprintf(w, "swarm:   A2A       %s%s{swarm} (JSON-RPC; card: %s%s{swarm}/.well-known/agent-card.json)\n", base, a2a.PathPrefix, base, a2a.PathPrefix)
+		case a2a.CardPath:
+			fmt.Fprintf(w, "swarm:   A2A card  %s%s (the default swarm)\n", base, a2a.CardPath)
+		case "/mcp":
+			fmt.Fprintf(w, "swarm:   MCP       %s/mcp (streamable HTTP)\n", base)
+		default:
+			fmt.Fprintf(w, "swarm:   %s%s\n", base, m.Pattern)
+		}
+	}
 }
