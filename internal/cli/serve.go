@@ -226,7 +226,7 @@ func printEndpoints(w io.Writer, base string, file *config.File, mounts []server
 		case a2a.PathPrefix:
 			fmt.Fprintf(w, "swarm:   A2A       %s%s{swarm} (JSON-RPC; card: %s%s{swarm}/.well-known/agent-card.json)\n", base, a2a.PathPrefix, base, a2a.PathPrefix)
 		case a2a.CardPath:
-			fmt.Fprintf(w, "swarm:   A2A card  %s%s (the default swarm)\n", base, a2a.CardPath)
+			fmt.Fprintf(w, "swarm:   A2A card  %s%s (of the only swarm, when there is one)\n", base, a2a.CardPath)
 		case "/mcp":
 			fmt.Fprintf(w, "swarm:   MCP       %s/mcp (streamable HTTP)\n", base)
 		default:
