@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -65,5 +66,34 @@ func TestModelsSectionMistakes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err = %v, want %q", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+// TestCheckModels: the models a file uses are opened, a failure is an
+// *Error at the line of the spec, and a default model nobody uses (or one
+// replaced before the check) is not opened.
+func TestCheckModels(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	f, err := config.Parse([]byte("version: 1\nmodel: openai:gpt-4.1-mini\nagents:\n  a:\n    instructions: a\n    model: martian:x\n"+
+		"swarms:\n  s:\n    instructions: s\n    handoffs: [a]\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.CheckModels()
+	var ce *config.Error
+	if !errors.As(err, &ce) || ce.Line != 2 || !strings.Contains(err.Error(), "OPENAI_API_KEY") ||
+		!strings.Contains(err.Error(), "line 6: agent a: model") {
+		t.Errorf("CheckModels: %v", err)
+	}
+	f.Model = "" // replaced, as --model does
+	if err := f.CheckModels(); err == nil || strings.Contains(err.Error(), "OPENAI_API_KEY") {
+		t.Errorf("CheckModels after replacing the default: %v", err)
+	}
+	g, err := config.Parse([]byte("version: 1\nmodel: openai:gpt-4.1-mini\nswarms:\n  s:\n    instructions: s\n    model: scripted:nope.yaml\n"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.CheckModels(); err == nil || strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "nope.yaml") {
+		t.Errorf("an unused default model was opened, or the script was not: %v", err)
 	}
 }

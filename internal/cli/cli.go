@@ -473,8 +473,11 @@ func (a *app) follow(ctx context.Context, rt *swarm.Runtime, id string, after in
 		return a.printOutcome(s)
 	}
 	fmt.Fprintf(a.stderr, "run %s\n", id)
-	p := newProgress(a.stderr)
+	p := newProgress(a.stderr, isTerminal(a.stderr))
 	defer p.stop()
+	if s, err := rt.Status(ctx, id); err == nil {
+		p.root = s.Swarm // when following from after the started event
+	}
 	for ev, err := range rt.Events(ctx, id, after) {
 		if err != nil {
 			p.stop()

@@ -34,8 +34,9 @@ type progress struct {
 	sawEnd   bool // a pause or the run's end was printed
 }
 
-func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, tty: isTerminal(w), answer: map[string]string{}, done: make(chan struct{})}
+// newProgress prints on w; the spinner runs only when tty is set.
+func newProgress(w io.Writer, tty bool) *progress {
+	p := &progress{w: w, tty: tty, answer: map[string]string{}, done: make(chan struct{})}
 	if p.tty {
 		go p.spin()
 	}

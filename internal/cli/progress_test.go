@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm"
+)
+
+// lockedBuffer is a bytes.Buffer safe for the spinner's goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestSpinnerOnTerminal: on a terminal a spinner shows what the run waits
+// for and for how long, on one line redrawn in place, and is erased before
+// each progress line, so that every line appears once, whole.
+func TestSpinnerOnTerminal(t *testing.T) {
+	var out lockedBuffer
+	p := newProgress(&out, true)
+	p.event(swarm.Event{Type: swarm.EventStarted, Swarm: "trip", Agent: "trip"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for strings.Count(out.String(), "trip: waiting for the model") < 2 {
+		if ctx.Err() != nil {
+			t.Fatalf("no spinner redrawn within 10s: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.event(swarm.Event{Type: swarm.EventModelResponse, Agent: "trip", Text: "done"})
+	p.event(swarm.Event{Type: swarm.EventCompleted, Agent: "trip"})
+	p.stop()
+	text := out.String()
+	if !strings.Contains(text, "\r\033[K  trip: done\n") {
+		t.Errorf("the spinner was not erased before a line: %q", text)
+	}
+	// What remains on screen: each line once, no spinner.
+	var screen []string
+	for _, l := range strings.Split(text, "\n") {
+		if i := strings.LastIndex(l, "\r\033[K"); i >= 0 {
+			l = l[i+len("\r\033[K"):]
+		}
+		if l != "" {
+			screen = append(screen, l)
+		}
+	}
+	if want := []string{"  started trip", "  trip: done", "  completed"}; strings.Join(screen, "|") != strings.Join(want, "|") {
+		t.Errorf("screen %q, want %q", screen, want)
+	}
+	// Not a terminal: no spinner at all.
+	var plain lockedBuffer
+	q := newProgress(&plain, false)
+	q.event(swarm.Event{Type: swarm.EventStarted, Swarm: "trip"})
+	time.Sleep(300 * time.Millisecond)
+	q.stop()
+	if strings.Contains(plain.String(), "\r") || strings.Contains(plain.String(), "waiting") {
+		t.Errorf("a spinner without a terminal: %q", plain.String())
+	}
+}
