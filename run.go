@@ -126,7 +126,8 @@ func (rt *Runtime) History(ctx context.Context, id string, after int64) ([]Event
 
 // Events replays run id's events after sequence number after and then
 // follows new ones live until the run finishes (its completed, failed or
-// stopped event has been yielded) or ctx ends. Changes made by other
+// stopped event has been yielded, or it lies at or before after) or ctx
+// ends. Changes made by other
 // processes are picked up by polling. An error ends the sequence. With
 // [WithDeltas], streamed model text arrives too, as delta events with Seq 0,
 // each before the model response it belongs to.
@@ -181,6 +182,13 @@ func (rt *Runtime) Events(ctx context.Context, id string, after int64, opts ...E
 				continue
 			}
 			if !ds.flushAll(yield) {
+				rt.notes.done(id, w)
+				return
+			}
+			// Nothing after `after`: if the run has finished, its terminal
+			// event is at or before it (a client resuming after the end),
+			// and nothing will ever follow.
+			if run, err := rt.store.Get(ctx, id); err == nil && run.State.Terminal() && run.LastSeq <= after {
 				rt.notes.done(id, w)
 				return
 			}

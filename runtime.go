@@ -300,16 +300,23 @@ func (rt *Runtime) model(spec string) (model.Model, error) {
 type StartOption func(*startConfig)
 
 type startConfig struct {
-	id     string
-	values map[string]any
-	params *Params
-	budget *Budget
+	id      string
+	values  map[string]any
+	params  *Params
+	budget  *Budget
+	created *bool
 }
 
 // WithID gives the run a caller-chosen id. Starting again with the same id
 // and swarm returns the existing run instead of a new one, which makes a
 // start idempotent.
 func WithID(id string) StartOption { return func(c *startConfig) { c.id = id } }
+
+// WithCreated makes Start set *created to whether it created the run, as
+// opposed to finding an existing run of the swarm with the id given by
+// WithID. It is decided by the store's insert, so of concurrent starts
+// with one id exactly one sees true.
+func WithCreated(created *bool) StartOption { return func(c *startConfig) { c.created = created } }
 
 // WithValues sets the run's values: the data its instruction templates are
 // rendered against.
@@ -338,8 +345,12 @@ func (rt *Runtime) Start(ctx context.Context, swarmID string, input json.RawMess
 	if sc.budget != nil && sc.budget.WallTime > 0 {
 		nr.deadline = time.Now().Add(sc.budget.WallTime)
 	}
-	if _, err := rt.create(ctx, nr); err != nil {
+	created, err := rt.create(ctx, nr)
+	if err != nil {
 		return "", err
+	}
+	if sc.created != nil {
+		*sc.created = created
 	}
 	return id, nil
 }

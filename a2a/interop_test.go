@@ -11,6 +11,7 @@ import (
 
 	"github.com/swarmrt/swarm/a2a"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/internal/servetest"
 )
 
 // TestInteropJS runs interop/a2a/interop.mjs, which drives our server with
@@ -19,12 +20,41 @@ import (
 // cancel. It needs node and `npm ci` in interop/a2a; in CI (CI=true) their
 // absence is a failure, elsewhere a loud skip.
 func TestInteropJS(t *testing.T) {
+	dir, node := interopNode(t)
+	a, err := auth.New([]auth.Token{{Name: "interop", Secret: "interop-token", Swarms: []string{"echo", "approver", "slow"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, a2a.Options{Auth: a}, a.Middleware)
+	runInterop(t, dir, node, e.srv.URL, "interop-token")
+}
+
+// TestInteropJSServe runs interop/a2a/interop.mjs against a real `swarm
+// serve` process, where the A2A handler sits behind the server's own
+// middleware (request logging, body limit): streaming must work through it.
+func TestInteropJSServe(t *testing.T) {
+	dir, node := interopNode(t)
+	conf, err := filepath.Abs(filepath.Join("testdata", "serve"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := servetest.Serve(t, conf, nil)
+	runInterop(t, dir, node, p.URL, "")
+	if strings.Contains(p.Log(), "level=ERROR") {
+		t.Errorf("swarm serve logged errors:\n%s", p.Log())
+	}
+}
+
+// interopNode finds node and the installed client; it skips the test (or
+// fails it in CI) when either is missing.
+func interopNode(t *testing.T) (dir, node string) {
+	t.Helper()
 	dir, err := filepath.Abs(filepath.Join("..", "interop", "a2a"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	missing := ""
-	node, err := exec.LookPath("node")
+	node, err = exec.LookPath("node")
 	if err != nil {
 		missing = "node is not installed"
 	} else if _, err := os.Stat(filepath.Join(dir, "node_modules", "@a2a-js", "sdk")); err != nil {
@@ -36,15 +66,19 @@ func TestInteropJS(t *testing.T) {
 		}
 		t.Skipf("SKIPPING the A2A interop test with @a2a-js/sdk: %s", missing)
 	}
+	return dir, node
+}
 
-	a, err := auth.New([]auth.Token{{Name: "interop", Secret: "interop-token", Swarms: []string{"echo", "approver", "slow"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, a2a.Options{Auth: a}, a.Middleware)
+// runInterop runs interop.mjs against base and requires it to pass.
+func runInterop(t *testing.T, dir, node, base, token string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "interop.mjs", e.srv.URL, "interop-token")
+	args := []string{"interop.mjs", base}
+	if token != "" {
+		args = append(args, token)
+	}
+	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	t.Logf("node interop.mjs:\n%s", out)

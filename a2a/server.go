@@ -238,12 +238,19 @@ func (s *server) serveRPC(w http.ResponseWriter, r *http.Request, a *agent) {
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBodyBytes+1))
+	limit := s.opts.MaxBodyBytes
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		// A server in front of this handler limits bodies too
+		// (http.MaxBytesReader): the same refusal as our own limit.
+		err, limit = nil, min(limit, tooLarge.Limit)
+	}
 	if err != nil {
 		rpcError(w, http.StatusBadRequest, -32700, "PARSE_ERROR", "reading the request body: "+err.Error())
 		return
 	}
-	if int64(len(body)) > s.opts.MaxBodyBytes {
-		rpcError(w, http.StatusRequestEntityTooLarge, -32600, "INVALID_REQUEST", fmt.Sprintf("request body exceeds %d bytes", s.opts.MaxBodyBytes))
+	if tooLarge != nil || int64(len(body)) > limit {
+		rpcError(w, http.StatusRequestEntityTooLarge, -32600, "INVALID_REQUEST", fmt.Sprintf("request body exceeds %d bytes", limit))
 		return
 	}
 	r = r.WithContext(ctx)

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/internal/servetest"
 	"github.com/swarmrt/swarm/mcp"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
@@ -43,39 +43,15 @@ func needNodeModules(t *testing.T) {
 	t.Skip("SKIPPED, " + msg)
 }
 
-var (
-	buildOnce sync.Once
-	swarmBin  string
-	buildErr  error
-)
-
 // swarmBinary builds the swarm command once.
-func swarmBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "swarm-mcp-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		swarmBin = filepath.Join(dir, "swarm")
-		out, err := exec.Command("go", "build", "-o", swarmBin, "../cmd/swarm").CombinedOutput()
-		if err != nil {
-			buildErr = &buildError{err: err, out: string(out)}
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return swarmBin
-}
+func swarmBinary(t *testing.T) string { return servetest.Binary(t) }
 
 type buildError struct {
 	err error
 	out string
 }
 
-func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + e.out }
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
 
 // npmBin runs a program of interop/mcp/node_modules/.bin.
 func npmBin(t *testing.T, timeout time.Duration, dir, name string, args ...string) (string, error) {
@@ -160,13 +136,23 @@ func inspect(t *testing.T, v any, target []string, args ...string) {
 	}
 }
 
+// serveProcess starts a real `swarm serve` on testdata/interop and returns
+// the URL of its /mcp endpoint, behind the server's own middleware.
+func serveProcess(t *testing.T) string {
+	t.Helper()
+	dir, _ := filepath.Abs(filepath.Join("testdata", "interop"))
+	return servetest.Serve(t, dir, nil).URL + "/mcp"
+}
+
 // TestInspector lists and calls swarm tools with the MCP Inspector CLI,
-// over stdio (swarm mcp) and over streamable HTTP (/mcp).
+// over stdio (swarm mcp), over streamable HTTP (/mcp) in this process, and
+// over HTTP to a real `swarm serve`.
 func TestInspector(t *testing.T) {
 	needNodeModules(t)
 	targets := map[string][]string{
 		"stdio": {swarmBinary(t), "mcp"},
 		"http":  {serveHTTP(t, interopRuntime(t, "swarm.yaml")), "--transport", "http"},
+		"serve": {serveProcess(t), "--transport", "http"},
 	}
 	for name, target := range targets {
 		t.Run(name, func(t *testing.T) {
@@ -190,7 +176,7 @@ func TestInspector(t *testing.T) {
 			if paused.IsError || paused.StructuredContent.State != swarm.StatePaused || paused.StructuredContent.RunID == "" {
 				t.Fatalf("approval: %+v", paused)
 			}
-			if name == "http" {
+			if name != "stdio" {
 				// The run lives in the server's store: resume it there.
 				var done inspectorCall
 				inspect(t, &done, target, "--method", "tools/call", "--tool-name", "resume",
@@ -254,10 +240,15 @@ var conformancePasses = []string{
 }
 
 // TestConformance runs the MCP conformance suite in server mode against
-// /mcp and requires the scenarios of conformancePasses to pass.
+// /mcp, mounted in this process and served by a real `swarm serve`, and
+// requires the scenarios of conformancePasses to pass.
 func TestConformance(t *testing.T) {
 	needNodeModules(t)
-	url := serveHTTP(t, interopRuntime(t, "swarm.yaml"))
+	t.Run("http", func(t *testing.T) { conformance(t, serveHTTP(t, interopRuntime(t, "swarm.yaml"))) })
+	t.Run("serve", func(t *testing.T) { conformance(t, serveProcess(t)) })
+}
+
+func conformance(t *testing.T, url string) {
 	dir := t.TempDir()
 	out, err := npmBin(t, 5*time.Minute, dir, "conformance", "server", "--url", url, "-o", dir)
 	// The command fails when any scenario fails; the checks tell which.

@@ -232,3 +232,59 @@ func TestCloseStreams(t *testing.T) {
 		t.Errorf("stream after shutdown: %d %s", r.status, r.body)
 	}
 }
+
+// TestEventsAfterTheEnd: a stream of a finished run that starts at or after
+// its terminal event (Last-Event-ID or ?after= of the completed event, or
+// beyond) ends at once with no events instead of idling with heartbeats.
+func TestEventsAfterTheEnd(t *testing.T) {
+	ts, _, rt := newTest(t, Options{Heartbeat: 20 * time.Millisecond})
+	c := client{t: t, base: ts.URL}
+	st := c.start("echo", `{"input": "x"}`)
+	if _, st = c.wait(st.ID); st.State != swarm.StateCompleted {
+		t.Fatalf("run: %+v", st)
+	}
+	history, err := rt.History(context.Background(), st.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := history[len(history)-1]
+	if last.Type != swarm.EventCompleted {
+		t.Fatalf("last event %s", last.Type)
+	}
+	end := strconv.FormatInt(last.Seq, 10)
+	for _, tc := range []struct{ name, header, query string }{
+		{"Last-Event-ID", end, ""},
+		{"after", "", "?after=" + end},
+		{"beyond", "", "?after=" + strconv.FormatInt(last.Seq+100, 10)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, "GET", ts.URL+"/v1/runs/"+st.ID+"/events"+tc.query, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.header != "" {
+				req.Header.Set("Last-Event-ID", tc.header)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatalf("the stream did not end (%v) after %q...", err, b[:min(len(b), 120)])
+			}
+			if evs := collect(t, strings.NewReader(string(b))); len(evs) != 0 {
+				t.Errorf("events after the end: %+v", evs)
+			}
+		})
+	}
+	// The runtime's own stream ends too.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for ev, err := range rt.Events(ctx, st.ID, last.Seq) {
+		t.Fatalf("Events after the end yielded %+v, %v", ev, err)
+	}
+}

@@ -75,20 +75,16 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	if len(req.Input) == 0 {
 		req.Input = json.RawMessage("null")
 	}
-	existed := false
 	if req.ID != "" {
 		if err := checkClientID(req.ID); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		_, err := s.rt.Store().Get(ctx, req.ID)
-		existed = err == nil
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			s.fail(w, r, err)
-			return
-		}
 	}
-	var opts []swarm.StartOption
+	// The store's insert decides who created the run: a check before
+	// starting would let several concurrent starts answer 201.
+	created := false
+	opts := []swarm.StartOption{swarm.WithCreated(&created)}
 	if req.ID != "" {
 		opts = append(opts, swarm.WithID(req.ID))
 	}
@@ -115,7 +111,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", "/v1/runs/"+id)
 	status := http.StatusCreated
-	if existed {
+	if !created {
 		status = http.StatusOK
 	}
 	writeJSON(w, status, runStatus(st))

@@ -313,6 +313,16 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// Flush sends buffered data to the client. Handlers that stream (SSE
+// through the A2A and MCP SDKs among them) test for http.Flusher directly
+// rather than through http.ResponseController, so the wrapper must be one.
+func (w *statusWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

@@ -6,14 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store/sqlite"
 )
 
 // TestOpenAPIMatchesRoutes holds the served document to the mux: every
@@ -476,5 +483,87 @@ func TestMountConflict(t *testing.T) {
 	}
 	if _, err := New(nil, Options{}); err == nil {
 		t.Error("nil runtime accepted")
+	}
+}
+
+// TestConcurrentIdenticalStarts: of 200 concurrent identical starts with one
+// run id, exactly one is answered 201 Created and the others 200 OK.
+// The store is SQLite, whose inserts take long enough for a check made
+// before the insert to race.
+func TestConcurrentIdenticalStarts(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(testScript()), PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(); st.Close() })
+	if err := rt.Register(testSwarms()...); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(rt, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	const n = 200
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// Open the n connections first, so that the starts arrive together.
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
+	defer hc.CloseIdleConnections()
+	concurrently := func(do func(i int) error) []error {
+		errs := make([]error, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				errs[i] = do(i)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		return errs
+	}
+	codes := make([]int, n)
+	request := func(i int, method, path, body string) error {
+		req, err := http.NewRequestWithContext(ctx, method, ts.URL+path, strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		codes[i] = res.StatusCode
+		return nil
+	}
+	// Several rounds, each with a new id: a check-then-act race shows
+	// in some of them.
+	for round := range 5 {
+		id := fmt.Sprintf("same-%d", round)
+		concurrently(func(i int) error { return request(i, "GET", "/healthz", "") })
+		errs := concurrently(func(i int) error {
+			return request(i, "POST", "/v1/swarms/echo/runs", `{"id": "`+id+`", "input": "hi"}`)
+		})
+		count := map[int]int{}
+		for i, code := range codes {
+			if errs[i] != nil {
+				t.Fatalf("start %d: %v", i, errs[i])
+			}
+			count[code]++
+		}
+		if count[http.StatusCreated] != 1 || count[http.StatusOK] != n-1 {
+			t.Fatalf("run %s: statuses %v, want one 201 and %d 200", id, count, n-1)
+		}
 	}
 }

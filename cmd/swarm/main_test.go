@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -378,5 +379,27 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	}
 	if out, code := run(t, dir, "ls"); code != 0 || !strings.Contains(out, "ID") {
 		t.Errorf("ls: %d %q", code, out)
+	}
+}
+
+// TestEventsFollowAfterEnd: `swarm events -f --after N` of a finished run,
+// N its last event, ends at once instead of waiting for events that will
+// never come.
+func TestEventsFollowAfterEnd(t *testing.T) {
+	dir := workdir(t)
+	if out, code := run(t, dir, "run", "--id", "done", "trip", "two people"); code != 0 {
+		t.Fatalf("run: exit %d, stdout %q", code, out)
+	}
+	last := readJournal(t, dir, "done")
+	seq := strconv.FormatInt(last[len(last)-1].Seq, 10)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := swarmCmd(ctx, dir, "events", "-f", "--after", seq, "done")
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		t.Fatalf("swarm events -f --after %s did not end", seq)
+	}
+	if err != nil || strings.TrimSpace(string(out)) != "" {
+		t.Fatalf("swarm events -f --after %s: %v, stdout %q", seq, err, out)
 	}
 }

@@ -1,7 +1,7 @@
 // Interop check of the Swarm A2A server with the official A2A JavaScript
 // client (@a2a-js/sdk): card discovery, send, stream, resuming an
 // input-required task with a follow-up message, subscribe, cancel, list,
-// and errors.
+// and errors (a finished task's subscription, an oversized body).
 //
 // Usage: node interop.mjs BASE_URL [TOKEN]
 //
@@ -148,7 +148,26 @@ async function main() {
   const listed = await slow.listTasks({ pageSize: 10 });
   check(listed.tasks?.some((t) => t.id === working.id), 'listTasks: includes the task', listed);
 
-  // 6. An unknown task is an error, not a crash.
+  // 6. Subscribing to a finished task is refused as unsupported (there are
+  // no updates to follow), not an internal error.
+  let finished;
+  try {
+    await collect(echo.resubscribeTask({ id: sent.id }));
+  } catch (e) {
+    finished = e;
+  }
+  check(finished !== undefined && /unsupported|-32004/i.test(String(finished)) && !/-32603/.test(String(finished)),
+    'subscribe: a finished task is UnsupportedOperation', String(finished));
+
+  // 7. A body over the 1 MiB limit is refused with 413.
+  const big = await authFetch(`${base}/a2a/echo/`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { pad: 'x'.repeat(1100000) } }),
+  });
+  check(big.status === 413, 'limit: a body over 1 MiB gets 413', big.status);
+
+  // 8. An unknown task is an error, not a crash.
   let notFound;
   try {
     await echo.getTask({ id: 'no-such-task' });
