@@ -343,6 +343,7 @@ func (c *conversation) activate() (*agentPlan, error) {
 		return nil, fmt.Errorf("%w: the journal names agent %q, which conversation %s does not have", ErrUnknownAgent, c.active, r.info.id)
 	}
 	r.plan.agents = map[string]*agentPlan{}
+	r.plan.srcs = map[string]agentSrc{a.Name: {agent: a, place: "conversation " + r.info.id}}
 	ts := append(slices.Clip(a.Tools), cd.transfers[a.Name]...)
 	ap, err := r.rt.planAgent(r.plan, a.Name, false, a.Instructions, a.Model, ts, a.Handoffs, cd.maxTurns, &a.Hooks, c.data(), r.info)
 	if err != nil {

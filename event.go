@@ -29,7 +29,7 @@ const (
 	// CallID, Request.
 	EventHandoffStarted EventType = "handoff_started"
 	// EventHandoffReturned is a delegation's outcome: Agent (from), Target,
-	// CallID, Output, IsError.
+	// Tool (the handoff tool), CallID, Output, IsError.
 	EventHandoffReturned EventType = "handoff_returned"
 	// EventTurnCompleted closes a round: Agent, Turn, MaxTurns.
 	EventTurnCompleted EventType = "turn_completed"

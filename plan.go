@@ -42,6 +42,32 @@ type agentPlan struct {
 type plan struct {
 	root   *agentPlan
 	agents map[string]*agentPlan
+	// srcs is where the plan first met the agent of each name.
+	srcs map[string]agentSrc
+}
+
+// agentSrc is an agent of a plan and where the plan first met it.
+type agentSrc struct {
+	agent *Agent
+	place string
+}
+
+// claim adds agent a, met at place, to the plan's agents by name. Agents are
+// told apart by name only (handoff_to_<name>), so a different agent with the
+// name of one already met is an error naming both places. The same agent
+// met twice is fine.
+func (p *plan) claim(a *Agent, place string) error {
+	if p.srcs == nil {
+		p.srcs = map[string]agentSrc{}
+	}
+	prev, ok := p.srcs[a.Name]
+	switch {
+	case !ok:
+		p.srcs[a.Name] = agentSrc{agent: a, place: place}
+	case prev.agent != a:
+		return fmt.Errorf("%w: two different agents are named %q: one in %s, another in %s", ErrDuplicate, a.Name, prev.place, place)
+	}
+	return nil
 }
 
 var handoffParams = json.RawMessage(`{"type":"object","properties":{"request":{"type":"string","description":"What the agent should do, with all the context it needs."}},"required":["request"],"additionalProperties":false}`)
@@ -131,7 +157,7 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 			}
 			continue
 		}
-		target := h.agent
+		target, place := h.agent, "the handoffs of "+name
 		if target == nil {
 			if h.id == "" {
 				return nil, fmt.Errorf("%w: empty handoff in %s", ErrInvalid, name)
@@ -140,10 +166,13 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 			if !ok {
 				return nil, fmt.Errorf("%w %q in the handoffs of %s", ErrUnknownAgent, h.id, name)
 			}
-			target = a
+			target, place = a, place+" (the registered agent)"
 		}
 		if err := checkName(target.Name); err != nil {
 			return nil, fmt.Errorf("%w: agent in the handoffs of %s: %w", ErrInvalid, name, err)
+		}
+		if err := p.claim(target, place); err != nil {
+			return nil, err
 		}
 		tn := handoffPre + target.Name
 		if len(tn) > 64 {

@@ -222,9 +222,39 @@ func (rt *Runtime) RegisterAgent(agents ...*Agent) error {
 		if _, dup := rt.agents[a.Name]; dup {
 			return fmt.Errorf("%w: agent %q registered twice", ErrDuplicate, a.Name)
 		}
+		p := &plan{}
+		if err := rt.claimAgents(p, a, "the registered agent "+a.Name); err != nil {
+			return err
+		}
 		rt.agents[a.Name] = a
 		if _, taken := rt.defs[a.Name]; !taken {
 			_ = rt.catalog.Put(agentEntry(a))
+		}
+	}
+	return nil
+}
+
+// claimAgents claims agent a and the agents its handoffs reach for plan p
+// (see plan.claim), so that registering an agent whose handoffs reach two
+// different agents of one name fails at once rather than when a run
+// starts. rt.mu is held.
+func (rt *Runtime) claimAgents(p *plan, a *Agent, place string) error {
+	if _, seen := p.srcs[a.Name]; seen {
+		return p.claim(a, place)
+	}
+	if err := p.claim(a, place); err != nil {
+		return err
+	}
+	for _, h := range a.Handoffs {
+		t, where := h.agent, "the handoffs of "+a.Name
+		if t == nil && !h.isSwarm {
+			t, where = rt.agents[h.id], where+" (the registered agent)"
+		}
+		if t == nil {
+			continue
+		}
+		if err := rt.claimAgents(p, t, where); err != nil {
+			return err
 		}
 	}
 	return nil

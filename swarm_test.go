@@ -382,7 +382,7 @@ func TestHooksFirePerAgent(t *testing.T) {
 	if _, _, err := captain.Run(ctxT(t), rt, "factor 30"); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"captain:handoff_started:factorer", "factorer:tool:factor", "captain:handoff_returned:factorer"}
+	want := []string{"captain:handoff_started:factorer", "factorer:tool:factor", "captain:tool:handoff_to_factorer", "captain:handoff_returned:factorer"}
 	mu.Lock()
 	defer mu.Unlock()
 	if !slices.Equal(seen, want) {

@@ -10,6 +10,7 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // Role is the author of a message in a conversation.
@@ -32,6 +33,50 @@ type ToolCall struct {
 	// Arguments is the JSON object the model produced. It may be invalid JSON:
 	// the runtime validates it before any tool runs.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// toolCallJSON is the JSON form of a ToolCall whose Arguments are not valid
+// JSON: their text as a JSON string, marked invalid.
+type toolCallJSON struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Invalid   bool            `json:"invalid_arguments,omitempty"`
+}
+
+// MarshalJSON encodes the call as {"id", "name", "arguments"}. Arguments
+// that are not valid JSON, which models do produce, cannot be embedded as
+// they are: they are encoded as a JSON string holding their text, with
+// "invalid_arguments": true, so that any call can be stored and read back.
+// Valid arguments are written compact.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	w := toolCallJSON{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
+		text, err := json.Marshal(string(c.Arguments))
+		if err != nil {
+			return nil, err
+		}
+		w.Arguments, w.Invalid = text, true
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes: invalid arguments get back
+// their text (invalid UTF-8 in it having become U+FFFD).
+func (c *ToolCall) UnmarshalJSON(b []byte) error {
+	var w toolCallJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*c = ToolCall{ID: w.ID, Name: w.Name, Arguments: w.Arguments}
+	if w.Invalid {
+		var text string
+		if err := json.Unmarshal(w.Arguments, &text); err != nil {
+			return fmt.Errorf("tool call %q: invalid_arguments without a string of arguments: %w", w.ID, err)
+		}
+		c.Arguments = json.RawMessage(text)
+	}
+	return nil
 }
 
 // Message is one entry of a conversation.

@@ -431,7 +431,9 @@ func (s *Store) runBatch(batch []*request, errs []error) []error {
 		return errs
 	}
 	if _, err := w.begin.Exec(); err != nil {
-		return fail(fmt.Errorf("begin transaction: %w", err))
+		// The database is locked by another process past the busy
+		// timeout, or cannot be written now: trying again may succeed.
+		return fail(fmt.Errorf("begin transaction: %w (%w)", err, store.ErrUnavailable))
 	}
 	s.transactions.Add(1)
 	s.writes.Add(int64(len(batch)))
@@ -465,7 +467,7 @@ func (s *Store) runBatch(batch []*request, errs []error) []error {
 	}
 	if _, err := w.commit.Exec(); err != nil {
 		w.abort()
-		return fail(fmt.Errorf("commit: %w", err))
+		return fail(fmt.Errorf("commit: %w (%w)", err, store.ErrUnavailable))
 	}
 	_ = s.conn.Raw(func(dc any) error {
 		if st, ok := dc.(sqlitedrv.DBStatus); ok {
