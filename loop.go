@@ -182,7 +182,7 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 		case store.MsgStop:
 			return outcome{kind: interrupted, err: &stopCause{reason: m.Text, msg: m.ID}}, true
 		case store.MsgResume:
-			u := store.Update{AckInbox: m.ID, State: store.Running}
+			u := store.Update{AckInbox: m.ID, State: store.Running, ClearReason: true}
 			if pending == "" {
 				if err := r.append(ctx, nil, u, nil); err != nil {
 					return outcome{kind: interrupted, err: err}, true
@@ -728,10 +728,10 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 	switch out.kind {
 	case completed:
 		evs = append(evs, Event{Type: EventCompleted, Key: "end", Agent: r.info.id, Result: out.result})
-		u.State, u.Result, u.Agent = store.Completed, out.result, r.info.id
+		u.State, u.Result, u.Agent, u.ClearReason = store.Completed, out.result, r.info.id, true
 	case failed:
 		evs = append(evs, Event{Type: EventFailed, Key: "end", Agent: r.info.id, Reason: out.reason})
-		u.State, u.Reason = store.Failed, out.reason
+		u.State, u.Reason, u.ClearReason = store.Failed, out.reason, true
 	case interrupted:
 		cause := out.err
 		if c := context.Cause(ctx); c != nil {
@@ -741,7 +741,7 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 		switch {
 		case errors.As(cause, &sc):
 			evs = append(evs, Event{Type: EventStopped, Key: "end", Agent: r.info.id, Reason: sc.reason})
-			u = store.Update{State: store.Stopped, Reason: sc.reason, AckInbox: sc.msg}
+			u = store.Update{State: store.Stopped, Reason: sc.reason, ClearReason: true, AckInbox: sc.msg}
 		case errors.Is(cause, errStillPaused):
 			return r.rt.store.Release(bg, r.lease)
 		case errors.Is(cause, ErrClosed):

@@ -123,7 +123,7 @@ type Lease struct {
 }
 
 // Update changes the run row atomically with an append. Zero fields leave the
-// row as it is.
+// row as it is; ClearReason is the way to empty the reason.
 type Update struct {
 	State    State
 	Turn     int
@@ -131,6 +131,11 @@ type Update struct {
 	Agent    string
 	Result   json.RawMessage
 	Reason   string
+	// ClearReason empties the run's reason when Reason is empty (a
+	// non-empty Reason replaces it regardless): the runtime sets it when a
+	// run leaves the paused state without a reason of its own, so that a
+	// resumed or completed run does not show the pause's reason.
+	ClearReason bool
 	// Usage, when non-nil, replaces the run's usage.
 	Usage *model.Usage
 	// Release clears the owner: the run is paused, finished, or handed back.
@@ -138,6 +143,12 @@ type Update struct {
 	Release bool
 	// AckInbox deletes inbox messages with ID <= AckInbox.
 	AckInbox int64
+}
+
+// NewReason returns the reason u gives the run and whether u changes it:
+// u.Reason if set, "" if u.ClearReason, else no change.
+func (u Update) NewReason() (string, bool) {
+	return u.Reason, u.Reason != "" || u.ClearReason
 }
 
 // MessageKind is the kind of an inbox message.

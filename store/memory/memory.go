@@ -344,8 +344,8 @@ func (r *run) apply(u store.Update) {
 	if len(u.Result) > 0 {
 		row.Result = cloneBytes(u.Result)
 	}
-	if u.Reason != "" {
-		row.Reason = u.Reason
+	if reason, ok := u.NewReason(); ok {
+		row.Reason = reason
 	}
 	if u.Usage != nil {
 		row.Usage = *u.Usage

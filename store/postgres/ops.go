@@ -382,7 +382,7 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	keys, types, data, times := recordArgs(records)
 	var last int64
 	err = s.pool.QueryRow(ctx, s.q.append, l.RunID, l.Owner, l.Epoch, int64(len(records)),
-		sqlval.NonZero(u.Turn), sqlval.NonZero(u.MaxTurns), sqlval.NonEmpty(u.Agent), sqlval.Blob(u.Result), sqlval.NonEmpty(u.Reason), usage,
+		sqlval.NonZero(u.Turn), sqlval.NonZero(u.MaxTurns), sqlval.NonEmpty(u.Agent), sqlval.Blob(u.Result), sqlval.Reason(&u), usage,
 		sqlval.NonEmpty(string(u.State)), release, u.MakesRunnable(), u.AckInbox,
 		keys, types, data, times).Scan(&last, nil, nil)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -239,7 +239,7 @@ func (w *writer) create(r *store.Run, owner string, lease time.Duration, records
 func (w *writer) append(l store.Lease, records []store.Record, u *store.Update, usage any) (int64, error) {
 	n := int64(len(records))
 	args := []any{n, sqlval.Nanos(w.now), sqlval.NonZero(u.Turn), sqlval.NonZero(u.MaxTurns), sqlval.NonEmpty(u.Agent),
-		sqlval.Blob(u.Result), sqlval.NonEmpty(u.Reason), usage}
+		sqlval.Blob(u.Result), sqlval.Reason(u), usage}
 	release := u.Release || u.State.Terminal() || u.State == store.Paused
 	st := w.setSeq
 	if u.State != "" || release {

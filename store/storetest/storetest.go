@@ -69,6 +69,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Read", testRead},
 		{"Append", testAppend},
 		{"AppendUpdate", testAppendUpdate},
+		{"AppendClearReason", testAppendClearReason},
 		{"AppendConflict", testAppendConflict},
 		{"AppendLeaseLost", testAppendLeaseLost},
 		{"AppendReleases", testAppendReleases},
@@ -490,6 +491,40 @@ func testAppendUpdate(t *testing.T, s store.Store) {
 	r = get(t, s, "r1")
 	if r.State != store.Completed || string(r.Result) != `"fin"` || r.Owner != "" || r.LastSeq != 3 {
 		t.Fatalf("row after completion = %+v", r)
+	}
+}
+
+// testAppendClearReason: a paused run's reason goes away when an update
+// clears it, and only then.
+func testAppendClearReason(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	l := create(t, s, "r1", "o", long)
+	appendOK(t, s, l, recs("p"), store.Update{State: store.Paused, Reason: "need approval"})
+	if _, err := s.Send(ctx, "r1", store.Message{Kind: store.MsgResume, Text: "ok"}); err != nil {
+		t.Fatalf("Send resume: %v", err)
+	}
+	l, err := s.Claim(ctx, "r1", "o", long)
+	if err != nil {
+		t.Fatalf("Claim: %v", err)
+	}
+	// Without ClearReason, an empty Reason leaves the reason alone.
+	appendOK(t, s, l, recs("a"), store.Update{State: store.Running, Turn: 2})
+	if r := get(t, s, "r1"); r.Reason != "need approval" {
+		t.Fatalf("Reason after an update without ClearReason = %q, want it kept", r.Reason)
+	}
+	appendOK(t, s, l, recs("resumed"), store.Update{State: store.Running, ClearReason: true})
+	if r := get(t, s, "r1"); r.Reason != "" || r.State != store.Running || r.Turn != 2 {
+		t.Fatalf("after ClearReason: Reason %q State %s Turn %d, want no reason, running, turn 2", r.Reason, r.State, r.Turn)
+	}
+	// A Reason given with ClearReason wins.
+	appendOK(t, s, l, recs("b"), store.Update{Reason: "new", ClearReason: true})
+	if r := get(t, s, "r1"); r.Reason != "new" {
+		t.Fatalf("Reason with both Reason and ClearReason = %q, want %q", r.Reason, "new")
+	}
+	// A completion that clears: the finished run shows no reason.
+	appendOK(t, s, l, recs("end"), store.Update{State: store.Completed, Result: json.RawMessage(`1`), ClearReason: true})
+	if r := get(t, s, "r1"); r.Reason != "" || r.State != store.Completed || r.Owner != "" {
+		t.Fatalf("after completion with ClearReason: %+v", r)
 	}
 }
 

@@ -52,6 +52,15 @@ func NonEmpty(s string) any {
 	return s
 }
 
+// Reason binds the reason u gives a run: NULL when u leaves it as it is,
+// the empty string when u clears it.
+func Reason(u *store.Update) any {
+	if r, ok := u.NewReason(); ok {
+		return r
+	}
+	return nil
+}
+
 // UsageJSON binds a usage as JSON text, NULL for nil.
 func UsageJSON(u *model.Usage) (any, error) {
 	if u == nil {
