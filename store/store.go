@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/swarmrt/swarm/model"
@@ -151,6 +152,29 @@ func (u Update) NewReason() (string, bool) {
 	return u.Reason, u.Reason != "" || u.ClearReason
 }
 
+// Pool is the budget pool of a run tree, kept on its root run's row: what
+// the runs of the tree have taken, together, from their shared budget. A new
+// run's pool is zero.
+type Pool struct {
+	// Calls counts model calls reserved, each before it starts.
+	Calls int64 `json:"calls,omitempty"`
+	// Tokens (input plus output) and Cost (US dollars) add up the usage
+	// of the calls that returned.
+	Tokens int64   `json:"tokens,omitempty"`
+	Cost   float64 `json:"cost,omitempty"`
+	// Lifted: a human lifted the budget; its limits no longer apply.
+	Lifted bool `json:"lifted,omitempty"`
+}
+
+// CheckSpend reports an error if d adds a negative or non-finite amount;
+// stores call it before Spend changes anything.
+func CheckSpend(runID string, d Pool) error {
+	if d.Calls < 0 || d.Tokens < 0 || d.Cost < 0 || math.IsNaN(d.Cost) || math.IsInf(d.Cost, 0) {
+		return fmt.Errorf("spend on run %q: amounts must be finite and not negative (calls %d, tokens %d, cost %v)", runID, d.Calls, d.Tokens, d.Cost)
+	}
+	return nil
+}
+
 // MessageKind is the kind of an inbox message.
 type MessageKind string
 
@@ -239,6 +263,18 @@ type Store interface {
 
 	// Inbox returns the run's unacknowledged messages, oldest first.
 	Inbox(ctx context.Context, id string) ([]Message, error)
+
+	// Spend adds d.Calls, d.Tokens and d.Cost to the budget pool kept on
+	// run id's row, and lifts the pool if d.Lifted, in one atomic step,
+	// and returns the pool as it is after the change. A zero d only reads
+	// it. Spends are serialized per run across every process sharing the
+	// store, so no addition is lost, and n concurrent Spends of one call
+	// each return n distinct Calls totals: that is what lets a run tree
+	// reserve model calls from one pool without exceeding it. A lift is
+	// never undone. Spend needs no lease and works in every state; an
+	// unknown run gives ErrNotFound, a negative or non-finite amount an
+	// error (see CheckSpend), and either way nothing changes.
+	Spend(ctx context.Context, id string, d Pool) (Pool, error)
 
 	// Close releases the store's resources.
 	Close() error

@@ -64,6 +64,7 @@ type run struct {
 	journal []store.Record
 	keys    map[string]struct{}
 	inbox   []store.Message
+	pool    store.Pool
 }
 
 // New returns an empty in-memory store.
@@ -526,6 +527,27 @@ func (s *Store) Inbox(ctx context.Context, id string) ([]store.Message, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.inbox), nil
+}
+
+// Spend implements store.Store.
+func (s *Store) Spend(ctx context.Context, id string, d store.Pool) (store.Pool, error) {
+	if err := ctx.Err(); err != nil {
+		return store.Pool{}, err
+	}
+	if err := store.CheckSpend(id, d); err != nil {
+		return store.Pool{}, err
+	}
+	r, err := s.lookup(id)
+	if err != nil {
+		return store.Pool{}, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pool.Calls += d.Calls
+	r.pool.Tokens += d.Tokens
+	r.pool.Cost += d.Cost
+	r.pool.Lifted = r.pool.Lifted || d.Lifted
+	return r.pool, nil
 }
 
 // Close marks the store closed; later calls fail with ErrClosed. The data is

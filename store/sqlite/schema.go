@@ -18,7 +18,19 @@ const ApplicationID = 0x5357524D
 
 // SchemaVersion is the version of the schema this package writes. A store
 // with a newer version is refused.
-const SchemaVersion = 1
+const SchemaVersion = 2
+
+// upgrades[v-2] brings a schema from version v-1 to version v. A new store
+// is created at version 1 and upgraded like an old one.
+var upgrades = [][]string{
+	// 2: the budget pool of a run tree, on its root run's row.
+	{
+		`ALTER TABLE runs ADD COLUMN pool_calls INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN pool_tokens INTEGER NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN pool_cost REAL NOT NULL DEFAULT 0`,
+		`ALTER TABLE runs ADD COLUMN pool_lifted INTEGER NOT NULL DEFAULT 0`,
+	},
+}
 
 // ErrNotStore is returned by Open for a file that is not a swarm store: not a
 // SQLite database at all, or a database that belongs to another program.
@@ -143,16 +155,11 @@ func inspect(ctx context.Context, q querier, path string) (empty bool, err error
 	case appID != ApplicationID:
 		return false, fmt.Errorf("%w: %s is a SQLite database of another program (application_id 0x%08x)", ErrNotStore, path, uint32(appID))
 	}
-	var v string
-	err = q.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'schema_version'").Scan(&v)
+	n, err := schemaVersion(ctx, q, path)
 	if err != nil {
-		return false, fmt.Errorf("%w: %s: reading the schema version: %w", ErrNotStore, path, err)
+		return false, err
 	}
-	n, err := strconv.Atoi(v)
-	switch {
-	case err != nil || n < 1:
-		return false, fmt.Errorf("%w: %s: bad schema version %q", ErrNotStore, path, v)
-	case n > SchemaVersion:
+	if n > SchemaVersion {
 		return false, fmt.Errorf("%w: %s has schema version %d, this program knows up to %d", ErrNewerSchema, path, n, SchemaVersion)
 	}
 	return false, nil
@@ -185,7 +192,7 @@ func createSchema(ctx context.Context, c *sql.Conn, path string) (err error) {
 				return fmt.Errorf("create schema in %s: %w", path, err)
 			}
 		}
-		if _, err := c.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", strconv.Itoa(SchemaVersion)); err != nil {
+		if _, err := c.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('schema_version', '1')"); err != nil {
 			return fmt.Errorf("create schema in %s: %w", path, err)
 		}
 		if _, err := c.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
@@ -194,6 +201,54 @@ func createSchema(ctx context.Context, c *sql.Conn, path string) (err error) {
 	}
 	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("create schema in %s: %w", path, err)
+	}
+	return nil
+}
+
+// schemaVersion reads the version recorded in the database.
+func schemaVersion(ctx context.Context, q querier, path string) (int, error) {
+	var v string
+	if err := q.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'schema_version'").Scan(&v); err != nil {
+		return 0, fmt.Errorf("%w: %s: reading the schema version: %w", ErrNotStore, path, err)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%w: %s: bad schema version %q", ErrNotStore, path, v)
+	}
+	return n, nil
+}
+
+// upgradeSchema brings an older schema up to SchemaVersion in one
+// transaction, unless another process did so first. An up-to-date store is
+// only read.
+func upgradeSchema(ctx context.Context, c *sql.Conn, path string) (err error) {
+	if v, err := schemaVersion(ctx, c, path); err != nil || v >= SchemaVersion {
+		return err
+	}
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("upgrade schema of %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			_, _ = c.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	v, err := schemaVersion(ctx, c, path) // again, under the write lock
+	if err != nil {
+		return err
+	}
+	for ; v < SchemaVersion; v++ {
+		for _, stmt := range upgrades[v-1] {
+			if _, err := c.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("upgrade schema of %s to version %d: %w", path, v+1, err)
+			}
+		}
+	}
+	if _, err := c.ExecContext(ctx, "UPDATE meta SET value = ? WHERE key = 'schema_version'", strconv.Itoa(SchemaVersion)); err != nil {
+		return fmt.Errorf("upgrade schema of %s: %w", path, err)
+	}
+	if _, err := c.ExecContext(ctx, "COMMIT"); err != nil {
+		return fmt.Errorf("upgrade schema of %s: %w", path, err)
 	}
 	return nil
 }

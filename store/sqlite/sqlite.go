@@ -241,6 +241,9 @@ func open(ctx context.Context, path string, cfg config) (_ *Store, err error) {
 			return nil, err
 		}
 	}
+	if err := upgradeSchema(ctx, s.conn, path); err != nil {
+		return nil, err
+	}
 	if s.w, err = prepareWriter(ctx, s.conn); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

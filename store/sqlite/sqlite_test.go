@@ -177,6 +177,42 @@ func TestNewerSchema(t *testing.T) {
 	}
 }
 
+// TestUpgradeFromVersion1: a store written before the budget pool existed
+// is upgraded in place when opened, keeping its runs.
+func TestUpgradeFromVersion1(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s := open(t, path)
+	if _, err := s.Create(ctx, store.Run{ID: "old", Swarm: "sw"}, "o", time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"pool_calls", "pool_tokens", "pool_cost", "pool_lifted"} {
+		if _, err := db.Exec("ALTER TABLE runs DROP COLUMN " + q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Exec("UPDATE meta SET value = '1' WHERE key = 'schema_version'"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s = open(t, path)
+	defer s.Close()
+	if v, err := s.SchemaVersion(ctx); err != nil || v != sqlite.SchemaVersion {
+		t.Fatalf("schema version after upgrade = %d, %v; want %d", v, err, sqlite.SchemaVersion)
+	}
+	if r, err := s.Get(ctx, "old"); err != nil || r.Swarm != "sw" {
+		t.Fatalf("run after upgrade: %+v, %v", r, err)
+	}
+	if p, err := s.Spend(ctx, "old", store.Pool{Calls: 1}); err != nil || p.Calls != 1 {
+		t.Fatalf("Spend after upgrade: %+v, %v", p, err)
+	}
+}
+
 func TestEmptyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.db")
 	if err := os.WriteFile(path, nil, 0o644); err != nil {

@@ -24,6 +24,7 @@ type writer struct {
 	expired, renew, held, releaseLease  *sql.Stmt
 	exists, insertMessage, wake, setUpd *sql.Stmt
 	keySeq                              *sql.Stmt
+	spend                               *sql.Stmt // prepared on first use
 
 	// insertN[n] inserts n records in one statement, prepared on
 	// first use.

@@ -22,6 +22,8 @@
 //   - Keys are unique per run, including the empty key.
 //   - Inbox message IDs grow with every Send and are assigned by the store.
 //   - Byte slices passed in or returned are never aliased by the store.
+//   - Spend works without a lease, in every state, and changes nothing but
+//     the pool: not the row's other fields, its journal or its lease.
 //
 // Lease-expiry tests use leases of 50ms and sleep past them; no test asserts
 // how long an operation takes.
@@ -33,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -94,6 +97,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Watch", testWatch},
 		{"WatchCancel", testWatchCancel},
 		{"BadInput", testBadInput},
+		{"Spend", testSpend},
+		{"SpendErrors", testSpendErrors},
+		{"ConcurrentSpend", testConcurrentSpend},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1425,5 +1431,112 @@ func testBadInput(t *testing.T, s store.Store) {
 	}
 	if _, err := s.Claim(ctx, "r", "", time.Hour); err == nil {
 		t.Error("Claim with an empty owner succeeded")
+	}
+}
+
+func spend(t *testing.T, s store.Store, id string, d store.Pool) store.Pool {
+	t.Helper()
+	p, err := s.Spend(t.Context(), id, d)
+	if err != nil {
+		t.Fatalf("Spend(%q, %+v): %v", id, d, err)
+	}
+	return p
+}
+
+func testSpend(t *testing.T, s store.Store) {
+	l := create(t, s, "root", "o", long, rec("a"))
+	create(t, s, "other", "o", long)
+	if p := spend(t, s, "root", store.Pool{}); p != (store.Pool{}) {
+		t.Fatalf("pool of a new run = %+v, want zero", p)
+	}
+	before := get(t, s, "root")
+	if p := spend(t, s, "root", store.Pool{Calls: 1}); p != (store.Pool{Calls: 1}) {
+		t.Fatalf("after one call: %+v", p)
+	}
+	if p := spend(t, s, "root", store.Pool{Tokens: 120, Cost: 0.25}); p != (store.Pool{Calls: 1, Tokens: 120, Cost: 0.25}) {
+		t.Fatalf("after usage: %+v", p)
+	}
+	if p := spend(t, s, "root", store.Pool{Calls: 2, Tokens: 30, Cost: 0.5}); p != (store.Pool{Calls: 3, Tokens: 150, Cost: 0.75}) {
+		t.Fatalf("after more: %+v", p)
+	}
+	// A lift stays, and the totals keep counting.
+	if p := spend(t, s, "root", store.Pool{Lifted: true}); p != (store.Pool{Calls: 3, Tokens: 150, Cost: 0.75, Lifted: true}) {
+		t.Fatalf("after lift: %+v", p)
+	}
+	if p := spend(t, s, "root", store.Pool{Calls: 1}); p != (store.Pool{Calls: 4, Tokens: 150, Cost: 0.75, Lifted: true}) {
+		t.Fatalf("after a call past the lift: %+v", p)
+	}
+	if p := spend(t, s, "other", store.Pool{}); p != (store.Pool{}) {
+		t.Fatalf("another run's pool = %+v, want zero", p)
+	}
+	// Nothing else changed: the row, its lease and its journal.
+	after := get(t, s, "root")
+	if after.State != before.State || after.Owner != before.Owner || after.Epoch != before.Epoch ||
+		after.LastSeq != before.LastSeq || after.Usage != before.Usage || after.Turn != before.Turn {
+		t.Fatalf("row changed by Spend: %+v, was %+v", after, before)
+	}
+	checkJournal(t, s, "root", "a")
+	appendOK(t, s, l, recs("b"), store.Update{})
+	// In every state, without a lease.
+	appendOK(t, s, l, recs("end"), store.Update{State: store.Completed})
+	if p := spend(t, s, "root", store.Pool{Tokens: 1}); p.Tokens != 151 || !p.Lifted {
+		t.Fatalf("spend on a finished run: %+v", p)
+	}
+}
+
+func testSpendErrors(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	_, err := s.Spend(ctx, "nope", store.Pool{Calls: 1})
+	wantErr(t, "Spend on an unknown run", err, store.ErrNotFound)
+	create(t, s, "r", "o", long)
+	spend(t, s, "r", store.Pool{Calls: 1, Tokens: 5, Cost: 0.5})
+	for _, d := range []store.Pool{
+		{Calls: -1},
+		{Tokens: -5},
+		{Cost: -0.5},
+		{Cost: math.NaN()},
+		{Cost: math.Inf(1)},
+		{Calls: 1, Tokens: -1},
+	} {
+		if _, err := s.Spend(ctx, "r", d); err == nil {
+			t.Errorf("Spend(%+v) succeeded", d)
+		}
+	}
+	if p := spend(t, s, "r", store.Pool{}); p != (store.Pool{Calls: 1, Tokens: 5, Cost: 0.5}) {
+		t.Fatalf("pool after refused spends = %+v", p)
+	}
+}
+
+// testConcurrentSpend: concurrent reservations of one call each get
+// distinct totals, 1..n, and no addition is lost.
+func testConcurrentSpend(t *testing.T, s store.Store) {
+	create(t, s, "root", "o", long)
+	const n = 40
+	got := make([]int64, n)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Go(func() {
+			p, err := s.Spend(t.Context(), "root", store.Pool{Calls: 1, Tokens: 3, Cost: 0.125})
+			if err != nil {
+				errs <- err
+				return
+			}
+			got[i] = p.Calls
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("Spend: %v", err)
+	}
+	slices.Sort(got)
+	for i, c := range got {
+		if c != int64(i+1) {
+			t.Fatalf("reserved totals %v, want 1..%d each once", got, n)
+		}
+	}
+	if p := spend(t, s, "root", store.Pool{}); p != (store.Pool{Calls: n, Tokens: 3 * n, Cost: 0.125 * n}) {
+		t.Fatalf("pool after %d spends = %+v", n, p)
 	}
 }
