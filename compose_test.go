@@ -15,6 +15,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/swarmtest"
 )
 
 type Ticket struct {
@@ -290,27 +291,47 @@ func TestParallelHandoffsRunConcurrentlyAndFanIn(t *testing.T) {
 	for i := range n {
 		calls = append(calls, scripted.CallTool("handoff_to_ticketing", map[string]any{"input": map[string]any{"event": "e" + string(rune('a'+i)), "seats": 1}}))
 	}
-	calls = append(calls, scripted.CallTool("handoff_to_weather", map[string]any{"request": "forecast"}))
-	rt, _ := newRuntime(t, scripted.Script{
+	calls = append(calls, scripted.CallTool("handoff_to_weather", map[string]any{"request": "forecast"}), scripted.CallTool("rsvp", map[string]any{"name": "x"}))
+	m := scripted.New(scripted.Script{
 		"activities": {scripted.Tools(calls...), scripted.Text("all booked")},
-		"ticketing":  {{Text: `{"confirmation":"ok"}`, Delay: 300 * time.Millisecond}},
-		"weather":    {{Text: "sunny", Delay: 300 * time.Millisecond}},
-	}, nil)
-	ctx := ctxT(t)
-	s := swarm.Define[string, string]("activities", "", func(string) swarm.Spec {
-		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToSwarm(ticketing()), swarm.ToAgent(weather)}}
+		"ticketing":  {scripted.Text(`{"confirmation":"ok"}`)},
+		"weather":    {scripted.Text("sunny")},
 	})
-	start := time.Now()
+	ctx := ctxT(t)
+	// Every call (n child swarms, an agent handoff and a tool) waits until
+	// all n+2 have started: calls run one at a time never fill the barrier,
+	// which then breaks at its deadline and fails the test.
+	bar := swarmtest.NewBarrier(n + 2)
+	bctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	rt, err := swarm.New(swarm.Config{PollInterval: 10 * time.Millisecond, Model: model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+		if req.Agent != "activities" {
+			_ = bar.Wait(bctx) // reported through bar.Err
+		}
+		return m.Generate(ctx, req)
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	rsvp := swarm.NewTool("rsvp", "Answers an invitation", func(ctx context.Context, in struct {
+		Name string `json:"name"`
+	}) (string, error) {
+		_ = bar.Wait(bctx)
+		return "yes", nil
+	})
+	s := swarm.Define[string, string]("activities", "", func(string) swarm.Spec {
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToSwarm(ticketing()), swarm.ToAgent(weather)}, Tools: []swarm.Tool{rsvp}}
+	})
 	res, run, err := s.Run(ctx, rt, "go")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := bar.Err(); err != nil {
+		t.Errorf("the calls of one response did not run concurrently: %v", err)
+	}
 	if _, ok := res.(swarm.Completed[string]); !ok {
 		t.Fatalf("%#v", res)
-	}
-	// Sequential execution would take n+1 delays; fan-in happens once.
-	if el := time.Since(start); el > time.Duration(n)*300*time.Millisecond {
-		t.Logf("slow machine? %s", el)
 	}
 	evs, _ := rt.History(ctx, run.ID(), 0)
 	var order []string
