@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,12 +64,16 @@ func (ct *childTarget) args(raw json.RawMessage) (json.RawMessage, *Customizatio
 	var a struct {
 		Request       *string         `json:"request"`
 		Input         json.RawMessage `json:"input"`
-		Customization *Customization  `json:"customization"`
+		Customization json.RawMessage `json:"customization"`
 	}
 	if err := json.Unmarshal(orEmpty(raw), &a); err != nil {
 		return nil, nil, fmt.Errorf("needs an object argument: %w", err)
 	}
-	if a.Customization != nil && !ct.customizable {
+	cust, err := decodeCustomization(a.Customization)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cust != nil && !ct.customizable {
 		return nil, nil, fmt.Errorf("swarm %s does not accept a customization", ct.swarm)
 	}
 	if ct.info.textIn {
@@ -76,7 +81,7 @@ func (ct *childTarget) args(raw json.RawMessage) (json.RawMessage, *Customizatio
 			return nil, nil, errors.New("needs a non-empty request string")
 		}
 		in, _ := json.Marshal(*a.Request)
-		return in, a.Customization, nil
+		return in, cust, nil
 	}
 	if len(a.Input) == 0 || string(a.Input) == "null" {
 		return nil, nil, errors.New("needs an input matching the swarm's input schema")
@@ -86,7 +91,66 @@ func (ct *childTarget) args(raw json.RawMessage) (json.RawMessage, *Customizatio
 	if json.Unmarshal(a.Input, &s) == nil && json.Valid([]byte(s)) {
 		a.Input = json.RawMessage(s)
 	}
-	return a.Input, a.Customization, nil
+	return a.Input, cust, nil
+}
+
+// customizationKeys are the keys of the customization argument, in the
+// order of its schema.
+var customizationKeys = []string{"additional_instructions", "additional_agents", "additional_tools", "max_turns_override"}
+
+// decodeCustomization decodes a model's customization argument. The schema
+// offered to the model allows no other keys, so an unknown key (or a known
+// one spelt in another case) is an error naming it, never an empty
+// customization.
+func decodeCustomization(raw json.RawMessage) (*Customization, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return nil, fmt.Errorf("customization must be an object: %w", err)
+	}
+	var unknown []string
+	for k := range keys {
+		if !slices.Contains(customizationKeys, k) {
+			unknown = append(unknown, strconv.Quote(k))
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return nil, fmt.Errorf("customization has unknown key %s (the allowed keys are %s)", strings.Join(unknown, ", "), strings.Join(customizationKeys, ", "))
+	}
+	var c Customization
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("customization: %w", err)
+	}
+	return &c, nil
+}
+
+// childStart is a swarm handoff call checked and resolved: everything
+// needed to create its child run.
+type childStart struct {
+	input json.RawMessage
+	cust  *Customization
+	plan  *plan
+}
+
+// prepareChild checks a swarm handoff call and resolves the child's plan.
+// A refusal is the error result for the model; no child run is created for
+// a refused call, so none is named.
+func (r *runner) prepareChild(ctx context.Context, ct *childTarget, c model.ToolCall) (childStart, string) {
+	input, cust, err := ct.args(c.Arguments)
+	if err != nil {
+		return childStart{}, "error: " + c.Name + ": " + err.Error()
+	}
+	if r.depth+nesting(ctx)+1 > r.rt.cfg.MaxDepth {
+		return childStart{}, "error: cannot start swarm " + ct.swarm + ": " + r.depthLimit()
+	}
+	pl, err := r.rt.buildPlan(ct.info, input, r.values, ct.params, cust)
+	if err != nil {
+		return childStart{}, "error: cannot start swarm " + ct.swarm + ": " + err.Error()
+	}
+	return childStart{input: input, cust: cust, plan: pl}, ""
 }
 
 // child runs a swarm handoff: it starts the child run (unless an earlier
@@ -94,12 +158,14 @@ func (ct *childTarget) args(raw json.RawMessage) (json.RawMessage, *Customizatio
 // result. A pause of the child (or of anything below it) pauses this run.
 func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolCall, ct *childTarget) callResult {
 	childID := childRunID(r.id, key)
-	input, cust, err := ct.args(c.Arguments)
-	if err != nil {
-		return r.settleChild(ctx, rd, key, c, ct, childID, "error: "+c.Name+": "+err.Error(), true, nil)
-	}
-	if r.depth+1 > r.rt.cfg.MaxDepth {
-		return r.settleChild(ctx, rd, key, c, ct, childID, fmt.Sprintf("error: cannot start swarm %s: the nesting depth limit (%d) is reached", ct.swarm, r.rt.cfg.MaxDepth), true, nil)
+	var start childStart
+	if v, ok := r.starts.LoadAndDelete(key); ok {
+		start = v.(childStart) // checked when the response was recorded
+	} else {
+		var refusal string
+		if start, refusal = r.prepareChild(ctx, ct, c); refusal != "" {
+			return r.settleChild(ctx, rd, key, c, ct, "", refusal, true, nil)
+		}
 	}
 	r.spawned.Store(true)
 	r.mu.Lock()
@@ -110,15 +176,15 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 			return callResult{abort: reason}
 		}
 	}
-	_, err = r.rt.create(ctx, newRun{info: ct.info, input: input, id: childID, explicitID: true, values: r.values,
-		parent: r.id, depth: r.depth + 1, params: ct.params, cust: cust, budget: r.budget.remaining(used), deadline: r.deadline})
+	_, err := r.rt.create(ctx, newRun{info: ct.info, input: start.input, id: childID, explicitID: true, values: r.values, plan: start.plan,
+		parent: r.id, depth: r.depth + nesting(ctx) + 1, params: ct.params, cust: start.cust, budget: r.budget.remaining(used), deadline: r.deadline})
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrClosed) || ctx.Err() != nil:
 		return callResult{err: errors.Join(err, context.Cause(ctx))}
 	case errors.Is(err, ErrInvalidInput), errors.Is(err, errCustomization), errors.Is(err, ErrInvalid),
 		errors.Is(err, ErrUnknownAgent), errors.Is(err, ErrUnknownSwarm), errors.Is(err, ErrNoModel), errors.Is(err, ErrDuplicate):
-		return r.settleChild(ctx, rd, key, c, ct, childID, "error: cannot start swarm "+ct.swarm+": "+err.Error(), true, nil)
+		return r.settleChild(ctx, rd, key, c, ct, "", "error: cannot start swarm "+ct.swarm+": "+err.Error(), true, nil)
 	default:
 		return callResult{err: &storeError{err}}
 	}
@@ -162,10 +228,10 @@ func (r *runner) surfacedPause(ctx context.Context, rd *round, key string, c mod
 }
 
 // settleChild records a swarm handoff's outcome, adding the child's usage
-// to this run's.
+// to this run's. childID is empty when no child run was created.
 func (r *runner) settleChild(ctx context.Context, rd *round, key string, c model.ToolCall, ct *childTarget, childID, output string, isError bool, usage *model.Usage) callResult {
 	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: rd.ap.name, Target: ct.swarm, Child: childID,
-		CallID: c.ID, Output: output, IsError: isError, Usage: usage}, store.Update{Agent: rd.ap.name})
+		Tool: c.Name, CallID: c.ID, Output: output, IsError: isError, Usage: usage}, store.Update{Agent: rd.ap.name})
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	total := r.usage

@@ -2,6 +2,8 @@ package swarm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
@@ -24,8 +27,9 @@ import (
 // Step keys are derived from the position of a step in the conversation:
 // "t3/model" is the orchestrator's third model response, "t3/tool/<call id>"
 // the outcome of one of its calls, and a delegated agent's steps live under
-// "t3/h/<call id>/". The same key always names the same step, so a key
-// already in the journal is never executed again.
+// "t3/h/<call id>/" (see nestedPath for deep nesting). The same key always
+// names the same step, so a key already in the journal is never executed
+// again.
 type runner struct {
 	rt    *Runtime
 	id    string
@@ -49,6 +53,11 @@ type runner struct {
 	lifted bool
 	// spawned: the run has (or may have) child runs.
 	spawned atomic.Bool
+	// starts holds, by step key, the swarm handoff calls checked when
+	// their model response was recorded (childStart), for child to use.
+	starts sync.Map
+	// seq is the newest journal sequence number this runner knows of.
+	seq atomic.Int64
 
 	mu    sync.Mutex
 	found map[string]bool // swarm ids returned by registry searches
@@ -90,6 +99,8 @@ func (r *runner) drive(ctx context.Context) error {
 	err := r.finish(ctx, out)
 	if err != nil {
 		r.rt.log.Warn("run interrupted", "run", r.id, "err", err)
+	} else {
+		r.rt.work.unstall(r.id)
 	}
 	return err
 }
@@ -123,6 +134,9 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 	}
 	r.usage = run.Usage
 	r.recorded = make(map[string]store.Record, len(recs))
+	if len(recs) > 0 {
+		r.seq.Store(recs[len(recs)-1].Seq)
+	}
 	var started *Event
 	var pausedAt []Event
 	for _, rec := range recs {
@@ -138,19 +152,19 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 		case EventStarted:
 			ev, err := decodeEvent(rec)
 			if err != nil {
-				return outcome{kind: interrupted, err: err}, true
+				return outcome{kind: interrupted, err: &storeError{err}}, true
 			}
 			started = &ev
 		case EventModelResponse, EventModelError:
 			ev, err := decodeEvent(rec)
 			if err != nil {
-				return outcome{kind: interrupted, err: err}, true
+				return outcome{kind: interrupted, err: &storeError{err}}, true
 			}
 			r.calls[ev.Agent]++
 		case EventPaused:
 			ev, err := decodeEvent(rec)
 			if err != nil {
-				return outcome{kind: interrupted, err: err}, true
+				return outcome{kind: interrupted, err: &storeError{err}}, true
 			}
 			pausedAt = append(pausedAt, ev)
 		case EventCompleted, EventFailed, EventStopped:
@@ -158,7 +172,7 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 		}
 	}
 	if started == nil {
-		return outcome{kind: interrupted, err: fmt.Errorf("run %s: journal has no start record", r.id)}, true
+		return outcome{kind: interrupted, err: &storeError{fmt.Errorf("run %s: journal has no start record", r.id)}}, true
 	}
 	r.input, r.values, r.depth, r.budget, r.deadline = started.Input, started.Values, started.Depth, started.Budget, started.Deadline
 	r.plan, err = r.rt.buildPlan(r.info, r.input, r.values, started.Params, started.Customization)
@@ -396,11 +410,7 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, resp *model.Response) error {
 	resp.Message.Role = model.RoleAssistant
 	calls := resp.Message.ToolCalls
-	for i := range calls {
-		if calls[i].ID == "" || slices.ContainsFunc(calls[:i], func(c model.ToolCall) bool { return c.ID == calls[i].ID }) {
-			calls[i].ID = "call_" + strconv.Itoa(turn) + "_" + strconv.Itoa(i)
-		}
-	}
+	normalizeCalls(calls, turn)
 	usage := resp.Usage
 	if usage.Calls == 0 {
 		usage.Calls = 1
@@ -422,8 +432,15 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 				Request string `json:"request"`
 			}
 			_ = json.Unmarshal(c.Arguments, &args)
-			evs = append(evs, Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: ct.swarm,
-				CallID: c.ID, Request: args.Request, Arguments: c.Arguments, Child: childRunID(r.id, tkey+"/tool/"+c.ID)})
+			ev := Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: ct.swarm,
+				CallID: c.ID, Request: args.Request, Arguments: eventArgs(c.Arguments)}
+			// The child is named only if the call will start one.
+			if start, refusal := r.prepareChild(ctx, ct, c); refusal == "" {
+				ckey := tkey + "/tool/" + c.ID
+				ev.Child = childRunID(r.id, ckey)
+				r.starts.Store(ckey, start)
+			}
+			evs = append(evs, ev)
 			u.Agent = ct.swarm
 		} else if target, ok := ap.handoffs[c.Name]; ok {
 			var args struct {
@@ -433,7 +450,7 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 			evs = append(evs, Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: target, CallID: c.ID, Request: args.Request})
 			u.Agent = target
 		} else {
-			evs = append(evs, Event{Type: EventToolCall, Key: tkey + "/call/" + c.ID, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: c.Arguments})
+			evs = append(evs, Event{Type: EventToolCall, Key: tkey + "/call/" + c.ID, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: eventArgs(c.Arguments)})
 		}
 	}
 	r.mu.Lock()
@@ -453,6 +470,63 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	}
 	r.usage = total
 	return nil
+}
+
+// normalizeCalls gives each call of a response of round turn an id that is
+// unique in the response and fit for step keys, and the arguments the
+// journal gives back on replay (see journaledArgs).
+func normalizeCalls(calls []model.ToolCall, turn int) {
+	for i := range calls {
+		if !goodCallID(calls[i].ID) || slices.ContainsFunc(calls[:i], func(c model.ToolCall) bool { return c.ID == calls[i].ID }) {
+			calls[i].ID = "call_" + strconv.Itoa(turn) + "_" + strconv.Itoa(i)
+		}
+		calls[i].Arguments = journaledArgs(calls[i].Arguments)
+	}
+}
+
+// goodCallID reports whether a model's tool call id can be used as it is in
+// step keys: short, printable UTF-8 (other ids are replaced).
+func goodCallID(id string) bool {
+	if id == "" || len(id) > 64 || !utf8.ValidString(id) {
+		return false
+	}
+	for _, c := range id {
+		if c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// journaledArgs returns a model's tool call arguments as the journal gives
+// them back on replay, so that the live run and a replay see the same
+// bytes: valid JSON as encoding/json writes it (compact), anything else as
+// its text with invalid UTF-8 replaced. Such invalid arguments are
+// journaled as a JSON string (see model.ToolCall's MarshalJSON) and give
+// the model an error result.
+func journaledArgs(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	if !utf8.Valid(b) {
+		b = json.RawMessage(strings.ToValidUTF8(string(b), "\uFFFD"))
+	}
+	if json.Valid(b) {
+		if out, err := json.Marshal(b); err == nil {
+			return out
+		}
+	}
+	return b
+}
+
+// eventArgs is a call's arguments as an event shows them: the JSON itself,
+// or a JSON string holding arguments that are not valid JSON.
+func eventArgs(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 || json.Valid(b) {
+		return b
+	}
+	out, _ := json.Marshal(string(b))
+	return out
 }
 
 // callResult is the outcome of one tool call.
@@ -685,10 +759,13 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 		Request string `json:"request"`
 	}
 	output, isError := "", false
+	depth := nesting(ctx) + 1
 	if err := json.Unmarshal(orEmpty(c.Arguments), &args); err != nil || strings.TrimSpace(args.Request) == "" {
 		output, isError = "error: "+c.Name+" needs an object argument with a non-empty request string", true
+	} else if r.depth+depth > r.rt.cfg.MaxDepth {
+		output, isError = "error: cannot hand off to agent "+target+": "+r.depthLimit(), true
 	} else {
-		sub := r.loop(ctx, r.plan.agents[target], rd.tkey+"/h/"+c.ID+"/", args.Request)
+		sub := r.loop(context.WithValue(ctx, nestKey{}, depth), r.plan.agents[target], nestedPath(rd.tkey, c.ID), args.Request)
 		switch {
 		case sub.kind == interrupted:
 			return callResult{err: sub.err}
@@ -702,11 +779,45 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 			output, isError = "error: agent "+target+" failed: "+sub.reason, true
 		}
 	}
-	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: ap.name, Target: target, CallID: c.ID, Output: output, IsError: isError}, store.Update{Agent: ap.name})
+	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: ap.name, Target: target, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}, store.Update{Agent: ap.name})
 	if err := r.append(ctx, evs, u, ap); err != nil {
 		return callResult{err: err}
 	}
 	return callResult{output: output, isError: isError}
+}
+
+// nestKey is the context key of the nesting depth of the agent a loop runs:
+// 0 for the orchestrator, 1 for an agent it hands off to, and so on.
+type nestKey struct{}
+
+// nesting returns the nesting depth of the agent whose loop ctx belongs to.
+func nesting(ctx context.Context) int {
+	n, _ := ctx.Value(nestKey{}).(int)
+	return n
+}
+
+// depthLimit explains a handoff refused for its depth, for the model.
+func (r *runner) depthLimit() string {
+	return fmt.Sprintf("the nesting depth limit (%d) is reached (Config.MaxDepth; agent handoffs and swarm handoffs count together); do the task without delegating it further", r.rt.cfg.MaxDepth)
+}
+
+// maxPathLen bounds the step key prefix of a nested agent (see nestedPath).
+const maxPathLen = 400
+
+// nestedPath is the step key prefix of the agent that call id of round tkey
+// hands off to: tkey + "/h/" + id + "/" while that is at most maxPathLen
+// bytes. A longer one (deep nesting) keeps the call id and replaces tkey
+// with a fixed-size digest of it, so that step keys stay short enough for
+// every store at any depth. Either way the prefix is a function of tkey
+// and id alone, so a replay finds the same keys, and journals whose keys
+// were short keep their keys.
+func nestedPath(tkey, id string) string {
+	p := tkey + "/h/" + id + "/"
+	if len(p) <= maxPathLen {
+		return p
+	}
+	sum := sha256.Sum256([]byte(tkey))
+	return "~" + hex.EncodeToString(sum[:12]) + "/h/" + id + "/"
 }
 
 // finish records how the run ended.
@@ -747,7 +858,12 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 		case errors.Is(cause, ErrClosed):
 			return r.rt.store.Release(bg, r.lease)
 		default:
-			return cause
+			reason := r.giveUp(cause)
+			if reason == "" {
+				return cause
+			}
+			evs = []Event{{Type: EventFailed, Key: "end", Agent: r.info.id, Reason: reason}}
+			u = store.Update{State: store.Failed, Reason: reason}
 		}
 	default:
 		return nil
@@ -760,6 +876,57 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 	}
 	r.stopChildren(bg, "parent run "+r.id+" "+string(u.State))
 	return nil
+}
+
+// maxStalls is how many drives in a row of one run may give up on an error
+// of the store without the run's journal growing before the run fails.
+const maxStalls = 5
+
+// giveUp decides what becomes of a run whose driver stopped on err, an
+// error that is neither a stop nor a lost lease nor the runtime closing.
+// It returns the reason to fail the run with, or "" to leave the run
+// running for a later drive (its lease is kept and renewed, and the
+// heartbeat drives it again; see adoptOrphans).
+//
+// A failure of the journal that retrying cannot fix (the store refused the
+// record: a constraint, a size limit, invalid data) fails the run at once.
+// Other failures of the store (unavailable, a lease or step conflict) are
+// retried by driving the run again, but not forever: a run whose last
+// maxStalls drives all gave up without recording anything new fails too,
+// so that no loop re-calls the model without making progress.
+func (r *runner) giveUp(err error) string {
+	var se *storeError
+	if !errors.As(err, &se) {
+		return ""
+	}
+	msg := se.Error()
+	if len(msg) > 2000 {
+		msg = msg[:2000] + "..."
+	}
+	if errors.Is(se.err, store.ErrLeaseLost) || errors.Is(se.err, store.ErrConflict) {
+		return "" // another driver has the run
+	}
+	if permanent(se.err) {
+		return "the store refused to record a step of the run (" + msg + "); retrying cannot fix this"
+	}
+	if n := r.rt.work.stalled(r.id, r.seq.Load()); n >= maxStalls {
+		return fmt.Sprintf("the run was driven %d times in a row without recording progress; the last attempt failed: %s", n, msg)
+	}
+	return ""
+}
+
+// permanent reports whether a journal failure will recur however often it
+// is retried: anything but an unavailable store, a lost lease or a step
+// recorded by someone else (both mean another driver owns the run), a
+// cancellation, or the runtime or the store closing.
+func permanent(err error) bool {
+	switch {
+	case errors.Is(err, store.ErrUnavailable), errors.Is(err, store.ErrLeaseLost), errors.Is(err, store.ErrConflict),
+		errors.Is(err, store.ErrLeased), errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalidState),
+		errors.Is(err, ErrClosed), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	return true
 }
 
 // storeError marks a failure of the journal rather than of a step.
@@ -792,6 +959,7 @@ func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *ag
 		}
 		return &storeError{err}
 	}
+	r.seq.Store(last)
 	r.rt.notes.notify(r.id)
 	if ap == nil {
 		return nil

@@ -102,7 +102,9 @@ type Status struct {
 	Context string `json:"context,omitempty"`
 	// Waiting is the descendant run whose pause this run shows.
 	Waiting string `json:"waiting,omitempty"`
-	// Depth is the run's distance from its root run.
+	// Depth is the run's nesting depth below its root run: the handoffs
+	// (agent and swarm handoffs alike) between the root's orchestrator and
+	// this run. It is at most Config.MaxDepth.
 	Depth int `json:"depth,omitempty"`
 	// Customization is what the parent's model added to this child run.
 	Customization *Customization `json:"customization,omitempty"`

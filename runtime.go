@@ -72,9 +72,12 @@ type Config struct {
 	RetryBackoff time.Duration
 	// ModelTimeout bounds each model call (default 5m).
 	ModelTimeout time.Duration
-	// MaxDepth bounds how deep swarm handoffs may nest (default 8): a
-	// handoff that would start a child deeper than this gets an error
-	// result instead.
+	// MaxDepth bounds how deep handoffs may nest (default 8). Agent
+	// handoffs and swarm handoffs count together: an agent an orchestrator
+	// hands off to is at depth 1, a child swarm it starts at depth 2, and
+	// so on. A handoff that would go deeper gets an error result naming
+	// the limit instead, so a cycle of handoffs (an agent handing off to
+	// itself, or two agents to each other) ends there.
 	MaxDepth int
 	// MaxParallel bounds how many tool calls and handoffs of one model
 	// response run at once (default 16).
@@ -398,6 +401,9 @@ type newRun struct {
 	cust       *Customization
 	budget     *Budget
 	deadline   time.Time
+	// plan, when set, is the run's plan, already built from the fields
+	// above.
+	plan *plan
 }
 
 // buildPlan computes a run's spec from its input, applies its params and
@@ -428,9 +434,12 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	if !json.Valid(nr.input) {
 		return false, fmt.Errorf("%w: swarm %s: input is not valid JSON", ErrInvalidInput, info.id)
 	}
-	plan, err := rt.buildPlan(info, nr.input, nr.values, nr.params, nr.cust)
-	if err != nil {
-		return false, err
+	plan := nr.plan
+	if plan == nil {
+		var err error
+		if plan, err = rt.buildPlan(info, nr.input, nr.values, nr.params, nr.cust); err != nil {
+			return false, err
+		}
 	}
 	rt.mu.RLock()
 	closed := rt.closed
@@ -461,8 +470,10 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		return false, fmt.Errorf("start %s: %w", info.id, err)
 	}
 	rt.notes.notify(nr.id)
-	rt.launch(lease, &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input,
-		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, deadline: nr.deadline})
+	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input,
+		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, deadline: nr.deadline}
+	r.seq.Store(1) // the start record
+	rt.launch(lease, r)
 	return true, nil
 }
 

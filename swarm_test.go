@@ -349,6 +349,13 @@ func TestStartRejectsBadDefinitions(t *testing.T) {
 	}
 }
 
+// factor is the sibling's tool of seed 000's captain example.
+var factor = swarm.NewTool("factor", "factors", func(_ context.Context, in struct {
+	N int `json:"n"`
+}) (string, error) {
+	return "2, 3, 5", nil
+})
+
 func TestHooksFirePerAgent(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
@@ -366,11 +373,6 @@ func TestHooksFirePerAgent(t *testing.T) {
 			},
 		}
 	}
-	factor := swarm.NewTool("factor", "factors", func(_ context.Context, in struct {
-		N int `json:"n"`
-	}) (string, error) {
-		return "2, 3, 5", nil
-	})
 	sibling := &swarm.Agent{Name: "factorer", Tools: []swarm.Tool{factor}, Hooks: record("factorer")}
 	captain := swarm.Define[string, string]("captain", "", func(string) swarm.Spec {
 		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(sibling)}, Hooks: record("captain")}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +57,42 @@ type workState struct {
 	// orphans counts, per run, the heartbeats that found the run leased to
 	// this runtime without a driver here (used by the heartbeat only).
 	orphans map[string]int
+
+	// stalls counts, per run, the drives in a row that gave up on an error
+	// of the store while the journal stayed at the same sequence number.
+	stallMu sync.Mutex
+	stalls  map[string]stall
+}
+
+// stall is a run's drives in a row that gave up at journal sequence seq.
+type stall struct {
+	seq int64
+	n   int
+}
+
+// stalled notes that a drive of run id gave up with its journal at seq and
+// returns how many drives in a row gave up there.
+func (w *workState) stalled(id string, seq int64) int {
+	w.stallMu.Lock()
+	defer w.stallMu.Unlock()
+	if w.stalls == nil {
+		w.stalls = map[string]stall{}
+	}
+	s := w.stalls[id]
+	if s.seq != seq || s.n == 0 {
+		s = stall{seq: seq}
+	}
+	s.n++
+	w.stalls[id] = s
+	return s.n
+}
+
+// unstall forgets run id's stalls: a drive of it ended well (it paused,
+// finished or was handed over).
+func (w *workState) unstall(id string) {
+	w.stallMu.Lock()
+	delete(w.stalls, id)
+	w.stallMu.Unlock()
 }
 
 // Metrics returns the runtime's counters.

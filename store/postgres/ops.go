@@ -126,7 +126,22 @@ func (s *Store) wrap(op string, err error) error {
 		s.pool.Reset()
 		return fmt.Errorf("postgres store %s: %s: %w (%w)", s.target, op, err, store.ErrUnavailable)
 	}
+	if rolledBack(err) {
+		return fmt.Errorf("postgres store %s: %s: %w (%w)", s.target, op, err, store.ErrUnavailable)
+	}
 	return fmt.Errorf("postgres store %s: %s: %w", s.target, op, err)
+}
+
+// rolledBack reports whether the database rolled the statement's
+// transaction back for reasons of concurrency (a serialization failure, a
+// deadlock, a lock it could not get, a cancelled statement): nothing was
+// wrong with the data, and running it again may succeed.
+func rolledBack(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return strings.HasPrefix(pe.Code, "40") || pe.Code == "55P03" || pe.Code == "57014"
 }
 
 // unavailable reports whether err is a failure of the connection rather
