@@ -370,7 +370,9 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 			req.ResultSchema = r.info.outSchema
 		}
 		mctx, cancel := context.WithTimeout(ctx, r.rt.cfg.ModelTimeout)
+		left := r.rt.enterModelCall(r.id, r.lease)
 		resp, err := ap.model.Generate(mctx, req)
+		left()
 		cancel()
 		if err == nil && resp == nil {
 			err = &model.Error{Kind: model.KindInvalidOutput, Provider: "model", Model: ap.name, Message: "no response"}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/swarmrt/swarm/model"
@@ -124,6 +125,9 @@ type driver struct {
 	lease  store.Lease
 	cancel context.CancelCauseFunc
 	done   chan struct{}
+	// inModel counts the run's model calls in flight; Work's drain
+	// interrupts a run at once while it waits for a model.
+	inModel atomic.Int32
 }
 
 // New makes a runtime.
@@ -718,7 +722,10 @@ func (rt *Runtime) Resume(ctx context.Context, id, message string) error {
 }
 
 // Stop ends a run with state stopped. A run driven here stops at once; a run
-// driven by another live process stops at that process's next heartbeat; a
+// driven by another live process stops as soon as that process hears of the
+// stop: at once when the store is a [store.Watcher] that reports other
+// processes' inbox messages (PostgreSQL notifies them, SQLite polls its
+// inbox every few tens of milliseconds), else at its next heartbeat. A
 // paused run, or one whose owner died, is stopped here. Stopping a finished
 // run fails with ErrInvalidState.
 func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {

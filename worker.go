@@ -19,7 +19,7 @@ type WorkOptions struct {
 	// DrainTimeout is how long Work, once its context ends, waits for the
 	// runs driven here to pause or finish before it interrupts them and
 	// releases their leases to other nodes (default 10s; negative: at
-	// once).
+	// once). Runs waiting for a model are interrupted at once.
 	DrainTimeout time.Duration
 }
 
@@ -51,6 +51,8 @@ type Metrics struct {
 type workState struct {
 	wake    chan struct{}
 	running atomic.Bool
+	// draining is set while Work drains: model calls are interrupted.
+	draining atomic.Bool
 
 	claimed, renewals, lost, fenced, notes atomic.Int64
 
@@ -271,14 +273,25 @@ func (rt *Runtime) adopt(ctx context.Context, l store.Lease) (bool, error) {
 }
 
 // drain waits up to timeout for the runs driven here to pause or finish,
-// then interrupts the rest, which release their leases.
+// then interrupts the rest, which release their leases. A run waiting for a
+// model is interrupted at once, and so is one that starts a model call
+// while Work drains: a model call in flight has no journaled effect, so the
+// next owner repeats it, whereas a tool call in flight is given the time to
+// finish and be journaled.
 func (rt *Runtime) drain(timeout time.Duration) error {
+	rt.work.draining.Store(true)
+	defer rt.work.draining.Store(false)
 	rt.mu.RLock()
 	ds := make([]*driver, 0, len(rt.active))
 	for _, d := range rt.active {
 		ds = append(ds, d)
 	}
 	rt.mu.RUnlock()
+	for _, d := range ds {
+		if d.inModel.Load() > 0 {
+			d.cancel(errDraining)
+		}
+	}
 	deadline := time.NewTimer(max(timeout, 0))
 	defer deadline.Stop()
 wait:
@@ -296,6 +309,23 @@ wait:
 		<-d.done
 	}
 	return nil
+}
+
+// enterModelCall notes that the run driven under lease is calling a model,
+// until the returned function is called. While Work drains, the run is
+// interrupted (its lease released) instead: see drain.
+func (rt *Runtime) enterModelCall(id string, lease store.Lease) (left func()) {
+	rt.mu.RLock()
+	d := rt.active[id]
+	rt.mu.RUnlock()
+	if d == nil || d.lease != lease {
+		return func() {}
+	}
+	d.inModel.Add(1)
+	if rt.work.draining.Load() {
+		d.cancel(errDraining)
+	}
+	return func() { d.inModel.Add(-1) }
 }
 
 // adoptOrphans drives again the runs that the heartbeat found leased to

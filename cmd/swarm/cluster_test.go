@@ -266,23 +266,38 @@ func (c *cluster) heldBy(n *node, ids []string) map[string]int64 {
 	return out
 }
 
-// continued returns, for each run of held, how long after t0 the first
-// record after its held sequence number was written.
-func (c *cluster) continued(held map[string]int64, t0 time.Time) []time.Duration {
+// continued returns, for each run of held, how long after t0 the run's new
+// owner first wrote to it: the first record after its held sequence number
+// that was stamped after dead, when the killed node was known to be dead.
+func (c *cluster) continued(held map[string]int64, t0, dead time.Time) []time.Duration {
 	c.t.Helper()
 	var out []time.Duration
 	for id, seq := range held {
-		recs, err := c.db.Read(c.ctx, id, seq, 1)
+		recs, err := c.db.Read(c.ctx, id, seq, 0)
 		if err != nil {
 			c.t.Fatal(err)
 		}
-		if len(recs) == 0 {
-			c.t.Fatalf("run %s: nothing written after seq %d", id, seq)
+		first, ok := firstAfter(recs, dead)
+		if !ok {
+			c.t.Fatalf("run %s: nothing written by another node after seq %d", id, seq)
 		}
-		out = append(out, recs[0].Time.Sub(t0))
+		out = append(out, first.Sub(t0))
 	}
 	slices.Sort(out)
 	return out
+}
+
+// firstAfter returns the time of the first of recs stamped after dead. The
+// killed node's own last commit can follow the sequence number read after
+// the kill (it was in flight and reached the database later), but the node
+// stamped it before it died; counting it made failover times negative.
+func firstAfter(recs []store.Record, dead time.Time) (time.Time, bool) {
+	for _, r := range recs {
+		if r.Time.After(dead) {
+			return r.Time, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // metric reads one counter of a node's /metrics.
@@ -447,6 +462,7 @@ func TestClusterChaosPostgres(t *testing.T) {
 		}
 		killed := time.Now()
 		<-victim.exited
+		dead := time.Now()
 		c.remove(victim)
 		held := c.heldBy(victim, ids)
 		c.start(fmt.Sprintf("node-%d", 4+round))
@@ -455,7 +471,7 @@ func TestClusterChaosPostgres(t *testing.T) {
 			t.Logf("round %d: %s held no unfinished run when killed", round, victim.name)
 			continue
 		}
-		d := c.continued(held, killed)
+		d := c.continued(held, killed, dead)
 		taken += len(held)
 		firsts = append(firsts, d[0])
 		alls = append(alls, d[len(d)-1])
@@ -551,6 +567,26 @@ func TestClusterChaosPostgres(t *testing.T) {
 		median(firsts).Round(time.Millisecond), median(alls).Round(time.Millisecond))
 	t.Logf("%d runs checked: 0 lost, 0 duplicated journal steps, %d side effects once each (%d tool invocations repeated after crashes, answered from the idempotency key)",
 		len(all), len(all), repeats)
+}
+
+// TestFailoverTimeCountsNewOwnerOnly: the failover time of a run is that
+// of the new owner's first record, not of the killed node's last commit
+// that reached the database after the kill.
+func TestFailoverTimeCountsNewOwnerOnly(t *testing.T) {
+	killed := time.Now()
+	dead := killed.Add(5 * time.Millisecond)
+	recs := []store.Record{
+		{Seq: 7, Key: "t1/tool/a", Time: killed.Add(-3 * time.Millisecond)}, // the victim's, committed late
+		{Seq: 8, Key: "t1/tool/b", Time: killed.Add(2100 * time.Millisecond)},
+		{Seq: 9, Key: "t1/done", Time: killed.Add(2200 * time.Millisecond)},
+	}
+	first, ok := firstAfter(recs, dead)
+	if !ok || first.Sub(killed) != 2100*time.Millisecond {
+		t.Fatalf("failover after %s (found %v), want 2.1s: the new owner's first record", first.Sub(killed), ok)
+	}
+	if _, ok := firstAfter(recs[:1], dead); ok {
+		t.Fatal("a journal with only the victim's late commit counted as continued")
+	}
 }
 
 // sseEvent is one journal event of a stream: its id and type.

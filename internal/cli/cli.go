@@ -684,24 +684,38 @@ func (a *app) stopCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "stop ID REASON",
 		Short: "Stop a run",
-		Args:  cobra.ExactArgs(2),
+		Long: "Stop a run, paused or running, here or in another process, and wait for it to stop.\n" +
+			"Exits 0 once the stop is accepted, printing the run's status; stopping a finished run is an error.",
+		Args: cobra.ExactArgs(2),
 		RunE: a.withRuntime(false, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			if err := rt.Stop(ctx, args[0], args[1]); err != nil {
 				return err
 			}
+			// The stop is accepted: exit 0 and say what became of the run.
 			wctx, cancel := context.WithTimeout(ctx, wait)
 			defer cancel()
 			s, err := rt.Wait(wctx, args[0])
 			if err != nil && wctx.Err() == nil {
 				return err
 			}
-			if s.State != swarm.StateStopped && !s.Terminal() {
-				fmt.Fprintf(a.stderr, "stop requested; run %s is %s and its owner will stop it\n", s.ID, s.State)
+			if s.ID == "" { // the wait ended before a first look
+				if s, err = rt.Status(ctx, args[0]); err != nil {
+					return err
+				}
 			}
-			return a.printOutcome(s)
+			writeJSON(a.stdout, s)
+			switch {
+			case s.State == swarm.StateStopped:
+				fmt.Fprintf(a.stderr, "stopped run %s: %s\n", s.ID, s.Reason)
+			case s.Terminal():
+				fmt.Fprintf(a.stderr, "run %s was %s before the stop reached it\n", s.ID, s.State)
+			default:
+				fmt.Fprintf(a.stderr, "stop requested; run %s is still %s after %s, and its owner will stop it\n", s.ID, s.State, wait)
+			}
+			return nil
 		}),
 	}
-	c.Flags().DurationVar(&wait, "wait", 15*time.Second, "how long to wait for the run to stop")
+	c.Flags().DurationVar(&wait, "wait", 15*time.Second, "how long to wait for the run to stop (the stop is accepted either way)")
 	return c
 }
 

@@ -154,6 +154,10 @@ func (a *app) serveCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(a.stderr, "swarm: shutting down")
+			// Draining starts now, beside the HTTP shutdown, so that the
+			// runs waiting for a model go to other nodes at once even
+			// while requests are still open.
+			stopWork()
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownWait)
 			defer cancel()
 			err = hs.Shutdown(sctx)
@@ -162,7 +166,6 @@ func (a *app) serveCmd() *cobra.Command {
 				fmt.Fprintf(a.stderr, "swarm: requests still open after %s: %v\n", shutdownWait, err)
 				_ = hs.Close()
 			}
-			stopWork()
 			if err := <-worked; err != nil && !errors.Is(err, swarm.ErrClosed) {
 				fmt.Fprintf(a.stderr, "swarm: draining: %v\n", err)
 			}

@@ -16,7 +16,7 @@ import (
 
 // readStmts are the prepared statements of the read pool.
 type readStmts struct {
-	get, records, inbox, exists *sql.Stmt
+	get, records, inbox, exists, newMessages *sql.Stmt
 }
 
 const runCols = `id, swarm, parent, state, turn, max_turns, agent, result, reason, usage,
@@ -33,6 +33,7 @@ func (r *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 		{&r.inbox, `SELECT id, kind, text, time FROM inbox
 			WHERE rid = (SELECT rid FROM runs WHERE id = ?) ORDER BY id`},
 		{&r.exists, `SELECT 1 FROM runs WHERE id = ?`},
+		{&r.newMessages, newMessagesQuery},
 	} {
 		st, err := db.PrepareContext(ctx, p.q)
 		if err != nil {
@@ -45,7 +46,7 @@ func (r *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 
 func (r *readStmts) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{r.get, r.records, r.inbox, r.exists} {
+	for _, st := range []*sql.Stmt{r.get, r.records, r.inbox, r.exists, r.newMessages} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -338,15 +339,6 @@ func (s *Store) Inbox(ctx context.Context, id string) ([]store.Message, error) {
 		}
 	}
 	return out, nil
-}
-
-// Watch implements store.Watcher. It reports the changes made through this
-// Store only, not those of other processes sharing the file.
-func (s *Store) Watch(ctx context.Context, fn func(store.Change)) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	return s.hub.Watch(ctx, fn)
 }
 
 // SchemaVersion returns the version of the database's schema.

@@ -71,7 +71,9 @@ type Store struct {
 	ckptDone chan struct{} // closed when the checkpointer exits
 	once     sync.Once
 	cerr     error
-	hub      store.Hub // changes made through this Store
+	hub      store.Hub     // changes made through this Store
+	pollOnce sync.Once     // starts the inbox poller at the first Watch
+	pollDone chan struct{} // closed when the inbox poller exits
 
 	transactions atomic.Int64
 	writes       atomic.Int64
@@ -89,6 +91,7 @@ type config struct {
 	busyTimeout time.Duration
 	readConns   int
 	maxBatch    int
+	inboxPoll   time.Duration
 }
 
 // Option configures Open.
@@ -145,6 +148,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		busyTimeout: 10 * time.Second,
 		readConns:   max(4, runtime.GOMAXPROCS(0)),
 		maxBatch:    DefaultMaxBatch,
+		inboxPoll:   DefaultInboxPoll,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -152,6 +156,9 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	cfg.readConns = max(cfg.readConns, 1)
 	cfg.maxBatch = max(cfg.maxBatch, 1)
 	cfg.busyTimeout = max(cfg.busyTimeout, 0)
+	if cfg.inboxPoll <= 0 {
+		cfg.inboxPoll = DefaultInboxPoll
+	}
 	if path == "" {
 		return nil, errors.New("open sqlite store: empty path")
 	}
@@ -340,6 +347,9 @@ func (s *Store) Close() error {
 		s.hub.Close()
 		close(s.stop)
 		<-s.ckptDone
+		if s.pollDone != nil {
+			<-s.pollDone
+		}
 		// Closing the last connection checkpoints and removes the WAL.
 		if err := s.closeDBs(); err != nil {
 			s.cerr = fmt.Errorf("close sqlite store %s: %w", s.path, err)

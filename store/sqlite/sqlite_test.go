@@ -883,3 +883,59 @@ func TestConcurrentOpenOfNewFile(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchSeesOtherProcessInbox: a message sent through another Store on
+// the same file (another process, in real life) is reported to this
+// Store's watchers, a stop as ChangeInbox, a resume as ChangeInbox and
+// ChangeRunnable; messages sent before the first Watch are not.
+func TestWatchSeesOtherProcessInbox(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	owner := open(t, path)
+	defer owner.Close()
+	other := open(t, path)
+	defer other.Close()
+
+	if _, err := owner.Create(ctx, store.Run{ID: "busy"}, "owner", time.Hour, nil); err != nil {
+		t.Fatal(err)
+	}
+	pl, err := owner.Create(ctx, store.Run{ID: "waiting"}, "owner", time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Append(ctx, pl, nil, store.Update{State: store.Paused, Reason: "ok?"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Send(ctx, "busy", store.Message{Kind: store.MsgStop, Text: "before watching"}); err != nil {
+		t.Fatal(err)
+	}
+	changes := make(chan store.Change, 100)
+	if err := owner.Watch(ctx, func(c store.Change) { changes <- c }); err != nil {
+		t.Fatal(err)
+	}
+	// Messages are reported in the order they were sent, so the one sent
+	// before Watch would come before those of "waiting".
+	expect := func(forbidden string, want ...store.Change) {
+		t.Helper()
+		for len(want) > 0 {
+			select {
+			case c := <-changes:
+				if c.RunID == forbidden {
+					t.Fatalf("a message sent before Watch was reported: %+v", c)
+				}
+				want = slices.DeleteFunc(want, func(w store.Change) bool { return w == c })
+			case <-ctx.Done():
+				t.Fatalf("no notification of %+v from the other store", want)
+			}
+		}
+	}
+	if _, err := other.Send(ctx, "waiting", store.Message{Kind: store.MsgResume, Text: "yes"}); err != nil {
+		t.Fatal(err)
+	}
+	expect("busy", store.Change{RunID: "waiting", Kind: store.ChangeInbox}, store.Change{RunID: "waiting", Kind: store.ChangeRunnable})
+	if _, err := other.Send(ctx, "busy", store.Message{Kind: store.MsgStop, Text: "now"}); err != nil {
+		t.Fatal(err)
+	}
+	expect("", store.Change{RunID: "busy", Kind: store.ChangeInbox})
+}

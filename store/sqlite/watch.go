@@ -1,0 +1,96 @@
+package sqlite
+
+import (
+	"context"
+	"time"
+
+	"github.com/swarmrt/swarm/store"
+)
+
+// DefaultInboxPoll is how often a watched Store looks for inbox messages
+// sent by other processes sharing its file.
+const DefaultInboxPoll = 25 * time.Millisecond
+
+// WithInboxPoll sets how often a watched Store looks for inbox messages
+// sent by other processes (default DefaultInboxPoll).
+func WithInboxPoll(d time.Duration) Option { return func(c *config) { c.inboxPoll = d } }
+
+// Watch implements store.Watcher. It reports the changes made through this
+// Store as they commit and, since SQLite cannot notify other processes, the
+// inbox messages sent by other processes sharing the file by polling: each
+// poll is one indexed query for messages newer than the last one seen, so
+// a stop or resume sent by `swarm stop` in another process reaches the
+// process driving the run within about one poll interval. Other changes
+// made by other processes are not reported.
+func (s *Store) Watch(ctx context.Context, fn func(store.Change)) error {
+	s.closeMu.RLock()
+	defer s.closeMu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if err := s.hub.Watch(ctx, fn); err != nil {
+		return err
+	}
+	s.pollOnce.Do(func() {
+		s.pollDone = make(chan struct{})
+		go s.pollInbox()
+	})
+	return nil
+}
+
+// pollInbox publishes a ChangeInbox (and, for a resume, which wakes a
+// paused run, a ChangeRunnable) for each inbox message committed since the
+// previous poll, by any process, until the Store closes.
+func (s *Store) pollInbox() {
+	defer close(s.pollDone)
+	var last int64
+	// Messages sent before the first watch are found by heartbeats.
+	_ = s.rdb.QueryRow(`SELECT coalesce(max(id), 0) FROM inbox`).Scan(&last)
+	t := time.NewTicker(s.cfg.inboxPoll)
+	defer t.Stop()
+	type msg struct {
+		id        int64
+		run, kind string
+	}
+	var batch []msg
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		if !s.hub.Watching() {
+			continue
+		}
+		rows, err := s.rd.newMessages.Query(last)
+		if err != nil {
+			continue // a busy or closing database: try again next tick
+		}
+		batch = batch[:0]
+		for rows.Next() {
+			var m msg
+			if err := rows.Scan(&m.id, &m.run, &m.kind); err != nil {
+				break
+			}
+			batch = append(batch, m)
+		}
+		err = rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+		if err != nil {
+			continue
+		}
+		for _, m := range batch {
+			last = max(last, m.id)
+			s.hub.Publish(store.Change{RunID: m.run, Kind: store.ChangeInbox})
+			if store.MessageKind(m.kind) == store.MsgResume {
+				s.hub.Publish(store.Change{RunID: m.run, Kind: store.ChangeRunnable})
+			}
+		}
+	}
+}
+
+// newMessagesQuery lists the inbox messages after an id, with their runs.
+const newMessagesQuery = `SELECT inbox.id, runs.id, inbox.kind FROM inbox JOIN runs ON runs.rid = inbox.rid
+	WHERE inbox.id > ? ORDER BY inbox.id LIMIT 1000`
