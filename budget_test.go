@@ -424,7 +424,7 @@ func TestWallTimeCancelsToolsInFlight(t *testing.T) {
 				return swarm.Spec{Tools: []swarm.Tool{slow}}
 			})
 			ctx := ctxT(t)
-			res, run, err := p.Run(ctx, rt, "x", swarm.WithBudget(swarm.Budget{WallTime: 300 * time.Millisecond, Pause: pause}))
+			res, run, err := p.Run(ctx, rt, "x", swarm.WithBudget(swarm.Budget{WallTime: time.Second, Pause: pause}))
 			if err != nil {
 				t.Fatal(err)
 			}
