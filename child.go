@@ -168,16 +168,16 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 		}
 	}
 	r.spawned.Store(true)
-	r.mu.Lock()
-	used := r.usage
-	r.mu.Unlock()
-	if r.budget != nil && !r.budget.Pause && !r.lifted {
-		if reason := r.budget.exceeded(used, r.deadline, time.Now()); reason != "" {
+	if r.budget != nil && !r.budget.Pause && !r.lifted.Load() {
+		r.mu.Lock()
+		pool := r.pool
+		r.mu.Unlock()
+		if reason := r.budget.exceeded(pool, r.deadline, time.Now()); reason != "" {
 			return callResult{abort: reason}
 		}
 	}
 	_, err := r.rt.create(ctx, newRun{info: ct.info, input: start.input, id: childID, explicitID: true, values: r.values, plan: start.plan,
-		parent: r.id, depth: r.depth + nesting(ctx) + 1, params: ct.params, cust: start.cust, budget: r.budget.remaining(used), deadline: r.deadline})
+		parent: r.id, depth: r.depth + nesting(ctx) + 1, params: ct.params, cust: start.cust, budget: r.budget, root: r.root, deadline: r.deadline})
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrClosed) || ctx.Err() != nil:
@@ -223,6 +223,9 @@ func (r *runner) surfacedPause(ctx context.Context, rd *round, key string, c mod
 		if p.Waiting != "" {
 			ev.Waiting = p.Waiting
 		}
+		if isBudgetPause(p) {
+			ev.Kind = budgetKind
+		}
 	}
 	return ev
 }
@@ -266,16 +269,22 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 			return run, nil
 		case run.State == store.Paused:
 			rec, answered := r.recorded[key+"/pause/"+strconv.FormatInt(run.LastSeq, 10)+"/resumed"]
-			if !answered {
+			var ev Event
+			switch {
+			case answered:
+				// This run was resumed with an answer for the child that
+				// has not reached it yet.
+				if ev, err = decodeEvent(rec); err != nil {
+					r.rt.notes.done(childID, w)
+					return run, &storeError{err}
+				}
+			case r.budgetLiftedBelow(ctx, childID):
+				// The child waits on the tree's budget, which a resume
+				// elsewhere in the tree lifted.
+				ev.Message = "The budget was lifted."
+			default:
 				r.rt.notes.done(childID, w)
 				return run, nil
-			}
-			// This run was resumed with an answer for the child that has
-			// not reached it yet.
-			ev, err := decodeEvent(rec)
-			if err != nil {
-				r.rt.notes.done(childID, w)
-				return run, &storeError{err}
 			}
 			_, err = r.rt.store.Send(ctx, childID, store.Message{Kind: store.MsgResume, Text: ev.Message, Time: time.Now()})
 			if err != nil && !errors.Is(err, store.ErrInvalidState) {
@@ -300,6 +309,19 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 			return run, context.Cause(ctx)
 		}
 	}
+}
+
+// budgetLiftedBelow reports whether paused child run id waits on a budget
+// that has been lifted since.
+func (r *runner) budgetLiftedBelow(ctx context.Context, id string) bool {
+	if r.budget == nil {
+		return false
+	}
+	if p, ok := r.rt.lastPause(ctx, id); !ok || !isBudgetPause(p) {
+		return false
+	}
+	lifted, err := r.liftedNow(ctx)
+	return err == nil && lifted
 }
 
 // adoptChild drives run id (a child run or a conversation) here if it is

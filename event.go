@@ -33,7 +33,8 @@ const (
 	EventHandoffReturned EventType = "handoff_returned"
 	// EventTurnCompleted closes a round: Agent, Turn, MaxTurns.
 	EventTurnCompleted EventType = "turn_completed"
-	// EventPaused: the run waits for a human: Reason, Context, Turn.
+	// EventPaused: the run waits for a human: Reason, Context, Turn; Kind
+	// is "budget" when the run tree's budget caused the pause.
 	EventPaused EventType = "paused"
 	// EventResumed: a human answered a pause: Message.
 	EventResumed EventType = "resumed"
@@ -96,8 +97,11 @@ type Event struct {
 	Params *paramsRecord `json:"params,omitempty"`
 	// Customization is what a parent's model added to this child (started).
 	Customization *Customization `json:"customization,omitempty"`
-	// Budget is the run's remaining budget (started).
+	// Budget is the budget of the run's tree (started).
 	Budget *Budget `json:"budget,omitempty"`
+	// Root is, for a child run with a budget, the root run of its tree,
+	// whose row holds the tree's budget pool (started).
+	Root string `json:"root,omitempty"`
 	// Deadline is when the run's wall-time budget ends (started).
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Shared is a conversation's shared context after the step (reply, and

@@ -48,9 +48,11 @@ type runner struct {
 	depth    int
 	budget   *Budget
 	deadline time.Time
+	// root is the run whose row holds the tree's budget pool.
+	root string
 	// lifted: a human resumed a pause caused by the budget, which no
-	// longer applies.
-	lifted bool
+	// longer applies anywhere in the tree.
+	lifted atomic.Bool
 	// spawned: the run has (or may have) child runs.
 	spawned atomic.Bool
 	// starts holds, by step key, the swarm handoff calls checked when
@@ -63,6 +65,7 @@ type runner struct {
 	found map[string]bool // swarm ids returned by registry searches
 	calls map[string]int  // model calls per agent, from the journal
 	usage model.Usage
+	pool  store.Pool // the tree's budget pool, as last seen
 
 	// final holds the orchestrator's final model response until finish
 	// journals it together with the run's end.
@@ -117,9 +120,11 @@ func (r *runner) execute(ctx context.Context) outcome {
 		}
 	}
 	if r.info.conv != nil {
-		return r.converse(ctx)
+		return r.underDeadline(ctx, r.converse)
 	}
-	return r.loop(ctx, r.plan.root, "", r.info.inputText(r.input))
+	return r.underDeadline(ctx, func(ctx context.Context) outcome {
+		return r.loop(ctx, r.plan.root, "", r.info.inputText(r.input))
+	})
 }
 
 // load rebuilds the run's state from its journal and delivers its inbox.
@@ -142,7 +147,7 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 	for _, rec := range recs {
 		r.recorded[rec.Key] = rec
 		if strings.HasSuffix(rec.Key, "/budget/resumed") {
-			r.lifted = true
+			r.lifted.Store(true)
 		}
 		switch EventType(rec.Type) {
 		case EventHandoffStarted:
@@ -175,16 +180,19 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 		return outcome{kind: interrupted, err: &storeError{fmt.Errorf("run %s: journal has no start record", r.id)}}, true
 	}
 	r.input, r.values, r.depth, r.budget, r.deadline = started.Input, started.Values, started.Depth, started.Budget, started.Deadline
+	if r.root = started.Root; r.root == "" {
+		r.root = r.id
+	}
 	r.plan, err = r.rt.buildPlan(r.info, r.input, r.values, started.Params, started.Customization)
 	if err != nil {
 		return outcome{kind: failed, reason: "cannot rebuild the run's definition: " + err.Error()}, true
 	}
 	// The pause still waiting for its answer, if any.
-	pending := ""
+	pending, budgetPause := "", false
 	for _, ev := range pausedAt {
 		k := resumeKey(ev)
 		if _, ok := r.recorded[k]; !ok {
-			pending = k
+			pending, budgetPause = k, isBudgetPause(ev)
 		}
 	}
 	msgs, err := r.rt.store.Inbox(ctx, r.id)
@@ -203,14 +211,21 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 				}
 				continue
 			}
+			if budgetPause && r.budget != nil {
+				// The answer lifts the budget of the whole tree, before
+				// it is recorded: a crash in between repeats the lift.
+				if _, err := r.spend(ctx, store.Pool{Lifted: true}); err != nil {
+					return outcome{kind: interrupted, err: err}, true
+				}
+			}
 			ev := Event{Type: EventResumed, Key: pending, Agent: r.info.id, Message: m.Text}
 			if err := r.append(ctx, []Event{ev}, u, nil); err != nil {
 				return outcome{kind: interrupted, err: err}, true
 			}
 			rec, _ := r.encode(&ev, time.Now())
 			r.recorded[pending] = rec
-			if strings.HasSuffix(pending, "/budget/resumed") {
-				r.lifted = true
+			if budgetPause {
+				r.lifted.Store(true)
 			}
 			pending = ""
 		}
@@ -351,10 +366,12 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 		}
 		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: ev.Text, ToolCalls: ev.ToolCalls}}, nil
 	}
-	if err := r.checkBudget(ctx, ap, tkey, turn); err != nil {
-		return nil, err
-	}
 	for attempt := 0; ; attempt++ {
+		// Each attempt is a request to the model: each takes a call from
+		// the budget.
+		if err := r.checkBudget(ctx, ap, tkey, turn); err != nil {
+			return nil, err
+		}
 		r.mu.Lock()
 		call := r.calls[ap.name]
 		r.calls[ap.name] = call + 1
@@ -419,6 +436,9 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	}
 	if usage.Cost == 0 && ap.price != nil {
 		usage.Cost = ap.price.Cost(usage)
+	}
+	if err := r.spent(ctx, usage); err != nil {
+		return err
 	}
 	evs := make([]Event, 1, 1+len(calls))
 	evs[0] = Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage}

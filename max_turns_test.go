@@ -12,9 +12,9 @@ import (
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
-// countingRuntime is a runtime whose scripted model counts the calls it
+// perAgentCallsRuntime is a runtime whose scripted model counts the calls it
 // gets per agent.
-func countingRuntime(t *testing.T, script scripted.Script) (*swarm.Runtime, func(agent string) int) {
+func perAgentCallsRuntime(t *testing.T, script scripted.Script) (*swarm.Runtime, func(agent string) int) {
 	t.Helper()
 	var mu sync.Mutex
 	calls := map[string]int{}
@@ -33,7 +33,7 @@ func countingRuntime(t *testing.T, script scripted.Script) (*swarm.Runtime, func
 func TestAnswerOnTheLastAllowedTurnCompletes(t *testing.T) {
 	const maxTurns = 3
 	s := swarm.Define[string, Activity]("loop", "", func(string) swarm.Spec { return swarm.Spec{MaxTurns: maxTurns} })
-	rt, calls := countingRuntime(t, scripted.Script{"loop": {
+	rt, calls := perAgentCallsRuntime(t, scripted.Script{"loop": {
 		scripted.Text("no"), scripted.Text("still no"), scripted.Text(`{"activity":"chess"}`), scripted.Text(`{"activity":"never"}`),
 	}})
 	res, _, err := s.Run(swarmtest.Context(t), rt, "x")
@@ -55,7 +55,7 @@ func TestMaxTurnsMakesExactlyMaxTurnsModelCalls(t *testing.T) {
 	for range maxTurns + 2 {
 		steps = append(steps, scripted.Text("no"))
 	}
-	rt, calls := countingRuntime(t, scripted.Script{"loop": steps})
+	rt, calls := perAgentCallsRuntime(t, scripted.Script{"loop": steps})
 	res, _, err := s.Run(swarmtest.Context(t), rt, "x")
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestAgentMaxTurnsIsExact(t *testing.T) {
 		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(patient), swarm.ToAgent(stubborn)}}
 	})
 	noteCall := scripted.Tools(scripted.CallTool("note", nil))
-	rt, calls := countingRuntime(t, scripted.Script{
+	rt, calls := perAgentCallsRuntime(t, scripted.Script{
 		"boss":     {scripted.Tools(scripted.CallTool("handoff_to_patient", map[string]any{"request": "a"})), scripted.Tools(scripted.CallTool("handoff_to_stubborn", map[string]any{"request": "b"})), scripted.Text("done")},
 		"patient":  {noteCall, scripted.Text("here you are"), scripted.Text("too late")},
 		"stubborn": {noteCall, noteCall, noteCall, noteCall},

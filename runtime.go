@@ -404,6 +404,7 @@ type newRun struct {
 	params     *paramsRecord
 	cust       *Customization
 	budget     *Budget
+	root       string // the run holding the tree's budget pool (a child's)
 	deadline   time.Time
 	// plan, when set, is the run's plan, already built from the fields
 	// above.
@@ -451,9 +452,12 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	if closed {
 		return false, ErrClosed
 	}
+	if nr.budget == nil {
+		nr.root = ""
+	}
 	now := time.Now()
 	ev := Event{Swarm: info.id, Input: nr.input, Values: nr.values, MaxTurns: plan.root.maxTurns, Agent: info.id,
-		Parent: nr.parent, Depth: nr.depth, Params: nr.params, Customization: nr.cust, Budget: nr.budget, Deadline: nr.deadline}
+		Parent: nr.parent, Depth: nr.depth, Params: nr.params, Customization: nr.cust, Budget: nr.budget, Root: nr.root, Deadline: nr.deadline}
 	data, err := json.Marshal(&ev)
 	if err != nil {
 		return false, fmt.Errorf("swarm %s: encode input: %w", info.id, err)
@@ -475,8 +479,11 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	}
 	rt.notes.notify(nr.id)
 	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input,
-		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, deadline: nr.deadline}
+		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, root: nr.root, deadline: nr.deadline}
 	r.seq.Store(1) // the start record
+	if r.root == "" {
+		r.root = nr.id
+	}
 	rt.launch(lease, r)
 	return true, nil
 }
