@@ -77,7 +77,7 @@ func TestRemote(t *testing.T) {
 		}))
 	}
 	rt, _ := swarmtest.NewRuntime(t, script, ds...)
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	for id, want := range map[string]struct {
 		isError bool
 		output  []string
@@ -139,10 +139,10 @@ func TestRemoteOptions(t *testing.T) {
 	if err != nil || tl.Name() != "delegate_to_ok" || !strings.Contains(string(tl.Schema()), `"request"`) {
 		t.Fatalf("Remote = %v, %v", tl, err)
 	}
-	if _, err := tl.Call(context.Background(), []byte(`{"request":""}`)); err == nil {
+	if _, err := tl.Call(swarmtest.Context(t), []byte(`{"request":""}`)); err == nil {
 		t.Error("empty request: want an error")
 	}
-	if _, err := tl.Call(context.Background(), []byte(`{"request":5}`)); err == nil {
+	if _, err := tl.Call(swarmtest.Context(t), []byte(`{"request":5}`)); err == nil {
 		t.Error("bad arguments: want an error")
 	}
 }
@@ -180,12 +180,12 @@ func TestRemotePolls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := tl.Call(context.Background(), json.RawMessage(`{"request":"when?"}`))
+	out, err := tl.Call(swarmtest.Context(t), json.RawMessage(`{"request":"when?"}`))
 	if err != nil || out != "finally" || gets.Load() == 0 {
 		t.Fatalf("Call = %q, %v after %d polls", out, err, gets.Load())
 	}
 	// Canceling the caller's context ends the wait.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	ctx, cancel := context.WithTimeout(swarmtest.Context(t), 10*time.Millisecond)
 	defer cancel()
 	slowTool, _ := a2a.Remote("later", srv.URL+"/a2a/later", a2a.WithPollInterval(time.Hour))
 	if _, err := slowTool.Call(ctx, json.RawMessage(`{"request":"again"}`)); !errors.Is(err, context.DeadlineExceeded) {

@@ -107,7 +107,7 @@ func httpClient(token string) *http.Client {
 // does: card first, then the interface the card names.
 func (e *env) client(t *testing.T, id, token string) *a2aclient.Client {
 	t.Helper()
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	hc := httpClient(token)
 	card, err := agentcard.NewResolver(hc).Resolve(ctx, e.srv.URL+a2a.PathPrefix+id)
 	if err != nil {
@@ -125,7 +125,7 @@ func text(s string) *sdk.Message { return sdk.NewMessage(sdk.MessageRoleUser, sd
 
 func send(t *testing.T, c *a2aclient.Client, m *sdk.Message) *sdk.Task {
 	t.Helper()
-	res, err := c.SendMessage(context.Background(), &sdk.SendMessageRequest{Message: m})
+	res, err := c.SendMessage(swarmtest.Context(t), &sdk.SendMessageRequest{Message: m})
 	if err != nil {
 		t.Fatalf("SendMessage: %v", err)
 	}
@@ -203,7 +203,7 @@ func TestCard(t *testing.T) {
 
 	// A text swarm, without auth: text modes, no security.
 	e = newEnv(t, a2a.Options{BaseURL: "https://agents.example.com/"}, nil)
-	card, err := agentcard.DefaultResolver.Resolve(context.Background(), e.srv.URL+"/a2a/echo")
+	card, err := agentcard.DefaultResolver.Resolve(swarmtest.Context(t), e.srv.URL+"/a2a/echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestSendGetList(t *testing.T) {
 	}
 	other := send(t, c, text("hi"))
 
-	got, err := c.GetTask(context.Background(), &sdk.GetTaskRequest{ID: task.ID})
+	got, err := c.GetTask(swarmtest.Context(t), &sdk.GetTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,39 +261,39 @@ func TestSendGetList(t *testing.T) {
 		t.Errorf("GetTask = %+v", got)
 	}
 	zero := 0
-	got, err = c.GetTask(context.Background(), &sdk.GetTaskRequest{ID: task.ID, HistoryLength: &zero})
+	got, err = c.GetTask(swarmtest.Context(t), &sdk.GetTaskRequest{ID: task.ID, HistoryLength: &zero})
 	if err != nil || len(got.History) != 0 {
 		t.Errorf("GetTask historyLength 0 = %+v, %v", got, err)
 	}
 
-	list, err := c.ListTasks(context.Background(), &sdk.ListTasksRequest{PageSize: 1, IncludeArtifacts: true})
+	list, err := c.ListTasks(swarmtest.Context(t), &sdk.ListTasksRequest{PageSize: 1, IncludeArtifacts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if list.TotalSize != 2 || len(list.Tasks) != 1 || list.Tasks[0].ID != other.ID || list.NextPageToken == "" || len(list.Tasks[0].Artifacts) != 1 {
 		t.Fatalf("page 1 = %+v", list)
 	}
-	list, err = c.ListTasks(context.Background(), &sdk.ListTasksRequest{PageSize: 1, PageToken: list.NextPageToken})
+	list, err = c.ListTasks(swarmtest.Context(t), &sdk.ListTasksRequest{PageSize: 1, PageToken: list.NextPageToken})
 	if err != nil || len(list.Tasks) != 1 || list.Tasks[0].ID != task.ID || list.NextPageToken != "" || list.Tasks[0].Artifacts != nil {
 		t.Fatalf("page 2 = %+v, %v", list, err)
 	}
-	list, err = c.ListTasks(context.Background(), &sdk.ListTasksRequest{ContextID: "ctx-1"})
+	list, err = c.ListTasks(swarmtest.Context(t), &sdk.ListTasksRequest{ContextID: "ctx-1"})
 	if err != nil || list.TotalSize != 1 || list.Tasks[0].ID != task.ID {
 		t.Fatalf("by context = %+v, %v", list, err)
 	}
-	list, err = c.ListTasks(context.Background(), &sdk.ListTasksRequest{Status: sdk.TaskStateInputRequired})
+	list, err = c.ListTasks(swarmtest.Context(t), &sdk.ListTasksRequest{Status: sdk.TaskStateInputRequired})
 	if err != nil || list.TotalSize != 0 {
 		t.Fatalf("by state = %+v, %v", list, err)
 	}
-	list, err = c.ListTasks(context.Background(), &sdk.ListTasksRequest{Status: sdk.TaskStateRejected})
+	list, err = c.ListTasks(swarmtest.Context(t), &sdk.ListTasksRequest{Status: sdk.TaskStateRejected})
 	if err != nil || list.TotalSize != 0 {
 		t.Fatalf("rejected = %+v, %v", list, err)
 	}
-	_, err = c.ListTasks(context.Background(), &sdk.ListTasksRequest{Status: "TASK_STATE_SLEEPY"})
+	_, err = c.ListTasks(swarmtest.Context(t), &sdk.ListTasksRequest{Status: "TASK_STATE_SLEEPY"})
 	wantErr(t, err, sdk.ErrInvalidParams)
-	_, err = c.ListTasks(context.Background(), &sdk.ListTasksRequest{PageToken: "x"})
+	_, err = c.ListTasks(swarmtest.Context(t), &sdk.ListTasksRequest{PageToken: "x"})
 	wantErr(t, err, sdk.ErrInvalidParams)
-	_, err = c.ListTasks(context.Background(), &sdk.ListTasksRequest{PageSize: 1000})
+	_, err = c.ListTasks(swarmtest.Context(t), &sdk.ListTasksRequest{PageSize: 1000})
 	wantErr(t, err, sdk.ErrInvalidParams)
 }
 
@@ -312,11 +312,11 @@ func TestJSONSwarm(t *testing.T) {
 	if task := send(t, c, text(`{"city":"Rome"}`)); task.Status.State != sdk.TaskStateCompleted {
 		t.Errorf("JSON text: %+v", task)
 	}
-	_, err := c.SendMessage(context.Background(), &sdk.SendMessageRequest{Message: text("Rome please")})
+	_, err := c.SendMessage(swarmtest.Context(t), &sdk.SendMessageRequest{Message: text("Rome please")})
 	wantErr(t, err, sdk.ErrInvalidParams)
-	_, err = c.SendMessage(context.Background(), &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewDataPart(map[string]any{"city": 3}))})
+	_, err = c.SendMessage(swarmtest.Context(t), &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewDataPart(map[string]any{"city": 3}))})
 	wantErr(t, err, sdk.ErrInvalidParams)
-	_, err = c.SendMessage(context.Background(), &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewFileURLPart("https://example.com/a.pdf", "application/pdf"))})
+	_, err = c.SendMessage(swarmtest.Context(t), &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewFileURLPart("https://example.com/a.pdf", "application/pdf"))})
 	wantErr(t, err, sdk.ErrUnsupportedContentType)
 }
 
@@ -343,7 +343,7 @@ func TestPauseResume(t *testing.T) {
 	// Resuming a completed task is refused, and changes nothing.
 	again := text("yes again")
 	again.TaskID = task.ID
-	_, err := c.SendMessage(context.Background(), &sdk.SendMessageRequest{Message: again})
+	_, err := c.SendMessage(swarmtest.Context(t), &sdk.SendMessageRequest{Message: again})
 	wantErr(t, err, sdk.ErrUnsupportedOperation)
 	swarmtest.AssertState(t, e.rt, string(task.ID), swarm.StateCompleted)
 	swarmtest.AssertJournal(t, e.rt, string(task.ID))
@@ -352,15 +352,15 @@ func TestPauseResume(t *testing.T) {
 	// context that is not the task's.
 	unknown := text("x")
 	unknown.TaskID = "nope"
-	_, err = c.SendMessage(context.Background(), &sdk.SendMessageRequest{Message: unknown})
+	_, err = c.SendMessage(swarmtest.Context(t), &sdk.SendMessageRequest{Message: unknown})
 	wantErr(t, err, sdk.ErrTaskNotFound)
 	echo := send(t, e.client(t, "echo", ""), text("hi"))
-	_, err = c.GetTask(context.Background(), &sdk.GetTaskRequest{ID: echo.ID})
+	_, err = c.GetTask(swarmtest.Context(t), &sdk.GetTaskRequest{ID: echo.ID})
 	wantErr(t, err, sdk.ErrTaskNotFound)
 	paused := send(t, c, text("again"))
 	wrongCtx := text("yes")
 	wrongCtx.TaskID, wrongCtx.ContextID = paused.ID, "other"
-	_, err = c.SendMessage(context.Background(), &sdk.SendMessageRequest{Message: wrongCtx})
+	_, err = c.SendMessage(swarmtest.Context(t), &sdk.SendMessageRequest{Message: wrongCtx})
 	wantErr(t, err, sdk.ErrInvalidParams)
 }
 
@@ -398,7 +398,7 @@ func kinds(evs []sdk.Event) string {
 func TestStreaming(t *testing.T) {
 	e := newEnv(t, a2a.Options{}, nil)
 	c := e.client(t, "approver", "")
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	evs := collect(t, c.SendStreamingMessage(ctx, &sdk.SendMessageRequest{Message: text("buy it")}))
 	if got := kinds(evs); got != "task:TASK_STATE_WORKING status:TASK_STATE_INPUT_REQUIRED" {
 		t.Fatalf("first stream = %s", got)
@@ -431,7 +431,7 @@ func TestStreaming(t *testing.T) {
 func TestSubscribeCancel(t *testing.T) {
 	e := newEnv(t, a2a.Options{}, nil)
 	c := e.client(t, "slow", "")
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	res, err := c.SendMessage(ctx, &sdk.SendMessageRequest{Message: text("go"), Config: &sdk.SendMessageConfig{ReturnImmediately: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -493,7 +493,7 @@ func TestSubscribeCancel(t *testing.T) {
 func TestUnsupported(t *testing.T) {
 	e := newEnv(t, a2a.Options{}, nil)
 	c := e.client(t, "echo", "")
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	_, err := c.GetTaskPushConfig(ctx, &sdk.GetTaskPushConfigRequest{TaskID: "x", ID: "y"})
 	wantErr(t, err, sdk.ErrPushNotificationNotSupported)
 	_, err = c.GetExtendedAgentCard(ctx, &sdk.GetExtendedAgentCardRequest{})
@@ -546,7 +546,7 @@ func TestAuth(t *testing.T) {
 			// Through the SDK client.
 			if name == "own" { // behind the middleware, the card needs a token too
 				bad := e.client(t, "echo", "plan-token")
-				if _, err := bad.SendMessage(context.Background(), &sdk.SendMessageRequest{Message: text("hi")}); err == nil || !strings.Contains(err.Error(), "403") {
+				if _, err := bad.SendMessage(swarmtest.Context(t), &sdk.SendMessageRequest{Message: text("hi")}); err == nil || !strings.Contains(err.Error(), "403") {
 					t.Errorf("forbidden send: %v", err)
 				}
 			}
@@ -636,18 +636,18 @@ func TestBadInput(t *testing.T) {
 		// Clients that go away mid-stream leave nothing behind.
 		c := e.client(t, "slow", "")
 		for range 5 {
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(swarmtest.Context(t))
 			for range c.SendStreamingMessage(ctx, &sdk.SendMessageRequest{Message: text("go")}) {
 				cancel() // after the first event
 			}
 			cancel()
 		}
-		list, err := c.ListTasks(context.Background(), &sdk.ListTasksRequest{Status: sdk.TaskStateWorking})
+		list, err := c.ListTasks(swarmtest.Context(t), &sdk.ListTasksRequest{Status: sdk.TaskStateWorking})
 		if err != nil || list.TotalSize != 5 {
 			t.Fatalf("working tasks = %+v, %v", list, err)
 		}
 		for _, task := range list.Tasks {
-			if _, err := c.CancelTask(context.Background(), &sdk.CancelTaskRequest{ID: task.ID}); err != nil {
+			if _, err := c.CancelTask(swarmtest.Context(t), &sdk.CancelTaskRequest{ID: task.ID}); err != nil {
 				t.Error(err)
 			}
 		}

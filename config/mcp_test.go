@@ -15,6 +15,7 @@ import (
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/swarmtest"
 )
 
 type addArgs struct {
@@ -85,7 +86,7 @@ swarms:
 	if err := f.Register(rt); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	id, err := rt.Start(ctx, "sum", []byte(`"2 and 3"`))
 	if err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func connect(t *testing.T, rt *swarm.Runtime, copts *sdk.ClientOptions) *sdk.Cli
 		t.Fatal(err)
 	}
 	ct, st := sdk.NewInMemoryTransports()
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func connect(t *testing.T, rt *swarm.Runtime, copts *sdk.ClientOptions) *sdk.Cli
 
 func call(t *testing.T, cs *sdk.ClientSession, name string, args any) (*sdk.CallToolResult, mcp.Outcome) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(swarmtest.Context(t), 30*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -106,7 +106,7 @@ func text(res *sdk.CallToolResult) string {
 func TestListTools(t *testing.T) {
 	rt, _ := swarmtest.NewRuntime(t, testScript, testDefs()...)
 	cs := connect(t, rt, nil)
-	res, err := cs.ListTools(context.Background(), nil)
+	res, err := cs.ListTools(swarmtest.Context(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,11 +171,11 @@ func TestBadArguments(t *testing.T) {
 			t.Errorf("%s %v: error=%v %q, want an error with %q", c.tool, c.args, res.IsError, text(res), c.want)
 		}
 	}
-	runs, err := rt.List(context.Background(), store.Filter{})
+	runs, err := rt.List(swarmtest.Context(t), store.Filter{})
 	if err != nil || len(runs) != 0 {
 		t.Errorf("bad arguments created runs: %v %v", runs, err)
 	}
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "nope", Arguments: map[string]any{}}); err == nil {
 		t.Error("unknown tool: no error")
 	}
@@ -212,7 +212,7 @@ func TestPauseAndResume(t *testing.T) {
 func TestResultResource(t *testing.T) {
 	rt, _ := swarmtest.NewRuntime(t, testScript, testDefs()...)
 	cs := connect(t, rt, nil)
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	_, out := call(t, cs, "trip", map[string]any{"people": 2, "where": "x"})
 
 	tmpls, err := cs.ListResourceTemplates(ctx, nil)
@@ -241,7 +241,7 @@ func TestResultResource(t *testing.T) {
 func TestPrompts(t *testing.T) {
 	rt, _ := swarmtest.NewRuntime(t, testScript, testDefs()...)
 	cs := connect(t, rt, nil)
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	list, err := cs.ListPrompts(ctx, nil)
 	if err != nil || len(list.Prompts) != 4 {
 		t.Fatalf("prompts %+v %v", list, err)
@@ -284,7 +284,7 @@ func TestProgressNotifications(t *testing.T) {
 	}})
 	params := &sdk.CallToolParams{Name: "trip", Arguments: map[string]any{"people": 1, "where": "x"}}
 	params.SetProgressToken("tok")
-	res, err := cs.CallTool(context.Background(), params)
+	res, err := cs.CallTool(swarmtest.Context(t), params)
 	if err != nil || res.IsError {
 		t.Fatalf("%v %v", res, err)
 	}
@@ -327,7 +327,7 @@ func httpClient(t *testing.T, url, token string) (*sdk.ClientSession, error) {
 	if token != "" {
 		hc.Transport = bearer{token: token, next: http.DefaultTransport}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(swarmtest.Context(t), 10*time.Second)
 	defer cancel()
 	return sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
 		&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
@@ -344,7 +344,7 @@ func TestHTTPAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(authn.Middleware(mcp.NewHTTPHandler(rt, mcp.Options{})))
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 
 	// No token, a wrong token: 401.
 	for _, tok := range []string{"", "wrong"} {
@@ -464,7 +464,7 @@ func TestCompletion(t *testing.T) {
 	rt, _ := swarmtest.NewRuntime(t, testScript, testDefs()...)
 	cs := connect(t, rt, nil)
 	_, out := call(t, cs, "echo", map[string]any{"input": "x"})
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	res, err := cs.Complete(ctx, &sdk.CompleteParams{
 		Ref:      &sdk.CompleteReference{Type: "ref/resource", URI: mcp.ResultURITemplate},
 		Argument: sdk.CompleteParamsArgument{Name: "id", Value: out.RunID[:6]},

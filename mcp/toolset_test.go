@@ -98,7 +98,7 @@ func TestToolsetHTTP(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 
 	ts := &mcp.Toolset{Name: "calc", URL: srv.URL, Headers: map[string]string{"X-Key": "k1"}, Deny: []string{"die", "slow"}}
 	tools, err := ts.Tools(ctx)
@@ -166,7 +166,7 @@ func TestToolsetValidate(t *testing.T) {
 
 func TestToolsetServerDiesMidCall(t *testing.T) {
 	before := runtime.NumGoroutine()
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	ts := stdioCalc("calc")
 	tools, err := ts.Tools(ctx)
 	if err != nil {
@@ -187,7 +187,7 @@ func TestToolsetServerDiesMidCall(t *testing.T) {
 }
 
 func TestToolsetTimeout(t *testing.T) {
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	ts := stdioCalc("calc")
 	ts.Timeout = 200 * time.Millisecond
 	defer ts.Close()
@@ -209,7 +209,7 @@ func TestToolsetTimeout(t *testing.T) {
 // journal keeps every step.
 func TestSwarmUsesToolset(t *testing.T) {
 	before := runtime.NumGoroutine()
-	ctx := context.Background()
+	ctx := swarmtest.Context(t)
 	ts := stdioCalc("calc")
 	tools, err := ts.Tools(ctx)
 	if err != nil {

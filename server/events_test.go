@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/swarmtest"
 )
 
 // stream opens a run's event stream; the caller closes the body.
@@ -60,7 +61,7 @@ func TestEventsReplayAndResume(t *testing.T) {
 	c.wait(st.ID)
 	c.post("/v1/runs/"+st.ID+"/resume", `{"message": "ok"}`)
 	c.wait(st.ID)
-	history, err := rt.History(context.Background(), st.ID, 0)
+	history, err := rt.History(swarmtest.Context(t), st.ID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestEventsFollowLive(t *testing.T) {
 	ts, _, _ := newTest(t, Options{Heartbeat: 10 * time.Millisecond})
 	c := client{t: t, base: ts.URL}
 	st := c.start("approval", `{"input": "x"}`)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(swarmtest.Context(t), 20*time.Second)
 	defer cancel()
 	res := stream(t, ctx, ts.URL, st.ID, "")
 	defer res.Body.Close()
@@ -150,7 +151,7 @@ func TestEventsDisconnect(t *testing.T) {
 	c.wait(st.ID)
 	base := baseline()
 	for range 20 {
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(swarmtest.Context(t))
 		res := stream(t, ctx, ts.URL, st.ID, "")
 		// Read the replay, then leave while the run waits.
 		n := 0

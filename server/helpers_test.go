@@ -106,7 +106,7 @@ func (r response) errorCode() string {
 
 func (c client) do(method, path, contentType, body string) response {
 	c.t.Helper()
-	req, err := http.NewRequest(method, c.base+path, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(swarmtest.Context(c.t), method, c.base+path, strings.NewReader(body))
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -149,12 +149,16 @@ func (c client) start(swarmID, body string) RunStatus {
 // wait long-polls a run until it is no longer running.
 func (c client) wait(id string) (int, RunStatus) {
 	c.t.Helper()
+	deadline := time.Now().Add(swarmtest.Timeout)
 	for {
 		res := c.get("/v1/runs/" + id + "?wait=10s")
 		var st RunStatus
 		res.decode(c.t, &st)
 		if st.State != swarm.StateRunning {
 			return res.status, st
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("run %s still running after %s", id, swarmtest.Timeout)
 		}
 	}
 }
