@@ -181,6 +181,21 @@ func TestWorkFailoverPostgres(t *testing.T) {
 	ka.dead.Store(true)
 	killed := time.Now()
 	a.Close() // its releases fail: the leases stay until they expire
+	// A may have finished some runs between the wait and its death (a loaded
+	// machine); B must claim every other one.
+	orphans := 0
+	for _, id := range ids {
+		s, err := b.Status(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.State != swarm.StateCompleted {
+			orphans++
+		}
+	}
+	if orphans == 0 {
+		t.Skip("A finished every run before it died; nothing to fail over (machine too slow for this test's timing)")
+	}
 	work(t, b, swarm.WorkOptions{})
 	for _, id := range ids {
 		s, err := b.Wait(ctx, id)
@@ -205,7 +220,7 @@ func TestWorkFailoverPostgres(t *testing.T) {
 	if n := toolCalls.Load(); n != runs {
 		t.Errorf("tool ran %d times for %d runs", n, runs)
 	}
-	if m := b.Metrics(); m.RunsClaimed < runs || m.Notifications == 0 {
+	if m := b.Metrics(); m.RunsClaimed < int64(orphans) || m.Notifications == 0 {
 		t.Errorf("B's metrics %+v", m)
 	}
 }
