@@ -478,7 +478,9 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 // unfit or taken by an earlier call is replaced by call_<turn>_<i> (with a
 // further suffix should another call have that id).
 func normalizeCalls(calls []model.ToolCall, turn int) {
-	taken := func(id string) bool { return slices.ContainsFunc(calls, func(c model.ToolCall) bool { return c.ID == id }) }
+	taken := func(id string) bool {
+		return slices.ContainsFunc(calls, func(c model.ToolCall) bool { return c.ID == id })
+	}
 	for i := range calls {
 		if !goodCallID(calls[i].ID) || slices.ContainsFunc(calls[:i], func(c model.ToolCall) bool { return c.ID == calls[i].ID }) {
 			id := "call_" + strconv.Itoa(turn) + "_" + strconv.Itoa(i)
