@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/store/postgres"
+	"github.com/swarmrt/swarm/store/postgres/pgtest"
 	"github.com/swarmrt/swarm/store/sqlite"
 	"github.com/swarmrt/swarm/swarmtest"
 )
@@ -174,10 +174,7 @@ func TestDepthCountsAgentsAndChildSwarmsTogether(t *testing.T) {
 // PostgreSQL: its step keys stay within the journal's unique index however
 // deep the nesting.
 func TestDeepHandoffsOnPostgres(t *testing.T) {
-	url := os.Getenv("SWARM_TEST_POSTGRES")
-	if url == "" {
-		t.Skip("SWARM_TEST_POSTGRES not set")
-	}
+	url := pgtest.URL(t) // a schema of its own; skips without SWARM_TEST_POSTGRES
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	st, err := postgres.Open(ctx, url)

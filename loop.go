@@ -496,11 +496,20 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 
 // normalizeCalls gives each call of a response of round turn an id that is
 // unique in the response and fit for step keys, and the arguments the
-// journal gives back on replay (see journaledArgs).
+// journal gives back on replay (see journaledArgs). An id that is missing,
+// unfit or taken by an earlier call is replaced by call_<turn>_<i> (with a
+// further suffix should another call have that id).
 func normalizeCalls(calls []model.ToolCall, turn int) {
+	taken := func(id string) bool {
+		return slices.ContainsFunc(calls, func(c model.ToolCall) bool { return c.ID == id })
+	}
 	for i := range calls {
 		if !goodCallID(calls[i].ID) || slices.ContainsFunc(calls[:i], func(c model.ToolCall) bool { return c.ID == calls[i].ID }) {
-			calls[i].ID = "call_" + strconv.Itoa(turn) + "_" + strconv.Itoa(i)
+			id := "call_" + strconv.Itoa(turn) + "_" + strconv.Itoa(i)
+			for n := 1; taken(id); n++ {
+				id = "call_" + strconv.Itoa(turn) + "_" + strconv.Itoa(i) + "_" + strconv.Itoa(n)
+			}
+			calls[i].ID = id
 		}
 		calls[i].Arguments = journaledArgs(calls[i].Arguments)
 	}
