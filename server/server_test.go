@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -500,12 +499,7 @@ func TestConcurrentIdenticalStarts(t *testing.T) {
 	if err := rt.Register(testSwarms()...); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(rt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
+	ts, _ := serveRuntime(t, rt, Options{})
 	const n = 200
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
