@@ -672,3 +672,32 @@ func waitGoroutines(t *testing.T, base int) {
 	buf := make([]byte, 1<<20)
 	t.Fatalf("%d goroutines, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 }
+
+// TestFollowUpNamesPause: an input-required task's status message names
+// its pause (metadata "pause"); a follow-up that names another pause is
+// refused and applies nothing, one that names the current pause resumes.
+func TestFollowUpNamesPause(t *testing.T) {
+	e := newEnv(t, a2a.Options{}, nil)
+	c := e.client(t, "approver", "")
+	task := send(t, c, text("buy it"))
+	if task.Status.State != sdk.TaskStateInputRequired || task.Status.Message == nil {
+		t.Fatalf("task = %+v", task)
+	}
+	st, err := e.rt.Status(context.Background(), string(task.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := task.Status.Message.Metadata[a2a.MetaPause].(float64); !ok || int64(p) != st.Pause || st.Pause == 0 {
+		t.Fatalf("status message metadata %v, pause %d", task.Status.Message.Metadata, st.Pause)
+	}
+	stale := text("late")
+	stale.TaskID, stale.Metadata = task.ID, map[string]any{a2a.MetaPause: st.Pause + 1}
+	_, err = c.SendMessage(context.Background(), &sdk.SendMessageRequest{Message: stale})
+	wantErr(t, err, sdk.ErrUnsupportedOperation)
+	swarmtest.AssertState(t, e.rt, string(task.ID), swarm.StatePaused)
+	follow := text("yes")
+	follow.TaskID, follow.Metadata = task.ID, map[string]any{a2a.MetaPause: st.Pause}
+	if done := send(t, c, follow); done.Status.State != sdk.TaskStateCompleted {
+		t.Fatalf("after the follow-up: %+v", done)
+	}
+}
