@@ -20,6 +20,7 @@ import (
 	"github.com/swarmrt/swarm/a2a"
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/server"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -699,5 +700,31 @@ func TestFollowUpNamesPause(t *testing.T) {
 	follow.TaskID, follow.Metadata = task.ID, map[string]any{a2a.MetaPause: st.Pause}
 	if done := send(t, c, follow); done.Status.State != sdk.TaskStateCompleted {
 		t.Fatalf("after the follow-up: %+v", done)
+	}
+}
+
+// TestBodyLimitBehindServer: mounted in the server, whose own body limit
+// reads first, an oversized JSON-RPC body still gets 413, not a parse error.
+func TestBodyLimitBehindServer(t *testing.T) {
+	rt, _ := swarmtest.NewRuntime(t, script, defs()...)
+	h, err := a2a.NewHandler(rt, a2a.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(rt, server.Options{Mounts: []server.Mount{{Pattern: a2a.PathPrefix, Handler: h, Public: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	body := `{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"pad": "` + strings.Repeat("x", 1<<20) + `"}}`
+	res, err := http.Post(ts.URL+a2a.PathPrefix+"echo/", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized body: %d %s", res.StatusCode, b)
 	}
 }
