@@ -51,6 +51,10 @@ type Paused struct {
 	// Waiting is the id of the descendant run that asked, when the pause
 	// comes from a child swarm; resuming this run passes the answer down.
 	Waiting string
+	// Pause identifies this pause: the sequence number of its paused
+	// event. Pass it to Resume with [AtPause] so that the answer applies to
+	// this pause only, never to a later one.
+	Pause int64
 }
 
 // Completed: the run succeeded with Output.
@@ -102,6 +106,11 @@ type Status struct {
 	Context string `json:"context,omitempty"`
 	// Waiting is the descendant run whose pause this run shows.
 	Waiting string `json:"waiting,omitempty"`
+	// Pause identifies a paused run's current pause: the sequence number
+	// of its paused event (the last record of its journal). A resume that
+	// names it (AtPause; "pause" over HTTP, A2A and MCP; swarm resume
+	// --pause) is refused once the run no longer waits at that pause.
+	Pause int64 `json:"pause,omitempty"`
 	// Depth is the run's nesting depth below its root run: the handoffs
 	// (agent and swarm handoffs alike) between the root's orchestrator and
 	// this run. It is at most Config.MaxDepth.
@@ -125,6 +134,9 @@ func statusOf(r store.Run) Status {
 	if r.State == store.Running {
 		s.Owner = r.Owner
 	}
+	if r.State == store.Paused {
+		s.Pause = r.LastSeq
+	}
 	return s
 }
 
@@ -136,7 +148,7 @@ func resultOf[Out any](s Status) (Result[Out], error) {
 	case StateRunning:
 		return Running{Turn: s.Turn, MaxTurns: s.MaxTurns, CurrentAgent: s.Agent}, nil
 	case StatePaused:
-		return Paused{Reason: s.Reason, Context: s.Context, Turn: s.Turn, MaxTurns: s.MaxTurns, Waiting: s.Waiting}, nil
+		return Paused{Reason: s.Reason, Context: s.Context, Turn: s.Turn, MaxTurns: s.MaxTurns, Waiting: s.Waiting, Pause: s.Pause}, nil
 	case StateCompleted:
 		var out Out
 		if err := json.Unmarshal(s.Result, &out); err != nil {

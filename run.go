@@ -90,8 +90,9 @@ func (r *Run[Out]) Wait(ctx context.Context) (Result[Out], error) {
 }
 
 // Resume answers a paused run; its message becomes the pause tool's result.
-func (r *Run[Out]) Resume(ctx context.Context, message string) error {
-	return r.rt.Resume(ctx, r.id, message)
+// With [AtPause] it answers that pause only (see [Runtime.Resume]).
+func (r *Run[Out]) Resume(ctx context.Context, message string, opts ...ResumeOption) error {
+	return r.rt.Resume(ctx, r.id, message, opts...)
 }
 
 // Stop ends the run with state stopped.

@@ -39,6 +39,11 @@ var (
 	// ErrInvalidState: the operation is not allowed in the run's state
 	// (resuming a run that is not paused, stopping a finished run).
 	ErrInvalidState = store.ErrInvalidState
+	// ErrPauseNotCurrent: a resume named a pause ([AtPause]) at which the
+	// run no longer waits: another answer came first, the run has paused
+	// again since, or it has finished. Nothing was applied. It wraps
+	// ErrInvalidState.
+	ErrPauseNotCurrent = store.ErrPauseNotCurrent
 	// ErrClosed: the runtime has been closed.
 	ErrClosed = errors.New("runtime closed")
 )
@@ -518,6 +523,13 @@ func (rt *Runtime) launch(lease store.Lease, r *runner) {
 		return
 	}
 	if prev, ok := rt.active[lease.RunID]; ok {
+		if prev.lease.Epoch > lease.Epoch {
+			// This claim is older than the one driving the run here
+			// (two claims raced and launched out of order): it is stale.
+			rt.mu.Unlock()
+			cancel(store.ErrLeaseLost)
+			return
+		}
 		// A newer claim of a run this runtime already drives: the old
 		// driver's lease is stale.
 		prev.cancel(store.ErrLeaseLost)
@@ -719,13 +731,51 @@ func (rt *Runtime) Wait(ctx context.Context, id string) (Status, error) {
 	}
 }
 
-// Resume answers a paused run with message and continues it in this
-// runtime. It fails with ErrInvalidState if the run is not paused.
-func (rt *Runtime) Resume(ctx context.Context, id, message string) error {
-	if _, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now()}); err != nil {
+// ResumeOption configures [Runtime.Resume].
+type ResumeOption func(*resumeConfig)
+
+type resumeConfig struct{ pause int64 }
+
+// AtPause makes a resume answer the pause with sequence number seq
+// (Status.Pause, Paused.Pause, the paused event's Seq) and nothing else:
+// if the run no longer waits at that pause, Resume fails with
+// ErrPauseNotCurrent and applies nothing. Of several clients answering the
+// same pause, exactly one succeeds.
+func AtPause(seq int64) ResumeOption { return func(c *resumeConfig) { c.pause = seq } }
+
+// Resume answers a paused run with message and continues it at once. It
+// fails with ErrInvalidState if the run is not paused, and with
+// ErrPauseNotCurrent if [AtPause] names a pause the run no longer waits at.
+// Without AtPause it answers whatever pause is current.
+//
+// The run continues in this runtime: by its worker when [Runtime.Work] is
+// running (so that the two never claim the run twice), else here; or by
+// another node that claims it first. Once the answer is delivered, Resume
+// returns nil whoever drives the run.
+func (rt *Runtime) Resume(ctx context.Context, id, message string, opts ...ResumeOption) error {
+	var rc resumeConfig
+	for _, o := range opts {
+		o(&rc)
+	}
+	if rc.pause < 0 {
+		return fmt.Errorf("resume %s: %w: pause %d is not a sequence number", id, ErrInvalidInput, rc.pause)
+	}
+	if _, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now(), Pause: rc.pause}); err != nil {
 		return fmt.Errorf("resume %s: %w", id, err)
 	}
-	return rt.Drive(ctx, id)
+	if rt.work.running.Load() {
+		// The run is runnable: the worker claims it now. Claiming it here
+		// too would race the worker (same owner, two epochs).
+		rt.pokeWorker()
+		return nil
+	}
+	err := rt.Drive(ctx, id)
+	if errors.Is(err, store.ErrLeased) || errors.Is(err, store.ErrInvalidState) {
+		// Another node claimed the run first, and may have paused or
+		// finished it already: the answer was delivered all the same.
+		return nil
+	}
+	return err
 }
 
 // Stop ends a run with state stopped. A run driven here stops at once; a run

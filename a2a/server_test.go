@@ -20,6 +20,7 @@ import (
 	"github.com/swarmrt/swarm/a2a"
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/server"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -671,4 +672,59 @@ func waitGoroutines(t *testing.T, base int) {
 	}
 	buf := make([]byte, 1<<20)
 	t.Fatalf("%d goroutines, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+}
+
+// TestFollowUpNamesPause: an input-required task's status message names
+// its pause (metadata "pause"); a follow-up that names another pause is
+// refused and applies nothing, one that names the current pause resumes.
+func TestFollowUpNamesPause(t *testing.T) {
+	e := newEnv(t, a2a.Options{}, nil)
+	c := e.client(t, "approver", "")
+	task := send(t, c, text("buy it"))
+	if task.Status.State != sdk.TaskStateInputRequired || task.Status.Message == nil {
+		t.Fatalf("task = %+v", task)
+	}
+	st, err := e.rt.Status(context.Background(), string(task.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := task.Status.Message.Metadata[a2a.MetaPause].(float64); !ok || int64(p) != st.Pause || st.Pause == 0 {
+		t.Fatalf("status message metadata %v, pause %d", task.Status.Message.Metadata, st.Pause)
+	}
+	stale := text("late")
+	stale.TaskID, stale.Metadata = task.ID, map[string]any{a2a.MetaPause: st.Pause + 1}
+	_, err = c.SendMessage(context.Background(), &sdk.SendMessageRequest{Message: stale})
+	wantErr(t, err, sdk.ErrUnsupportedOperation)
+	swarmtest.AssertState(t, e.rt, string(task.ID), swarm.StatePaused)
+	follow := text("yes")
+	follow.TaskID, follow.Metadata = task.ID, map[string]any{a2a.MetaPause: st.Pause}
+	if done := send(t, c, follow); done.Status.State != sdk.TaskStateCompleted {
+		t.Fatalf("after the follow-up: %+v", done)
+	}
+}
+
+// TestBodyLimitBehindServer: mounted in the server, whose own body limit
+// reads first, an oversized JSON-RPC body still gets 413, not a parse error.
+func TestBodyLimitBehindServer(t *testing.T) {
+	rt, _ := swarmtest.NewRuntime(t, script, defs()...)
+	h, err := a2a.NewHandler(rt, a2a.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(rt, server.Options{Mounts: []server.Mount{{Pattern: a2a.PathPrefix, Handler: h, Public: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	body := `{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"pad": "` + strings.Repeat("x", 1<<20) + `"}}`
+	res, err := http.Post(ts.URL+a2a.PathPrefix+"echo/", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized body: %d %s", res.StatusCode, b)
+	}
 }

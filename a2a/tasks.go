@@ -104,7 +104,8 @@ func taskOf(st swarm.Status, evs []swarm.Event) *sdk.Task {
 			}
 			t.History = append(t.History, &sdk.Message{ID: id, Role: sdk.MessageRoleUser, Parts: sdk.ContentParts{valuePart(ev.Input)}})
 		case swarm.EventPaused:
-			pause = &sdk.Message{ID: msgID(st.ID, ev.Seq), Role: sdk.MessageRoleAgent, Parts: sdk.ContentParts{sdk.NewTextPart(pauseText(ev.Reason, ev.Context))}}
+			pause = &sdk.Message{ID: msgID(st.ID, ev.Seq), Role: sdk.MessageRoleAgent, Parts: sdk.ContentParts{sdk.NewTextPart(pauseText(ev.Reason, ev.Context))},
+				Metadata: map[string]any{MetaPause: ev.Seq}}
 			t.History = append(t.History, pause)
 		case swarm.EventResumed:
 			t.History = append(t.History, &sdk.Message{ID: msgID(st.ID, ev.Seq), Role: sdk.MessageRoleUser, Parts: sdk.ContentParts{sdk.NewTextPart(ev.Message)}})
@@ -519,14 +520,60 @@ func (h *taskHandler) resume(ctx context.Context, msg *sdk.Message) (string, str
 	default:
 		return "", "", 0, sdk.NewError(sdk.ErrUnsupportedOperation, fmt.Sprintf("task %s is %s; send a message without taskId to start a new task", st.ID, stateOf(st.State)))
 	}
-	err = h.rt.Resume(ctx, st.ID, messageText(msg))
+	var opts []swarm.ResumeOption
+	pause, err := pauseOf(msg)
+	if err != nil {
+		return "", "", 0, err
+	}
+	if pause != 0 {
+		opts = append(opts, swarm.AtPause(pause))
+	}
+	err = h.rt.Resume(ctx, st.ID, messageText(msg), opts...)
 	switch {
-	case errors.Is(err, swarm.ErrInvalidState) || errors.Is(err, store.ErrLeased):
+	case errors.Is(err, swarm.ErrPauseNotCurrent):
+		return "", "", 0, sdk.NewError(sdk.ErrUnsupportedOperation, fmt.Sprintf("task %s no longer waits at pause %d (answered already, or asking again): nothing applied", st.ID, pause))
+	case errors.Is(err, swarm.ErrInvalidState):
 		return "", "", 0, sdk.NewError(sdk.ErrUnsupportedOperation, fmt.Sprintf("task %s is no longer input-required", st.ID))
 	case err != nil:
 		return "", "", 0, internal(err)
 	}
 	return st.ID, contextID, st.LastSeq, nil
+}
+
+// MetaPause is the metadata key naming a pause: an input-required task's
+// status message (and its status update event) carries the pause's
+// sequence number under it, and a follow-up message that carries it back
+// answers that pause only; it is refused if the task no longer waits there.
+const MetaPause = "pause"
+
+// pauseOf reads the pause a follow-up message names (0: none).
+func pauseOf(msg *sdk.Message) (int64, error) {
+	v, ok := msg.Metadata[MetaPause]
+	if !ok || v == nil {
+		return 0, nil
+	}
+	var n int64
+	switch x := v.(type) {
+	case float64:
+		n = int64(x)
+		if float64(n) != x {
+			n = -1
+		}
+	case int64:
+		n = x
+	case int:
+		n = int64(x)
+	case json.Number:
+		n, _ = x.Int64()
+	case string:
+		n, _ = strconv.ParseInt(x, 10, 64)
+	default:
+		n = -1
+	}
+	if n <= 0 {
+		return 0, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("metadata.%s must be the sequence number of a pause, got %v", MetaPause, v))
+	}
+	return n, nil
 }
 
 // input turns the parts of a message into the swarm's JSON input. A text
@@ -632,7 +679,12 @@ func eventsOf(ti sdk.TaskInfo, ev swarm.Event) (out []sdk.Event, final bool) {
 	case swarm.EventResumed:
 		return []sdk.Event{status(sdk.TaskStateWorking, "")}, false
 	case swarm.EventPaused:
-		return []sdk.Event{status(sdk.TaskStateInputRequired, pauseText(ev.Reason, ev.Context))}, true
+		e := status(sdk.TaskStateInputRequired, pauseText(ev.Reason, ev.Context))
+		e.SetMeta(MetaPause, ev.Seq)
+		if e.Status.Message != nil {
+			e.Status.Message.Metadata = map[string]any{MetaPause: ev.Seq}
+		}
+		return []sdk.Event{e}, true
 	case swarm.EventCompleted:
 		a := &sdk.TaskArtifactUpdateEvent{TaskID: ti.TaskID, ContextID: ti.ContextID, Artifact: resultArtifact(ev.Result), LastChunk: true}
 		return []sdk.Event{a, status(sdk.TaskStateCompleted, "")}, true

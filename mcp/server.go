@@ -61,6 +61,10 @@ type Outcome struct {
 	Reason string `json:"reason,omitempty"`
 	// Context is what a paused run gave the human to decide.
 	Context string `json:"context,omitempty"`
+	// Pause identifies a paused run's pause (the sequence number of its
+	// paused event); give it to the resume tool so that the answer applies
+	// to this pause only.
+	Pause int64 `json:"pause,omitempty"`
 }
 
 // server serves one runtime's swarms over MCP.
@@ -87,8 +91,9 @@ type server struct {
 //   - a client that sends a progress token receives a progress
 //     notification per journaled event of the run.
 //
-// The tool "resume" ({run_id, message}) answers a paused run and waits
-// again. The resource template swarm://runs/{id}/result reads a run's
+// The tool "resume" ({run_id, message, pause}) answers a paused run and
+// waits again; with pause (the outcome's pause) it answers that pause only
+// and is refused if the run no longer waits at it. The resource template swarm://runs/{id}/result reads a run's
 // status and result as JSON, and each swarm is a prompt carrying its
 // instructions (rendered for the optional "input" argument).
 //
@@ -136,7 +141,8 @@ func NewServer(rt *swarm.Runtime, opts Options) (*sdk.Server, error) {
 		Description: "Answer a paused swarm run with a message and wait until it pauses again or ends.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 			`"run_id":{"type":"string","description":"The id of the paused run."},` +
-			`"message":{"type":"string","description":"The answer to the run's question."}},` +
+			`"message":{"type":"string","description":"The answer to the run's question."},` +
+			`"pause":{"type":"integer","minimum":1,"description":"The pause answered (the paused outcome's pause): the answer is refused if the run no longer waits at it. Without it, the current pause is answered."}},` +
 			`"required":["run_id","message"],"additionalProperties":false}`),
 		OutputSchema: outcomeSchema(json.RawMessage(`{}`)),
 	}, s.resume)
@@ -185,7 +191,7 @@ func outcomeSchema(result json.RawMessage) json.RawMessage {
 		`"run_id":{"type":"string"},"swarm":{"type":"string"},` +
 		`"state":{"type":"string","enum":["running","paused","completed","failed","stopped"]},` +
 		`"result":` + string(result) + `,` +
-		`"reason":{"type":"string"},"context":{"type":"string"}},` +
+		`"reason":{"type":"string"},"context":{"type":"string"},"pause":{"type":"integer"}},` +
 		`"required":["run_id","swarm","state"]}`)
 }
 
@@ -277,9 +283,10 @@ func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	var a struct {
 		RunID   string `json:"run_id"`
 		Message string `json:"message"`
+		Pause   int64  `json:"pause"`
 	}
-	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil || a.RunID == "" {
-		return errorResult(`invalid arguments: want {"run_id": "...", "message": "..."}`), nil
+	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil || a.RunID == "" || a.Pause < 0 {
+		return errorResult(`invalid arguments: want {"run_id": "...", "message": "...", "pause": N (optional)}`), nil
 	}
 	st, err := s.rt.Status(ctx, a.RunID)
 	if errors.Is(err, swarm.ErrNotFound) {
@@ -297,7 +304,14 @@ func (s *server) resume(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 		res.Content = []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("run %s is %s, not paused: nothing to resume", st.ID, st.State)}}
 		return res, nil
 	}
-	if err := s.rt.Resume(ctx, a.RunID, a.Message); err != nil {
+	var opts []swarm.ResumeOption
+	if a.Pause != 0 {
+		opts = append(opts, swarm.AtPause(a.Pause))
+	}
+	if err := s.rt.Resume(ctx, a.RunID, a.Message, opts...); err != nil {
+		if errors.Is(err, swarm.ErrPauseNotCurrent) {
+			return errorResult("run %s no longer waits at pause %d (answered already, or paused again since): nothing applied", a.RunID, a.Pause), nil
+		}
 		if errors.Is(err, swarm.ErrInvalidState) {
 			return errorResult("run %s cannot be resumed: %v", a.RunID, err), nil
 		}
@@ -384,7 +398,7 @@ func describeEvent(ev swarm.Event) string {
 
 // outcomeResult maps a run's status to a tool result.
 func outcomeResult(st swarm.Status) *sdk.CallToolResult {
-	out := Outcome{RunID: st.ID, Swarm: st.Swarm, State: st.State, Result: st.Result, Reason: st.Reason, Context: st.Context}
+	out := Outcome{RunID: st.ID, Swarm: st.Swarm, State: st.State, Result: st.Result, Reason: st.Reason, Context: st.Context, Pause: st.Pause}
 	var text string
 	res := &sdk.CallToolResult{StructuredContent: out}
 	switch st.State {
@@ -399,7 +413,7 @@ func outcomeResult(st swarm.Status) *sdk.CallToolResult {
 		if st.Context != "" {
 			text += "\nContext: " + st.Context
 		}
-		text += fmt.Sprintf("\nTo continue, call the %s tool with {\"run_id\": %q, \"message\": \"<your answer>\"}.", ResumeTool, st.ID)
+		text += fmt.Sprintf("\nTo continue, call the %s tool with {\"run_id\": %q, \"pause\": %d, \"message\": \"<your answer>\"}.", ResumeTool, st.ID, st.Pause)
 	case swarm.StateFailed:
 		res.IsError = true
 		text = fmt.Sprintf("Run %s failed: %s", st.ID, st.Reason)

@@ -480,3 +480,34 @@ func TestCompletion(t *testing.T) {
 		t.Fatalf("%+v %v", res, err)
 	}
 }
+
+// TestResumeAtPause: the paused outcome names its pause, and a resume that
+// names a pause the run no longer waits at is refused and applies nothing.
+func TestResumeAtPause(t *testing.T) {
+	ask := func(reason string) scripted.Step {
+		return scripted.Tools(scripted.CallTool("pause", map[string]any{"reason": reason}))
+	}
+	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"twice": {ask("first?"), ask("second?"), scripted.Text("done")}},
+		swarm.Define[string, string]("twice", "Asks twice", nil))
+	cs := connect(t, rt, nil)
+	_, first := call(t, cs, "twice", map[string]any{"input": "go"})
+	if first.State != swarm.StatePaused || first.Pause == 0 {
+		t.Fatalf("first pause: %+v", first)
+	}
+	res, second := call(t, cs, "resume", map[string]any{"run_id": first.RunID, "message": "yes", "pause": first.Pause})
+	if res.IsError || second.State != swarm.StatePaused || second.Reason != "second?" || second.Pause <= first.Pause {
+		t.Fatalf("answer to the first pause: error=%v text=%q outcome=%+v", res.IsError, text(res), second)
+	}
+	res, _ = call(t, cs, "resume", map[string]any{"run_id": first.RunID, "message": "late", "pause": first.Pause})
+	if !res.IsError || !strings.Contains(text(res), "no longer waits") {
+		t.Fatalf("late answer: error=%v text=%q", res.IsError, text(res))
+	}
+	st, err := rt.Status(context.Background(), first.RunID)
+	if err != nil || st.State != swarm.StatePaused || st.Pause != second.Pause {
+		t.Fatalf("after the late answer: %+v %v", st, err)
+	}
+	res, done := call(t, cs, "resume", map[string]any{"run_id": first.RunID, "message": "yes", "pause": second.Pause})
+	if res.IsError || done.State != swarm.StateCompleted {
+		t.Fatalf("answer to the second pause: error=%v text=%q outcome=%+v", res.IsError, text(res), done)
+	}
+}

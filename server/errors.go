@@ -79,6 +79,8 @@ func classify(err error) (int, string) {
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, swarm.ErrUnknownSwarm):
 		return http.StatusNotFound, "unknown_swarm"
+	case errors.Is(err, store.ErrPauseNotCurrent):
+		return http.StatusConflict, "pause_not_current"
 	case errors.Is(err, store.ErrInvalidState):
 		return http.StatusConflict, "invalid_state"
 	case errors.Is(err, store.ErrExists), errors.Is(err, errConflict):

@@ -66,6 +66,13 @@ func testScript() scripted.Script {
 func newTest(t *testing.T, opts Options) (*httptest.Server, *Server, *swarm.Runtime) {
 	t.Helper()
 	rt, _ := swarmtest.NewRuntime(t, testScript(), testSwarms()...)
+	ts, srv := serveRuntime(t, rt, opts)
+	return ts, srv, rt
+}
+
+// serveRuntime serves rt until the test ends.
+func serveRuntime(t *testing.T, rt *swarm.Runtime, opts Options) (*httptest.Server, *Server) {
+	t.Helper()
 	srv, err := New(rt, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +82,7 @@ func newTest(t *testing.T, opts Options) (*httptest.Server, *Server, *swarm.Runt
 		srv.CloseStreams()
 		ts.Close()
 	})
-	return ts, srv, rt
+	return ts, srv
 }
 
 type client struct {

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
-	"github.com/swarmrt/swarm/store"
 )
 
 // StartRequest is the body of POST /v1/swarms/{swarm}/runs.
@@ -35,11 +33,16 @@ type RunStatus struct {
 	Error *Error `json:"error,omitempty"`
 }
 
-// MessageRequest is the body of POST /v1/runs/{id}/resume (Message) and
-// POST /v1/runs/{id}/stop (Reason).
+// MessageRequest is the body of POST /v1/runs/{id}/resume (Message, Pause)
+// and POST /v1/runs/{id}/stop (Reason).
 type MessageRequest struct {
 	Message string `json:"message,omitempty"`
 	Reason  string `json:"reason,omitempty"`
+	// Pause names the pause a resume answers (the paused status's
+	// "pause"); if the run no longer waits at it, the resume gets 409
+	// pause_not_current and nothing is applied. Without it, the current
+	// pause is answered.
+	Pause int64 `json:"pause,omitempty"`
 }
 
 // maxRunID is the longest run id a client may choose.
@@ -245,11 +248,14 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
 	s.command(w, r, func(ctx context.Context, id string, req MessageRequest) error {
-		err := s.rt.Resume(ctx, id, req.Message)
-		if errors.Is(err, store.ErrLeased) {
-			return nil // delivered; another process claimed the run first
+		if req.Pause < 0 {
+			return badRequest("pause: want the sequence number of a pause, got %d", req.Pause)
 		}
-		return err
+		var opts []swarm.ResumeOption
+		if req.Pause != 0 {
+			opts = append(opts, swarm.AtPause(req.Pause))
+		}
+		return s.rt.Resume(ctx, id, req.Message, opts...)
 	})
 }
 

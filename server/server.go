@@ -33,6 +33,7 @@ const (
 	DefaultHeartbeat    = 15 * time.Second
 	DefaultMaxWait      = 60 * time.Second
 	DefaultWriteTimeout = 10 * time.Second
+	DefaultBodyTimeout  = 30 * time.Second
 )
 
 //go:embed openapi.json
@@ -75,6 +76,12 @@ type Options struct {
 	// WriteTimeout bounds each write to an event stream; a client that
 	// reads slower than that is disconnected (default 10s).
 	WriteTimeout time.Duration
+	// BodyTimeout bounds the reading of each request body (default 30s):
+	// a client that sends its body slower is disconnected. It is a
+	// deadline on the connection from the start of the request until the
+	// body has been read, so responses that stream afterwards (event
+	// streams, long polls, A2A and MCP streams) are not bounded by it.
+	BodyTimeout time.Duration
 	// Mounts are extra front ends (A2A, MCP) served by the same server.
 	Mounts []Mount
 	// Logger receives one line per request (method, path, status,
@@ -141,6 +148,9 @@ func New(rt *swarm.Runtime, opts Options) (*Server, error) {
 	}
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = DefaultBodyTimeout
 	}
 	s := &Server{rt: rt, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -210,6 +220,15 @@ func (s *Server) CloseStreams() {
 // route limits bodies and dispatches; requests that match no route get a
 // JSON 404 or 405 instead of the mux's plain text.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil && r.Body != http.NoBody {
+		// The connection's read deadline bounds the body. net/http lifts
+		// it when the body has been read to its end (and it starts
+		// watching the connection for the client leaving), so responses
+		// that stream afterwards are not bounded by it, as they would be
+		// by http.Server.ReadTimeout. After a timeout it stays, so the
+		// server's discarding of an unread rest fails at once.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
+	}
 	if r.Body != nil {
 		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 	}

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,6 +21,7 @@ import (
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/sqlite"
+	"github.com/swarmrt/swarm/swarmtest"
 )
 
 // TestOpenAPIMatchesRoutes holds the served document to the mux: every
@@ -503,12 +504,7 @@ func TestConcurrentIdenticalStarts(t *testing.T) {
 	if err := rt.Register(testSwarms()...); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(rt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
+	ts, _ := serveRuntime(t, rt, Options{})
 	const n = 200
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -565,5 +561,83 @@ func TestConcurrentIdenticalStarts(t *testing.T) {
 		if count[http.StatusCreated] != 1 || count[http.StatusOK] != n-1 {
 			t.Fatalf("run %s: statuses %v, want one 201 and %d 200", id, count, n-1)
 		}
+	}
+}
+
+// TestSlowBodyDisconnected: a client that trickles its request body is
+// disconnected once the body timeout passes, while a response that streams
+// after its body was read outlives the timeout.
+func TestSlowBodyDisconnected(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	streamed := make(chan error, 1)
+	stream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			streamed <- err
+			return
+		}
+		rc := http.NewResponseController(w)
+		for i := range 6 { // 3 body timeouts
+			fmt.Fprintf(w, "data: %d\n\n", i)
+			if err := rc.Flush(); err != nil {
+				streamed <- err
+				return
+			}
+			select {
+			case <-time.After(timeout / 2):
+			case <-r.Context().Done():
+				streamed <- fmt.Errorf("request cancelled while streaming: %w", context.Cause(r.Context()))
+				return
+			}
+		}
+		streamed <- nil
+	})
+	rt, _ := swarmtest.NewRuntime(t, testScript(), testSwarms()...)
+	ts, _ := serveRuntime(t, rt, Options{BodyTimeout: timeout, Mounts: []Mount{{Pattern: "POST /stream", Handler: stream}}})
+
+	// A trickled body: one byte every 50ms of 1000.
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "POST /v1/swarms/echo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for range 999 {
+			if _, err := conn.Write([]byte(" ")); err != nil {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	b, err := io.ReadAll(conn) // until the server closes the connection
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the server kept a trickling client for 10s (read %q)", b)
+	}
+	if len(b) > 0 && !strings.HasPrefix(string(b), "HTTP/1.1 4") {
+		t.Errorf("answer to a trickled body: %q", b)
+	}
+
+	// A streamed response after a prompt body is not cut by the timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", ts.URL+"/stream", strings.NewReader(`{"a": 1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || !strings.Contains(string(body), "data: 5") {
+		t.Fatalf("stream: %q %v", body, err)
+	}
+	if err := <-streamed; err != nil {
+		t.Fatal(err)
 	}
 }

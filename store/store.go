@@ -65,6 +65,10 @@ var (
 	// (resuming a run that is not paused, stopping a finished run, claiming
 	// a paused or finished run).
 	ErrInvalidState = errors.New("invalid state for this operation")
+	// ErrPauseNotCurrent: a resume named a pause (Message.Pause) at which
+	// the run no longer waits: it was answered already, the run has paused
+	// again since, or it has finished. It wraps ErrInvalidState.
+	ErrPauseNotCurrent = fmt.Errorf("the answered pause is not the run's current pause: %w", ErrInvalidState)
 	// ErrWatchClosed: Watch was called on a closed store.
 	ErrWatchClosed = errors.New("store closed: cannot watch")
 	// ErrUnavailable: the store's database cannot be reached now (down,
@@ -191,6 +195,19 @@ type Message struct {
 	Kind MessageKind `json:"kind"`
 	Text string      `json:"text,omitempty"`
 	Time time.Time   `json:"time"`
+	// Pause, when not zero in a resume, names the pause it answers: the
+	// sequence number of the run's paused event, which is the last record
+	// of a paused run's journal. Send refuses the resume with
+	// ErrPauseNotCurrent unless the run is paused with LastSeq == Pause,
+	// in the same transaction as the delivery. It is not stored.
+	Pause int64 `json:"pause,omitempty"`
+}
+
+// PauseNotCurrent reports whether a resume m to a run in state state with
+// last sequence number lastSeq names a pause other than the run's current
+// one; stores call it in Send.
+func PauseNotCurrent(m Message, state State, lastSeq int64) bool {
+	return m.Kind == MsgResume && m.Pause != 0 && (state != Paused || lastSeq != m.Pause)
 }
 
 // Filter selects runs for List. Zero fields match everything.
@@ -255,7 +272,9 @@ type Store interface {
 	// state, unowned, so that another process may claim it at once.
 	Release(ctx context.Context, l Lease) error
 
-	// Send delivers an inbox message. A resume requires a Paused run; a stop
+	// Send delivers an inbox message. A resume requires a Paused run (and,
+	// when it names one, the pause of Message.Pause: ErrPauseNotCurrent
+	// otherwise); a stop
 	// requires a run that is not finished; otherwise ErrInvalidState. Both
 	// make a paused run Running and unowned (runnable) in the same
 	// transaction, so the message is never lost between a pause and a claim.

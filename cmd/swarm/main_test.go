@@ -152,14 +152,24 @@ func TestPauseExitResumeInNewProcess(t *testing.T) {
 	if code != 3 {
 		t.Fatalf("exit %d, want 3 (paused); stdout %q", code, out)
 	}
-	var s struct{ State, Reason, Context string }
-	if err := json.Unmarshal([]byte(out), &s); err != nil || s.State != "paused" || s.Reason != "approve the booking?" || s.Context != "hut for 2 nights" {
+	var s struct {
+		State, Reason, Context string
+		Pause                  int64
+	}
+	if err := json.Unmarshal([]byte(out), &s); err != nil || s.State != "paused" || s.Reason != "approve the booking?" || s.Context != "hut for 2 nights" || s.Pause == 0 {
 		t.Fatalf("paused status %q (%v)", out, err)
 	}
 	if _, code := run(t, dir, "stop", "nope", "x"); code == 0 {
 		t.Error("stopping an unknown run succeeded")
 	}
-	out, code = run(t, dir, "resume", "p1", "approved")
+	// An answer to a pause the run does not wait at is refused.
+	if _, code := run(t, dir, "resume", "--pause", strconv.FormatInt(s.Pause+1, 10), "p1", "approved"); code == 0 {
+		t.Error("resume --pause of another pause succeeded")
+	}
+	if out, _ := run(t, dir, "status", "p1"); !strings.Contains(out, `"state": "paused"`) && !strings.Contains(out, `"state":"paused"`) {
+		t.Fatalf("after a refused resume: %s", out)
+	}
+	out, code = run(t, dir, "resume", "--pause", strconv.FormatInt(s.Pause, 10), "p1", "approved")
 	if code != 0 || strings.TrimSpace(out) != `{"plan":"hut booked"}` {
 		t.Fatalf("resume: exit %d, stdout %q", code, out)
 	}

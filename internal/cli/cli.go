@@ -660,6 +660,7 @@ func (a *app) eventsCmd() *cobra.Command {
 
 func (a *app) resumeCmd() *cobra.Command {
 	var quiet bool
+	var pause int64
 	c := &cobra.Command{
 		Use:   "resume ID MESSAGE",
 		Short: "Answer a paused run and follow it to its end",
@@ -669,13 +670,18 @@ func (a *app) resumeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := rt.Resume(ctx, args[0], args[1]); err != nil {
+			var opts []swarm.ResumeOption
+			if pause != 0 {
+				opts = append(opts, swarm.AtPause(pause))
+			}
+			if err := rt.Resume(ctx, args[0], args[1], opts...); err != nil {
 				return err
 			}
 			return a.follow(ctx, rt, args[0], before.LastSeq, quiet)
 		}),
 	}
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	c.Flags().Int64Var(&pause, "pause", 0, "answer only this pause (the status's \"pause\"); refused if the run no longer waits at it")
 	return c
 }
 

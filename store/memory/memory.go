@@ -495,6 +495,8 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (_ store.M
 	defer r.mu.Unlock()
 	row := &r.row
 	switch {
+	case store.PauseNotCurrent(m, row.State, row.LastSeq):
+		return store.Message{}, fmt.Errorf("resume run %q at pause %d (state %s, last record %d): %w", id, m.Pause, row.State, row.LastSeq, store.ErrPauseNotCurrent)
 	case m.Kind == store.MsgResume && row.State != store.Paused,
 		m.Kind == store.MsgStop && row.State.Terminal():
 		return store.Message{}, fmt.Errorf("send %s to run %q in state %s: %w", m.Kind, id, row.State, store.ErrInvalidState)

@@ -562,10 +562,10 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var (
-			rid   int64
-			state string
+			rid, lastSeq int64
+			state        string
 		)
-		err := tx.QueryRow(ctx, `SELECT rid, state FROM swarm_runs WHERE id = $1 FOR UPDATE`, id).Scan(&rid, &state)
+		err := tx.QueryRow(ctx, `SELECT rid, state, last_seq FROM swarm_runs WHERE id = $1 FOR UPDATE`, id).Scan(&rid, &state, &lastSeq)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("run %q: %w", id, store.ErrNotFound)
 		}
@@ -573,6 +573,9 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 			return err
 		}
 		st := store.State(state)
+		if store.PauseNotCurrent(m, st, lastSeq) {
+			return fmt.Errorf("resume run %q at pause %d (state %s, last record %d): %w", id, m.Pause, st, lastSeq, store.ErrPauseNotCurrent)
+		}
 		if m.Kind == store.MsgResume && st != store.Paused || m.Kind == store.MsgStop && st.Terminal() {
 			return fmt.Errorf("%s for run %q in state %s: %w", m.Kind, id, st, store.ErrInvalidState)
 		}

@@ -391,6 +391,8 @@ func (w *writer) send(id string, m *store.Message, woke *bool) error {
 		return err
 	}
 	switch {
+	case store.PauseNotCurrent(*m, cur.state, cur.lastSeq):
+		return fmt.Errorf("resume run %q at pause %d (state %s, last record %d): %w", id, m.Pause, cur.state, cur.lastSeq, store.ErrPauseNotCurrent)
 	case m.Kind == store.MsgResume && cur.state != store.Paused,
 		m.Kind == store.MsgStop && cur.state.Terminal():
 		return fmt.Errorf("%s for run %q in state %s: %w", m.Kind, id, cur.state, store.ErrInvalidState)

@@ -86,6 +86,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Renew", testRenew},
 		{"Release", testRelease},
 		{"SendResume", testSendResume},
+		{"SendResumeAtPause", testSendResumeAtPause},
 		{"SendStop", testSendStop},
 		{"Inbox", testInbox},
 		{"ConcurrentAppendSameRun", testConcurrentAppendSameRun},
@@ -1040,6 +1041,40 @@ func testSendResume(t *testing.T, s store.Store) {
 	}
 	if in := inbox(t, s, "r3"); len(in) != 1 || !in[0].Time.Equal(t0) {
 		t.Fatalf("Inbox = %+v, want time %v", in, t0)
+	}
+}
+
+// testSendResumeAtPause: a resume that names a pause (Message.Pause) is
+// delivered only while the run is paused with that LastSeq.
+func testSendResumeAtPause(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	l := create(t, s, "r1", "o1", long)
+	appendOK(t, s, l, recs("p1"), store.Update{State: store.Paused, Reason: "first"})
+	first := get(t, s, "r1").LastSeq
+	_, err := s.Send(ctx, "r1", store.Message{Kind: store.MsgResume, Text: "stale", Pause: first + 1})
+	wantErr(t, "resume at a pause that never was", err, store.ErrPauseNotCurrent)
+	wantErr(t, "resume at a pause that never was", err, store.ErrInvalidState)
+	if in := inbox(t, s, "r1"); len(in) != 0 {
+		t.Fatalf("refused resume was stored: %+v", in)
+	}
+	if r := get(t, s, "r1"); r.State != store.Paused {
+		t.Fatalf("refused resume changed state to %q", r.State)
+	}
+	if _, err := s.Send(ctx, "r1", store.Message{Kind: store.MsgResume, Text: "yes", Pause: first}); err != nil {
+		t.Fatalf("resume at the current pause: %v", err)
+	}
+	_, err = s.Send(ctx, "r1", store.Message{Kind: store.MsgResume, Text: "again", Pause: first})
+	wantErr(t, "second answer to one pause", err, store.ErrPauseNotCurrent)
+	// The run pauses again: an answer to the first pause stays refused.
+	l2, err := s.Claim(ctx, "r1", "o1", long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendOK(t, s, l2, recs("p2"), store.Update{State: store.Paused, Reason: "second", AckInbox: inbox(t, s, "r1")[0].ID})
+	_, err = s.Send(ctx, "r1", store.Message{Kind: store.MsgResume, Text: "late", Pause: first})
+	wantErr(t, "late answer to an earlier pause", err, store.ErrPauseNotCurrent)
+	if r := get(t, s, "r1"); r.State != store.Paused || len(inbox(t, s, "r1")) != 0 {
+		t.Fatalf("late answer applied: %+v", r)
 	}
 }
 
