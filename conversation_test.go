@@ -639,7 +639,7 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 	}
 
 	for k := int64(1); k < appends; k++ {
-		t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
+		if !t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
 			ctx := ctxT(t)
 			fx.mu.Lock()
 			fx.n = map[string]int{}
@@ -736,7 +736,9 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 					t.Errorf("call %s ran again after its result was journaled", key)
 				}
 			}
-		})
+		}) {
+			break // one broken boundary is enough: the next ones would each wait out their deadline
+		}
 	}
 }
 
