@@ -566,7 +566,7 @@ func TestConversationStreamsWithAgentAttribution(t *testing.T) {
 	if streamed.String() != rep.Text || len(agents) != 1 || !agents["sales"] {
 		t.Errorf("streamed %q by %v, reply %q", streamed.String(), agents, rep.Text)
 	}
-	got := <-evc
+	got := swarmtest.Recv(t, ctx, evc, "the event follower")
 	// Say leaves no goroutine behind (the follower and the run's driver
 	// end too).
 	for i := 0; runtime.NumGoroutine() >= base && i < 200; i++ {

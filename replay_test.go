@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -63,4 +65,76 @@ func TestReplayUsesRecordedToolResult(t *testing.T) {
 	}
 	swarmtest.AssertScriptConsumed(t, m, run.ID())
 	swarmtest.AssertJournal(t, rt, run.ID())
+}
+
+// TestLiveLeaseIsNotTakenOver drives a run on runtime A with a short lease
+// while runtime B looks for expired runs over several lease periods: A's
+// heartbeat keeps the lease live, so B claims nothing, A finishes, and the
+// tool runs once. A live lease treated as expired fails the test at once.
+func TestLiveLeaseIsNotTakenOver(t *testing.T) {
+	// Generous enough that a loaded machine renews in time.
+	const lease = time.Second
+	ctx, cancel := context.WithCancelCause(swarmtest.Context(t))
+	defer cancel(nil)
+	var calls atomic.Int32
+	started, release := make(chan struct{}), make(chan struct{})
+	work := swarm.NewTool("work", "Works a while", func(tctx context.Context, _ struct{}) (string, error) {
+		if n := calls.Add(1); n > 1 {
+			err := fmt.Errorf("work ran %d times: a live run was taken over", n)
+			cancel(err)
+			return "", err
+		}
+		close(started)
+		select {
+		case <-release:
+			return "worked", nil
+		case <-tctx.Done():
+			return "", context.Cause(tctx)
+		}
+	})
+	s := swarm.Define[string, string]("job", "", func(string) swarm.Spec { return swarm.Spec{Tools: []swarm.Tool{work}} })
+	st := memory.New()
+	m := scripted.New(scripted.Script{"job": {scripted.Tools(scripted.CallTool("work", nil)), scripted.Text("done")}})
+	open := func(owner string) *swarm.Runtime {
+		rt, err := swarm.New(swarm.Config{Store: st, Model: m, Owner: owner, Lease: lease, PollInterval: 10 * time.Millisecond, RetryBackoff: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rt.Close() })
+		if err := rt.Register(s); err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}
+	a, b := open("A"), open("B")
+	run, err := s.Start(ctx, a, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	swarmtest.Recv(t, ctx, started, "the tool call")
+	// Over three lease periods, B finds nothing to take over.
+	for i := range 9 {
+		ids, err := b.Recover(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) != 0 {
+			t.Fatalf("B took over run %s while A held a live lease (check %d)", ids[0], i)
+		}
+		time.Sleep(lease / 3)
+	}
+	close(release)
+	res, err := run.Wait(ctx)
+	if err != nil {
+		t.Fatalf("wait: %v", context.Cause(ctx))
+	}
+	if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "done" {
+		t.Fatalf("result %#v, want completed", res)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("work ran %d times, want 1", n)
+	}
+	if lost := a.Metrics().LeasesLost; lost != 0 {
+		t.Errorf("A lost %d leases", lost)
+	}
 }

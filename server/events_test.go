@@ -65,7 +65,7 @@ func TestEventsReplayAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := stream(t, context.Background(), ts.URL, st.ID, "")
+	res := stream(t, swarmtest.Context(t), ts.URL, st.ID, "")
 	evs := collect(t, res.Body)
 	res.Body.Close()
 	if len(evs) != len(history) {
@@ -84,7 +84,7 @@ func TestEventsReplayAndResume(t *testing.T) {
 		t.Errorf("stream ended with %q", evs[len(evs)-1].event)
 	}
 	// Resume after sequence 3, by header and by query.
-	res = stream(t, context.Background(), ts.URL, st.ID, "3")
+	res = stream(t, swarmtest.Context(t), ts.URL, st.ID, "3")
 	resumed := collect(t, res.Body)
 	res.Body.Close()
 	if len(resumed) != len(history)-3 || resumed[0].id != "4" {
@@ -208,7 +208,7 @@ func TestCloseStreams(t *testing.T) {
 	c := client{t: t, base: ts.URL}
 	st := c.start("approval", `{"input": "x"}`)
 	c.wait(st.ID)
-	res := stream(t, context.Background(), ts.URL, st.ID, "")
+	res := stream(t, swarmtest.Context(t), ts.URL, st.ID, "")
 	defer res.Body.Close()
 	paused, ended := make(chan struct{}), make(chan error)
 	go func() {
@@ -219,7 +219,7 @@ func TestCloseStreams(t *testing.T) {
 			return true
 		})
 	}()
-	<-paused
+	swarmtest.Recv(t, swarmtest.Context(t), paused, "the paused event")
 	srv.CloseStreams()
 	select {
 	case err := <-ended:

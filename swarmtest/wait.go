@@ -39,15 +39,13 @@ func ContextTimeout(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-// Recv receives from ch, failing the test with a message naming what it
-// waited for if nothing arrives before ctx ends or ch is closed.
+// Recv receives from ch as <-ch does (a closed channel gives the zero
+// value), failing the test with a message naming what it waited for if
+// nothing arrives before ctx ends.
 func Recv[T any](t testing.TB, ctx context.Context, ch <-chan T, what string) T {
 	t.Helper()
 	select {
-	case v, ok := <-ch:
-		if !ok {
-			t.Fatalf("waiting for %s: channel closed", what)
-		}
+	case v := <-ch:
 		return v
 	case <-ctx.Done():
 		t.Fatalf("waiting for %s: %v", what, context.Cause(ctx))
