@@ -233,3 +233,58 @@ func TestCloseStreams(t *testing.T) {
 		t.Errorf("stream after shutdown: %d %s", r.status, r.body)
 	}
 }
+
+// TestEventsResumeRightAfterTheLastSeen resumes a finished run's stream
+// after every sequence number, by Last-Event-ID and by ?after=: the first
+// event is always the next one. Only the first event is read, so a stream
+// that resumes late fails at once rather than waiting for an end.
+func TestEventsResumeRightAfterTheLastSeen(t *testing.T) {
+	ts, _, rt := newTest(t, Options{})
+	c := client{t: t, base: ts.URL}
+	st := c.start("approval", `{"input": "x"}`)
+	c.wait(st.ID)
+	c.post("/v1/runs/"+st.ID+"/resume", `{"message": "ok"}`)
+	c.wait(st.ID)
+	history, err := rt.History(swarmtest.Context(t), st.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := func(k int, byQuery bool) sseEvent {
+		t.Helper()
+		ctx, cancel := context.WithCancel(swarmtest.Context(t))
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, "GET", ts.URL+"/v1/runs/"+st.ID+"/events", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if byQuery {
+			req.URL.RawQuery = "after=" + strconv.Itoa(k)
+		} else {
+			req.Header.Set("Last-Event-ID", strconv.Itoa(k))
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var got sseEvent
+		if err := readEvents(res.Body, func(e sseEvent) bool {
+			if e.comment {
+				return true
+			}
+			got = e
+			return false
+		}); err != nil {
+			t.Fatalf("after %d: %v", k, err)
+		}
+		return got
+	}
+	for k := range len(history) {
+		for _, byQuery := range []bool{false, true} {
+			e := first(k, byQuery)
+			if want := history[k]; e.id != strconv.FormatInt(want.Seq, 10) || e.event != string(want.Type) {
+				t.Fatalf("resumed after %d (by query: %v): first event %q %q, want %d %s", k, byQuery, e.id, e.event, want.Seq, want.Type)
+			}
+		}
+	}
+}
