@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,16 +56,8 @@ func collect(t *testing.T, r io.Reader) []sseEvent {
 }
 
 func TestEventsReplayAndResume(t *testing.T) {
-	ts, _, rt := newTest(t, Options{})
+	ts, st, history := approvedRun(t)
 	c := client{t: t, base: ts.URL}
-	st := c.start("approval", `{"input": "x"}`)
-	c.wait(st.ID)
-	c.post("/v1/runs/"+st.ID+"/resume", `{"message": "ok"}`)
-	c.wait(st.ID)
-	history, err := rt.History(swarmtest.Context(t), st.ID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	res := stream(t, swarmtest.Context(t), ts.URL, st.ID, "")
 	evs := collect(t, res.Body)
 	res.Body.Close()
@@ -239,16 +232,7 @@ func TestCloseStreams(t *testing.T) {
 // event is always the next one. Only the first event is read, so a stream
 // that resumes late fails at once rather than waiting for an end.
 func TestEventsResumeRightAfterTheLastSeen(t *testing.T) {
-	ts, _, rt := newTest(t, Options{})
-	c := client{t: t, base: ts.URL}
-	st := c.start("approval", `{"input": "x"}`)
-	c.wait(st.ID)
-	c.post("/v1/runs/"+st.ID+"/resume", `{"message": "ok"}`)
-	c.wait(st.ID)
-	history, err := rt.History(swarmtest.Context(t), st.ID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts, st, history := approvedRun(t)
 	first := func(k int, byQuery bool) sseEvent {
 		t.Helper()
 		ctx, cancel := context.WithCancel(swarmtest.Context(t))
@@ -287,4 +271,21 @@ func TestEventsResumeRightAfterTheLastSeen(t *testing.T) {
 			}
 		}
 	}
+}
+
+// approvedRun runs the approval swarm through its pause and an HTTP resume
+// to the end, and returns the server, the run and its journal.
+func approvedRun(t *testing.T) (*httptest.Server, RunStatus, []swarm.Event) {
+	t.Helper()
+	ts, _, rt := newTest(t, Options{})
+	c := client{t: t, base: ts.URL}
+	st := c.start("approval", `{"input": "x"}`)
+	c.wait(st.ID)
+	c.post("/v1/runs/"+st.ID+"/resume", `{"message": "ok"}`)
+	c.wait(st.ID)
+	history, err := rt.History(swarmtest.Context(t), st.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts, st, history
 }
