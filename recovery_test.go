@@ -121,7 +121,7 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 	}
 
 	for k := int64(1); k < appends; k++ {
-		t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
+		if !t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
 			ctx := ctxT(t)
 			effects.mu.Lock()
 			effects.runs = map[string][]string{}
@@ -196,6 +196,8 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 					t.Errorf("call %s ran again after its result was journaled: %v", key, procs)
 				}
 			}
-		})
+		}) {
+			break // one broken boundary is enough: the next ones would each wait out their deadline
+		}
 	}
 }

@@ -457,7 +457,7 @@ func TestSubscribeCancel(t *testing.T) {
 		}
 		got <- evs
 	}()
-	<-subscribed
+	swarmtest.Recv(t, ctx, subscribed, "the subscription")
 	canceled, err := c.CancelTask(ctx, &sdk.CancelTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/swarmtest"
 )
 
 // write creates a file in dir (executable when mode says so) and returns
@@ -449,7 +450,7 @@ swarms:
 	if s.State != swarm.StateCompleted || json.Unmarshal(s.Result, &res) != nil || res.Days != 3 {
 		t.Fatalf("status %+v", s)
 	}
-	req := <-reqs
+	req := swarmtest.Recv(t, ctx, reqs, "the model request")
 	if req.System != "Plan a trip to Oslo." {
 		t.Errorf("system prompt %q", req.System)
 	}

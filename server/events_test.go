@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,17 +56,9 @@ func collect(t *testing.T, r io.Reader) []sseEvent {
 }
 
 func TestEventsReplayAndResume(t *testing.T) {
-	ts, _, rt := newTest(t, Options{})
+	ts, st, history := approvedRun(t)
 	c := client{t: t, base: ts.URL}
-	st := c.start("approval", `{"input": "x"}`)
-	c.wait(st.ID)
-	c.post("/v1/runs/"+st.ID+"/resume", `{"message": "ok"}`)
-	c.wait(st.ID)
-	history, err := rt.History(swarmtest.Context(t), st.ID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := stream(t, context.Background(), ts.URL, st.ID, "")
+	res := stream(t, swarmtest.Context(t), ts.URL, st.ID, "")
 	evs := collect(t, res.Body)
 	res.Body.Close()
 	if len(evs) != len(history) {
@@ -84,7 +77,7 @@ func TestEventsReplayAndResume(t *testing.T) {
 		t.Errorf("stream ended with %q", evs[len(evs)-1].event)
 	}
 	// Resume after sequence 3, by header and by query.
-	res = stream(t, context.Background(), ts.URL, st.ID, "3")
+	res = stream(t, swarmtest.Context(t), ts.URL, st.ID, "3")
 	resumed := collect(t, res.Body)
 	res.Body.Close()
 	if len(resumed) != len(history)-3 || resumed[0].id != "4" {
@@ -208,7 +201,7 @@ func TestCloseStreams(t *testing.T) {
 	c := client{t: t, base: ts.URL}
 	st := c.start("approval", `{"input": "x"}`)
 	c.wait(st.ID)
-	res := stream(t, context.Background(), ts.URL, st.ID, "")
+	res := stream(t, swarmtest.Context(t), ts.URL, st.ID, "")
 	defer res.Body.Close()
 	paused, ended := make(chan struct{}), make(chan error)
 	go func() {
@@ -219,7 +212,7 @@ func TestCloseStreams(t *testing.T) {
 			return true
 		})
 	}()
-	<-paused
+	swarmtest.Recv(t, swarmtest.Context(t), paused, "the paused event")
 	srv.CloseStreams()
 	select {
 	case err := <-ended:
@@ -288,4 +281,67 @@ func TestEventsAfterTheEnd(t *testing.T) {
 	for ev, err := range rt.Events(ctx, st.ID, last.Seq) {
 		t.Fatalf("Events after the end yielded %+v, %v", ev, err)
 	}
+}
+
+// TestEventsResumeRightAfterTheLastSeen resumes a finished run's stream
+// after every sequence number, by Last-Event-ID and by ?after=: the first
+// event is always the next one. Only the first event is read, so a stream
+// that resumes late fails at once rather than waiting for an end.
+func TestEventsResumeRightAfterTheLastSeen(t *testing.T) {
+	ts, st, history := approvedRun(t)
+	first := func(k int, byQuery bool) sseEvent {
+		t.Helper()
+		ctx, cancel := context.WithCancel(swarmtest.Context(t))
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, "GET", ts.URL+"/v1/runs/"+st.ID+"/events", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if byQuery {
+			req.URL.RawQuery = "after=" + strconv.Itoa(k)
+		} else {
+			req.Header.Set("Last-Event-ID", strconv.Itoa(k))
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var got sseEvent
+		if err := readEvents(res.Body, func(e sseEvent) bool {
+			if e.comment {
+				return true
+			}
+			got = e
+			return false
+		}); err != nil {
+			t.Fatalf("after %d: %v", k, err)
+		}
+		return got
+	}
+	for k := range len(history) {
+		for _, byQuery := range []bool{false, true} {
+			e := first(k, byQuery)
+			if want := history[k]; e.id != strconv.FormatInt(want.Seq, 10) || e.event != string(want.Type) {
+				t.Fatalf("resumed after %d (by query: %v): first event %q %q, want %d %s", k, byQuery, e.id, e.event, want.Seq, want.Type)
+			}
+		}
+	}
+}
+
+// approvedRun runs the approval swarm through its pause and an HTTP resume
+// to the end, and returns the server, the run and its journal.
+func approvedRun(t *testing.T) (*httptest.Server, RunStatus, []swarm.Event) {
+	t.Helper()
+	ts, _, rt := newTest(t, Options{})
+	c := client{t: t, base: ts.URL}
+	st := c.start("approval", `{"input": "x"}`)
+	c.wait(st.ID)
+	c.post("/v1/runs/"+st.ID+"/resume", `{"message": "ok"}`)
+	c.wait(st.ID)
+	history, err := rt.History(swarmtest.Context(t), st.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts, st, history
 }

@@ -19,13 +19,8 @@ const Timeout = 45 * time.Second
 // latest after [Timeout] (earlier if the test binary's -timeout comes
 // first), so that every wait on it is bounded.
 func Context(t testing.TB) context.Context {
-	return ContextTimeout(t, Timeout)
-}
-
-// ContextTimeout is [Context] with another bound.
-func ContextTimeout(t testing.TB, d time.Duration) context.Context {
 	t.Helper()
-	deadline := time.Now().Add(d)
+	deadline := time.Now().Add(Timeout)
 	if td, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		if end, ok := td.Deadline(); ok {
 			// Leave the test binary time to report which test hung.
@@ -39,36 +34,19 @@ func ContextTimeout(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-// Recv receives from ch, failing the test with a message naming what it
-// waited for if nothing arrives before ctx ends or ch is closed.
+// Recv receives from ch as <-ch does (a closed channel gives the zero
+// value), failing the test with a message naming what it waited for if
+// nothing arrives before ctx ends.
 func Recv[T any](t testing.TB, ctx context.Context, ch <-chan T, what string) T {
 	t.Helper()
 	select {
-	case v, ok := <-ch:
-		if !ok {
-			t.Fatalf("waiting for %s: channel closed", what)
-		}
+	case v := <-ch:
 		return v
 	case <-ctx.Done():
 		t.Fatalf("waiting for %s: %v", what, context.Cause(ctx))
 	}
 	var zero T
 	return zero
-}
-
-// Eventually polls cond every few milliseconds until it holds, failing the
-// test with a message naming what it waited for if ctx ends first.
-func Eventually(t testing.TB, ctx context.Context, what string, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, context.Cause(ctx))
-		}
-	}
 }
 
 // Barrier makes concurrent calls prove that they run at the same time:
@@ -79,8 +57,9 @@ func Eventually(t testing.TB, ctx context.Context, what string, cond func() bool
 // hanging; from then on the barrier is broken and every Wait returns the
 // same error at once, so a test fails fast with a message.
 //
-// Running and Peak count the calls between [Barrier.Enter] and
-// [Barrier.Leave], to check an upper bound on concurrency.
+// [Barrier.Enter] and [Barrier.Leave] count the running calls and
+// [Barrier.Peak] reports their most at once, to check an upper bound on
+// concurrency.
 type Barrier struct {
 	n int
 
