@@ -297,7 +297,15 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 		return store.Message{}, fmt.Errorf("send to run %q: unknown message kind %q", id, m.Kind)
 	}
 	woke := false
-	err := s.write(ctx, func(w *writer) error { return w.send(id, &m, &woke) })
+	err := s.write(ctx, func(w *writer) error {
+		if err := w.send(id, &m, &woke); err != nil {
+			return err
+		}
+		// Before the commit, so that the inbox poller never sees the
+		// message without knowing that Send publishes it.
+		s.noteSent(m.ID)
+		return nil
+	})
 	if err != nil {
 		return store.Message{}, fmt.Errorf("send: %w", err)
 	}

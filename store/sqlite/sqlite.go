@@ -74,6 +74,8 @@ type Store struct {
 	hub      store.Hub     // changes made through this Store
 	pollOnce sync.Once     // starts the inbox poller at the first Watch
 	pollDone chan struct{} // closed when the inbox poller exits
+	polling  atomic.Bool   // the inbox poller runs
+	own      ownMessages   // messages sent here, which the poller skips
 
 	transactions atomic.Int64
 	writes       atomic.Int64

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/swarmrt/swarm/store"
@@ -33,6 +34,7 @@ func (s *Store) Watch(ctx context.Context, fn func(store.Change)) error {
 	}
 	s.pollOnce.Do(func() {
 		s.pollDone = make(chan struct{})
+		s.polling.Store(true)
 		go s.pollInbox()
 	})
 	return nil
@@ -83,12 +85,50 @@ func (s *Store) pollInbox() {
 		}
 		for _, m := range batch {
 			last = max(last, m.id)
+			if s.sentHere(m.id, last) {
+				continue // Send has published it
+			}
 			s.hub.Publish(store.Change{RunID: m.run, Kind: store.ChangeInbox})
 			if store.MessageKind(m.kind) == store.MsgResume {
 				s.hub.Publish(store.Change{RunID: m.run, Kind: store.ChangeRunnable})
 			}
 		}
 	}
+}
+
+// ownMessages remembers the ids of the messages sent through this Store
+// while its inbox poller runs, so that the poller does not report them a
+// second time.
+type ownMessages struct {
+	mu  sync.Mutex
+	ids map[int64]struct{}
+}
+
+// noteSent records the id of a message sent through this Store.
+func (s *Store) noteSent(id int64) {
+	if !s.polling.Load() {
+		return
+	}
+	s.own.mu.Lock()
+	if s.own.ids == nil {
+		s.own.ids = map[int64]struct{}{}
+	}
+	s.own.ids[id] = struct{}{}
+	s.own.mu.Unlock()
+}
+
+// sentHere reports whether message id was sent through this Store, and
+// forgets it and every id up to last, which the poller has passed.
+func (s *Store) sentHere(id, last int64) bool {
+	s.own.mu.Lock()
+	defer s.own.mu.Unlock()
+	_, ok := s.own.ids[id]
+	for k := range s.own.ids {
+		if k <= last {
+			delete(s.own.ids, k)
+		}
+	}
+	return ok
 }
 
 // newMessagesQuery lists the inbox messages after an id, with their runs.
