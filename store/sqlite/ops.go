@@ -16,7 +16,7 @@ import (
 
 // readStmts are the prepared statements of the read pool.
 type readStmts struct {
-	get, records, inbox, exists, newMessages *sql.Stmt
+	get, records, inbox, exists, newMessages, lastMessage *sql.Stmt
 }
 
 const runCols = `id, swarm, parent, state, turn, max_turns, agent, result, reason, usage,
@@ -34,6 +34,7 @@ func (r *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 			WHERE rid = (SELECT rid FROM runs WHERE id = ?) ORDER BY id`},
 		{&r.exists, `SELECT 1 FROM runs WHERE id = ?`},
 		{&r.newMessages, newMessagesQuery},
+		{&r.lastMessage, lastMessageQuery},
 	} {
 		st, err := db.PrepareContext(ctx, p.q)
 		if err != nil {
@@ -46,7 +47,7 @@ func (r *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 
 func (r *readStmts) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{r.get, r.records, r.inbox, r.exists, r.newMessages} {
+	for _, st := range []*sql.Stmt{r.get, r.records, r.inbox, r.exists, r.newMessages, r.lastMessage} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -297,7 +298,15 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 		return store.Message{}, fmt.Errorf("send to run %q: unknown message kind %q", id, m.Kind)
 	}
 	woke := false
-	err := s.write(ctx, func(w *writer) error { return w.send(id, &m, &woke) })
+	err := s.write(ctx, func(w *writer) error {
+		if err := w.send(id, &m, &woke); err != nil {
+			return err
+		}
+		// Before the commit, so that the inbox poller never sees the
+		// message without knowing that Send publishes it.
+		s.noteSent(m.ID)
+		return nil
+	})
 	if err != nil {
 		return store.Message{}, fmt.Errorf("send: %w", err)
 	}

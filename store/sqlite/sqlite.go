@@ -72,8 +72,10 @@ type Store struct {
 	once     sync.Once
 	cerr     error
 	hub      store.Hub     // changes made through this Store
-	pollOnce sync.Once     // starts the inbox poller at the first Watch
-	pollDone chan struct{} // closed when the inbox poller exits
+	pollMu   sync.Mutex    // guards pollDone
+	pollDone chan struct{} // closed when the inbox poller exits; nil before the first Watch
+	polling  atomic.Bool   // the inbox poller runs
+	own      ownMessages   // messages sent here, which the poller skips
 
 	transactions atomic.Int64
 	writes       atomic.Int64
@@ -347,8 +349,11 @@ func (s *Store) Close() error {
 		s.hub.Close()
 		close(s.stop)
 		<-s.ckptDone
-		if s.pollDone != nil {
-			<-s.pollDone
+		s.pollMu.Lock()
+		polled := s.pollDone
+		s.pollMu.Unlock()
+		if polled != nil {
+			<-polled
 		}
 		// Closing the last connection checkpoints and removes the WAL.
 		if err := s.closeDBs(); err != nil {

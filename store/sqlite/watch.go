@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/swarmrt/swarm/store"
@@ -28,24 +30,37 @@ func (s *Store) Watch(ctx context.Context, fn func(store.Change)) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if err := s.hub.Watch(ctx, fn); err != nil {
+	if err := s.startPoller(ctx); err != nil {
+		return fmt.Errorf("watch %s: read the inbox: %w", s.path, err)
+	}
+	return s.hub.Watch(ctx, fn)
+}
+
+// startPoller starts the inbox poller unless it runs. It starts after the
+// newest message committed before it returns, so that it reports every
+// later one (earlier ones are found by heartbeats). The caller holds
+// closeMu for reading.
+func (s *Store) startPoller(ctx context.Context) error {
+	s.pollMu.Lock()
+	defer s.pollMu.Unlock()
+	if s.pollDone != nil {
+		return nil
+	}
+	var last int64
+	if err := s.rd.lastMessage.QueryRowContext(ctx).Scan(&last); err != nil {
 		return err
 	}
-	s.pollOnce.Do(func() {
-		s.pollDone = make(chan struct{})
-		go s.pollInbox()
-	})
+	s.pollDone = make(chan struct{})
+	s.polling.Store(true)
+	go s.pollInbox(last)
 	return nil
 }
 
 // pollInbox publishes a ChangeInbox (and, for a resume, which wakes a
 // paused run, a ChangeRunnable) for each inbox message committed since the
 // previous poll, by any process, until the Store closes.
-func (s *Store) pollInbox() {
+func (s *Store) pollInbox(last int64) {
 	defer close(s.pollDone)
-	var last int64
-	// Messages sent before the first watch are found by heartbeats.
-	_ = s.rdb.QueryRow(`SELECT coalesce(max(id), 0) FROM inbox`).Scan(&last)
 	t := time.NewTicker(s.cfg.inboxPoll)
 	defer t.Stop()
 	type msg struct {
@@ -83,6 +98,9 @@ func (s *Store) pollInbox() {
 		}
 		for _, m := range batch {
 			last = max(last, m.id)
+			if s.sentHere(m.id, last) {
+				continue // Send has published it
+			}
 			s.hub.Publish(store.Change{RunID: m.run, Kind: store.ChangeInbox})
 			if store.MessageKind(m.kind) == store.MsgResume {
 				s.hub.Publish(store.Change{RunID: m.run, Kind: store.ChangeRunnable})
@@ -90,6 +108,44 @@ func (s *Store) pollInbox() {
 		}
 	}
 }
+
+// ownMessages remembers the ids of the messages sent through this Store
+// while its inbox poller runs, so that the poller does not report them a
+// second time.
+type ownMessages struct {
+	mu  sync.Mutex
+	ids map[int64]struct{}
+}
+
+// noteSent records the id of a message sent through this Store.
+func (s *Store) noteSent(id int64) {
+	if !s.polling.Load() {
+		return
+	}
+	s.own.mu.Lock()
+	if s.own.ids == nil {
+		s.own.ids = map[int64]struct{}{}
+	}
+	s.own.ids[id] = struct{}{}
+	s.own.mu.Unlock()
+}
+
+// sentHere reports whether message id was sent through this Store, and
+// forgets it and every id up to last, which the poller has passed.
+func (s *Store) sentHere(id, last int64) bool {
+	s.own.mu.Lock()
+	defer s.own.mu.Unlock()
+	_, ok := s.own.ids[id]
+	for k := range s.own.ids {
+		if k <= last {
+			delete(s.own.ids, k)
+		}
+	}
+	return ok
+}
+
+// lastMessageQuery gives the id of the newest inbox message, 0 if none.
+const lastMessageQuery = `SELECT coalesce(max(id), 0) FROM inbox`
 
 // newMessagesQuery lists the inbox messages after an id, with their runs.
 const newMessagesQuery = `SELECT inbox.id, runs.id, inbox.kind FROM inbox JOIN runs ON runs.rid = inbox.rid
