@@ -3,6 +3,7 @@ package swarm_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -44,7 +45,8 @@ func ExampleDefineConversation() {
 	rt, _ := swarm.New(swarm.Config{Store: memory.New(), Model: m})
 	defer rt.Close()
 
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	session, err := desk.Start(ctx, rt)
 	if err != nil {
 		fmt.Println(err)

@@ -3,6 +3,7 @@ package swarm_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -33,7 +34,8 @@ func ExampleDefine() {
 	rt, _ := swarm.New(swarm.Config{Store: memory.New(), Model: m})
 	defer rt.Close()
 
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	run, err := planner.Start(ctx, rt, "something outdoors")
 	if err != nil {
 		fmt.Println(err)
@@ -65,7 +67,8 @@ func ExampleRuntime_Resume() {
 	}})
 	rt, _ := swarm.New(swarm.Config{Model: m})
 	defer rt.Close()
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	res, run, _ := approval.Run(ctx, rt, "book a hut")
 	fmt.Println(res.State(), res.(swarm.Paused).Reason)
 	_ = rt.Resume(ctx, run.ID(), "yes")
