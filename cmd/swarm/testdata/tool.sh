@@ -1,12 +1,13 @@
 #!/bin/sh
 # A command tool with a side effect, made idempotent by its key: the first
-# attempt of a call performs the effect and stores the result; a repeat of
-# the same call returns the stored result without performing it again.
-# Attempts of one call may run at the same time (a node frozen past its
-# lease goes on with a call that the run's new owner repeats), so each
-# holds the key's lock (flock) while it checks for a result and acts. The
-# kernel releases the lock of an attempt that is killed, so a repeat then
-# performs the effect itself.
+# attempt of a call performs the effect; a repeat of the same call answers
+# the same result without performing it again. The effect (a line in
+# effects.log) is its own record, written in one append, so an attempt
+# killed at any point has either made it or not. Attempts of one call may
+# run at the same time (a node frozen past its lease goes on with a call
+# that the run's new owner repeats), so each holds the key's lock (flock)
+# while it looks for the effect and makes it; the kernel releases the lock
+# of an attempt that is killed.
 set -eu
 dir="$EFFECTS"
 key=$(printf '%s' "$SWARM_IDEMPOTENCY_KEY" | tr '/' '_')
@@ -19,9 +20,7 @@ if [ -n "${TOOL_HOLD:-}" ]; then # tests: be killed while holding the key
   echo holding >&2
   sleep "$TOOL_HOLD"
 fi
-if [ ! -f "$dir/$key.result" ]; then
+if ! grep -qxF "effect $SWARM_IDEMPOTENCY_KEY" "$dir/effects.log" 2>/dev/null; then
   echo "effect $SWARM_IDEMPOTENCY_KEY" >> "$dir/effects.log"
-  printf 'booked %s' "$args" > "$dir/$key.tmp"
-  mv "$dir/$key.tmp" "$dir/$key.result"
 fi
-cat "$dir/$key.result"
+printf 'booked %s' "$args"
