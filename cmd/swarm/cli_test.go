@@ -390,11 +390,9 @@ func TestServeListsEndpointsAndDocumentsThem(t *testing.T) {
 	s := serve(t, ctx, dir, nil)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s.mu.Lock()
-		text := s.stderr.String()
-		s.mu.Unlock()
+		text := s.Log()
 		if strings.Contains(text, "MCP") || time.Now().After(deadline) {
-			for _, want := range []string{"swarms of swarm.yaml: trip, approval", s.base + "/v1/swarms", s.base + "/a2a/{swarm}", s.base + "/mcp", "/openapi.json"} {
+			for _, want := range []string{"swarms of swarm.yaml: trip, approval", s.URL + "/v1/swarms", s.URL + "/a2a/{swarm}", s.URL + "/mcp", "/openapi.json"} {
 				if !strings.Contains(text, want) {
 					t.Errorf("serve's start does not show %q:\n%s", want, text)
 				}
@@ -403,7 +401,7 @@ func TestServeListsEndpointsAndDocumentsThem(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	res, err := http.Get(s.base + "/openapi.json")
+	res, err := http.Get(s.URL + "/openapi.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +418,7 @@ func TestServeListsEndpointsAndDocumentsThem(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"/.well-known/agent-card.json", "/a2a/trip/.well-known/agent-card.json"} {
-		res, err := http.Get(s.base + p)
+		res, err := http.Get(s.URL + p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -429,7 +427,7 @@ func TestServeListsEndpointsAndDocumentsThem(t *testing.T) {
 			t.Errorf("GET %s: %d, though documented", p, res.StatusCode)
 		}
 	}
-	req, _ := http.NewRequestWithContext(ctx, "GET", s.base+"/v1/swarms/trip", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/swarms/trip", nil)
 	res, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

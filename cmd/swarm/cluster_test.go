@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -38,7 +39,7 @@ tools:
       type: object
       properties: {item: {type: string}}
       required: [item]
-    timeout: 10s
+    timeout: 2m
 swarms:
   pair:
     description: two turns, at once
@@ -131,7 +132,7 @@ func (c *cluster) start(name string) *node {
 func (c *cluster) startWatched(name string, onLine func(string)) *node {
 	c.t.Helper()
 	s := serveWatched(c.t, c.ctx, c.dir, []string{"SWARM_STORE=" + c.url}, onLine, "--lease", clusterLease.String())
-	n := &node{served: s, pid: s.cmd.Process.Pid, name: name}
+	n := &node{served: s, pid: s.Cmd.Process.Pid, name: name}
 	c.nodes = append(c.nodes, n)
 	c.started = append(c.started, n)
 	return n
@@ -165,7 +166,7 @@ func (c *cluster) submit(swarm, prefix string, count int) []string {
 			for i := range next {
 				n := c.nodes[i%len(c.nodes)]
 				body := fmt.Sprintf(`{"id": %q, "input": "seat %d"}`, ids[i], i)
-				req, _ := http.NewRequestWithContext(c.ctx, "POST", n.base+"/v1/swarms/"+swarm+"/runs", strings.NewReader(body))
+				req, _ := http.NewRequestWithContext(c.ctx, "POST", n.URL+"/v1/swarms/"+swarm+"/runs", strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				res, err := c.client.Do(req)
 				if err == nil {
@@ -230,7 +231,7 @@ func (c *cluster) waitDone(swarm string, ids []string, bound time.Duration) time
 		if time.Now().After(deadline) {
 			var logs strings.Builder
 			for _, n := range c.nodes {
-				fmt.Fprintf(&logs, "--- %s\n%s", n.name, tail(n.log(), 2000))
+				fmt.Fprintf(&logs, "--- %s\n%s", n.name, tail(n.Log(), 2000))
 			}
 			c.t.Fatalf("%d run(s) stuck after %s, first: %s\n%s", len(open), bound, strings.Join(open[:min(5, len(open))], "; "), logs.String())
 		}
@@ -303,7 +304,7 @@ func firstAfter(recs []store.Record, dead time.Time) (time.Time, bool) {
 // metric reads one counter of a node's /metrics.
 func (c *cluster) metric(n *node, name string) int64 {
 	c.t.Helper()
-	res, err := c.client.Get(n.base + "/metrics")
+	res, err := c.client.Get(n.URL + "/metrics")
 	if err != nil {
 		c.t.Fatalf("%s metrics: %v", n.name, err)
 	}
@@ -355,16 +356,33 @@ func (c *cluster) checkJournals(ids []string, ref []string) {
 		types := make([]string, len(recs))
 		keys := map[string]bool{}
 		ok := r.State == store.Completed && string(r.Result) == `"booked"`
+		var toolErr string
 		for i, rec := range recs {
 			types[i] = rec.Type
 			ok = ok && rec.Seq == int64(i+1) && !keys[rec.Key]
 			keys[rec.Key] = true
+			if rec.Type == "tool_result" {
+				// A tool that failed (a timeout, a non-zero exit) is an
+				// error result the model reasons about: a journal of the
+				// right shape, but the call's effect may be missing.
+				var res struct {
+					Output  string `json:"output"`
+					IsError bool   `json:"is_error"`
+				}
+				_ = json.Unmarshal(rec.Data, &res)
+				if res.IsError {
+					ok, toolErr = false, res.Output
+				}
+			}
 		}
 		if ok && slices.Equal(types, ref) {
 			continue
 		}
 		if bad++; bad <= 3 {
-			c.t.Errorf("run %s: %s %s, journal %v, want %v", id, r.State, r.Result, types, ref)
+			if toolErr != "" {
+				toolErr = "; its tool failed: " + toolErr
+			}
+			c.t.Errorf("run %s: %s %s, journal %v, want %v%s", id, r.State, r.Result, types, ref, toolErr)
 		}
 	}
 	if bad > 3 {
@@ -457,11 +475,11 @@ func TestClusterChaosPostgres(t *testing.T) {
 		all = append(all, ids...)
 		time.Sleep(time.Duration(rng.Int64N(int64(700 * time.Millisecond))))
 		victim := c.nodes[rng.IntN(len(c.nodes))]
-		if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		if err := victim.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		killed := time.Now()
-		<-victim.exited
+		<-victim.Exited
 		dead := time.Now()
 		c.remove(victim)
 		held := c.heldBy(victim, ids)
@@ -495,7 +513,7 @@ func TestClusterChaosPostgres(t *testing.T) {
 		time.Sleep(time.Duration(rng.Int64N(int64(500 * time.Millisecond))))
 		victim = c.nodes[rng.IntN(len(c.nodes))]
 		fenced0, lost0 := c.metric(victim, "swarm_appends_fenced_total"), c.metric(victim, "swarm_leases_lost_total")
-		if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		if err := victim.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 			t.Fatal(err)
 		}
 		stopped := time.Now()
@@ -506,12 +524,12 @@ func TestClusterChaosPostgres(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
-				_ = victim.cmd.Process.Signal(syscall.SIGCONT)
+				_ = victim.Cmd.Process.Signal(syscall.SIGCONT)
 				t.Fatalf("the runs of a stopped node did not move in 30s")
 			}
 		}
 		moved := time.Since(stopped)
-		if err := victim.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		if err := victim.Cmd.Process.Signal(syscall.SIGCONT); err != nil {
 			t.Fatal(err)
 		}
 		c.waitDone("slow", ids, 90*time.Second)
@@ -533,7 +551,7 @@ func TestClusterChaosPostgres(t *testing.T) {
 			break
 		}
 		var other []string
-		for _, l := range strings.Split(victim.log(), "\n") {
+		for _, l := range strings.Split(victim.Log(), "\n") {
 			if !strings.Contains(l, `msg="run interrupted"`) {
 				other = append(other, l)
 			}
@@ -552,8 +570,8 @@ func TestClusterChaosPostgres(t *testing.T) {
 	c.checkJournals(all, ref)
 	repeats := c.checkEffects(len(all))
 	for _, n := range c.started {
-		if strings.Contains(n.log(), "panic") {
-			t.Errorf("%s panicked: %s", n.name, tail(n.log(), 4000))
+		if strings.Contains(n.Log(), "panic") {
+			t.Errorf("%s panicked: %s", n.name, tail(n.Log(), 4000))
 		}
 	}
 
@@ -601,7 +619,7 @@ func (c *cluster) stream(n *node, id string, after int64, stop int) []sseEvent {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(c.ctx, 60*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", n.base+"/v1/runs/"+id+"/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", n.URL+"/v1/runs/"+id+"/events", nil)
 	if after > 0 {
 		req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
 	}
@@ -737,7 +755,7 @@ func TestServeDatabaseRestartPostgres(t *testing.T) {
 	restarted := time.Now()
 	for deadline := time.Now().Add(30 * time.Second); c.ready(n) != http.StatusOK; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("/readyz not 200 30s after the database came back: %s", tail(n.log(), 2000))
+			t.Fatalf("/readyz not 200 30s after the database came back: %s", tail(n.Log(), 2000))
 		}
 	}
 	ready := time.Since(restarted)
@@ -750,7 +768,7 @@ func TestServeDatabaseRestartPostgres(t *testing.T) {
 
 // ready is the status of a node's /readyz.
 func (c *cluster) ready(n *node) int {
-	res, err := c.client.Get(n.base + "/readyz")
+	res, err := c.client.Get(n.URL + "/readyz")
 	if err != nil {
 		c.t.Fatalf("%s readyz: %v", n.name, err)
 	}

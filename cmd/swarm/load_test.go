@@ -73,7 +73,7 @@ func TestLoad(t *testing.T) {
 	}
 	follow := func(n int) {
 		t0 := time.Now()
-		req, _ := http.NewRequestWithContext(ctx, "POST", s.base+"/v1/swarms/quick/runs",
+		req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+"/v1/swarms/quick/runs",
 			strings.NewReader(fmt.Sprintf(`{"input": "load %d", "id": "load-%d"}`, n, n)))
 		req.Header.Set("Content-Type", "application/json")
 		res, err := client.Do(req)
@@ -87,7 +87,7 @@ func TestLoad(t *testing.T) {
 			fail("start %d: %d", n, res.StatusCode)
 			return
 		}
-		req, _ = http.NewRequestWithContext(ctx, "GET", s.base+"/v1/runs/load-"+strconv.Itoa(n)+"/events", nil)
+		req, _ = http.NewRequestWithContext(ctx, "GET", s.URL+"/v1/runs/load-"+strconv.Itoa(n)+"/events", nil)
 		res, err = client.Do(req)
 		if err != nil {
 			fail("events %d: %v", n, err)
@@ -128,9 +128,9 @@ func TestLoad(t *testing.T) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	hwm, rss := procMemory(t, s.cmd.Process.Pid)
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	<-s.exited
+	hwm, rss := procMemory(t, s.Cmd.Process.Pid)
+	_ = s.Cmd.Process.Signal(syscall.SIGTERM)
+	<-s.Exited
 
 	if len(failures) > 0 {
 		t.Fatalf("%d failures, first: %s", len(failures), failures[0])

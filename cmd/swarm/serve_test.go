@@ -2,34 +2,23 @@ package main_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/swarmrt/swarm/internal/servetest"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/sqlite"
 )
 
 // served is a running `swarm serve` process.
-type served struct {
-	cmd    *exec.Cmd
-	base   string
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	exited chan struct{}
-}
-
-var listening = regexp.MustCompile(`listening on (http://\S+)`)
+type served = servetest.Process
 
 // serve starts `swarm serve` in dir and waits for its address.
 func serve(t *testing.T, ctx context.Context, dir string, env []string, args ...string) *served {
@@ -43,54 +32,7 @@ func serveWatched(t *testing.T, ctx context.Context, dir string, env []string, o
 	t.Helper()
 	cmd := swarmCmd(ctx, dir, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &served{cmd: cmd, exited: make(chan struct{})}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.stderr.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-			if onLine != nil {
-				onLine(sc.Text())
-			}
-			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
-				addr <- m[1]
-			}
-		}
-		close(addr)
-	}()
-	go func() {
-		_ = cmd.Wait()
-		close(s.exited)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-s.exited
-	})
-	select {
-	case a, ok := <-addr:
-		if !ok {
-			t.Fatalf("swarm serve exited: %s", s.log())
-		}
-		s.base = a
-	case <-time.After(30 * time.Second):
-		t.Fatalf("swarm serve did not print its address: %s", s.log())
-	}
-	return s
-}
-
-func (s *served) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stderr.String()
+	return servetest.Start(t, cmd, onLine)
 }
 
 func httpJSON(t *testing.T, method, url, body string, out any) int {
@@ -126,17 +68,17 @@ func TestServe(t *testing.T) {
 	s := serve(t, ctx, dir, nil)
 
 	var health map[string]string
-	if code := httpJSON(t, "GET", s.base+"/readyz", "", &health); code != 200 {
+	if code := httpJSON(t, "GET", s.URL+"/readyz", "", &health); code != 200 {
 		t.Fatalf("readyz %d", code)
 	}
 	var st struct {
 		ID, State, Reason string
 		Result            json.RawMessage
 	}
-	if code := httpJSON(t, "POST", s.base+"/v1/swarms/approval/runs", `{"id": "h1", "input": "a hut"}`, &st); code != 201 || st.ID != "h1" {
+	if code := httpJSON(t, "POST", s.URL+"/v1/swarms/approval/runs", `{"id": "h1", "input": "a hut"}`, &st); code != 201 || st.ID != "h1" {
 		t.Fatalf("start: %d %+v", code, st)
 	}
-	res, err := http.Get(s.base + "/v1/runs/h1/events")
+	res, err := http.Get(s.URL + "/v1/runs/h1/events")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +98,10 @@ func TestServe(t *testing.T) {
 		types = append(types, ev)
 		if ev == "paused" {
 			var paused struct{ State, Reason string }
-			if code := httpJSON(t, "GET", s.base+"/v1/runs/h1", "", &paused); code != 200 || paused.State != "paused" || paused.Reason != "approve the booking?" {
+			if code := httpJSON(t, "GET", s.URL+"/v1/runs/h1", "", &paused); code != 200 || paused.State != "paused" || paused.Reason != "approve the booking?" {
 				t.Fatalf("paused run: %d %+v", code, paused)
 			}
-			if code := httpJSON(t, "POST", s.base+"/v1/runs/h1/resume", `{"message": "approved"}`, nil); code != 202 {
+			if code := httpJSON(t, "POST", s.URL+"/v1/runs/h1/resume", `{"message": "approved"}`, nil); code != 202 {
 				t.Fatalf("resume: %d", code)
 			}
 		}
@@ -168,7 +110,7 @@ func TestServe(t *testing.T) {
 	if !strings.HasPrefix(got, "started") || !strings.Contains(got, "paused resumed") || !strings.HasSuffix(got, "completed") {
 		t.Errorf("events: %s", got)
 	}
-	if code := httpJSON(t, "GET", s.base+"/v1/runs/h1", "", &st); code != 200 || st.State != "completed" || string(st.Result) != `{"plan":"hut booked"}` {
+	if code := httpJSON(t, "GET", s.URL+"/v1/runs/h1", "", &st); code != 200 || st.State != "completed" || string(st.Result) != `{"plan":"hut booked"}` {
 		t.Errorf("result: %d %+v", code, st)
 	}
 	if lastID == "" {
@@ -176,19 +118,19 @@ func TestServe(t *testing.T) {
 	}
 
 	// A run in progress at SIGTERM is handed back, not failed.
-	if code := httpJSON(t, "POST", s.base+"/v1/swarms/trip/runs", `{"id": "t1", "input": "two people"}`, &st); code != 201 {
+	if code := httpJSON(t, "POST", s.URL+"/v1/swarms/trip/runs", `{"id": "t1", "input": "two people"}`, &st); code != 201 {
 		t.Fatalf("start trip: %d", code)
 	}
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-s.exited:
+	case <-s.Exited:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("swarm serve did not exit after SIGTERM: %s", s.log())
+		t.Fatalf("swarm serve did not exit after SIGTERM: %s", s.Log())
 	}
-	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit %d after SIGTERM: %s", code, s.log())
+	if code := s.Cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d after SIGTERM: %s", code, s.Log())
 	}
 	if r := storedRun(t, dir, "t1"); r.State == store.Running && r.Owner != "" {
 		t.Errorf("lease of t1 not released: owner %q", r.Owner)
@@ -229,10 +171,10 @@ func TestServeAuth(t *testing.T) {
 		t.Fatalf("open bind without tokens: exit %d %s", cmd.ProcessState.ExitCode(), out)
 	}
 	s := serve(t, ctx, dir, []string{"SWARM_TOKENS=ops:t0p-secret:trip"})
-	if code := httpJSON(t, "GET", s.base+"/v1/swarms", "", nil); code != 401 {
+	if code := httpJSON(t, "GET", s.URL+"/v1/swarms", "", nil); code != 401 {
 		t.Errorf("without token: %d", code)
 	}
-	req, _ := http.NewRequest("GET", s.base+"/v1/swarms", nil)
+	req, _ := http.NewRequest("GET", s.URL+"/v1/swarms", nil)
 	req.Header.Set("Authorization", "Bearer t0p-secret")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -243,9 +185,9 @@ func TestServeAuth(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(string(b), `"trip"`) || strings.Contains(string(b), `"approval"`) {
 		t.Errorf("with token: %d %s", res.StatusCode, b)
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	<-s.exited
-	if strings.Contains(s.log(), "t0p-secret") {
-		t.Errorf("secret in the log: %s", s.log())
+	_ = s.Cmd.Process.Signal(syscall.SIGINT)
+	<-s.Exited
+	if strings.Contains(s.Log(), "t0p-secret") {
+		t.Errorf("secret in the log: %s", s.Log())
 	}
 }

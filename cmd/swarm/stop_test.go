@@ -78,7 +78,7 @@ func TestStopAndDrainAcrossProcesses(t *testing.T) {
 	var latencies []time.Duration
 	for i := range stops {
 		id := fmt.Sprintf("slow%d", i)
-		if code := httpJSON(t, "POST", s.base+"/v1/swarms/slow/runs", `{"id": "`+id+`", "input": "x"}`, nil); code != 201 {
+		if code := httpJSON(t, "POST", s.URL+"/v1/swarms/slow/runs", `{"id": "`+id+`", "input": "x"}`, nil); code != 201 {
 			t.Fatalf("start %s: %d", id, code)
 		}
 		waitRun(t, ctx, dir, id, "was leased", func(r store.Run) bool { return r.Owner != "" && r.LastSeq >= 1 })
@@ -89,7 +89,7 @@ func TestStopAndDrainAcrossProcesses(t *testing.T) {
 		err := cmd.Run()
 		took := time.Since(began)
 		if err != nil {
-			t.Fatalf("swarm stop %s: %v\nstdout %s\nstderr %s\nserver: %s", id, err, stdout.String(), stderr.String(), s.log())
+			t.Fatalf("swarm stop %s: %v\nstdout %s\nstderr %s\nserver: %s", id, err, stdout.String(), stderr.String(), s.Log())
 		}
 		if !strings.Contains(stdout.String(), `"stopped"`) || !strings.Contains(stderr.String(), "stopped run "+id+": enough") {
 			t.Fatalf("swarm stop %s: stdout %q stderr %q", id, stdout.String(), stderr.String())
@@ -113,22 +113,22 @@ func TestStopAndDrainAcrossProcesses(t *testing.T) {
 
 	// SIGTERM while a run waits for its model: the run is handed back at
 	// once, not after the drain timeout.
-	if code := httpJSON(t, "POST", s.base+"/v1/swarms/slow/runs", `{"id": "drained", "input": "x"}`, nil); code != 201 {
+	if code := httpJSON(t, "POST", s.URL+"/v1/swarms/slow/runs", `{"id": "drained", "input": "x"}`, nil); code != 201 {
 		t.Fatalf("start drained: %d", code)
 	}
 	first := waitRun(t, ctx, dir, "drained", "was leased", func(r store.Run) bool { return r.Owner != "" && r.LastSeq >= 1 })
 	began := time.Now()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-s.exited:
+	case <-s.Exited:
 	case <-ctx.Done():
-		t.Fatalf("swarm serve did not exit after SIGTERM with a run in a model call: %s", s.log())
+		t.Fatalf("swarm serve did not exit after SIGTERM with a run in a model call: %s", s.Log())
 	}
 	t.Logf("drain: swarm serve exited %s after SIGTERM", time.Since(began).Round(time.Millisecond))
-	if code := s.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit %d after SIGTERM: %s", code, s.log())
+	if code := s.Cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d after SIGTERM: %s", code, s.Log())
 	}
 	if r := storedRun(t, dir, "drained"); r.State != store.Running || r.Owner != "" {
 		t.Fatalf("drained run: state %s owner %q, want running and released", r.State, r.Owner)

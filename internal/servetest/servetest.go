@@ -6,7 +6,6 @@ package servetest
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,25 +58,36 @@ func (e *buildError) Error() string { return "go build ./cmd/swarm: " + e.err.Er
 type Process struct {
 	// URL is the server's base URL, such as http://127.0.0.1:41234.
 	URL string
+	// Cmd is the process's command; signal it through Cmd.Process.
+	Cmd *exec.Cmd
+	// Exited is closed once the process has exited.
+	Exited chan struct{}
 
-	cmd    *exec.Cmd
 	mu     sync.Mutex
 	stderr bytes.Buffer
-	exited chan struct{}
 }
 
 var listening = regexp.MustCompile(`listening on (http://\S+)`)
 
 // Serve starts `swarm serve --addr 127.0.0.1:0` in dir (which holds the
 // swarm.yaml) with env added to the environment (the store defaults to
-// memory: and the model to the file's), and waits up to a minute for its
-// address. The process is killed when the test ends.
+// memory: and the model to the file's), and waits for its address. The
+// process is killed when the test ends.
 func Serve(t testing.TB, dir string, env []string, args ...string) *Process {
 	t.Helper()
-	bin := Binary(t)
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(Binary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "SWARM_STORE=memory:", "SWARM_MODEL=", "NO_COLOR=1"), env...)
+	return Start(t, cmd, nil)
+}
+
+// Start starts cmd, a prepared `swarm serve` command that listens on a
+// port of its choice, and waits up to a minute for it to print its
+// address. Each line the process writes on stderr is kept (see Log) and
+// handed to onLine, if not nil, as it comes. The process is killed when
+// the test ends.
+func Start(t testing.TB, cmd *exec.Cmd, onLine func(string)) *Process {
+	t.Helper()
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +95,7 @@ func Serve(t testing.TB, dir string, env []string, args ...string) *Process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &Process{cmd: cmd, exited: make(chan struct{})}
+	p := &Process{Cmd: cmd, Exited: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pipe)
@@ -93,6 +103,9 @@ func Serve(t testing.TB, dir string, env []string, args ...string) *Process {
 			p.mu.Lock()
 			p.stderr.WriteString(sc.Text() + "\n")
 			p.mu.Unlock()
+			if onLine != nil {
+				onLine(sc.Text())
+			}
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case addr <- m[1]:
@@ -104,22 +117,22 @@ func Serve(t testing.TB, dir string, env []string, args ...string) *Process {
 	}()
 	go func() {
 		_ = cmd.Wait()
-		close(p.exited)
+		close(p.Exited)
 	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-p.exited
+		<-p.Exited
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	timer := time.NewTimer(time.Minute)
+	defer timer.Stop()
 	select {
 	case a, ok := <-addr:
 		if !ok {
 			t.Fatalf("swarm serve exited: %s", p.Log())
 		}
 		p.URL = a
-	case <-ctx.Done():
-		t.Fatalf("swarm serve did not print its address: %s", p.Log())
+	case <-timer.C:
+		t.Fatalf("swarm serve did not print its address within a minute: %s", p.Log())
 	}
 	return p
 }
