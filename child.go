@@ -286,7 +286,10 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 				r.rt.notes.done(childID, w)
 				return run, nil
 			}
-			_, err = r.rt.store.Send(ctx, childID, store.Message{Kind: store.MsgResume, Text: ev.Message, Time: time.Now()})
+			// The answer is for the pause seen here: if the child was
+			// answered directly and paused again meanwhile, the store
+			// refuses it rather than apply it to the new pause.
+			_, err = r.rt.store.Send(ctx, childID, store.Message{Kind: store.MsgResume, Text: ev.Message, Time: time.Now(), Pause: run.LastSeq})
 			if err != nil && !errors.Is(err, store.ErrInvalidState) {
 				r.rt.notes.done(childID, w)
 				return run, &storeError{err}

@@ -190,7 +190,11 @@ func (s *Swarm[In, Out]) def() *defInfo {
 		inSchema: s.inSchema, outSchema: s.outSchema,
 		spec: func(raw json.RawMessage) (Spec, error) {
 			// A text input needs no schema check: decoding it into a
-			// string is the check.
+			// string is the check, once null (which decodes into any
+			// string) is refused.
+			if s.textIn && (len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null") {
+				return Spec{}, fmt.Errorf("%w: swarm %s: input is missing; it takes a string", ErrInvalidInput, s.id)
+			}
 			if s.inResolved != nil && !s.textIn {
 				if err := validateJSON(s.inResolved, raw); err != nil {
 					return Spec{}, fmt.Errorf("%w: swarm %s: input does not match its schema: %w", ErrInvalidInput, s.id, err)

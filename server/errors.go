@@ -56,8 +56,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	msg := err.Error()
-	if status == http.StatusInternalServerError {
+	switch {
+	case status == http.StatusInternalServerError:
 		msg = "internal server error"
+	case code == "not_found" && r.PathValue("id") != "":
+		msg = fmt.Sprintf("no run %q", r.PathValue("id"))
 	}
 	writeError(w, status, code, msg)
 }

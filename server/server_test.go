@@ -199,6 +199,8 @@ func TestBadInput(t *testing.T) {
 		{"input of the wrong type", "POST", "/v1/swarms/echo/runs", "application/json", `{"input": 3}`, 400, "invalid_input"},
 		{"input not matching schema", "POST", "/v1/swarms/typed/runs", "application/json", `{"input": {"n": "three"}}`, 400, "invalid_input"},
 		{"input missing a field", "POST", "/v1/swarms/typed/runs", "application/json", `{"input": {}}`, 400, "invalid_input"},
+		{"text input missing", "POST", "/v1/swarms/echo/runs", "application/json", `{}`, 400, "invalid_input"},
+		{"text input null", "POST", "/v1/swarms/echo/runs", "application/json", `{"input": null}`, 400, "invalid_input"},
 		{"id with spaces", "POST", "/v1/swarms/echo/runs", "application/json", `{"input": "x", "id": "a b"}`, 400, "bad_request"},
 		{"id too long", "POST", "/v1/swarms/echo/runs", "application/json", `{"input": "x", "id": "` + strings.Repeat("i", 201) + `"}`, 400, "bad_request"},
 		{"oversized body", "POST", "/v1/swarms/echo/runs", "application/json", big, 413, "body_too_large"},
@@ -227,6 +229,9 @@ func TestBadInput(t *testing.T) {
 			}
 			if ct := res.header.Get("Content-Type"); ct != "application/json" {
 				t.Errorf("content type %q", ct)
+			}
+			if tc.code == "not_found" && strings.HasPrefix(tc.path, "/v1/runs/nope") && !strings.Contains(string(res.body), `"no run \"nope\""`) {
+				t.Errorf("not found without a plain message: %s", res.body)
 			}
 		})
 	}

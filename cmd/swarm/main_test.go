@@ -162,9 +162,9 @@ func TestPauseExitResumeInNewProcess(t *testing.T) {
 	if _, code := run(t, dir, "stop", "nope", "x"); code == 0 {
 		t.Error("stopping an unknown run succeeded")
 	}
-	// An answer to a pause the run does not wait at is refused.
-	if _, code := run(t, dir, "resume", "--pause", strconv.FormatInt(s.Pause+1, 10), "p1", "approved"); code == 0 {
-		t.Error("resume --pause of another pause succeeded")
+	// An answer to a pause the run does not wait at is refused: exit 2.
+	if _, code := run(t, dir, "resume", "--pause", strconv.FormatInt(s.Pause+1, 10), "p1", "approved"); code != 2 {
+		t.Errorf("resume --pause of another pause: exit %d, want 2", code)
 	}
 	if out, _ := run(t, dir, "status", "p1"); !strings.Contains(out, `"state": "paused"`) && !strings.Contains(out, `"state":"paused"`) {
 		t.Fatalf("after a refused resume: %s", out)
@@ -173,11 +173,12 @@ func TestPauseExitResumeInNewProcess(t *testing.T) {
 	if code != 0 || strings.TrimSpace(out) != `{"plan":"hut booked"}` {
 		t.Fatalf("resume: exit %d, stdout %q", code, out)
 	}
-	if _, code := run(t, dir, "resume", "p1", "again"); code == 0 {
-		t.Error("resuming a completed run succeeded")
+	// Refused by the run's state: exit 2, not 1 (a failed run).
+	if _, code := run(t, dir, "resume", "p1", "again"); code != 2 {
+		t.Errorf("resuming a completed run: exit %d, want 2", code)
 	}
-	if _, code := run(t, dir, "stop", "p1", "late"); code == 0 {
-		t.Error("stopping a completed run succeeded")
+	if _, code := run(t, dir, "stop", "p1", "late"); code != 2 {
+		t.Errorf("stopping a completed run: exit %d, want 2", code)
 	}
 }
 

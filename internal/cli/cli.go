@@ -675,7 +675,7 @@ func (a *app) resumeCmd() *cobra.Command {
 				opts = append(opts, swarm.AtPause(pause))
 			}
 			if err := rt.Resume(ctx, args[0], args[1], opts...); err != nil {
-				return err
+				return refused(ctx, rt, args[0], "resume", err)
 			}
 			return a.follow(ctx, rt, args[0], before.LastSeq, quiet)
 		}),
@@ -695,7 +695,7 @@ func (a *app) stopCmd() *cobra.Command {
 		Args: cobra.ExactArgs(2),
 		RunE: a.withRuntime(false, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			if err := rt.Stop(ctx, args[0], args[1]); err != nil {
-				return err
+				return refused(ctx, rt, args[0], "stop", err)
 			}
 			// The stop is accepted: exit 0 and say what became of the run.
 			wctx, cancel := context.WithTimeout(ctx, wait)
@@ -723,6 +723,25 @@ func (a *app) stopCmd() *cobra.Command {
 	}
 	c.Flags().DurationVar(&wait, "wait", 15*time.Second, "how long to wait for the run to stop (the stop is accepted either way)")
 	return c
+}
+
+// refused turns a resume or stop that the run's state refuses into a usage
+// error (exit 2) that says why in the run's own terms; other errors pass
+// through.
+func refused(ctx context.Context, rt *swarm.Runtime, id, what string, err error) error {
+	if !errors.Is(err, swarm.ErrInvalidState) {
+		return err
+	}
+	s, serr := rt.Status(ctx, id)
+	switch {
+	case serr != nil:
+		return usageError{fmt.Errorf("cannot %s run %s: %w", what, id, err)}
+	case errors.Is(err, swarm.ErrPauseNotCurrent) && s.State == swarm.StatePaused:
+		return usageError{fmt.Errorf("cannot %s run %s: that pause was answered; the run now waits at pause %d (%s)", what, id, s.Pause, s.Reason)}
+	case errors.Is(err, swarm.ErrPauseNotCurrent):
+		return usageError{fmt.Errorf("cannot %s run %s: that pause was answered; the run is %s", what, id, s.State)}
+	}
+	return usageError{fmt.Errorf("cannot %s run %s: it is %s", what, id, s.State)}
 }
 
 func (a *app) recoverCmd() *cobra.Command {

@@ -92,7 +92,7 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 		case swarm.EventResumed:
 			fmt.Fprintf(w, "  resumed: %s\n", ev.Message)
 		case swarm.EventCompleted, swarm.EventFailed, swarm.EventStopped:
-			fmt.Fprintf(w, "  %s %s\n", ev.Type, ev.Reason)
+			fmt.Fprintln(w, strings.TrimRight("  "+string(ev.Type)+" "+ev.Reason, " "))
 		}
 	}
 	return after
