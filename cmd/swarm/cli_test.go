@@ -232,6 +232,13 @@ func TestProgress(t *testing.T) {
 	if n := strings.Count(r.stderr, "\n  weather: Sunny, 22C\n"); n != 1 {
 		t.Errorf("the weather's answer shown %d times:\n%s", n, r.stderr)
 	}
+	if strings.Contains(r.stderr, "exists already") {
+		t.Errorf("a new run said it exists already:\n%s", r.stderr)
+	}
+	// Starting the id again attaches to the run, and says so.
+	if r := swarmIn(t, dir, nil, "", "run", "--id", "p1", "trip", "three people"); r.code != 0 || !strings.Contains(r.stderr, "run p1 exists already") {
+		t.Errorf("second start of p1: exit %d\n%s", r.code, r.stderr)
+	}
 	if strings.Contains(r.stderr, "\r") {
 		t.Errorf("a spinner was drawn on a pipe:\n%q", r.stderr)
 	}

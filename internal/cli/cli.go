@@ -395,7 +395,8 @@ func (a *app) runCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			var opts []swarm.StartOption
+			created := true
+			opts := []swarm.StartOption{swarm.WithCreated(&created)}
 			if id != "" {
 				opts = append(opts, swarm.WithID(id))
 			}
@@ -405,6 +406,12 @@ func (a *app) runCmd() *cobra.Command {
 			}
 			if err != nil {
 				return err
+			}
+			if !created && !quiet {
+				// Starting an existing id attaches to that run, whatever
+				// the input given now: say so rather than replay its
+				// progress as if it were new.
+				fmt.Fprintf(a.stderr, "run %s exists already: following it (its own input, not this one); choose another --id for a new run\n", runID)
 			}
 			return a.follow(ctx, rt, runID, 0, quiet)
 		}),
