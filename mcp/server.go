@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -268,8 +269,11 @@ func (s *server) input(id string, args json.RawMessage) (json.RawMessage, error)
 	var a struct {
 		Input json.RawMessage `json:"input"`
 	}
-	if err := json.Unmarshal(args, &a); err != nil {
-		return nil, fmt.Errorf("want an object with the property \"input\": %w", err)
+	// The tool's schema allows no other property: refuse one, naming it.
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return nil, fmt.Errorf("want an object with only the property \"input\": %w", err)
 	}
 	if len(a.Input) == 0 || string(a.Input) == "null" {
 		return nil, errors.New(`missing the property "input"`)

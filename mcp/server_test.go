@@ -164,6 +164,7 @@ func TestBadArguments(t *testing.T) {
 		{"trip", map[string]any{"people": "two"}, "invalid input"},
 		{"echo", map[string]any{}, `missing the property "input"`},
 		{"echo", map[string]any{"input": 3}, "invalid input"},
+		{"echo", map[string]any{"input": "x", "bogus": 1}, `unknown field "bogus"`},
 		{"resume", map[string]any{"run_id": "nope", "message": "x"}, "no run"},
 	} {
 		res, _ := call(t, cs, c.tool, c.args)
