@@ -66,6 +66,9 @@ type workState struct {
 	stalls  map[string]stall
 }
 
+// maxStallsTracked bounds the runs whose stalls a runtime remembers.
+const maxStallsTracked = 4096
+
 // stall is a run's drives in a row that gave up at journal sequence seq.
 type stall struct {
 	seq int64
@@ -80,7 +83,15 @@ func (w *workState) stalled(id string, seq int64) int {
 	if w.stalls == nil {
 		w.stalls = map[string]stall{}
 	}
-	s := w.stalls[id]
+	s, ok := w.stalls[id]
+	if !ok && len(w.stalls) >= maxStallsTracked {
+		// Runs that stalled once and then ended elsewhere are never
+		// unstalled here: forget one so that the map stays bounded.
+		for k := range w.stalls {
+			delete(w.stalls, k)
+			break
+		}
+	}
 	if s.seq != seq || s.n == 0 {
 		s = stall{seq: seq}
 	}
