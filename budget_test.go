@@ -59,9 +59,9 @@ func (c *counting) spent() (int64, float64) {
 	return c.tokens, c.cost
 }
 
-// budgetStores opens a fresh store of each kind: memory, SQLite and, when
+// freshStores opens a fresh store of each kind: memory, SQLite and, when
 // a server is available, PostgreSQL.
-func budgetStores(t *testing.T) map[string]func(t *testing.T) store.Store {
+func freshStores(t *testing.T) map[string]func(t *testing.T) store.Store {
 	return map[string]func(t *testing.T) store.Store{
 		"memory": func(t *testing.T) store.Store { return memory.New() },
 		"sqlite": func(t *testing.T) store.Store {
@@ -113,7 +113,7 @@ func fanOut(n int, child []scripted.Step) scripted.Script {
 // TestBudgetIsOnePoolAcrossParallelChildren: the model calls of a tree never
 // exceed ModelCalls, however many children run at once, on every store.
 func TestBudgetIsOnePoolAcrossParallelChildren(t *testing.T) {
-	for name, open := range budgetStores(t) {
+	for name, open := range freshStores(t) {
 		for _, tc := range []struct{ n, limit int }{{3, 2}, {200, 50}} {
 			t.Run(fmt.Sprintf("%s/%d-way", name, tc.n), func(t *testing.T) {
 				child := []scripted.Step{{Text: `{"confirmation":"c"}`, Delay: time.Millisecond}}

@@ -2,14 +2,10 @@ package swarm_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model/scripted"
-	"github.com/swarmrt/swarm/store"
-	"github.com/swarmrt/swarm/store/memory"
-	"github.com/swarmrt/swarm/store/sqlite"
 )
 
 // TestPauseReasonClearedWhenRunLeavesPause: a run that paused shows the
@@ -18,17 +14,7 @@ import (
 // on every store.
 func TestPauseReasonClearedWhenRunLeavesPause(t *testing.T) {
 	pause := scripted.Tools(scripted.CallTool("pause", map[string]any{"reason": "approve?"}))
-	stores := map[string]func(t *testing.T) store.Store{
-		"memory": func(t *testing.T) store.Store { return memory.New() },
-		"sqlite": func(t *testing.T) store.Store {
-			s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "runs.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
-	}
+	stores := freshStores(t)
 	cases := []struct {
 		name       string
 		after      []scripted.Step
