@@ -144,6 +144,7 @@ func (rt *Runtime) Events(ctx context.Context, id string, after int64, opts ...E
 			defer rt.live.unsubscribe(id, sub)
 			ds.ch = sub.ch
 		}
+		endChecked := false
 		for {
 			w := rt.notes.wait(id)
 			recs, err := rt.store.Read(ctx, id, after, 256)
@@ -188,10 +189,15 @@ func (rt *Runtime) Events(ctx context.Context, id string, after int64, opts ...E
 			}
 			// Nothing after `after`: if the run has finished, its terminal
 			// event is at or before it (a client resuming after the end),
-			// and nothing will ever follow.
-			if run, err := rt.store.Get(ctx, id); err == nil && run.State.Terminal() && run.LastSeq <= after {
-				rt.notes.done(id, w)
-				return
+			// and nothing will ever follow. Asked once: a run that ends
+			// later writes its terminal event after `after`, which the
+			// reads above yield.
+			if !endChecked {
+				endChecked = true
+				if run, err := rt.store.Get(ctx, id); err == nil && run.State.Terminal() && run.LastSeq <= after {
+					rt.notes.done(id, w)
+					return
+				}
 			}
 			t := time.NewTimer(rt.cfg.PollInterval)
 			select {
