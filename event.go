@@ -44,6 +44,12 @@ const (
 	EventFailed EventType = "failed"
 	// EventStopped: the run was stopped from outside: Reason.
 	EventStopped EventType = "stopped"
+	// EventLedger is an adaptive run's task ledger, made at the start, at
+	// each replan and after each plan review: Ledger, Turn (the round).
+	EventLedger EventType = "ledger"
+	// EventProgress is an adaptive run's judgement of a round: Progress
+	// (the progress ledger and the stall counter), Turn (the round).
+	EventProgress EventType = "progress"
 	// EventDelta is streamed model text (Agent, Text). Deltas are not
 	// journaled: they reach live subscribers only and have Seq 0.
 	EventDelta EventType = "delta"
@@ -107,4 +113,8 @@ type Event struct {
 	// Shared is a conversation's shared context after the step (reply, and
 	// the tool_result of a tool or handover that changed it).
 	Shared json.RawMessage `json:"shared,omitempty"`
+	// Ledger is an adaptive run's task ledger (ledger).
+	Ledger *TaskLedger `json:"ledger,omitempty"`
+	// Progress is an adaptive run's progress ledger of a round (progress).
+	Progress *ProgressLedger `json:"progress,omitempty"`
 }

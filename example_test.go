@@ -78,3 +78,55 @@ func ExampleRuntime_Resume() {
 	// paused ok to book?
 	// completed booked
 }
+
+// An adaptive swarm keeps a task ledger, judges each round, and replans
+// when it stalls: here the searcher is sent after the same thing twice, the
+// counter reaches the threshold of 1, and the new plan goes to the writer.
+func ExampleAdaptive() {
+	searcher := &swarm.Agent{Name: "searcher", Description: "Searches"}
+	writer := &swarm.Agent{Name: "writer", Description: "Writes"}
+	research := swarm.Define[string, string]("research", "Researches a topic", func(string) swarm.Spec {
+		return swarm.Spec{
+			Handoffs: []swarm.Handoff{swarm.ToAgent(searcher), swarm.ToAgent(writer)},
+			Loop:     swarm.Adaptive().WithStallThreshold(1),
+		}
+	})
+	round := func(next string) scripted.Step {
+		return scripted.Text(`{"is_request_satisfied": false, "is_in_loop": false, "is_progress_being_made": true, "next_handoff": "` + next + `", "instruction": "go on"}`)
+	}
+	m := scripted.New(scripted.Script{
+		"research": {
+			scripted.Text(`{"facts": {"given": ["a topic"]}, "plan": ["search"]}`),
+			round("searcher"), round("searcher"), round("searcher"), // the third sees a repeat
+			scripted.Text(`{"facts": {}, "plan": ["write from the search"]}`),
+			round("writer"),
+			scripted.Text(`{"is_request_satisfied": true, "is_in_loop": false, "is_progress_being_made": true}`),
+			scripted.Text("a short report"),
+		},
+		"searcher": {scripted.Text("one page"), scripted.Text("one page")},
+		"writer":   {scripted.Text("a report")},
+	})
+	rt, _ := swarm.New(swarm.Config{Model: m})
+	defer rt.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, run, err := research.Run(ctx, rt, "durable execution")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for ev := range run.Events(ctx, 0) {
+		switch {
+		case ev.Type == swarm.EventLedger:
+			fmt.Printf("ledger %d (%s): %q\n", ev.Ledger.Number, ev.Ledger.Cause, ev.Ledger.Plan)
+		case ev.Type == swarm.EventProgress && ev.Progress.Stalls > 0:
+			fmt.Printf("round %d stalls: %v\n", ev.Progress.Round, ev.Progress.Signals)
+		}
+	}
+	fmt.Println(res.(swarm.Completed[string]).Output)
+	// Output:
+	// ledger 0 (start): ["search"]
+	// round 3 stalls: [repeat no_new_info]
+	// ledger 1 (stall): ["write from the search"]
+	// a short report
+}

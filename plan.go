@@ -36,6 +36,9 @@ type agentPlan struct {
 	maxTurns int
 	hooks    *Hooks
 	registry *RegistryAccess // root only: the registry tools are offered
+	// schema is the structured output asked of the agent's replies, if
+	// any (the orchestrator's result schema is added by modelStep).
+	schema json.RawMessage
 }
 
 // plan is everything a run needs to execute, resolved and validated once.
@@ -44,6 +47,8 @@ type plan struct {
 	agents map[string]*agentPlan
 	// srcs is where the plan first met the agent of each name.
 	srcs map[string]agentSrc
+	// strategy is what the run does (see strategy.go).
+	strategy strategy
 }
 
 // agentSrc is an agent of a plan and where the plan first met it.
@@ -90,6 +95,14 @@ func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values 
 		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
 	}
 	p.root = root
+	if p.strategy, err = strategyFor(info, spec); err != nil {
+		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
+	}
+	if a, ok := p.strategy.(*adaptive); ok {
+		if err := a.check(p); err != nil {
+			return nil, fmt.Errorf("swarm %s: %w", info.id, err)
+		}
+	}
 	if spec.Registry != nil {
 		root.registry = spec.Registry
 		root.toolDefs = append(root.toolDefs,

@@ -126,50 +126,8 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 			effects.mu.Lock()
 			effects.runs = map[string][]string{}
 			effects.mu.Unlock()
-			mem := memory.New()
-			d := &dying{Store: mem, after: k}
-			a, err := swarm.New(swarm.Config{Store: d, Model: scripted.New(script), Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A"})
-			if err != nil {
-				t.Fatal(err)
-			}
 			process.Store("A")
-			if err := a.Register(def); err != nil {
-				t.Fatal(err)
-			}
-			id, err := a.Start(ctx, "trip", []byte(`"go"`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Wait until A has died (made its last append).
-			for !d.dead() {
-				if s, _ := mem.Get(ctx, id); s.State.Terminal() {
-					break
-				}
-				time.Sleep(time.Millisecond)
-			}
-			journaledAtDeath := map[string]bool{}
-			recs, _ := mem.Read(ctx, id, 0, 0)
-			for _, r := range recs {
-				journaledAtDeath[id+"/"+r.Key] = true
-			}
-			time.Sleep(80 * time.Millisecond) // A's lease runs out
-			process.Store("B")
-			b, err := swarm.New(swarm.Config{Store: mem, Model: scripted.New(script), Lease: time.Second, RetryBackoff: time.Millisecond, Owner: "B", PollInterval: 5 * time.Millisecond})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
-			if err := b.Register(def); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := b.Recover(ctx); err != nil {
-				t.Fatal(err)
-			}
-			s, err := b.Wait(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a.Close()
+			b, id, s, journaledAtDeath := crashAndRecover(t, def, script, []byte(`"go"`), k, func() { process.Store("B") })
 			if s.State != swarm.StateCompleted {
 				t.Fatalf("state %s (%s)", s.State, s.Reason)
 			}
@@ -200,4 +158,58 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 			break // one broken boundary is enough: the next ones would each wait out their deadline
 		}
 	}
+}
+
+// crashAndRecover starts a run of def on input in a runtime whose process
+// dies after its k-th append, lets the lease run out, calls restart, and
+// recovers the run in a second runtime on the same store. It returns that
+// runtime, the run, its final status, and the step keys (prefixed with the
+// run id, as idempotency keys are) journaled when the first one died.
+func crashAndRecover(t *testing.T, def swarm.Definition, script scripted.Script, input []byte, k int64, restart func()) (*swarm.Runtime, string, swarm.Status, map[string]bool) {
+	t.Helper()
+	ctx := ctxT(t)
+	mem := memory.New()
+	d := &dying{Store: mem, after: k}
+	a, err := swarm.New(swarm.Config{Store: d, Model: scripted.New(script), Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	id, err := a.Start(ctx, def.ID(), input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait until A has died (made its last append).
+	for !d.dead() {
+		if s, _ := mem.Get(ctx, id); s.State.Terminal() {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	journaledAtDeath := map[string]bool{}
+	recs, _ := mem.Read(ctx, id, 0, 0)
+	for _, r := range recs {
+		journaledAtDeath[id+"/"+r.Key] = true
+	}
+	time.Sleep(80 * time.Millisecond) // A's lease runs out
+	restart()
+	b, err := swarm.New(swarm.Config{Store: mem, Model: scripted.New(script), Lease: time.Second, RetryBackoff: time.Millisecond, Owner: "B", PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, id, s, journaledAtDeath
 }

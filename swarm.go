@@ -28,6 +28,9 @@ type Spec struct {
 	// Registry, when set, gives the orchestrator the registry tools (see
 	// [RegistryAccess]).
 	Registry *RegistryAccess
+	// Loop is the run's loop strategy: nil for the simple loop, or
+	// [Adaptive] for ledgers, stall detection and replanning.
+	Loop *Loop
 }
 
 // Swarm is a typed swarm definition: In is the input type and Out the result

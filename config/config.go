@@ -191,6 +191,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 			Tools:        f.withToolsets(append(tools(s.tools), f.remoteTools(s.handoffs)...), s.toolsets),
 			MaxTurns:     s.maxTurns,
 			Model:        f.modelFor(s.model),
+			Loop:         s.loop,
 		}
 		defs[i] = s.define(spec)
 	}

@@ -256,6 +256,12 @@ func TestBadInput(t *testing.T) {
 		{"duplicate field", base + "agents:\n  weather:\n    model: a:b\n    model: c:d\n", 5, `agent weather: field "model" is given twice (first at line 4)`},
 		{"agent and swarm share a name", base + "agents:\n  x: {}\nswarms:\n  x: {}\n", 5, "swarm x: the name is already used by the agent defined at line 3 (agents and swarms share one namespace)"},
 		{"bad agent name", base + "agents:\n  we ather: {}\n", 3, `agent "we ather": a name may contain only letters, digits, '_' and '-'`},
+		{"unknown loop strategy", base + "swarms:\n  s:\n    loop: {strategy: spiral}\n", 4, `swarm s: loop: strategy: want simple or adaptive, got "spiral"`},
+		{"unknown loop field", base + "swarms:\n  s:\n    loop: {strategy: adaptive, stall: 3}\n", 4, `swarm s: loop: unknown field "stall"`},
+		{"bad stall threshold", base + "swarms:\n  s:\n    loop: {strategy: adaptive, stall_threshold: 0}\n", 4, `swarm s: loop: stall_threshold: want a whole number of at least 1, got the number 0`},
+		{"bad on_exhausted", base + "swarms:\n  s:\n    loop: {strategy: adaptive, on_exhausted: retry}\n", 4, `swarm s: loop: on_exhausted: want pause or fail, got "retry"`},
+		{"evaluator not a handoff", base + "agents:\n  a: {}\nswarms:\n  s:\n    handoffs: [a]\n    loop: {strategy: adaptive, evaluator: b}\n", 7, `swarm s: loop: evaluator: "b" is not one of the swarm's agent handoffs`},
+		{"adaptive settings on the simple loop", base + "swarms:\n  s:\n    loop: {max_replans: 1}\n", 4, `swarm s: loop: evaluator, stall_threshold, max_replans, max_rounds and on_exhausted need strategy: adaptive`},
 		{"bad swarm name", base + "swarms:\n  plan.ner: {}\n", 3, `swarm "plan.ner": a name may contain only letters, digits, '_' and '-'`},
 		{"agent name too long", base + "agents:\n  " + strings.Repeat("a", 54) + ": {}\n", 3, "the name is longer than 53 characters (its handoff tool"},
 		{"handoff to unknown agent", base + "agents:\n  calendar: {}\n  allergens: {}\n  weather:\n    handoffs:\n      - calender\n", 7, `agent weather: handoff to unknown agent "calender" (known: calendar, allergens, weather)`},
@@ -462,5 +468,67 @@ swarms:
 	}
 	if handoff != "Local tips" {
 		t.Errorf("handoff tool description %q in %+v", handoff, req.Tools)
+	}
+}
+
+// TestAdaptiveLoopFromYAML runs a swarm whose loop is adaptive in its
+// swarm.yaml: the run makes a task ledger and judges its rounds.
+func TestAdaptiveLoopFromYAML(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "script.yaml", `
+research:
+  - text: '{"facts": {"given": ["x"]}, "plan": ["ask a"]}'
+  - text: '{"is_request_satisfied": false, "is_in_loop": false, "is_progress_being_made": true, "next_handoff": "a", "instruction": "go"}'
+  - text: '{"is_request_satisfied": true, "is_in_loop": false, "is_progress_being_made": true}'
+  - text: the answer
+a:
+  - text: done
+`, 0o644)
+	path := write(t, dir, "swarm.yaml", `
+version: 1
+model: scripted:script.yaml
+agents:
+  a: {description: does it}
+  critic: {description: judges}
+swarms:
+  research:
+    handoffs: [a, critic]
+    loop: {strategy: adaptive, stall_threshold: 2, max_replans: 1, max_rounds: 5, on_exhausted: fail}
+`, 0o644)
+	f, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntime(t, nil)
+	if err := f.Register(rt); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	id, err := rt.Start(ctx, "research", []byte(`"task"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := rt.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != swarm.StateCompleted || string(s.Result) != `"the answer"` {
+		t.Fatalf("state %s (%s), result %s", s.State, s.Reason, s.Result)
+	}
+	evs, err := rt.History(ctx, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ledgers, progress int
+	for _, ev := range evs {
+		switch ev.Type {
+		case swarm.EventLedger:
+			ledgers++
+		case swarm.EventProgress:
+			progress++
+		}
+	}
+	if ledgers != 1 || progress != 2 {
+		t.Errorf("%d ledgers and %d progress records, want 1 and 2", ledgers, progress)
 	}
 }

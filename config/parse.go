@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/mcp"
 )
 
@@ -28,8 +29,9 @@ var (
 	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "a2a_agents", "serve"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns"}
-	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags"}
+	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "loop"}
 	handoffFields = []string{"agent", "swarm", "description", "customizable"}
+	loopFields    = []string{"strategy", "evaluator", "stall_threshold", "max_replans", "max_rounds", "on_exhausted"}
 )
 
 // Tool names a swarm orchestrator already has.
@@ -99,6 +101,7 @@ type swarmDef struct {
 	inSchema     json.RawMessage // nil: text input
 	resultSchema json.RawMessage // nil: text result
 	tags         []string
+	loop         *swarm.Loop // nil: the simple loop
 }
 
 func (p *parser) errf(n *yaml.Node, format string, args ...any) {
@@ -270,10 +273,61 @@ func (p *parser) parse(data []byte) *File {
 		if fd, ok := fs["tags"]; ok {
 			s.tags = p.strList(fd.val, what, "tags")
 		}
+		if fd, ok := fs["loop"]; ok && !isNull(fd.val) {
+			s.loop = p.loop(fd.val, what, s.handoffs)
+		}
 		f.swarms = append(f.swarms, s)
 	}
 	f.conversations = p.conversations(top)
 	return f
+}
+
+// loop reads a swarm's loop strategy. The evaluator must be one of the
+// swarm's agent handoffs.
+func (p *parser) loop(n *yaml.Node, what string, hs []handoffRef) *swarm.Loop {
+	what += ": loop"
+	fs := p.fields(n, what, loopFields)
+	l := &swarm.Loop{}
+	if fd, ok := fs["strategy"]; ok {
+		switch v := p.str(fd.val, what, "strategy"); v {
+		case "", string(swarm.LoopSimple), string(swarm.LoopAdaptive):
+			l.Strategy = swarm.LoopStrategy(v)
+		default:
+			p.errf(fd.val, "%s: strategy: want %s or %s, got %q", what, swarm.LoopSimple, swarm.LoopAdaptive, v)
+		}
+	}
+	if fd, ok := fs["evaluator"]; ok {
+		l.Evaluator = p.str(fd.val, what, "evaluator")
+		if l.Evaluator != "" && !slices.ContainsFunc(hs, func(h handoffRef) bool { return !h.swarm && !h.remote && h.target == l.Evaluator }) {
+			p.errf(fd.val, "%s: evaluator: %q is not one of the swarm's agent handoffs", what, l.Evaluator)
+		}
+	}
+	num := func(name string, min int, dst *int) {
+		fd, ok := fs[name]
+		if !ok || isNull(fd.val) {
+			return
+		}
+		v := deref(fd.val)
+		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(dst) != nil || *dst < min {
+			p.errf(v, "%s: %s: want a whole number of at least %d, got %s", what, name, min, describe(v))
+			*dst = 0
+		}
+	}
+	num("stall_threshold", 1, &l.StallThreshold)
+	num("max_replans", -1, &l.MaxReplans)
+	num("max_rounds", 1, &l.MaxRounds)
+	if fd, ok := fs["on_exhausted"]; ok {
+		switch v := p.str(fd.val, what, "on_exhausted"); v {
+		case "", string(swarm.ExhaustedPause), string(swarm.ExhaustedFail):
+			l.OnExhausted = swarm.Exhausted(v)
+		default:
+			p.errf(fd.val, "%s: on_exhausted: want %s or %s, got %q", what, swarm.ExhaustedPause, swarm.ExhaustedFail, v)
+		}
+	}
+	if l.Strategy != swarm.LoopAdaptive && (l.Evaluator != "" || l.StallThreshold != 0 || l.MaxReplans != 0 || l.MaxRounds != 0 || l.OnExhausted != "") {
+		p.errf(n, "%s: evaluator, stall_threshold, max_replans, max_rounds and on_exhausted need strategy: adaptive", what)
+	}
+	return l
 }
 
 // fields returns the fields of mapping n, reporting duplicate and unknown

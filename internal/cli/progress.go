@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -164,6 +165,27 @@ func (p *progress) event(ev swarm.Event) {
 		}
 		p.line("%s turn %d/%d done", ev.Agent, ev.Turn, ev.MaxTurns)
 		p.wait(ev.Agent + ": waiting for the model")
+	case swarm.EventLedger:
+		if l := ev.Ledger; l != nil {
+			p.line("%s ledger %d (%s): plan: %s", ev.Agent, l.Number, l.Cause, clip(strings.Join(l.Plan, "; "), 200))
+			if l.Number > 0 {
+				for _, c := range l.Changes {
+					p.line("%s   %s", ev.Agent, clip(c, 120))
+				}
+			}
+		}
+	case swarm.EventProgress:
+		if pl := ev.Progress; pl != nil {
+			next := "→ " + pl.NextHandoff
+			if pl.Satisfied {
+				next = "satisfied"
+			}
+			signals := ""
+			if len(pl.Signals) > 0 {
+				signals = " (" + strings.Join(pl.Signals, ", ") + ")"
+			}
+			p.line("%s round %d: progress %t, in a loop %t%s, stalls %d, %s", ev.Agent, pl.Round, pl.Progress, pl.InLoop, signals, pl.Stalls, next)
+		}
 	case swarm.EventModelError:
 		p.line("%s model error (%s): %s", ev.Agent, ev.Kind, clip(ev.Reason, 120))
 	case swarm.EventPaused:

@@ -86,6 +86,21 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 			fmt.Fprintf(w, "  %-16s ← %s: %s\n", ev.Agent, ev.Tool, ev.Output)
 		case swarm.EventTurnCompleted:
 			fmt.Fprintf(w, "  %-16s turn %d/%d done\n", ev.Agent, ev.Turn, ev.MaxTurns)
+		case swarm.EventLedger:
+			l := ev.Ledger
+			fmt.Fprintf(w, "  %-16s ledger %d (%s): plan %q\n", ev.Agent, l.Number, l.Cause, l.Plan)
+			for _, c := range l.Changes {
+				if l.Number > 0 {
+					fmt.Fprintf(w, "  %-16s   %s\n", "", c)
+				}
+			}
+		case swarm.EventProgress:
+			p := ev.Progress
+			next := p.NextHandoff
+			if p.Satisfied {
+				next = "(satisfied)"
+			}
+			fmt.Fprintf(w, "  %-16s round %d: progress=%t loop=%t signals=%v stalls=%d next=%s\n", ev.Agent, p.Round, p.Progress, p.InLoop, p.Signals, p.Stalls, next)
 		case swarm.EventPaused:
 			fmt.Fprintf(w, "  paused: %s (%s)\n", ev.Reason, ev.Context)
 			return after

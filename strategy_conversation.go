@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -122,8 +121,11 @@ type convEntry struct {
 	msg   model.Message
 }
 
-// converse is the run loop of a conversation.
-func (r *runner) converse(ctx context.Context) outcome {
+// conversationStrategy drives a conversation run: one turn per user
+// message, each answered by the active agent and whoever it hands over to.
+type conversationStrategy struct{}
+
+func (conversationStrategy) drive(ctx context.Context, r *runner) outcome {
 	cd := r.info.conv
 	st := &convState{def: cd, dirty: map[string]bool{}, cur: cd.initial}
 	if len(r.input) > 0 && string(r.input) != "null" {
@@ -166,22 +168,14 @@ func (r *runner) converse(ctx context.Context) outcome {
 func (c *conversation) message(ctx context.Context, n int) (out outcome, more bool) {
 	r := c.r
 	mkey := "m" + strconv.Itoa(n)
-	rec, ok := r.recorded[mkey+"/await/resumed"]
-	if !ok {
-		var evs []Event
-		if _, waiting := r.recorded[mkey+"/await"]; !waiting {
-			evs = []Event{{Type: EventPaused, Key: mkey + "/await", Agent: r.info.id, Reason: AwaitingMessage}}
-		}
-		if err := r.append(ctx, evs, store.Update{State: store.Paused, Reason: AwaitingMessage, Agent: c.active}, nil); err != nil {
-			return outcome{kind: interrupted, err: err}, false
-		}
+	text, ok, err := r.await(ctx, nil, Event{Type: EventPaused, Key: mkey + "/await", Agent: r.info.id, Reason: AwaitingMessage}, store.Update{Agent: c.active})
+	switch {
+	case err != nil:
+		return outcome{kind: interrupted, err: err}, false
+	case !ok:
 		return outcome{kind: paused}, false
 	}
-	user, err := decodeEvent(rec)
-	if err != nil {
-		return outcome{kind: interrupted, err: &storeError{err}}, false
-	}
-	c.log = append(c.log, convEntry{n: n, msg: model.Message{Role: model.RoleUser, Content: user.Message}})
+	c.log = append(c.log, convEntry{n: n, msg: model.Message{Role: model.RoleUser, Content: text}})
 	if rec, ok := r.recorded[mkey+"/reply"]; ok {
 		ev, err := decodeEvent(rec)
 		if err != nil {
@@ -231,14 +225,8 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (outcome, b
 		}
 		resp, err := r.modelStep(ctx, ap, tkey, turn, msgs)
 		if err != nil {
-			var be *budgetError
-			switch {
-			case ctx.Err() != nil || isStoreErr(err):
-				return outcome{kind: interrupted, err: err}, false
-			case errors.Is(err, errBudgetPaused):
-				return outcome{kind: paused}, false
-			case errors.As(err, &be):
-				return outcome{kind: failed, reason: be.reason, abort: true}, false
+			if out, stop := stepFailed(ctx, err); stop {
+				return out, false
 			}
 			return fail(turn, err.Error())
 		}
@@ -259,7 +247,7 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (outcome, b
 		if ctx.Err() != nil {
 			return outcome{kind: interrupted, err: context.Cause(ctx)}, false
 		}
-		if out, stop := c.settle(ctx, ap, results); stop {
+		if out, stop := r.below(ctx, ap, results, store.Update{}); stop {
 			return out, false
 		}
 		for i, call := range calls {
@@ -285,32 +273,6 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (outcome, b
 			}
 		}
 	}
-}
-
-// settle looks at a round's results for what stops the turn: an
-// interruption, an exhausted budget, or a pause below (a child swarm waits
-// for a human, and so does the conversation).
-func (c *conversation) settle(ctx context.Context, ap *agentPlan, results []callResult) (outcome, bool) {
-	for _, res := range results {
-		switch {
-		case res.err != nil:
-			return outcome{kind: interrupted, err: res.err}, true
-		case res.abort != "":
-			return outcome{kind: failed, reason: res.abort, abort: true}, true
-		}
-	}
-	for _, res := range results {
-		if res.childPause == nil && !res.unwound {
-			continue
-		}
-		if ev := res.childPause; ev != nil {
-			if err := c.r.append(ctx, []Event{*ev}, store.Update{State: store.Paused, Reason: ev.Reason}, ap); err != nil {
-				return outcome{kind: interrupted, err: err}, true
-			}
-		}
-		return outcome{kind: paused}, true
-	}
-	return outcome{}, false
 }
 
 // reply journals the answer to message n (or a failed turn, with reason)

@@ -109,7 +109,7 @@ func (r *runner) drive(ctx context.Context) error {
 }
 
 // execute loads the journal (unless the run was just created), applies
-// inbox messages and runs the orchestrator loop.
+// inbox messages and drives the run's strategy (see strategy.go).
 func (r *runner) execute(ctx context.Context) outcome {
 	if r.calls == nil {
 		r.calls = map[string]int{}
@@ -119,11 +119,8 @@ func (r *runner) execute(ctx context.Context) outcome {
 			return out
 		}
 	}
-	if r.info.conv != nil {
-		return r.underDeadline(ctx, r.converse)
-	}
 	return r.underDeadline(ctx, func(ctx context.Context) outcome {
-		return r.loop(ctx, r.plan.root, "", r.info.inputText(r.input))
+		return r.plan.strategy.drive(ctx, r)
 	})
 }
 
@@ -239,110 +236,6 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 
 var errStillPaused = errors.New("run is paused")
 
-// loop runs one agent's tool-calling loop on input until it answers (an
-// agent), completes or fails (the orchestrator), pauses, or is interrupted.
-func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) outcome {
-	msgs := make([]model.Message, 1, 8)
-	msgs[0] = model.Message{Role: model.RoleUser, Content: input}
-	for turn := 1; ; turn++ {
-		if turn > ap.maxTurns {
-			return outcome{kind: failed, reason: fmt.Sprintf("%s exceeded its max turns (%d)", ap.name, ap.maxTurns)}
-		}
-		tkey := path + "t" + strconv.Itoa(turn)
-		resp, err := r.modelStep(ctx, ap, tkey, turn, msgs)
-		if err != nil {
-			var be *budgetError
-			switch {
-			case ctx.Err() != nil || isStoreErr(err):
-				return outcome{kind: interrupted, err: err}
-			case errors.Is(err, errBudgetPaused):
-				return outcome{kind: paused}
-			case errors.As(err, &be):
-				return outcome{kind: failed, reason: be.reason, abort: true}
-			}
-			return outcome{kind: failed, reason: err.Error()}
-		}
-		msgs = append(msgs, resp.Message)
-		calls := resp.Message.ToolCalls
-		if len(calls) == 0 {
-			if !ap.root {
-				return outcome{kind: answered, text: resp.Message.Content}
-			}
-			res, verr := r.info.textToResult(resp.Message.Content)
-			if verr == nil {
-				return outcome{kind: completed, result: res, turnKey: tkey, turn: turn, agent: ap.name}
-			}
-			msgs = append(msgs, model.Message{Role: model.RoleUser, Content: "Your reply is not a valid result: " + verr.Error() +
-				". Reply with only a JSON value matching this schema, or call the complete tool with it: " + string(r.info.outSchema)})
-			if err := r.turnDone(ctx, ap, tkey, turn); err != nil {
-				return outcome{kind: interrupted, err: err}
-			}
-			continue
-		}
-		rd := &round{ap: ap, tkey: tkey, turn: turn, merge: true}
-		results := r.execCalls(ctx, rd, calls)
-		if ctx.Err() != nil {
-			return outcome{kind: interrupted, err: context.Cause(ctx)}
-		}
-		failAt, completeAt, pauseAt, belowAt, abortAt := -1, -1, -1, -1, -1
-		for i, res := range results {
-			if res.err != nil {
-				return outcome{kind: interrupted, err: res.err}
-			}
-			switch {
-			case res.abort != "" && abortAt < 0:
-				abortAt = i
-			case (res.unwound || res.childPause != nil) && belowAt < 0:
-				belowAt = i
-			case res.fail && failAt < 0:
-				failAt = i
-			case res.complete != nil && completeAt < 0:
-				completeAt = i
-			case res.pause && pauseAt < 0:
-				pauseAt = i
-			}
-		}
-		switch {
-		case abortAt >= 0:
-			return outcome{kind: failed, reason: results[abortAt].abort, abort: true}
-		case failAt >= 0:
-			return outcome{kind: failed, reason: results[failAt].output, turnKey: tkey, turn: turn, agent: ap.name}
-		case completeAt >= 0:
-			return outcome{kind: completed, result: results[completeAt].complete, turnKey: tkey, turn: turn, agent: ap.name}
-		case belowAt >= 0:
-			// A pause below: a child swarm (or one of its descendants)
-			// waits for a human, and so does this run.
-			if ev := results[belowAt].childPause; ev != nil {
-				u := store.Update{State: store.Paused, Reason: ev.Reason}
-				if ap.root {
-					u.Turn = turn
-				}
-				if err := r.append(ctx, []Event{*ev}, u, ap); err != nil {
-					return outcome{kind: interrupted, err: err}
-				}
-			}
-			return outcome{kind: paused}
-		case pauseAt >= 0:
-			c := calls[pauseAt]
-			var args struct{ Reason, Context string }
-			_ = json.Unmarshal(c.Arguments, &args)
-			ev := Event{Type: EventPaused, Key: tkey + "/pause/" + c.ID, Agent: ap.name, Turn: turn, CallID: c.ID, Reason: args.Reason, Context: args.Context}
-			if err := r.append(ctx, []Event{ev}, store.Update{State: store.Paused, Reason: args.Reason, Turn: turn}, ap); err != nil {
-				return outcome{kind: interrupted, err: err}
-			}
-			return outcome{kind: paused}
-		}
-		for i, c := range calls {
-			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].output, IsError: results[i].isError})
-		}
-		if !rd.ended.Load() {
-			if err := r.turnDone(ctx, ap, tkey, turn); err != nil {
-				return outcome{kind: interrupted, err: err}
-			}
-		}
-	}
-}
-
 func (r *runner) turnDone(ctx context.Context, ap *agentPlan, tkey string, turn int) error {
 	key := tkey + "/done"
 	if _, ok := r.recorded[key]; ok {
@@ -383,7 +276,9 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 				r.rt.live.publish(r.id, Event{Type: EventDelta, Time: time.Now(), RunID: r.id, Agent: ap.name, Turn: turn, Call: call, Text: d.Text})
 			}
 		}
-		if ap.root && !r.info.textOut {
+		if ap.schema != nil {
+			req.ResultSchema = ap.schema
+		} else if ap.root && !r.info.textOut {
 			req.ResultSchema = r.info.outSchema
 		}
 		mctx, cancel := context.WithTimeout(ctx, r.rt.cfg.ModelTimeout)
@@ -440,40 +335,15 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	if err := r.spent(ctx, usage); err != nil {
 		return err
 	}
-	evs := make([]Event, 1, 1+len(calls))
-	evs[0] = Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage}
-	u := store.Update{}
+	u := store.Update{Agent: ap.name}
 	if ap.root {
 		u.Turn = turn
 	}
-	u.Agent = ap.name
-	tkey := strings.TrimSuffix(key, "/model")
-	for _, c := range calls {
-		if ct, ok := ap.children[c.Name]; ok {
-			var args struct {
-				Request string `json:"request"`
-			}
-			_ = json.Unmarshal(c.Arguments, &args)
-			ev := Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: ct.swarm,
-				CallID: c.ID, Request: args.Request, Arguments: eventArgs(c.Arguments)}
-			// The child is named only if the call will start one.
-			if start, refusal := r.prepareChild(ctx, ct, c); refusal == "" {
-				ckey := tkey + "/tool/" + c.ID
-				ev.Child = childRunID(r.id, ckey)
-				r.starts.Store(ckey, start)
-			}
-			evs = append(evs, ev)
-			u.Agent = ct.swarm
-		} else if target, ok := ap.handoffs[c.Name]; ok {
-			var args struct {
-				Request string `json:"request"`
-			}
-			_ = json.Unmarshal(c.Arguments, &args)
-			evs = append(evs, Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: target, CallID: c.ID, Request: args.Request})
-			u.Agent = target
-		} else {
-			evs = append(evs, Event{Type: EventToolCall, Key: tkey + "/call/" + c.ID, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: eventArgs(c.Arguments)})
-		}
+	evs := make([]Event, 1, 1+len(calls))
+	evs[0] = Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage}
+	evs, agent := r.announce(ctx, ap, strings.TrimSuffix(key, "/model"), calls, evs)
+	if agent != "" {
+		u.Agent = agent
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -492,6 +362,41 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	}
 	r.usage = total
 	return nil
+}
+
+// announce appends to evs the events that announce calls of ap in round
+// tkey (handoff_started or tool_call, one per call), and returns them with
+// the agent the last handoff among them hands to ("" if none). A swarm handoff that will
+// start a child is checked here and names its child.
+func (r *runner) announce(ctx context.Context, ap *agentPlan, tkey string, calls []model.ToolCall, evs []Event) (_ []Event, agent string) {
+	for _, c := range calls {
+		if ct, ok := ap.children[c.Name]; ok {
+			var args struct {
+				Request string `json:"request"`
+			}
+			_ = json.Unmarshal(c.Arguments, &args)
+			ev := Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: ct.swarm,
+				CallID: c.ID, Request: args.Request, Arguments: eventArgs(c.Arguments)}
+			// The child is named only if the call will start one.
+			if start, refusal := r.prepareChild(ctx, ct, c); refusal == "" {
+				ckey := tkey + "/tool/" + c.ID
+				ev.Child = childRunID(r.id, ckey)
+				r.starts.Store(ckey, start)
+			}
+			evs = append(evs, ev)
+			agent = ct.swarm
+		} else if target, ok := ap.handoffs[c.Name]; ok {
+			var args struct {
+				Request string `json:"request"`
+			}
+			_ = json.Unmarshal(c.Arguments, &args)
+			evs = append(evs, Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: target, CallID: c.ID, Request: args.Request})
+			agent = target
+		} else {
+			evs = append(evs, Event{Type: EventToolCall, Key: tkey + "/call/" + c.ID, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: eventArgs(c.Arguments)})
+		}
+	}
+	return evs, agent
 }
 
 // normalizeCalls gives each call of a response of round turn an id that is

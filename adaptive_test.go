@@ -1,0 +1,536 @@
+package swarm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/swarmtest"
+)
+
+// ledger is a task ledger reply of a scripted orchestrator.
+func ledger(plan ...string) scripted.Step {
+	b, _ := json.Marshal(map[string]any{"facts": map[string]any{"given": []string{"the topic"}}, "plan": plan})
+	return scripted.Text(string(b))
+}
+
+// judge is a progress ledger reply of a scripted orchestrator.
+func judge(progress, loop bool, next, instruction string) scripted.Step {
+	b, _ := json.Marshal(map[string]any{"is_request_satisfied": false, "is_in_loop": loop, "is_progress_being_made": progress,
+		"next_handoff": next, "instruction": instruction, "reason": "scripted"})
+	return scripted.Text(string(b))
+}
+
+func satisfied() scripted.Step {
+	return scripted.Text(`{"is_request_satisfied": true, "is_in_loop": false, "is_progress_being_made": true, "next_handoff": "", "instruction": ""}`)
+}
+
+// research is an adaptive swarm whose orchestrator works with a researcher
+// and a writer (both with a lookup tool) and, optionally, a critic.
+func research(loop *swarm.Loop, lookups *lookupLog) *swarm.Swarm[string, string] {
+	var tools []swarm.Tool
+	if lookups != nil {
+		tools = []swarm.Tool{lookups.tool()}
+	}
+	researcher := &swarm.Agent{Name: "researcher", Description: "finds sources", Instructions: "Find sources.", Tools: tools}
+	writer := &swarm.Agent{Name: "writer", Description: "writes", Instructions: "Write."}
+	critic := &swarm.Agent{Name: "critic", Description: "judges progress", Instructions: "Judge."}
+	return swarm.Define[string, string]("research", "researches a topic", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Research the topic.", Loop: loop,
+			Handoffs: []swarm.Handoff{swarm.ToAgent(researcher), swarm.ToAgent(writer), swarm.ToAgent(critic)}}
+	})
+}
+
+// lookupLog counts the executions of the researcher's lookup tool per
+// idempotency key and process.
+type lookupLog struct {
+	mu      sync.Mutex
+	process atomic.Value
+	runs    map[string][]string
+}
+
+func (l *lookupLog) tool() swarm.Tool {
+	return swarm.NewTool("lookup", "looks a source up", func(ctx context.Context, in struct {
+		Query string `json:"query"`
+	}) (string, error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		k := swarm.IdempotencyKey(ctx)
+		l.runs[k] = append(l.runs[k], l.process.Load().(string))
+		return "found " + in.Query, nil
+	})
+}
+
+// progressOf returns the progress ledgers of run id in order.
+func progressOf(t *testing.T, rt *swarm.Runtime, id string) []swarm.ProgressLedger {
+	t.Helper()
+	var out []swarm.ProgressLedger
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type == swarm.EventProgress {
+			if ev.Progress == nil {
+				t.Fatalf("progress event %d without a ledger", ev.Seq)
+			}
+			out = append(out, *ev.Progress)
+		}
+	}
+	return out
+}
+
+// ledgersOf returns the task ledgers of run id with the round each was
+// made in.
+func ledgersOf(t *testing.T, rt *swarm.Runtime, id string) (ledgers []swarm.TaskLedger, rounds []int) {
+	t.Helper()
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type == swarm.EventLedger {
+			ledgers = append(ledgers, *ev.Ledger)
+			rounds = append(rounds, ev.Turn)
+		}
+	}
+	return ledgers, rounds
+}
+
+func stallsOf(pls []swarm.ProgressLedger) []int {
+	var out []int
+	for _, p := range pls {
+		out = append(out, p.Stalls)
+	}
+	return out
+}
+
+func runResearch(t *testing.T, rt *swarm.Runtime, task string) (string, swarm.Status) {
+	t.Helper()
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "research", mustJSON(t, task))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := rt.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, s
+}
+
+// spyRuntime is a runtime with def registered whose model plays script,
+// showing each request to spy first.
+func spyRuntime(t *testing.T, script scripted.Script, def swarm.Definition, spy func(*model.Request)) *swarm.Runtime {
+	t.Helper()
+	m := scripted.New(script)
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), RetryBackoff: time.Millisecond,
+		Model: model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+			spy(req)
+			return m.Generate(ctx, req)
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestAdaptiveStallCounterDecaysAndReplansAtThreshold: the counter rises on
+// rounds without progress, falls on a round with progress, and the replan
+// comes when it reaches the threshold — not earlier, as it would without
+// the decay.
+func TestAdaptiveStallCounterDecaysAndReplansAtThreshold(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("ask the researcher", "ask the writer"),
+			judge(false, false, "researcher", "look at A"), // r1: stall 1
+			judge(false, false, "researcher", "look at B"), // r2: stall 2
+			judge(true, false, "researcher", "look at C"),  // r3: progress, 1
+			judge(false, false, "researcher", "look at D"), // r4: stall 2
+			judge(false, true, "researcher", "look at E"),  // r5: in a loop, 3: replan
+			ledger("ask the writer directly"),
+			judge(true, false, "writer", "write it up"), // r6
+			satisfied(), // r7
+			scripted.Text("the report"),
+		},
+		"researcher": {scripted.Text("a"), scripted.Text("b"), scripted.Text("c"), scripted.Text("d")},
+		"writer":     {scripted.Text("a report")},
+	}
+	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(3), nil))
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StateCompleted || string(s.Result) != `"the report"` {
+		t.Fatalf("state %s (%s), result %s", s.State, s.Reason, s.Result)
+	}
+	if got, want := stallsOf(progressOf(t, rt, id)), []int{1, 2, 1, 2, 3, 0, 0}; !slices.Equal(got, want) {
+		t.Errorf("stall counters %v, want %v", got, want)
+	}
+	ledgers, rounds := ledgersOf(t, rt, id)
+	if len(ledgers) != 2 || rounds[1] != 5 || ledgers[1].Cause != "stall" || ledgers[1].Number != 1 {
+		t.Fatalf("ledgers %+v in rounds %v, want a replan in round 5", ledgers, rounds)
+	}
+	wantChanges := []string{"- ask the researcher", "- ask the writer", "+ ask the writer directly"}
+	if !slices.Equal(ledgers[1].Changes, wantChanges) {
+		t.Errorf("replan changes %q, want %q", ledgers[1].Changes, wantChanges)
+	}
+	swarmtest.AssertHandoffs(t, rt, id, "researcher", "researcher", "researcher", "researcher", "writer")
+	swarmtest.AssertScriptConsumed(t, m, id)
+	swarmtest.AssertJournal(t, rt, id)
+}
+
+// TestAdaptiveRepeatsCountAsStalls: an orchestrator that claims progress
+// while it repeats one handoff with one instruction, getting the same
+// answer, stalls on the deterministic signals alone.
+func TestAdaptiveRepeatsCountAsStalls(t *testing.T) {
+	same := judge(true, false, "researcher", "find sources")
+	script := scripted.Script{
+		"research": {
+			ledger("find sources"),
+			same, same, same, same, // r1..r4: r3 and r4 see a repeat
+			ledger("write from what was found"),
+			judge(true, false, "writer", "write"),
+			satisfied(),
+			scripted.Text("done"),
+		},
+		"researcher": {scripted.Text("A"), scripted.Text("A"), scripted.Text("A")},
+		"writer":     {scripted.Text("text")},
+	}
+	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(2), nil))
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+	pls := progressOf(t, rt, id)
+	if got, want := stallsOf(pls), []int{0, 0, 1, 2, 0, 0}; !slices.Equal(got, want) {
+		t.Errorf("stall counters %v, want %v", got, want)
+	}
+	if !slices.Equal(pls[2].Signals, []string{"repeat", "no_new_info"}) {
+		t.Errorf("round 3 signals %v", pls[2].Signals)
+	}
+	if _, rounds := ledgersOf(t, rt, id); len(rounds) != 2 || rounds[1] != 4 {
+		t.Errorf("ledgers made in rounds %v, want [0 4]", rounds)
+	}
+}
+
+// TestAdaptivePlanReviewAfterMaxReplans: once the replans are used up the
+// run pauses for a plan review; a resume with an edited plan continues with
+// that plan, without asking the model for it.
+func TestAdaptivePlanReviewAfterMaxReplans(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("step one"),
+			judge(false, false, "researcher", "try 1"), // r1: stall 1: replan
+			ledger("step two"),
+			judge(false, false, "researcher", "try 2"), // r2: stall 1: replans used up
+			judge(true, false, "writer", "write it"),   // r3, after the review
+			satisfied(),
+			scripted.Text("reviewed report"),
+		},
+		"writer": {scripted.Text("report")},
+	}
+	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(1), nil))
+	ctx := swarmtest.Context(t)
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StatePaused || !strings.HasPrefix(s.Reason, "adaptive max_replans:") {
+		t.Fatalf("state %s (%s), want paused for a plan review", s.State, s.Reason)
+	}
+	evs := swarmtest.Events(t, rt, id)
+	last := evs[len(evs)-1]
+	if last.Type != swarm.EventPaused || last.Kind != "plan_review" || !strings.Contains(last.Context, "1. step two") {
+		t.Fatalf("last event %+v, want the plan review showing the plan", last)
+	}
+	if err := rt.Resume(ctx, id, `{"plan": ["ask the writer"]}`); err != nil {
+		t.Fatal(err)
+	}
+	s, err := rt.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != swarm.StateCompleted || string(s.Result) != `"reviewed report"` {
+		t.Fatalf("state %s (%s), result %s", s.State, s.Reason, s.Result)
+	}
+	ledgers, _ := ledgersOf(t, rt, id)
+	if len(ledgers) != 3 || ledgers[2].Cause != "review" || !slices.Equal(ledgers[2].Plan, []string{"ask the writer"}) {
+		t.Fatalf("ledgers %+v, want the edited plan last", ledgers)
+	}
+	swarmtest.AssertScriptConsumed(t, m, id)
+	swarmtest.AssertJournal(t, rt, id)
+}
+
+// TestAdaptiveReviewFeedbackGoesToTheModel: a resume with free text is
+// feedback the orchestrator makes a new plan from.
+func TestAdaptiveReviewFeedbackGoesToTheModel(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("step one"),
+			judge(false, false, "researcher", "try"),
+			ledger("ask the writer, as the human said"),
+			satisfied(),
+			scripted.Text("ok"),
+		},
+		"researcher": {scripted.Text("nothing")},
+	}
+	var mu sync.Mutex
+	var prompts []string
+	rt := spyRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1), nil), func(req *model.Request) {
+		mu.Lock()
+		prompts = append(prompts, req.Messages[len(req.Messages)-1].Content)
+		mu.Unlock()
+	})
+	ctx := swarmtest.Context(t)
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StatePaused {
+		t.Fatalf("state %s (%s), want paused", s.State, s.Reason)
+	}
+	if err := rt.Resume(ctx, id, "talk to the writer instead"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := rt.Wait(ctx, id); err != nil || s.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s), %v", s.State, s.Reason, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(prompts) < 3 || !strings.Contains(prompts[2], "talk to the writer instead") {
+		t.Fatalf("the replan prompt does not carry the feedback: %q", prompts)
+	}
+}
+
+// TestAdaptiveExhaustedFails: with on_exhausted fail the run fails with a
+// reason code and the synthesized answer.
+func TestAdaptiveExhaustedFails(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("step"),
+			judge(false, false, "researcher", "try"),
+			scripted.Text("partial answer"),
+		},
+		"researcher": {scripted.Text("nothing")},
+	}
+	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1).OnExhaustedDo(swarm.ExhaustedFail), nil))
+	_, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StateFailed || !strings.HasPrefix(s.Reason, "adaptive max_replans:") || !strings.Contains(s.Reason, "best answer: partial answer") {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+}
+
+// TestAdaptiveMaxRounds: the rounds are bounded and the final answer is
+// synthesized on that exit too.
+func TestAdaptiveMaxRounds(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("step"),
+			judge(true, false, "researcher", "one"),
+			judge(true, false, "researcher", "two"),
+			scripted.Text("as far as we got"),
+		},
+		"researcher": {scripted.Text("1"), scripted.Text("2")},
+	}
+	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithMaxRounds(2), nil))
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StateFailed || !strings.HasPrefix(s.Reason, "adaptive max_rounds:") || !strings.Contains(s.Reason, "as far as we got") {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+	swarmtest.AssertScriptConsumed(t, m, id)
+}
+
+// TestAdaptiveMalformedLedgers: invalid replies are retried with the reason
+// (a next_handoff outside the team is invalid too); after adaptiveTries the
+// round falls back to the next team member in turn and counts as a stall.
+func TestAdaptiveMalformedLedgers(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("step"),
+			scripted.Text("I think the researcher should go"),   // r1, try 1
+			judge(true, false, "nobody", "x"),                   // r1, try 2
+			scripted.Text("```json\n{\"is_request_satisfied\""), // r1, try 3: fallback
+			judge(true, false, "writer", "write"),               // r2, valid
+			satisfied(),
+			scripted.Text("end"),
+		},
+		"researcher": {scripted.Text("r")},
+		"writer":     {scripted.Text("w")},
+	}
+	var mu sync.Mutex
+	var retries []string
+	rt := spyRuntime(t, script, research(swarm.Adaptive(), nil), func(req *model.Request) {
+		if req.Agent == "research" && len(req.Messages) > 1 {
+			mu.Lock()
+			retries = append(retries, req.Messages[len(req.Messages)-1].Content)
+			mu.Unlock()
+		}
+	})
+	id, s := runResearch(t, rt, "the task")
+	if s.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+	pls := progressOf(t, rt, id)
+	if !pls[0].Fallback || pls[0].NextHandoff != "researcher" || pls[0].Instruction != "the task" || pls[0].Stalls != 1 {
+		t.Errorf("round 1 %+v, want the fallback to the first member with the task, counted as a stall", pls[0])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(retries) != 2 || !strings.Contains(retries[1], `next_handoff "nobody" is not one of: researcher, writer, critic`) {
+		t.Errorf("retry prompts %q", retries)
+	}
+	swarmtest.AssertHandoffs(t, rt, id, "researcher", "writer")
+}
+
+// TestAdaptiveEvaluator: an evaluator agent judges progress; the
+// orchestrator only picks the next step and never hands work to the
+// evaluator.
+func TestAdaptiveEvaluator(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("step"),
+			scripted.Text(`{"next_handoff": "researcher", "instruction": "look"}`),
+			scripted.Text("final"),
+		},
+		"critic": {
+			scripted.Text(`{"is_request_satisfied": false, "is_in_loop": false, "is_progress_being_made": true}`),
+			scripted.Text(`{"is_request_satisfied": true, "is_in_loop": false, "is_progress_being_made": true}`),
+		},
+		"researcher": {scripted.Text("found")},
+	}
+	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithEvaluator("critic"), nil))
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+	pls := progressOf(t, rt, id)
+	if len(pls) != 2 || pls[0].Evaluator != "critic" || !pls[1].Satisfied {
+		t.Fatalf("progress %+v", pls)
+	}
+	swarmtest.AssertHandoffs(t, rt, id, "researcher")
+	swarmtest.AssertScriptConsumed(t, m, id)
+}
+
+// TestAdaptiveInvalidLoops: a loop that cannot work is refused when the run
+// starts.
+func TestAdaptiveInvalidLoops(t *testing.T) {
+	alone := swarm.Define[string, string]("alone", "", func(string) swarm.Spec { return swarm.Spec{Loop: swarm.Adaptive()} })
+	for name, c := range map[string]struct {
+		def  swarm.Definition
+		want string
+	}{
+		"unknown strategy": {research(&swarm.Loop{Strategy: "spiral"}, nil), `unknown loop strategy "spiral"`},
+		"evaluator":        {research(swarm.Adaptive().WithEvaluator("ghost"), nil), `evaluator "ghost" is not one of the swarm's agent handoffs`},
+		"threshold":        {research(swarm.Adaptive().WithStallThreshold(-1), nil), "stall_threshold -1 is negative"},
+		"on exhausted":     {research(swarm.Adaptive().OnExhaustedDo("panic"), nil), `on_exhausted "panic"`},
+		"no team":          {alone, "needs at least one handoff"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rt, _ := swarmtest.NewRuntime(t, scripted.Script{}, c.def)
+			_, err := rt.Start(swarmtest.Context(t), c.def.ID(), []byte(`"x"`))
+			if !errors.Is(err, swarm.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want ErrInvalid with %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestAdaptiveCrashAtEveryJournalBoundary kills an adaptive run after each
+// of its appends in turn and recovers it in a second runtime: the ledgers
+// and counters equal a clean run's, the journal holds each step once, and
+// no tool call whose result was journaled runs again.
+func TestAdaptiveCrashAtEveryJournalBoundary(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("look things up", "write"),
+			judge(true, false, "researcher", "look up X"),
+			judge(false, false, "researcher", "look up Y"),
+			judge(false, true, "researcher", "look up Y again"),
+			ledger("write now"),
+			judge(true, false, "writer", "write"),
+			satisfied(),
+			scripted.Text("report"),
+		},
+		"researcher": {
+			scripted.Tools(scripted.CallTool("lookup", map[string]string{"query": "X"})), scripted.Text("x"),
+			scripted.Tools(scripted.CallTool("lookup", map[string]string{"query": "Y"})), scripted.Text("y"),
+		},
+		"writer": {scripted.Text("report text")},
+	}
+	lookups := &lookupLog{runs: map[string][]string{}}
+	def := research(swarm.Adaptive().WithStallThreshold(2), lookups)
+
+	type shape struct {
+		types   []swarm.EventType
+		stalls  []int
+		ledgers string
+	}
+	shapeOf := func(rt *swarm.Runtime, id string) shape {
+		var sh shape
+		for _, ev := range swarmtest.Events(t, rt, id) {
+			sh.types = append(sh.types, ev.Type)
+		}
+		sh.stalls = stallsOf(progressOf(t, rt, id))
+		ls, rounds := ledgersOf(t, rt, id)
+		sh.ledgers = fmt.Sprintf("%+v %v", ls, rounds)
+		return sh
+	}
+
+	counter := &dying{Store: memory.New()}
+	rt0, err := swarm.New(swarm.Config{Store: counter, Model: scripted.New(script), RetryBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt0.Close()
+	if err := rt0.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	lookups.process.Store("clean")
+	id0, s0 := runResearch(t, rt0, "topic")
+	if s0.State != swarm.StateCompleted {
+		t.Fatalf("clean run: %s (%s)", s0.State, s0.Reason)
+	}
+	want := shapeOf(rt0, id0)
+	if !slices.Equal(want.stalls, []int{0, 1, 2, 0, 0}) {
+		t.Fatalf("clean run stalls %v", want.stalls)
+	}
+	appends := counter.appends.Load()
+
+	for k := int64(1); k < appends; k++ {
+		if !t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
+			lookups.mu.Lock()
+			lookups.runs = map[string][]string{}
+			lookups.mu.Unlock()
+			lookups.process.Store("A")
+			b, id, s, journaledAtDeath := crashAndRecover(t, def, script, []byte(`"topic"`), k, func() { lookups.process.Store("B") })
+			if s.State != swarm.StateCompleted || string(s.Result) != string(s0.Result) {
+				t.Fatalf("state %s (%s), result %s", s.State, s.Reason, s.Result)
+			}
+			swarmtest.AssertJournal(t, b, id)
+			got := shapeOf(b, id)
+			if !slices.Equal(got.types, want.types) || !slices.Equal(got.stalls, want.stalls) || got.ledgers != want.ledgers {
+				t.Errorf("recovered run differs from a clean one:\n got %v %v %s\nwant %v %v %s", got.types, got.stalls, got.ledgers, want.types, want.stalls, want.ledgers)
+			}
+			lookups.mu.Lock()
+			defer lookups.mu.Unlock()
+			if len(lookups.runs) != 2 {
+				t.Errorf("lookup ran for %d distinct calls, want 2: %v", len(lookups.runs), lookups.runs)
+			}
+			for key, procs := range lookups.runs {
+				if journaledAtDeath[key] && len(procs) > 1 {
+					t.Errorf("call %s ran again after its result was journaled: %v", key, procs)
+				}
+			}
+		}) {
+			break
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
+)
+
+// A strategy is what a run does (seed 001's loop strategies); the runner
+// in engine.go is how it is made durable. Each kind of run is one strategy
+// in a file of its own:
+//
+//	strategy_simple.go        the orchestrator's tool-calling loop (the default)
+//	strategy_conversation.go  a conversation: one turn per user message
+//	strategy_adaptive.go      MagenticOne's ledgers, stall counter and replans
+//
+// A strategy is straight-line Go over the runner's durable primitives. Each
+// primitive looks its step key up in the journal before acting, so a
+// strategy written naively survives a crash at any record with no completed
+// step redone: after a restart the same code runs again, gets the recorded
+// outcomes back, and continues at the first step without one. The rule for
+// a strategy is only that its step keys are a function of what it got back
+// from earlier primitives (never of the clock or a random number).
+//
+// The primitives:
+//
+//   - r.modelStep(ctx, ap, tkey, turn, msgs): call a model as agent ap; the
+//     response is journaled under tkey+"/model" (retries, budget and usage
+//     included).
+//   - r.execCalls(ctx, rd, calls): execute a round of tool calls of a model
+//     response, in parallel, each outcome journaled under tkey+"/tool/<id>";
+//     handoffs to agents (their own loop, nested under the call's key) and
+//     to swarms (child runs) happen here.
+//   - r.delegate(ctx, ap, tkey, turn, target, request): hand a request to an
+//     agent or swarm that ap may hand off to, when the strategy rather than
+//     a model's tool call chooses the target.
+//   - r.await(ctx, ap, pause, u): wait for a message to the run. The run is
+//     paused and releases its lease; no goroutine waits. A resume is an inbox
+//     message that makes the run runnable again, and await returns it.
+//   - r.record(ctx, ev, u): journal a strategy's own record (a ledger, a
+//     counter); on replay it returns what was recorded.
+//   - return an outcome: the runner records how the run ended (finish).
+//
+// The seam is internal for now: its step-key rules and outcomes are the
+// engine's contract with itself, and teams (the next strategy) will shape
+// it further before users are asked to write strategies against it.
+type strategy interface {
+	drive(ctx context.Context, r *runner) outcome
+}
+
+// strategyFor picks the strategy of a run of info with spec.
+func strategyFor(info *defInfo, spec Spec) (strategy, error) {
+	if info.conv != nil {
+		return conversationStrategy{}, nil
+	}
+	if spec.Loop == nil {
+		return simpleLoop{}, nil
+	}
+	switch spec.Loop.Strategy {
+	case "", LoopSimple:
+		return simpleLoop{}, nil
+	case LoopAdaptive:
+		return newAdaptive(*spec.Loop)
+	}
+	return nil, fmt.Errorf("%w: unknown loop strategy %q (want %s or %s)", ErrInvalid, spec.Loop.Strategy, LoopSimple, LoopAdaptive)
+}
+
+// record journals a strategy's own record ev (its Key set) with u applied
+// to the run's row, unless the journal already holds a record under that
+// key: then it returns the recorded event, so that a replay continues with
+// exactly what the first attempt recorded.
+func (r *runner) record(ctx context.Context, ev Event, u store.Update) (Event, error) {
+	if rec, ok := r.recorded[ev.Key]; ok {
+		got, err := decodeEvent(rec)
+		if err != nil {
+			return Event{}, &storeError{err}
+		}
+		return got, nil
+	}
+	if err := r.append(ctx, []Event{ev}, u, r.plan.root); err != nil {
+		return Event{}, err
+	}
+	return ev, nil
+}
+
+// await returns the answer to pause (an EventPaused with Key and Reason
+// set) once the journal holds it. Until then it records the pause (once),
+// sets the run's row paused with u, and returns ok false: the strategy
+// then returns a paused outcome and the runner releases the run. The
+// answer arrives as a resume in the run's inbox; load journals it under
+// pause.Key+"/resumed" and drives the run again.
+func (r *runner) await(ctx context.Context, ap *agentPlan, pause Event, u store.Update) (msg string, ok bool, err error) {
+	if rec, ok := r.recorded[pause.Key+"/resumed"]; ok {
+		ev, err := decodeEvent(rec)
+		if err != nil {
+			return "", false, &storeError{err}
+		}
+		return ev.Message, true, nil
+	}
+	var evs []Event
+	if _, waiting := r.recorded[pause.Key]; !waiting {
+		evs = []Event{pause}
+	}
+	u.State, u.Reason = store.Paused, pause.Reason
+	return "", false, r.append(ctx, evs, u, ap)
+}
+
+// delegate hands request to target, an agent or swarm that ap may hand off
+// to, as if ap's model had called the handoff tool with call id "next" in
+// round tkey: the handoff is announced, run, and its outcome journaled
+// under tkey+"/tool/next". A replay finds both and runs nothing again.
+func (r *runner) delegate(ctx context.Context, ap *agentPlan, tkey string, turn int, target, request string) callResult {
+	tool := handoffPre + target
+	_, isAgent := ap.handoffs[tool]
+	if _, isSwarm := ap.children[tool]; !isAgent && !isSwarm {
+		return callResult{output: fmt.Sprintf("error: %s cannot hand off to %q", ap.name, target), isError: true}
+	}
+	args, _ := json.Marshal(map[string]string{"request": request})
+	c := model.ToolCall{ID: "next", Name: tool, Arguments: args}
+	calls := []model.ToolCall{c}
+	if _, ok := r.recorded[tkey+"/call/"+c.ID]; !ok {
+		evs, agent := r.announce(ctx, ap, tkey, calls, nil)
+		if err := r.append(ctx, evs, store.Update{Agent: agent}, ap); err != nil {
+			return callResult{err: err}
+		}
+	}
+	return r.execCalls(ctx, &round{ap: ap, tkey: tkey, turn: turn}, calls)[0]
+}
+
+// below looks at a round's results for what stops the strategy: an
+// interruption, a budget exceeded below, or a pause below (a child swarm,
+// or one of its descendants, waits for a human, and so does this run; u is
+// the row update to record that pause with).
+func (r *runner) below(ctx context.Context, ap *agentPlan, results []callResult, u store.Update) (outcome, bool) {
+	for _, res := range results {
+		switch {
+		case res.err != nil:
+			return outcome{kind: interrupted, err: res.err}, true
+		case res.abort != "":
+			return outcome{kind: failed, reason: res.abort, abort: true}, true
+		}
+	}
+	for _, res := range results {
+		if res.childPause == nil && !res.unwound {
+			continue
+		}
+		if ev := res.childPause; ev != nil {
+			u.State, u.Reason = store.Paused, ev.Reason
+			if err := r.append(ctx, []Event{*ev}, u, ap); err != nil {
+				return outcome{kind: interrupted, err: err}, true
+			}
+		}
+		return outcome{kind: paused}, true
+	}
+	return outcome{}, false
+}
+
+// stepFailed turns the error of a model step into the outcome that ends a
+// strategy, or ok false for a failure of the model itself, which the
+// strategy handles (the simple loop fails the agent; a conversation fails
+// the turn).
+func stepFailed(ctx context.Context, err error) (outcome, bool) {
+	var be *budgetError
+	switch {
+	case ctx.Err() != nil || isStoreErr(err):
+		return outcome{kind: interrupted, err: err}, true
+	case errors.Is(err, errBudgetPaused):
+		return outcome{kind: paused}, true
+	case errors.As(err, &be):
+		return outcome{kind: failed, reason: be.reason, abort: true}, true
+	}
+	return outcome{}, false
+}
+
+// teamOf lists the agents and swarms ap may hand off to, with their
+// descriptions, in the order of its tools, leaving out skip.
+func teamOf(ap *agentPlan, skip string) (names []string, lines string) {
+	var b strings.Builder
+	for _, d := range ap.toolDefs {
+		name, ok := strings.CutPrefix(d.Name, handoffPre)
+		if !ok || name == skip {
+			continue
+		}
+		names = append(names, name)
+		fmt.Fprintf(&b, "- %s: %s\n", name, d.Description)
+	}
+	return names, b.String()
+}
