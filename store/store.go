@@ -148,6 +148,11 @@ type Update struct {
 	Release bool
 	// AckInbox deletes inbox messages with ID <= AckInbox.
 	AckInbox int64
+	// AckMail advances the run's mailbox cursor to AckMail (see
+	// [Mailboxes]), in the same transaction as the records: the mails up
+	// to it are consumed by the turn those records journal. A cursor never
+	// moves back; a store without mailboxes ignores it.
+	AckMail int64
 }
 
 // NewReason returns the reason u gives the run and whether u changes it:
@@ -323,6 +328,59 @@ func CheckKeys(runID string, records []Record) error {
 		seen[rec.Key] = struct{}{}
 	}
 	return nil
+}
+
+// Mail is a message in a run's mailbox: teammates (seed 002) talk through
+// mailboxes. A mailbox is an append-only log per recipient run with a
+// sequence number per mail and an ack cursor, kept in the store.
+type Mail struct {
+	// Seq is the mail's position in the recipient's mailbox (1-based),
+	// assigned by the store.
+	Seq int64 `json:"seq"`
+	// ID identifies the mail; it is unique per recipient. Posting an ID
+	// that the recipient's mailbox already holds adds nothing (a retried
+	// post is not delivered twice). A broadcast is one ID posted to many.
+	ID string `json:"id"`
+	// From is the sender (a member name, or "" for the user).
+	From string `json:"from,omitempty"`
+	// Type is the kind of message (message, broadcast, shutdown_request,
+	// ...); the store does not interpret it.
+	Type string `json:"type"`
+	// RequestID and ReplyTo tie protocol requests and responses together.
+	RequestID string `json:"request_id,omitempty"`
+	ReplyTo   string `json:"reply_to,omitempty"`
+	// Content is the message text (at most MaxMailBytes bytes).
+	Content string `json:"content"`
+	// Time is when the mail was posted, set by the store.
+	Time time.Time `json:"time"`
+}
+
+// MaxMailBytes bounds a mail's Content.
+const MaxMailBytes = 64 << 10
+
+// ErrTooLarge: a mail's content exceeds MaxMailBytes.
+var ErrTooLarge = errors.New("too large")
+
+// Mailboxes is implemented by stores that keep mailboxes. It is optional:
+// teams need it; plain runs do not.
+type Mailboxes interface {
+	// Post appends m to the mailbox of each run of to, in one transaction:
+	// all or nothing. An unknown run gives ErrNotFound, a finished one
+	// ErrInvalidState, content over MaxMailBytes ErrTooLarge (wrapped,
+	// naming the run), and then nothing is posted. A recipient that is
+	// Paused becomes Running and unowned (runnable) in the same
+	// transaction, like a Send, so a mail is never lost between a
+	// teammate going idle and waking up; Watchers see ChangeInbox and,
+	// for a woken run, ChangeRunnable. Post returns, per recipient, the
+	// mail as stored (with its Seq and Time; an ID already in that
+	// mailbox returns the stored one). Posts to one mailbox are totally
+	// ordered, and one sender's posts keep their order.
+	Post(ctx context.Context, to []string, m Mail) ([]Mail, error)
+
+	// Mailbox returns up to limit (<= 0: all) mails of run id after its ack
+	// cursor, oldest first, and the cursor. An unknown run gives
+	// ErrNotFound.
+	Mailbox(ctx context.Context, id string, limit int) (mails []Mail, cursor int64, err error)
 }
 
 // ChangeKind names what changed in a run, for a [Watcher].
