@@ -534,3 +534,31 @@ func TestAdaptiveCrashAtEveryJournalBoundary(t *testing.T) {
 		}
 	}
 }
+
+// TestAdaptiveBudgetEndsWithTheBestAnswer: a budget that runs out in the
+// middle of a round fails the run with the budget's reason and the last
+// answer so far, without another model call.
+func TestAdaptiveBudgetEndsWithTheBestAnswer(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("step"),
+			judge(true, false, "researcher", "one"),
+			judge(true, false, "researcher", "two"),
+		},
+		"researcher": {scripted.Text("first finding")},
+	}
+	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive(), nil))
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "research", []byte(`"topic"`), swarm.WithBudget(swarm.Budget{ModelCalls: 4}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := rt.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != swarm.StateFailed || !strings.Contains(s.Reason, "model calls") || !strings.HasSuffix(s.Reason, "best answer so far (researcher): first finding") {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+	swarmtest.AssertScriptConsumed(t, m, id)
+}
