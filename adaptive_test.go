@@ -562,3 +562,40 @@ func TestAdaptiveBudgetEndsWithTheBestAnswer(t *testing.T) {
 	}
 	swarmtest.AssertScriptConsumed(t, m, id)
 }
+
+// TestAdaptiveHandsOffToASwarm: the progress ledger may name a swarm
+// handoff; it runs as a child run and its result is the round's answer.
+func TestAdaptiveHandsOffToASwarm(t *testing.T) {
+	sub := swarm.Define[string, string]("factcheck", "checks facts", func(string) swarm.Spec { return swarm.Spec{} })
+	researcher := &swarm.Agent{Name: "researcher", Description: "finds sources"}
+	def := swarm.Define[string, string]("research", "", func(string) swarm.Spec {
+		return swarm.Spec{Loop: swarm.Adaptive(), Handoffs: []swarm.Handoff{swarm.ToAgent(researcher), swarm.ToSwarm(sub)}}
+	})
+	script := scripted.Script{
+		"research": {
+			ledger("check the facts"),
+			judge(true, false, "factcheck", "check that water is wet"),
+			satisfied(),
+			scripted.Text("checked"),
+		},
+		"factcheck": {scripted.Text("water is wet: true")},
+	}
+	rt, _ := swarmtest.NewRuntime(t, script, def, sub)
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+	var child string
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type == swarm.EventHandoffReturned {
+			if ev.Child == "" || ev.Output != "water is wet: true" {
+				t.Fatalf("handoff returned %+v, want the child run's result", ev)
+			}
+			child = ev.Child
+		}
+	}
+	if child == "" {
+		t.Fatal("no handoff to the swarm was recorded")
+	}
+	swarmtest.AssertState(t, rt, child, swarm.StateCompleted)
+}
