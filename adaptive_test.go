@@ -427,11 +427,22 @@ func TestAdaptiveInvalidLoops(t *testing.T) {
 		def  swarm.Definition
 		want string
 	}{
-		"unknown strategy": {research(&swarm.Loop{Strategy: "spiral"}, nil), `unknown loop strategy "spiral"`},
-		"evaluator":        {research(swarm.Adaptive().WithEvaluator("ghost"), nil), `evaluator "ghost" is not one of the swarm's agent handoffs`},
-		"threshold":        {research(swarm.Adaptive().WithStallThreshold(-1), nil), "stall_threshold -1 is negative"},
-		"on exhausted":     {research(swarm.Adaptive().OnExhaustedDo("panic"), nil), `on_exhausted "panic"`},
-		"no team":          {alone, "needs at least one handoff"},
+		"unknown strategy":              {research(&swarm.Loop{Strategy: "spiral"}, nil), `unknown loop strategy "spiral"`},
+		"evaluator":                     {research(swarm.Adaptive().WithEvaluator("ghost"), nil), `evaluator "ghost" is not one of the swarm's agent handoffs`},
+		"threshold":                     {research(swarm.Adaptive().WithStallThreshold(-1), nil), "stall_threshold -1 is negative"},
+		"on exhausted":                  {research(swarm.Adaptive().OnExhaustedDo("panic"), nil), `on_exhausted "panic"`},
+		"no team":                       {alone, "needs at least one handoff"},
+		"simple with adaptive settings": {research(&swarm.Loop{Strategy: swarm.LoopSimple, MaxReplans: 3}, nil), "need the adaptive strategy"},
+		"orchestrator tools": {swarm.Define[string, string]("tooled", "", func(string) swarm.Spec {
+			return swarm.Spec{Loop: swarm.Adaptive(), Handoffs: []swarm.Handoff{swarm.ToAgent(&swarm.Agent{Name: "a"})},
+				Tools: []swarm.Tool{swarm.NewTool("t", "t", func(context.Context, struct{}) (string, error) { return "", nil })}}
+		}), "give its tools (and registry access) to a member of its team"},
+		"structured swarm": {swarm.Define[string, string]("structured", "", func(string) swarm.Spec {
+			sub := swarm.Define[struct {
+				Q string `json:"q"`
+			}, string]("sub", "", nil)
+			return swarm.Spec{Loop: swarm.Adaptive(), Handoffs: []swarm.Handoff{swarm.ToSwarm(sub)}}
+		}), "swarm sub takes a structured input"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rt, _ := swarmtest.NewRuntime(t, scripted.Script{}, c.def)
@@ -598,4 +609,95 @@ func TestAdaptiveHandsOffToASwarm(t *testing.T) {
 		t.Fatal("no handoff to the swarm was recorded")
 	}
 	swarmtest.AssertState(t, rt, child, swarm.StateCompleted)
+}
+
+// TestAdaptiveEvaluatorPickIsValidated: with an evaluator, the
+// orchestrator's pick must name a member and an instruction; a reply that
+// claims the request is satisfied instead is not a pick.
+func TestAdaptiveEvaluatorPickIsValidated(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("step"),
+			scripted.Text(`{"is_request_satisfied": true}`),
+			scripted.Text(`{"next_handoff": "researcher", "instruction": "look"}`),
+			scripted.Text("final"),
+		},
+		"critic": {
+			scripted.Text(`{"is_request_satisfied": false, "is_in_loop": false, "is_progress_being_made": true}`),
+			scripted.Text(`{"is_request_satisfied": true, "is_in_loop": false, "is_progress_being_made": true}`),
+		},
+		"researcher": {scripted.Text("found")},
+	}
+	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithEvaluator("critic"), nil))
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+	if pls := progressOf(t, rt, id); pls[0].NextHandoff != "researcher" || pls[0].Fallback {
+		t.Fatalf("round 1 %+v, want the retried pick", pls[0])
+	}
+	swarmtest.AssertScriptConsumed(t, m, id)
+}
+
+// TestAdaptiveBudgetAtTheOrchestrator: a budget that runs out at the
+// orchestrator's own call still ends with the best answer so far.
+func TestAdaptiveBudgetAtTheOrchestrator(t *testing.T) {
+	script := scripted.Script{
+		"research":   {ledger("step"), judge(true, false, "researcher", "one")},
+		"researcher": {scripted.Text("the finding")},
+	}
+	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive(), nil))
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "research", []byte(`"topic"`), swarm.WithBudget(swarm.Budget{ModelCalls: 3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := rt.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != swarm.StateFailed || !strings.HasSuffix(s.Reason, "best answer so far (researcher): the finding") {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+}
+
+// TestAdaptiveNoReviewInTheLastRound: replans used up in the last round end
+// the run instead of asking for a review no round could act on.
+func TestAdaptiveNoReviewInTheLastRound(t *testing.T) {
+	script := scripted.Script{
+		"research": {ledger("step"), judge(false, false, "researcher", "try"), scripted.Text("nothing yet")},
+	}
+	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1).WithMaxRounds(1), nil))
+	_, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StateFailed || !strings.HasPrefix(s.Reason, "adaptive max_rounds:") {
+		t.Fatalf("state %s (%s), want failed for max rounds", s.State, s.Reason)
+	}
+}
+
+// TestAdaptiveLedgerRepliesAreCheckedWhole: a rejected reply leaves nothing
+// behind for the next try, and tool calls in a ledger reply are dropped,
+// not journaled as handoffs that never happen.
+func TestAdaptiveLedgerRepliesAreCheckedWhole(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			scripted.Text(`{"plan": ["stale step"], "facts": 5}`),
+			scripted.Text(`{"facts": {"given": ["x"]}}`),
+			scripted.Text(`not json`),
+			scripted.Tools(scripted.CallTool("handoff_to_researcher", map[string]string{"request": "sneak"})),
+			judge(true, false, "writer", "write"),
+			satisfied(),
+			scripted.Text("end"),
+		},
+		"writer": {scripted.Text("w")},
+	}
+	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive(), nil))
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+	ledgers, _ := ledgersOf(t, rt, id)
+	if !ledgers[0].Fallback || slices.Contains(ledgers[0].Plan, "stale step") {
+		t.Errorf("first ledger %+v, want the fallback", ledgers[0])
+	}
+	swarmtest.AssertHandoffs(t, rt, id, "writer")
 }

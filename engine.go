@@ -323,6 +323,9 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 // call announcements in one append.
 func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, resp *model.Response) error {
 	resp.Message.Role = model.RoleAssistant
+	if ap.textOnly {
+		resp.Message.ToolCalls = nil
+	}
 	calls := resp.Message.ToolCalls
 	normalizeCalls(calls, turn)
 	usage := resp.Usage

@@ -41,6 +41,11 @@ const (
 // loop. Build an adaptive one with [Adaptive]:
 //
 //	Loop: swarm.Adaptive().WithEvaluator("critic").WithStallThreshold(3).WithMaxReplans(2)
+//
+// An adaptive orchestrator only plans and delegates: a swarm with an
+// adaptive loop may not give its orchestrator tools or registry access
+// (give them to a team member), and its swarm handoffs must take text
+// input (they receive the ledger's instructions).
 type Loop struct {
 	// Strategy is LoopSimple (also when empty) or LoopAdaptive.
 	Strategy LoopStrategy `json:"strategy,omitempty"`
@@ -54,8 +59,8 @@ type Loop struct {
 	// MaxReplans bounds the replans before the run escalates
 	// (DefaultMaxReplans when zero; -1 for none).
 	MaxReplans int `json:"max_replans,omitempty"`
-	// MaxRounds bounds the rounds of the whole run, replans included (the
-	// swarm's MaxTurns when zero).
+	// MaxRounds bounds the rounds of the whole run, replans included
+	// (DefaultMaxRounds when zero; the swarm's MaxTurns does not apply).
 	MaxRounds int `json:"max_rounds,omitempty"`
 	// OnExhausted is what happens when the replans are used up
 	// (ExhaustedPause when empty).

@@ -39,6 +39,9 @@ type agentPlan struct {
 	// schema is the structured output asked of the agent's replies, if
 	// any (the orchestrator's result schema is added by modelStep).
 	schema json.RawMessage
+	// textOnly: the agent was offered no tools and its replies are text;
+	// tool calls in them are dropped before they are recorded.
+	textOnly bool
 }
 
 // plan is everything a run needs to execute, resolved and validated once.

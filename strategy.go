@@ -61,8 +61,11 @@ func strategyFor(info *defInfo, spec Spec) (strategy, error) {
 	if spec.Loop == nil {
 		return simpleLoop{}, nil
 	}
-	switch spec.Loop.Strategy {
+	switch l := spec.Loop; l.Strategy {
 	case "", LoopSimple:
+		if l.Evaluator != "" || l.StallThreshold != 0 || l.MaxReplans != 0 || l.MaxRounds != 0 || l.OnExhausted != "" {
+			return nil, fmt.Errorf("%w: loop: evaluator, stall threshold, max replans, max rounds and on exhausted need the adaptive strategy", ErrInvalid)
+		}
 		return simpleLoop{}, nil
 	case LoopAdaptive:
 		return newAdaptive(*spec.Loop)

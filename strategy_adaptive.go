@@ -70,6 +70,9 @@ type ProgressLedger struct {
 	// Fallback is set when the model gave no valid ledger: the round
 	// counts as a stall and the next agent is picked in turn.
 	Fallback bool `json:"fallback,omitempty"`
+	// Replan is set when the stall counter reached the threshold: the
+	// round replans (or escalates) instead of handing off.
+	Replan bool `json:"replan,omitempty"`
 }
 
 // DefaultMaxRounds bounds an adaptive run's rounds when Loop.MaxRounds is
@@ -131,6 +134,14 @@ func (a *adaptive) check(p *plan) error {
 	if team, _ := teamOf(p.root, a.cfg.Evaluator); len(team) == 0 {
 		return fmt.Errorf("%w: loop: an adaptive swarm needs at least one handoff to work with", ErrInvalid)
 	}
+	if len(p.root.tools) > 0 || p.root.registry != nil {
+		return fmt.Errorf("%w: loop: an adaptive orchestrator only plans and delegates; give its tools (and registry access) to a member of its team", ErrInvalid)
+	}
+	for tool, ct := range p.root.children {
+		if !ct.info.textIn {
+			return fmt.Errorf("%w: loop: swarm %s takes a structured input, but an adaptive orchestrator hands text instructions (%s)", ErrInvalid, ct.swarm, tool)
+		}
+	}
 	return nil
 }
 
@@ -165,18 +176,18 @@ func (a *adaptive) drive(ctx context.Context, r *runner) outcome {
 	}
 	for n := 1; ; n++ {
 		if n > a.cfg.MaxRounds {
-			return x.exit(ctx, exitMaxRounds, fmt.Sprintf("no satisfying answer within %d rounds", a.cfg.MaxRounds))
+			return x.exit(ctx, n, exitMaxRounds, fmt.Sprintf("no satisfying answer within %d rounds", a.cfg.MaxRounds))
 		}
 		pl, out, stop := x.progress(ctx, n)
 		if stop {
-			return out
+			return x.ended(out)
 		}
 		if pl.Satisfied {
-			return x.exit(ctx, exitSatisfied, "")
+			return x.exit(ctx, n, exitSatisfied, "")
 		}
-		if x.stalls >= a.cfg.StallThreshold {
+		if pl.Replan {
 			if out, stop := x.replan(ctx, n); stop {
-				return out
+				return x.ended(out)
 			}
 			continue
 		}
@@ -196,7 +207,11 @@ func (x *adaptiveRun) replan(ctx context.Context, n int) (outcome, bool) {
 	}
 	detail := fmt.Sprintf("the run stalled %d times in a row after %d replans", x.stalls, x.replans)
 	if x.cfg.OnExhausted == ExhaustedFail {
-		return x.exit(ctx, exitMaxReplans, detail), true
+		return x.exit(ctx, n, exitMaxReplans, detail), true
+	}
+	if n >= x.cfg.MaxRounds {
+		// A review would have no round left to act on its answer.
+		return x.exit(ctx, n, exitMaxRounds, fmt.Sprintf("no satisfying answer within %d rounds (%s)", x.cfg.MaxRounds, detail)), true
 	}
 	x.reviews++
 	pause := Event{Type: EventPaused, Key: "review/" + strconv.Itoa(x.reviews), Agent: x.root.name, Turn: n, Kind: "plan_review",
@@ -229,25 +244,24 @@ func (x *adaptiveRun) newLedger(ctx context.Context, n int, cause, feedback stri
 				next.Facts = *edited.Facts
 			}
 		} else {
-			var got struct {
-				Facts Facts    `json:"facts"`
-				Plan  []string `json:"plan"`
-			}
 			parsed, out, stop := x.ask(ctx, x.asker(ledgerSchema), key, n, x.ledgerPrompt(cause, feedback), func(text string) error {
+				var got struct {
+					Facts Facts    `json:"facts"`
+					Plan  []string `json:"plan"`
+				}
 				if err := decodeJSONReply(text, &got); err != nil {
 					return err
 				}
 				if len(got.Plan) == 0 {
 					return errors.New("the plan has no steps")
 				}
+				next.Facts, next.Plan = got.Facts, got.Plan
 				return nil
 			})
 			if stop {
 				return out, true
 			}
-			if parsed {
-				next.Facts, next.Plan = got.Facts, got.Plan
-			} else {
+			if !parsed {
 				next.Fallback = true
 				if len(next.Plan) == 0 {
 					next.Plan = []string{"Work on the task with " + strings.Join(x.team, ", ") + ", one at a time."}
@@ -333,23 +347,24 @@ func (x *adaptiveRun) progress(ctx context.Context, n int) (ProgressLedger, outc
 		var judged, picked bool
 		var out outcome
 		var stop bool
-		prompt := x.progressPrompt()
+		// check accepts a reply that judges (flags) and/or picks the next
+		// step (pick), and copies what it accepts into pl.
 		check := func(text string, flags, pick bool) error {
 			var got ProgressLedger
 			if err := decodeJSONReply(text, &got); err != nil {
 				return err
 			}
-			if pick && !got.Satisfied && !slices.Contains(x.team, got.NextHandoff) {
-				return fmt.Errorf("next_handoff %q is not one of: %s", got.NextHandoff, strings.Join(x.team, ", "))
-			}
-			if pick && !got.Satisfied && strings.TrimSpace(got.Instruction) == "" {
-				return errors.New("the instruction is empty")
+			if pick && !(flags && got.Satisfied) {
+				if !slices.Contains(x.team, got.NextHandoff) {
+					return fmt.Errorf("next_handoff %q is not one of: %s", got.NextHandoff, strings.Join(x.team, ", "))
+				}
+				if strings.TrimSpace(got.Instruction) == "" {
+					return errors.New("the instruction is empty")
+				}
+				pl.NextHandoff, pl.Instruction = got.NextHandoff, got.Instruction
 			}
 			if flags {
 				pl.Satisfied, pl.InLoop, pl.Progress, pl.Reason = got.Satisfied, got.InLoop, got.Progress, got.Reason
-			}
-			if pick {
-				pl.NextHandoff, pl.Instruction = got.NextHandoff, got.Instruction
 			}
 			return nil
 		}
@@ -357,26 +372,16 @@ func (x *adaptiveRun) progress(ctx context.Context, n int) (ProgressLedger, outc
 			pl.Evaluator = e
 			judge := x.as(r.plan.agents[e], judgeSchema)
 			judged, out, stop = x.ask(ctx, judge, tkey+"/judge", n, x.judgePrompt(), func(text string) error { return check(text, true, false) })
-			if stop {
-				return pl, out, true
-			}
-			if !pl.Satisfied {
-				picked, out, stop = x.ask(ctx, x.asker(pickSchema), tkey+"/pick", n, prompt, func(text string) error { return check(text, false, true) })
-			}
 		} else {
-			picked, out, stop = x.ask(ctx, x.asker(progressSchema), tkey+"/ledger", n, prompt, func(text string) error { return check(text, true, true) })
-			judged = picked
+			judged, out, stop = x.ask(ctx, x.asker(progressSchema), tkey+"/ledger", n, x.progressPrompt(), func(text string) error { return check(text, true, true) })
+			picked = judged
 		}
 		if stop {
 			return pl, out, true
 		}
-		if !judged || (!pl.Satisfied && !picked) {
-			// No valid ledger: the round counts as a stall and the team
-			// members take turns.
-			pl.Fallback, pl.Satisfied, pl.Progress = true, false, false
-			if !picked {
-				pl.NextHandoff, pl.Instruction = x.team[(n-1)%len(x.team)], x.task
-			}
+		if !judged {
+			// No valid judgement: the round counts as a stall.
+			pl.Fallback, pl.Satisfied, pl.InLoop, pl.Progress = true, false, false, false
 		}
 		pl.Signals = x.signals(n)
 		progress := pl.Progress && !slices.Contains(pl.Signals, "no_new_info")
@@ -388,6 +393,23 @@ func (x *adaptiveRun) progress(ctx context.Context, n int) (ProgressLedger, outc
 			pl.Stalls++
 		case pl.Stalls > 0:
 			pl.Stalls--
+		}
+		pl.Replan = !pl.Satisfied && pl.Stalls >= x.cfg.StallThreshold
+		if !pl.Satisfied && !pl.Replan && !picked {
+			if x.cfg.Evaluator != "" {
+				picked, out, stop = x.ask(ctx, x.asker(pickSchema), tkey+"/pick", n, x.pickPrompt(), func(text string) error { return check(text, false, true) })
+				if stop {
+					return pl, out, true
+				}
+			}
+			if !picked {
+				// No valid pick: the team members take turns.
+				pl.Fallback = true
+				pl.NextHandoff, pl.Instruction = x.team[(n-1)%len(x.team)], x.task
+			}
+		}
+		if pl.Replan || pl.Satisfied {
+			pl.NextHandoff, pl.Instruction = "", ""
 		}
 	}
 	ev, err := r.record(ctx, Event{Type: EventProgress, Key: tkey + "/progress", Agent: x.root.name, Turn: n, Progress: &pl}, store.Update{Turn: n})
@@ -421,13 +443,12 @@ func (x *adaptiveRun) signals(n int) []string {
 	return out
 }
 
-// exit ends the run for code: the final-answer step synthesizes the result
+// exit ends the run in round n for code: the final-answer step synthesizes the result
 // from the rounds, which completes the run when the request is satisfied;
 // otherwise the run fails with a reason that starts "adaptive <code>:"
 // and quotes the best answer.
-func (x *adaptiveRun) exit(ctx context.Context, code, detail string) outcome {
+func (x *adaptiveRun) exit(ctx context.Context, n int, code, detail string) outcome {
 	r := x.r
-	n := len(x.rounds) + 1
 	schema := json.RawMessage(nil)
 	if !r.info.textOut {
 		schema = r.info.outSchema
@@ -483,7 +504,7 @@ func (x *adaptiveRun) asker(schema json.RawMessage) *agentPlan {
 // as is agent ap without tools, answering with schema.
 func (x *adaptiveRun) as(ap *agentPlan, schema json.RawMessage) *agentPlan {
 	c := *ap
-	c.root, c.toolDefs, c.schema = false, nil, schema
+	c.root, c.toolDefs, c.schema, c.textOnly = false, nil, schema, true
 	if ap == x.root {
 		c.system = strings.TrimSpace(ap.system + "\n\n" + adaptiveSystem)
 	}
@@ -591,6 +612,11 @@ func (x *adaptiveRun) progressPrompt() string {
 	return x.context() + "\nJudge the work so far and choose the next step. Reply with only a JSON object: " +
 		`{"is_request_satisfied": bool, "is_in_loop": bool, "is_progress_being_made": bool, "next_handoff": "<one of: ` + strings.Join(x.team, ", ") +
 		`>", "instruction": "<what that member should do next>", "reason": "<one sentence>"}.`
+}
+
+func (x *adaptiveRun) pickPrompt() string {
+	return x.context() + "\nChoose the next step. Reply with only a JSON object: " +
+		`{"next_handoff": "<one of: ` + strings.Join(x.team, ", ") + `>", "instruction": "<what that member should do next>"}.`
 }
 
 func (x *adaptiveRun) judgePrompt() string {

@@ -261,6 +261,7 @@ func TestBadInput(t *testing.T) {
 		{"bad stall threshold", base + "swarms:\n  s:\n    loop: {strategy: adaptive, stall_threshold: 0}\n", 4, `swarm s: loop: stall_threshold: want a whole number of at least 1, got the number 0`},
 		{"bad on_exhausted", base + "swarms:\n  s:\n    loop: {strategy: adaptive, on_exhausted: retry}\n", 4, `swarm s: loop: on_exhausted: want pause or fail, got "retry"`},
 		{"evaluator not a handoff", base + "agents:\n  a: {}\nswarms:\n  s:\n    handoffs: [a]\n    loop: {strategy: adaptive, evaluator: b}\n", 7, `swarm s: loop: evaluator: "b" is not one of the swarm's agent handoffs`},
+		{"adaptive without a team", base + "agents:\n  a: {}\nswarms:\n  s:\n    handoffs: [a]\n    loop: {strategy: adaptive, evaluator: a}\n", 7, `swarm s: loop: an adaptive swarm needs at least one handoff to work with (besides its evaluator)`},
 		{"adaptive settings on the simple loop", base + "swarms:\n  s:\n    loop: {max_replans: 1}\n", 4, `swarm s: loop: evaluator, stall_threshold, max_replans, max_rounds and on_exhausted need strategy: adaptive`},
 		{"bad swarm name", base + "swarms:\n  plan.ner: {}\n", 3, `swarm "plan.ner": a name may contain only letters, digits, '_' and '-'`},
 		{"agent name too long", base + "agents:\n  " + strings.Repeat("a", 54) + ": {}\n", 3, "the name is longer than 53 characters (its handoff tool"},

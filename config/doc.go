@@ -46,7 +46,7 @@
 //	      strategy: adaptive           # task and progress ledgers, stall detection, replans
 //	      evaluator: critic            # optional: an agent handoff that judges progress
 //	      stall_threshold: 3           # stalls that trigger a replan (default 3)
-//	      max_replans: 2               # replans before escalation (default 2; -1: none)
+//	      max_replans: 2               # replans before escalation (default 2; 0 or -1: none)
 //	      max_rounds: 20               # rounds of the whole run (default 20)
 //	      on_exhausted: pause          # pause for a plan review (default) or fail
 //	a2a_agents:                        # remote A2A agents (see package a2a)

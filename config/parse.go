@@ -315,6 +315,9 @@ func (p *parser) loop(n *yaml.Node, what string, hs []handoffRef) *swarm.Loop {
 	}
 	num("stall_threshold", 1, &l.StallThreshold)
 	num("max_replans", -1, &l.MaxReplans)
+	if fd, ok := fs["max_replans"]; ok && l.MaxReplans == 0 && !isNull(fd.val) {
+		l.MaxReplans = -1 // written out, 0 means none (in Go, 0 is the default)
+	}
 	num("max_rounds", 1, &l.MaxRounds)
 	if fd, ok := fs["on_exhausted"]; ok {
 		switch v := p.str(fd.val, what, "on_exhausted"); v {
@@ -323,6 +326,9 @@ func (p *parser) loop(n *yaml.Node, what string, hs []handoffRef) *swarm.Loop {
 		default:
 			p.errf(fd.val, "%s: on_exhausted: want %s or %s, got %q", what, swarm.ExhaustedPause, swarm.ExhaustedFail, v)
 		}
+	}
+	if l.Strategy == swarm.LoopAdaptive && !slices.ContainsFunc(hs, func(h handoffRef) bool { return h.target != l.Evaluator }) {
+		p.errf(n, "%s: an adaptive swarm needs at least one handoff to work with (besides its evaluator)", what)
 	}
 	if l.Strategy != swarm.LoopAdaptive && (l.Evaluator != "" || l.StallThreshold != 0 || l.MaxReplans != 0 || l.MaxRounds != 0 || l.OnExhausted != "") {
 		p.errf(n, "%s: evaluator, stall_threshold, max_replans, max_rounds and on_exhausted need strategy: adaptive", what)

@@ -177,8 +177,11 @@ func (p *progress) event(ev swarm.Event) {
 	case swarm.EventProgress:
 		if pl := ev.Progress; pl != nil {
 			next := "→ " + pl.NextHandoff
-			if pl.Satisfied {
+			switch {
+			case pl.Satisfied:
 				next = "satisfied"
+			case pl.Replan:
+				next = "replanning"
 			}
 			signals := ""
 			if len(pl.Signals) > 0 {

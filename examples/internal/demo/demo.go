@@ -97,8 +97,11 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 		case swarm.EventProgress:
 			p := ev.Progress
 			next := p.NextHandoff
-			if p.Satisfied {
+			switch {
+			case p.Satisfied:
 				next = "(satisfied)"
+			case p.Replan:
+				next = "(replan)"
 			}
 			fmt.Fprintf(w, "  %-16s round %d: progress=%t loop=%t signals=%v stalls=%d next=%s\n", ev.Agent, p.Round, p.Progress, p.InLoop, p.Signals, p.Stalls, next)
 		case swarm.EventPaused:
