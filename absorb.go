@@ -402,8 +402,11 @@ func (ap *agentPlan) delegation(c model.ToolCall, target string) (key, request, 
 // bounded when they run).
 func (rt *Runtime) planAbsorbed(p *plan, ap *agentPlan, at *agentTool, data map[string]any, info *defInfo) error {
 	s := at.sibling
-	if s.Name == ap.name || s.Name == info.id {
+	switch {
+	case s.Name == ap.name:
 		return fmt.Errorf("%w: agent %q cannot absorb itself", ErrInvalid, s.Name)
+	case s.Name == info.id:
+		return fmt.Errorf("%w: %s absorbs agent %q, which has the id of its swarm (the swarm's captain cannot be absorbed below it)", ErrDuplicate, ap.name, s.Name)
 	}
 	if at.remote != nil {
 		ap.tools[at.name] = at
