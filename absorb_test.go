@@ -480,3 +480,44 @@ func TestAbsorbedSiblingRecovers(t *testing.T) {
 }
 
 var _ store.Store = (*dying)(nil)
+
+// TestAbsorbCycleIsBounded: two agents that absorb each other are planned
+// once each, and their delegations end at Config.MaxDepth.
+func TestAbsorbCycleIsBounded(t *testing.T) {
+	ctx := ctxT(t)
+	a := &swarm.Agent{Name: "a", Instructions: "A."}
+	b := &swarm.Agent{Name: "b", Instructions: "B."}
+	if err := a.Absorb(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Absorb(a); err != nil {
+		t.Fatal(err)
+	}
+	captain := &swarm.Agent{Name: "captain", Instructions: "Route."}
+	if err := captain.Absorb(a); err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.New(scripted.Script{
+		"captain": {scripted.Tools(scripted.CallTool("a", map[string]any{"request": "go"})), scripted.Text("done")},
+		"a":       {scripted.Tools(scripted.CallTool("b", map[string]any{"request": "go"})), scripted.Text("a done")},
+		"b":       {scripted.Tools(scripted.CallTool("a", map[string]any{"request": "go"})), scripted.Text("b done")},
+	})
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: m, MaxDepth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	_, run, err := swarm.Captain(captain).Run(ctx, rt, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused bool
+	for _, ev := range swarmtest.Events(t, rt, run.ID()) {
+		if ev.Type == swarm.EventHandoffReturned && ev.Agent == "b" && ev.IsError && strings.Contains(ev.Output, "nesting depth limit (2)") {
+			refused = true
+		}
+	}
+	if !refused {
+		t.Error("b's delegation back to a was not refused at the depth limit")
+	}
+}
