@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/a2a"
 )
 
 var skillFields = []string{"description", "instructions", "tools", "input"}
@@ -76,13 +78,15 @@ func (p *parser) absorb(n *yaml.Node, what, self string) absorbDef {
 		for _, name := range ab.names {
 			_, inFile := p.agentLines[name]
 			_, provided := providedAgent(name)
+			_, remote := p.remotes[name]
+			_, server := p.toolsets[name]
 			switch {
 			case name == self:
 				p.errf(n, "%s: absorb: an agent cannot absorb itself", what)
-			case inFile && provided:
-				p.errf(n, "%s: absorb: %q names both an agent of this file and an agent provided to the program", what, name)
-			case !inFile && !provided:
-				p.errf(n, "%s: absorb: unknown agent %q (agents of this file: %v; provided agents: %v)", what, name, p.agentNames, providedNames())
+			case (inFile || remote) && (provided || server):
+				p.errf(n, "%s: absorb: %q names two agents: one of this file and a provided agent or an MCP server", what, name)
+			case !inFile && !provided && !remote && !server:
+				p.errf(n, "%s: absorb: unknown agent %q (agents of this file: %v; provided agents: %v; a2a_agents and mcp_servers may be named too)", what, name, p.agentNames, providedNames())
 			}
 		}
 	default:
@@ -121,6 +125,7 @@ func providedNames() []string {
 // name: the file's agents by value, provided agents built anew, once per
 // Register (swarm.Discover).
 type absorber struct {
+	f          *File
 	agents     []*swarm.Agent
 	discovered []*swarm.Agent
 	found      bool
@@ -152,10 +157,38 @@ func (x *absorber) into(captain *swarm.Agent, ab absorbDef) error {
 			siblings = append(siblings, d)
 		}
 	}
+	for _, n := range ab.names {
+		sib, err := x.f.remoteSibling(n)
+		if err != nil {
+			return fmt.Errorf("%s (line %d): %w", captain.Name, ab.line, err)
+		}
+		if sib != nil {
+			siblings = append(siblings, sib)
+		}
+	}
 	if err := captain.Absorb(siblings...); err != nil {
 		return fmt.Errorf("%s (line %d): %w", captain.Name, ab.line, err)
 	}
 	return nil
+}
+
+// remoteSibling returns the agent of another process named name: an entry
+// of a2a_agents or of mcp_servers (connected by Register); nil for other
+// names.
+func (f *File) remoteSibling(name string) (*swarm.Agent, error) {
+	if r := f.remotes[name]; r != nil {
+		var opts []a2a.RemoteOption
+		if r.token != "" {
+			opts = append(opts, a2a.WithToken(r.token))
+		}
+		return a2a.Sibling(r.name, r.description, r.url, opts...)
+	}
+	if ts := f.toolsets[name]; ts != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+		defer cancel()
+		return ts.Sibling(ctx, name, "")
+	}
+	return nil, nil
 }
 
 // agentSkills makes the swarm skills of an agent of the file.

@@ -2,11 +2,13 @@ package config_test
 
 import (
 	"errors"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/a2a"
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
@@ -100,5 +102,70 @@ swarms:
 	}
 	if err := f.Register(rt); !errors.Is(err, swarm.ErrIncompatible) {
 		t.Errorf("integer input: %v", err)
+	}
+}
+
+// TestAbsorbRemoteInYAML: a swarm absorbs an a2a_agents entry and an
+// mcp_servers entry by name; each gives the tools a local agent would.
+func TestAbsorbRemoteInYAML(t *testing.T) {
+	remoteRT, _ := swarmtest.NewRuntime(t, scripted.Script{"researcher": {scripted.Text("three sources")}},
+		swarm.Define[string, string]("researcher", "Finds sources", nil))
+	h, err := a2a.NewHandler(remoteRT, a2a.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	t.Setenv("CALC_KEY", "secret")
+	f, err := config.Parse([]byte(`
+version: 1
+a2a_agents:
+  research:
+    url: `+srv.URL+`/a2a/researcher
+    description: Finds sources
+mcp_servers:
+  calc:
+    url: `+calc(t)+`
+    headers: {X-Key: "${CALC_KEY}"}
+swarms:
+  desk:
+    instructions: Route.
+    absorb: [research, calc]
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := scripted.New(scripted.Script{"desk": {
+		scripted.Tools(
+			scripted.CallTool("research", map[string]any{"request": "bees"}),
+			scripted.CallTool("calc__add", map[string]any{"a": 2, "b": 3}),
+		),
+		scripted.Text("done"),
+	}})
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if err := f.Register(rt); err != nil {
+		t.Fatal(err)
+	}
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "desk", []byte(`"go"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
+		t.Fatalf("%+v %v", st, err)
+	}
+	got := map[string]string{}
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type == swarm.EventToolResult {
+			got[ev.Tool] = ev.Output
+		}
+	}
+	if got["research"] != "three sources" || got["calc__add"] != "5" {
+		t.Fatalf("results %v", got)
 	}
 }

@@ -188,7 +188,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 	for i, a := range f.agents {
 		agents[i].Handoffs = handoffs(a.handoffs, byName)
 	}
-	x := &absorber{agents: agents}
+	x := &absorber{f: f, agents: agents}
 	for i, a := range f.agents {
 		if err := x.into(agents[i], a.absorb); err != nil {
 			return nil, nil, err

@@ -111,7 +111,9 @@
 // or a JSON schema of an object) are what a captain that absorbs it offers
 // its model (see [swarm.Agent.Absorb]). absorb: all absorbs every other agent
 // of the file and every agent provided to the program ([swarm.Discover]); a
-// list names agents of the file, or provided agents by name or provider id.
+// list names agents of the file, provided agents by name or provider id, and
+// entries of a2a_agents ([a2a.Sibling]) or mcp_servers ([mcp.Toolset.Sibling]),
+// which run in other processes.
 // Absorbing itself, an unknown name, or a name that is both an agent of the
 // file and a provided agent is a mistake of the file; the checks of
 // [swarm.Agent.Absorb] (an input that is not an object, say) fail Register.
