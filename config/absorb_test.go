@@ -62,22 +62,7 @@ swarms:
 		"factor":  {scripted.Text("2, 3, 5")},
 		"greeter": {scripted.Text("hello")},
 	})
-	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	if err := f.Register(rt); err != nil {
-		t.Fatal(err)
-	}
-	ctx := swarmtest.Context(t)
-	id, err := rt.Start(ctx, "captain", []byte(`"go"`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
-		t.Fatalf("%+v %v", st, err)
-	}
+	rt, id := runFile(t, f, m, "captain")
 	var got []string
 	for _, ev := range swarmtest.Events(t, rt, id) {
 		if ev.Type == swarm.EventHandoffReturned {
@@ -143,22 +128,7 @@ swarms:
 		),
 		scripted.Text("done"),
 	}})
-	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	if err := f.Register(rt); err != nil {
-		t.Fatal(err)
-	}
-	ctx := swarmtest.Context(t)
-	id, err := rt.Start(ctx, "desk", []byte(`"go"`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
-		t.Fatalf("%+v %v", st, err)
-	}
+	rt, id := runFile(t, f, m, "desk")
 	got := map[string]string{}
 	for _, ev := range swarmtest.Events(t, rt, id) {
 		if ev.Type == swarm.EventToolResult {
@@ -168,4 +138,27 @@ swarms:
 	if got["research"] != "three sources" || got["calc__add"] != "5" {
 		t.Fatalf("results %v", got)
 	}
+}
+
+// runFile registers f with a new runtime on model m, runs swarm id on "go"
+// and returns the runtime and the completed run's id.
+func runFile(t *testing.T, f *config.File, m *scripted.Model, id string) (*swarm.Runtime, string) {
+	t.Helper()
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	if err := f.Register(rt); err != nil {
+		t.Fatal(err)
+	}
+	ctx := swarmtest.Context(t)
+	runID, err := rt.Start(ctx, id, []byte(`"go"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, runID); err != nil || st.State != swarm.StateCompleted {
+		t.Fatalf("%+v %v", st, err)
+	}
+	return rt, runID
 }
