@@ -59,14 +59,18 @@ type Input struct {
 }
 
 // InputOf is the input type T: text when T is a string type, otherwise the
-// JSON schema of T, which must describe an object (a struct or a map).
+// JSON schema of T (of *T's element for a pointer), which must describe an
+// object (a struct or a map).
 func InputOf[T any]() Input {
 	t := reflect.TypeFor[T]()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	if t.Kind() == reflect.String {
 		return Input{}
 	}
 	in := Input{typ: t.String()}
-	s, err := jsonschema.For[T](nil)
+	s, err := jsonschema.ForType(t, nil)
 	if err != nil {
 		in.err = fmt.Errorf("input type %s: %w", t, err)
 		return in

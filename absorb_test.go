@@ -186,7 +186,7 @@ func TestAbsorbToolsRoute(t *testing.T) {
 	stock := swarm.NewTool("stock", "counts stock", func(ctx context.Context, in struct{}) (string, error) { ran.Add(1); return "7 left", nil })
 	audit := swarm.NewTool("audit", "audits", func(ctx context.Context, in struct{}) (string, error) { return "ok", nil })
 	echo := &swarm.Agent{Name: "echo", Description: "Repeats", Instructions: "Repeat."}
-	orders := &swarm.Agent{Name: "orders", Instructions: "You take orders.", Skills: []swarm.Skill{{Name: "place", Description: "Places an order", Input: swarm.InputOf[order]()}}}
+	orders := &swarm.Agent{Name: "orders", Instructions: "You take orders.", Skills: []swarm.Skill{{Name: "place", Description: "Places an order", Input: swarm.InputOf[*order]()}}}
 	shop := &swarm.Agent{Name: "shop", Description: "A shop", Instructions: "You run a shop.", Tools: []swarm.Tool{stock, audit}, Skills: []swarm.Skill{
 		{Name: "ask", Description: "Answers questions"},
 		{Name: "restock", Description: "Restocks an item", Instructions: "Only restock.", Tools: []string{"stock"}, Input: swarm.InputOf[order]()},
