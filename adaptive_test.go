@@ -436,7 +436,7 @@ func TestAdaptiveInvalidLoops(t *testing.T) {
 		"orchestrator tools": {swarm.Define[string, string]("tooled", "", func(string) swarm.Spec {
 			return swarm.Spec{Loop: swarm.Adaptive(), Handoffs: []swarm.Handoff{swarm.ToAgent(&swarm.Agent{Name: "a"})},
 				Tools: []swarm.Tool{swarm.NewTool("t", "t", func(context.Context, struct{}) (string, error) { return "", nil })}}
-		}), "give its tools (and registry access) to a member of its team"},
+		}), "give its tools (absorbed agents, registry access) to a member of its team"},
 		"structured swarm": {swarm.Define[string, string]("structured", "", func(string) swarm.Spec {
 			sub := swarm.Define[struct {
 				Q string `json:"q"`

@@ -31,4 +31,7 @@ type Agent struct {
 	MaxTurns int
 	// Hooks observe this agent's tool calls, handoffs and errors.
 	Hooks Hooks
+	// Skills are what the agent offers a captain that absorbs it (see
+	// [Agent.Absorb]): one tool per skill, each with its input type.
+	Skills []Skill
 }

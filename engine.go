@@ -389,11 +389,8 @@ func (r *runner) announce(ctx context.Context, ap *agentPlan, tkey string, calls
 			evs = append(evs, ev)
 			agent = ct.swarm
 		} else if target, ok := ap.handoffs[c.Name]; ok {
-			var args struct {
-				Request string `json:"request"`
-			}
-			_ = json.Unmarshal(c.Arguments, &args)
-			evs = append(evs, Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: target, CallID: c.ID, Request: args.Request})
+			_, request, _ := ap.delegation(c, target)
+			evs = append(evs, Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: target, Tool: c.Name, CallID: c.ID, Request: request})
 			agent = target
 		} else {
 			evs = append(evs, Event{Type: EventToolCall, Key: tkey + "/call/" + c.ID, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: eventArgs(c.Arguments)})
@@ -694,17 +691,14 @@ func (r *runner) recordResult(ctx context.Context, rd *round, key string, c mode
 // answer (or failure) as the call's result.
 func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.ToolCall, target string) callResult {
 	ap := rd.ap
-	var args struct {
-		Request string `json:"request"`
-	}
 	output, isError := "", false
 	depth := nesting(ctx) + 1
-	if err := json.Unmarshal(orEmpty(c.Arguments), &args); err != nil || strings.TrimSpace(args.Request) == "" {
-		output, isError = "error: "+c.Name+" needs an object argument with a non-empty request string", true
+	if key, request, problem := ap.delegation(c, target); problem != "" {
+		output, isError = "error: "+problem, true
 	} else if r.depth+depth > r.rt.cfg.MaxDepth {
 		output, isError = "error: cannot hand off to agent "+target+": "+r.depthLimit(), true
 	} else {
-		sub := r.loop(context.WithValue(ctx, nestKey{}, depth), r.plan.agents[target], nestedPath(rd.tkey, c.ID), args.Request)
+		sub := r.loop(context.WithValue(ctx, nestKey{}, depth), r.plan.agents[key], nestedPath(rd.tkey, c.ID), request)
 		switch {
 		case sub.kind == interrupted:
 			return callResult{err: sub.err}

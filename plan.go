@@ -42,6 +42,9 @@ type agentPlan struct {
 	// textOnly: the agent was offered no tools and its replies are text;
 	// tool calls in them are dropped before they are recorded.
 	textOnly bool
+	// absorbed: tool name -> absorbed sibling (see Agent.Absorb); the
+	// local ones are in handoffs too.
+	absorbed map[string]*agentTool
 }
 
 // plan is everything a run needs to execute, resolved and validated once.
@@ -152,6 +155,12 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 		}
 		if _, dup := ap.tools[n]; dup {
 			return nil, fmt.Errorf("%w: tool %q appears twice in %s", ErrDuplicate, n, name)
+		}
+		if at, ok := t.(*agentTool); ok {
+			if err := rt.planAbsorbed(p, ap, at, data, info); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		ap.tools[n] = t
 		if _, self := t.(selfValidating); !self {

@@ -134,8 +134,8 @@ func (a *adaptive) check(p *plan) error {
 	if team, _ := teamOf(p.root, a.cfg.Evaluator); len(team) == 0 {
 		return fmt.Errorf("%w: loop: an adaptive swarm needs at least one handoff to work with", ErrInvalid)
 	}
-	if len(p.root.tools) > 0 || p.root.registry != nil {
-		return fmt.Errorf("%w: loop: an adaptive orchestrator only plans and delegates; give its tools (and registry access) to a member of its team", ErrInvalid)
+	if len(p.root.tools) > 0 || len(p.root.absorbed) > 0 || p.root.registry != nil {
+		return fmt.Errorf("%w: loop: an adaptive orchestrator only plans and delegates; give its tools (absorbed agents, registry access) to a member of its team", ErrInvalid)
 	}
 	for tool, ct := range p.root.children {
 		if !ct.info.textIn {

@@ -23,5 +23,6 @@
 // [Remote] makes a remote A2A agent a tool a model can delegate to, the way
 // a handoff delegates to a local agent: the tool sends the request as a
 // message, follows the remote task to its end and returns the remote
-// result.
+// result. [Sibling] makes a remote agent one that a captain absorbs like a
+// local one ([swarm.Agent.Absorb]).
 package a2a

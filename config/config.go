@@ -144,7 +144,10 @@ func (f *File) Register(rt *swarm.Runtime) error {
 	if err := f.connectToolsets(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	agents, defs := f.build()
+	agents, defs, err := f.build()
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	// The file's tools are registered too, so that customizations and
 	// call-site params can name them.
 	for _, n := range f.toolNames {
@@ -165,8 +168,9 @@ func (f *File) Register(rt *swarm.Runtime) error {
 }
 
 // build makes the runtime values of the file's agents and swarms. All
-// agents exist before handoffs are wired, so handoffs may form cycles.
-func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
+// agents exist before handoffs are wired and agents absorbed, so handoffs
+// and absorbs may form cycles.
+func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 	agents := make([]*swarm.Agent, len(f.agents))
 	byName := make(map[string]*swarm.Agent, len(f.agents))
 	for i, a := range f.agents {
@@ -177,11 +181,18 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 			Model:        f.modelFor(a.model),
 			Tools:        f.withToolsets(append(tools(a.tools), f.remoteTools(a.handoffs)...), a.toolsets),
 			MaxTurns:     a.maxTurns,
+			Skills:       agentSkills(a.skills),
 		}
 		byName[a.name] = agents[i]
 	}
 	for i, a := range f.agents {
 		agents[i].Handoffs = handoffs(a.handoffs, byName)
+	}
+	x := &absorber{f: f, agents: agents}
+	for i, a := range f.agents {
+		if err := x.into(agents[i], a.absorb); err != nil {
+			return nil, nil, err
+		}
 	}
 	defs := make([]swarm.Definition, len(f.swarms))
 	for i, s := range f.swarms {
@@ -193,12 +204,18 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition) {
 			Model:        f.modelFor(s.model),
 			Loop:         s.loop,
 		}
+		// A swarm's orchestrator absorbs as an agent of its name would.
+		captain := &swarm.Agent{Name: s.name, Tools: spec.Tools, Handoffs: spec.Handoffs}
+		if err := x.into(captain, s.absorb); err != nil {
+			return nil, nil, err
+		}
+		spec.Tools = captain.Tools
 		defs[i] = s.define(spec)
 	}
 	for _, c := range f.conversations {
 		defs = append(defs, c.define(byName))
 	}
-	return agents, defs
+	return agents, defs, nil
 }
 
 func (f *File) modelFor(spec string) string {

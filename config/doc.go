@@ -33,6 +33,10 @@
 //	    toolsets: [everything]         # offers everything__echo, everything__get-sum, ...
 //	    handoffs: [calendar, {agent: allergens, description: "Pollen levels"}]
 //	    max_turns: 5
+//	    skills:                        # what a captain that absorbs it gets, one tool per skill
+//	      forecast: {description: "A day's forecast", input: {type: object, properties: {day: {type: string}}}}
+//	    absorb: [calendar]             # other agents as tools: "all", or names of this file's agents
+//	                                   # or of agents provided to the program (swarm.Provide)
 //	swarms:
 //	  planner:
 //	    description: Plans activities
@@ -49,6 +53,7 @@
 //	      max_replans: 2               # replans before escalation (default 2; 0 or -1: none)
 //	      max_rounds: 20               # rounds of the whole run (default 20)
 //	      on_exhausted: pause          # pause for a plan review (default) or fail
+//	    absorb: all                    # the orchestrator absorbs every other agent, provided ones too
 //	a2a_agents:                        # remote A2A agents (see package a2a)
 //	  researcher:
 //	    url: https://agents.example.com/a2a/researcher   # base URL or agent card URL
@@ -106,6 +111,19 @@
 // Every mistake in a file (an unknown field, a dangling reference, an invalid
 // JSON schema, a missing command...) is reported as an [*Error] that carries
 // the file name and line; all mistakes found are returned together.
+//
+// # Skills and absorb
+//
+// An agent's skills (name, description, instructions, tools, input: "text"
+// or a JSON schema of an object) are what a captain that absorbs it offers
+// its model (see [swarm.Agent.Absorb]). absorb: all absorbs every other agent
+// of the file and every agent provided to the program ([swarm.Discover]); a
+// list names agents of the file, provided agents by name or provider id, and
+// entries of a2a_agents ([a2a.Sibling]) or mcp_servers ([mcp.Toolset.Sibling]),
+// which run in other processes.
+// Absorbing itself, an unknown name, or a name that is both an agent of the
+// file and a provided agent is a mistake of the file; the checks of
+// [swarm.Agent.Absorb] (an input that is not an object, say) fail Register.
 //
 // # MCP servers
 //

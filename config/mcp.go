@@ -145,9 +145,11 @@ func (f *File) connectToolsets() error {
 	var used []string
 	for _, a := range f.agents {
 		used = append(used, a.toolsets...)
+		used = append(used, a.absorb.names...)
 	}
 	for _, s := range f.swarms {
 		used = append(used, s.toolsets...)
+		used = append(used, s.absorb.names...)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()

@@ -28,8 +28,8 @@ const Version = 1
 var (
 	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "a2a_agents", "serve"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
-	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns"}
-	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "loop"}
+	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb"}
+	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop"}
 	handoffFields = []string{"agent", "swarm", "description", "customizable"}
 	loopFields    = []string{"strategy", "evaluator", "stall_threshold", "max_replans", "max_rounds", "on_exhausted"}
 )
@@ -94,6 +94,8 @@ type agentDef struct {
 	toolsets                               []string // names of mcp_servers
 	handoffs                               []handoffRef
 	maxTurns                               int
+	skills                                 []skillDef // agents only
+	absorb                                 absorbDef
 }
 
 type swarmDef struct {
@@ -257,6 +259,12 @@ func (p *parser) parse(data []byte) *File {
 		fs := p.fields(e.val, what, agentFields)
 		a := &agentDef{name: e.name}
 		p.common(fs, what, a, false)
+		if fd, ok := fs["skills"]; ok {
+			a.skills = p.skills(fd.val, what)
+		}
+		if fd, ok := fs["absorb"]; ok {
+			a.absorb = p.absorb(fd.val, what, a.name)
+		}
 		f.agents = append(f.agents, a)
 	}
 	for _, e := range swarms {
@@ -272,6 +280,9 @@ func (p *parser) parse(data []byte) *File {
 		}
 		if fd, ok := fs["tags"]; ok {
 			s.tags = p.strList(fd.val, what, "tags")
+		}
+		if fd, ok := fs["absorb"]; ok {
+			s.absorb = p.absorb(fd.val, what, s.name)
 		}
 		if fd, ok := fs["loop"]; ok && !isNull(fd.val) {
 			s.loop = p.loop(fd.val, what, s.handoffs)

@@ -147,6 +147,30 @@ func (ts *Toolset) Tools(ctx context.Context) ([]swarm.Tool, error) {
 	return slices.Clone(tools), nil
 }
 
+// Sibling returns the tools of the toolset's server as an agent named name
+// that a captain can absorb ([swarm.Agent.Absorb]) like a local one: each
+// tool is a skill of the agent, named after the tool, whose input is the
+// tool's input schema. Absorbed, a server with one tool gives the captain a
+// tool named name; a server with more gives one tool per skill, named
+// "<name>__<tool>". The server runs in its own process (or behind its URL):
+// it may be another swarm, served by swarm mcp, written in any language.
+// Sibling connects to list the tools; calls go through the toolset's
+// session.
+func (ts *Toolset) Sibling(ctx context.Context, name, description string) (*swarm.Agent, error) {
+	tools, err := ts.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(tools) == 0 {
+		return nil, fmt.Errorf("%s: no tools to absorb", ts)
+	}
+	a := &swarm.Agent{Name: name, Description: description}
+	for _, t := range tools {
+		a.Skills = append(a.Skills, swarm.Skill{Name: strings.TrimPrefix(t.Name(), ts.Name+Separator), Description: t.Description(), Remote: t})
+	}
+	return a, nil
+}
+
 func (ts *Toolset) allowed(name string) bool {
 	match := func(patterns []string) bool {
 		return slices.ContainsFunc(patterns, func(p string) bool {

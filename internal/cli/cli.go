@@ -134,6 +134,7 @@ func (a *app) command() *cobra.Command {
 	root.AddCommand(a.migrateCmd())
 	root.AddCommand(a.chatCmd())
 	root.AddCommand(a.versionCmd())
+	root.AddCommand(a.agentsCmd())
 	return root
 }
 

@@ -1,0 +1,226 @@
+package config
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/a2a"
+)
+
+var skillFields = []string{"description", "instructions", "tools", "input"}
+
+// skillDef is a skill of an agent of the file.
+type skillDef struct {
+	name, description, instructions string
+	tools                           []string
+	input                           json.RawMessage // nil: text
+}
+
+// absorbDef is an agent's absorb: "all" or a list of names.
+type absorbDef struct {
+	all   bool
+	names []string
+	line  int
+}
+
+// skills reads an agent's skills: a mapping from skill name to its fields.
+func (p *parser) skills(n *yaml.Node, what string) []skillDef {
+	n = deref(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		p.errf(n, "%s: skills: want a mapping from skill names to skills, got %s", what, describe(n))
+		return nil
+	}
+	var out []skillDef
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), n.Content[i+1]
+		sk := skillDef{name: k.Value}
+		sw := what + ": skill " + sk.name
+		if !p.checkName(k, "skill", sk.name, maxName) {
+			continue
+		}
+		fs := p.fields(v, sw, skillFields)
+		if fd, ok := fs["description"]; ok {
+			sk.description = p.str(fd.val, sw, "description")
+		}
+		if fd, ok := fs["instructions"]; ok {
+			sk.instructions = p.str(fd.val, sw, "instructions")
+		}
+		if fd, ok := fs["tools"]; ok {
+			sk.tools = p.strList(fd.val, sw, "tools")
+		}
+		if fd, ok := fs["input"]; ok {
+			sk.input = p.input(fd, sw)
+		}
+		out = append(out, sk)
+	}
+	return out
+}
+
+// absorb reads an agent's absorb: "all", or a list of the names of other
+// agents of the file or of agents provided to the program (swarm.Provide).
+func (p *parser) absorb(n *yaml.Node, what, self string) absorbDef {
+	n = deref(n)
+	ab := absorbDef{line: n.Line}
+	switch {
+	case isNull(n):
+	case n.Kind == yaml.ScalarNode && n.Value == "all":
+		ab.all = true
+	case n.Kind == yaml.SequenceNode:
+		ab.names = p.strList(n, what, "absorb")
+		for _, name := range ab.names {
+			_, inFile := p.agentLines[name]
+			_, provided := providedAgent(name)
+			_, remote := p.remotes[name]
+			_, server := p.toolsets[name]
+			switch {
+			case name == self:
+				p.errf(n, "%s: absorb: an agent cannot absorb itself", what)
+			case (inFile || remote) && (provided || server):
+				p.errf(n, "%s: absorb: %q names two agents: one of this file and a provided agent or an MCP server", what, name)
+			case !inFile && !provided && !remote && !server:
+				p.errf(n, "%s: absorb: unknown agent %q (agents of this file: %v; provided agents: %v; a2a_agents and mcp_servers may be named too)", what, name, p.agentNames, providedNames())
+			}
+		}
+	default:
+		p.errf(n, "%s: absorb: want \"all\" or a list of agent names, got %s", what, describe(n))
+	}
+	if ab.all {
+		for _, name := range providedNames() {
+			if _, inFile := p.agentLines[name]; inFile {
+				p.errf(n, "%s: absorb: all: the agent %q of this file has the name of an agent provided to the program", what, name)
+			}
+		}
+	}
+	return ab
+}
+
+// providedAgent returns the provider of the agent provided under name (its
+// agent name or its provider id).
+func providedAgent(name string) (swarm.Provider, bool) {
+	for _, p := range swarm.Providers() {
+		if p.Name() == name || p.ID == name {
+			return p, true
+		}
+	}
+	return swarm.Provider{}, false
+}
+
+func providedNames() []string {
+	var out []string
+	for _, p := range swarm.Providers() {
+		out = append(out, p.Name())
+	}
+	return out
+}
+
+// absorber absorbs, for the agents and swarms of a file, the agents they
+// name: the file's agents by value, provided agents built anew, once per
+// Register (swarm.Discover).
+type absorber struct {
+	f          *File
+	agents     []*swarm.Agent
+	discovered []*swarm.Agent
+	found      bool
+}
+
+// into makes captain absorb what ab names; line is where ab is.
+func (x *absorber) into(captain *swarm.Agent, ab absorbDef) error {
+	if !ab.all && len(ab.names) == 0 {
+		return nil
+	}
+	if !x.found {
+		var err error
+		if x.discovered, err = swarm.Discover(); err != nil {
+			return err
+		}
+		x.found = true
+	}
+	var siblings []*swarm.Agent
+	for _, b := range x.agents {
+		if b.Name != captain.Name && (ab.all || slices.Contains(ab.names, b.Name)) {
+			siblings = append(siblings, b)
+		}
+	}
+	for _, d := range x.discovered {
+		if d.Name != captain.Name && (ab.all || slices.ContainsFunc(ab.names, func(n string) bool {
+			p, _ := providedAgent(n)
+			return p.Name() == d.Name
+		})) {
+			siblings = append(siblings, d)
+		}
+	}
+	for _, n := range ab.names {
+		sib, err := x.f.remoteSibling(n)
+		if err != nil {
+			return fmt.Errorf("%s (line %d): %w", captain.Name, ab.line, err)
+		}
+		if sib != nil {
+			siblings = append(siblings, sib)
+		}
+	}
+	if err := captain.Absorb(siblings...); err != nil {
+		return fmt.Errorf("%s (line %d): %w", captain.Name, ab.line, err)
+	}
+	return nil
+}
+
+// remoteSibling returns the agent of another process named name: an entry
+// of a2a_agents or of mcp_servers (connected by Register); nil for other
+// names.
+func (f *File) remoteSibling(name string) (*swarm.Agent, error) {
+	if r := f.remotes[name]; r != nil {
+		var opts []a2a.RemoteOption
+		if r.token != "" {
+			opts = append(opts, a2a.WithToken(r.token))
+		}
+		return a2a.Sibling(r.name, r.description, r.url, opts...)
+	}
+	if ts := f.toolsets[name]; ts != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+		defer cancel()
+		return ts.Sibling(ctx, name, "")
+	}
+	return nil, nil
+}
+
+// agentSkills makes the swarm skills of an agent of the file.
+func agentSkills(defs []skillDef) []swarm.Skill {
+	if len(defs) == 0 {
+		return nil
+	}
+	out := make([]swarm.Skill, len(defs))
+	for i, d := range defs {
+		out[i] = swarm.Skill{Name: d.name, Description: d.description, Instructions: d.instructions, Tools: d.tools, Input: swarm.InputSchema(d.input)}
+	}
+	return out
+}
+
+// AgentInfo describes an agent of a file for listings.
+type AgentInfo struct {
+	// Name and Description are the agent's.
+	Name, Description string
+	// Skills are the agent's skills.
+	Skills []swarm.Skill
+	// Absorbs names the agents it absorbs ("all" for all).
+	Absorbs []string
+}
+
+// Agents describes the file's agents, in the order of the file.
+func (f *File) Agents() []AgentInfo {
+	out := make([]AgentInfo, len(f.agents))
+	for i, a := range f.agents {
+		out[i] = AgentInfo{Name: a.name, Description: a.description, Skills: agentSkills(a.skills), Absorbs: slices.Clone(a.absorb.names)}
+		if a.absorb.all {
+			out[i].Absorbs = []string{"all"}
+		}
+	}
+	return out
+}

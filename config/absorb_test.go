@@ -1,0 +1,164 @@
+package config_test
+
+import (
+	"errors"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/a2a"
+	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/swarmtest"
+)
+
+func init() {
+	swarm.Provide(swarm.Provider{ID: "configtest.greeter", Description: "Greets", Build: func() *swarm.Agent {
+		return &swarm.Agent{Instructions: "Greet."}
+	}})
+}
+
+// TestAbsorbInYAML: a swarm with absorb: all gets every agent of the file
+// and every provided agent as tools, with the skills and typed inputs the
+// file declares; an agent absorbs a list naming a provided agent by its
+// provider id.
+func TestAbsorbInYAML(t *testing.T) {
+	f, err := config.Parse([]byte(`
+version: 1
+agents:
+  factor:
+    description: Factors integers
+    instructions: Factor.
+    skills:
+      factor:
+        description: the prime factors of n
+        input: {type: object, properties: {n: {type: integer}}, required: [n]}
+  fib:
+    description: Fibonacci numbers
+    instructions: Fib.
+    absorb: [configtest.greeter]
+swarms:
+  captain:
+    instructions: Route.
+    absorb: all
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos := f.Agents()
+	if len(infos) != 2 || infos[0].Skills[0].Name != "factor" || !strings.Contains(string(infos[0].Skills[0].Input.Schema()), `"n"`) ||
+		!slices.Equal(infos[1].Absorbs, []string{"configtest.greeter"}) {
+		t.Fatalf("agents %+v", infos)
+	}
+	m := scripted.New(scripted.Script{
+		"captain": {
+			scripted.Tools(scripted.CallTool("factor", map[string]any{"n": "thirty"})),
+			scripted.Tools(scripted.CallTool("factor", map[string]any{"n": 30}), scripted.CallTool("greeter", map[string]any{"request": "hi"})),
+			scripted.Text("done"),
+		},
+		"factor":  {scripted.Text("2, 3, 5")},
+		"greeter": {scripted.Text("hello")},
+	})
+	rt, id := runFile(t, f, m, "captain")
+	var got []string
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type == swarm.EventHandoffReturned {
+			got = append(got, ev.Target+": "+ev.Output)
+		}
+	}
+	slices.Sort(got)
+	if len(got) != 3 || got[0] != "factor: 2, 3, 5" || !strings.Contains(got[1], "factor: error: invalid arguments") || got[2] != "greeter: hello" {
+		t.Fatalf("delegations %q", got)
+	}
+
+	// A provided agent whose name is taken by an agent of the file.
+	_, err = config.Parse([]byte("version: 1\nagents:\n  greeter: {}\n  a:\n    absorb: all\n"), "")
+	var ce *config.Error
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `the agent "greeter" of this file has the name of an agent provided`) {
+		t.Errorf("name clash: %v", err)
+	}
+	// A skill input that is not an object is refused when registered.
+	f, err = config.Parse([]byte("version: 1\nagents:\n  n:\n    skills: {count: {input: {type: integer}}}\n  a:\n    absorb: [n]\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Register(rt); !errors.Is(err, swarm.ErrIncompatible) {
+		t.Errorf("integer input: %v", err)
+	}
+}
+
+// TestAbsorbRemoteInYAML: a swarm absorbs an a2a_agents entry and an
+// mcp_servers entry by name; each gives the tools a local agent would.
+func TestAbsorbRemoteInYAML(t *testing.T) {
+	remoteRT, _ := swarmtest.NewRuntime(t, scripted.Script{"researcher": {scripted.Text("three sources")}},
+		swarm.Define[string, string]("researcher", "Finds sources", nil))
+	h, err := a2a.NewHandler(remoteRT, a2a.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	t.Setenv("CALC_KEY", "secret")
+	f, err := config.Parse([]byte(`
+version: 1
+a2a_agents:
+  research:
+    url: `+srv.URL+`/a2a/researcher
+    description: Finds sources
+mcp_servers:
+  calc:
+    url: `+calc(t)+`
+    headers: {X-Key: "${CALC_KEY}"}
+swarms:
+  desk:
+    instructions: Route.
+    absorb: [research, calc]
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m := scripted.New(scripted.Script{"desk": {
+		scripted.Tools(
+			scripted.CallTool("research", map[string]any{"request": "bees"}),
+			scripted.CallTool("calc__add", map[string]any{"a": 2, "b": 3}),
+		),
+		scripted.Text("done"),
+	}})
+	rt, id := runFile(t, f, m, "desk")
+	got := map[string]string{}
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type == swarm.EventToolResult {
+			got[ev.Tool] = ev.Output
+		}
+	}
+	if got["research"] != "three sources" || got["calc__add"] != "5" {
+		t.Fatalf("results %v", got)
+	}
+}
+
+// runFile registers f with a new runtime on model m, runs swarm id on "go"
+// and returns the runtime and the completed run's id.
+func runFile(t *testing.T, f *config.File, m *scripted.Model, id string) (*swarm.Runtime, string) {
+	t.Helper()
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	if err := f.Register(rt); err != nil {
+		t.Fatal(err)
+	}
+	ctx := swarmtest.Context(t)
+	runID, err := rt.Start(ctx, id, []byte(`"go"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, runID); err != nil || st.State != swarm.StateCompleted {
+		t.Fatalf("%+v %v", st, err)
+	}
+	return rt, runID
+}

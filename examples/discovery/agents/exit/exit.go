@@ -1,0 +1,23 @@
+// Package exit provides the exit agent, which says goodbye when the user is
+// done.
+package exit
+
+import "github.com/swarmrt/swarm"
+
+func init() {
+	swarm.Provide(swarm.Provider{
+		ID:          "examples.discovery.exit",
+		Description: "Ends the session with a goodbye",
+		Skills:      []swarm.Skill{{Name: "goodbye", Description: "a short farewell when the user wants to stop"}},
+		Build:       New,
+	})
+}
+
+// New makes the exit agent.
+func New() *swarm.Agent {
+	return &swarm.Agent{
+		Name:         "exit",
+		Instructions: "The user wants to stop. Say goodbye in one short sentence.",
+		MaxTurns:     2,
+	}
+}
