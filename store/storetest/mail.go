@@ -32,7 +32,7 @@ var mailTests = []struct {
 }
 
 // mailboxes returns s as store.Mailboxes, skipping t if it is not one.
-func mailboxes(t *testing.T, s store.Store) store.Mailboxes {
+func mailboxes(t testing.TB, s store.Store) store.Mailboxes {
 	t.Helper()
 	mb, ok := s.(store.Mailboxes)
 	if !ok {
@@ -352,11 +352,17 @@ func testMailBroadcast(t *testing.T, s store.Store) {
 }
 
 func testMailConcurrent(t *testing.T, s store.Store) {
-	senders, per := 4, 2500
-	if testing.Short() {
-		per = 250
+	MailConcurrency(t, s, []store.Store{s, s, s, s}, MailPerSender())
+}
+
+// MailPerSender is how many mails each of 4 senders posts in the
+// concurrency cases: 2,500 (10,000 in all), or 250 with -short or under
+// the race detector, which slows the SQL drivers down many times.
+func MailPerSender() int {
+	if testing.Short() || raceEnabled {
+		return 250
 	}
-	MailConcurrency(t, s, []store.Store{s, s, s, s}[:senders], per)
+	return 2500
 }
 
 // MailConcurrency posts perSender mails from each of senders (each a
@@ -366,24 +372,28 @@ func testMailConcurrent(t *testing.T, s store.Store) {
 // mail is consumed exactly once and each sender's mails in order. The
 // stores must share their data (one store several times, or several
 // handles on one database) and implement store.Mailboxes; the run is
-// created through consumer with a fresh id.
-func MailConcurrency(t *testing.T, consumer store.Store, senders []store.Store, perSender int) {
+// created through consumer with a fresh id. It returns how long posting
+// and draining took.
+func MailConcurrency(t testing.TB, consumer store.Store, senders []store.Store, perSender int) time.Duration {
 	t.Helper()
 	cm := mailboxes(t, consumer)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	id := fmt.Sprintf("inbox-%d", time.Now().UnixNano())
-	l := create(t, consumer, id, "consumer", long)
+	l, err := consumer.Create(ctx, newRun(id), "consumer", long, nil)
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
 	total := len(senders) * perSender
 
 	var wg sync.WaitGroup
 	errs := make(chan error, len(senders)+1)
-	start := time.Now()
+	mbs := make([]store.Mailboxes, len(senders))
 	for i, snd := range senders {
-		mb, ok := snd.(store.Mailboxes)
-		if !ok {
-			t.Fatalf("sender %d: %T does not implement store.Mailboxes", i, snd)
-		}
+		mbs[i] = mailboxes(t, snd)
+	}
+	start := time.Now()
+	for i, mb := range mbs {
 		wg.Go(func() {
 			from := fmt.Sprint("s", i)
 			for n := range perSender {
@@ -449,7 +459,7 @@ func MailConcurrency(t *testing.T, consumer store.Store, senders []store.Store, 
 		t.Error(err)
 	}
 	if t.Failed() {
-		return
+		return 0
 	}
 	elapsed := time.Since(start)
 	for i := range senders {
@@ -457,8 +467,9 @@ func MailConcurrency(t *testing.T, consumer store.Store, senders []store.Store, 
 			t.Fatalf("sender %s: %d mails consumed, want %d", from, next[from], perSender)
 		}
 	}
-	if ms, cur := mailbox(t, cm, id); len(ms) != 0 || cur != int64(total) {
-		t.Fatalf("after draining: %d mails left, cursor %d; want none, %d", len(ms), cur, total)
+	if ms, cur, err := cm.Mailbox(ctx, id, 0); err != nil || len(ms) != 0 || cur != int64(total) {
+		t.Fatalf("after draining: %d mails left, cursor %d, %v; want none, %d", len(ms), cur, err, total)
 	}
 	t.Logf("%d mails from %d senders consumed in %d turns, %v (%.0f mails/s)", total, len(senders), turns, elapsed.Round(time.Millisecond), float64(total)/elapsed.Seconds())
+	return elapsed
 }
