@@ -48,8 +48,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store   = (*Store)(nil)
-	_ store.Watcher = (*Store)(nil)
+	_ store.Store     = (*Store)(nil)
+	_ store.Watcher   = (*Store)(nil)
+	_ store.Mailboxes = (*Store)(nil)
 )
 
 type shard struct {
@@ -65,6 +66,7 @@ type run struct {
 	keys    map[string]struct{}
 	inbox   []store.Message
 	pool    store.Pool
+	mbox    *mailbox // nil until the first mail
 }
 
 // New returns an empty in-memory store.
@@ -319,6 +321,7 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	if u.AckInbox > 0 {
 		r.inbox = slices.DeleteFunc(r.inbox, func(m store.Message) bool { return m.ID <= u.AckInbox })
 	}
+	r.ackMail(u.AckMail)
 	return r.row.LastSeq, nil
 }
 
@@ -507,6 +510,15 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (_ store.M
 	}
 	m.ID = s.msgID.Add(1)
 	r.inbox = append(r.inbox, m)
+	woke = r.deliver(now)
+	return m, nil
+}
+
+// deliver notes that a message or mail reached the run at now and, if the
+// run is paused, makes it Running and unowned (runnable), which it
+// reports. The caller holds r.mu.
+func (r *run) deliver(now time.Time) (woke bool) {
+	row := &r.row
 	if row.State == store.Paused {
 		woke = true
 		row.State = store.Running
@@ -514,7 +526,7 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (_ store.M
 		row.LeaseUntil = time.Time{}
 	}
 	row.UpdatedAt = now
-	return m, nil
+	return woke
 }
 
 // Inbox implements store.Store.

@@ -29,10 +29,17 @@ type migration struct {
 	sql     string
 }
 
-// migrations returns the embedded migrations in version order. Versions
-// are 1, 2, 3... without gaps.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
+// migrations returns the embedded migrations in version order.
+func migrations() ([]migration, error) { return readMigrations(migrationFiles) }
+
+// readMigrations reads the migrations in directory migrations of fsys, in
+// version order. Versions start at 1 and grow, but may skip a number: a
+// number may be taken by a change that another line of development adds
+// later. Each applied version is recorded, and migrate applies every
+// known one a database lacks, in order, so the migrations must not depend
+// on the order of versions that are applied separately.
+func readMigrations(fsys fs.FS) ([]migration, error) {
+	entries, err := fs.ReadDir(fsys, "migrations")
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +50,7 @@ func migrations() ([]migration, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("migration file %q: want NNNN_name.sql", e.Name())
 		}
-		b, err := migrationFiles.ReadFile(path.Join("migrations", e.Name()))
+		b, err := fs.ReadFile(fsys, path.Join("migrations", e.Name()))
 		if err != nil {
 			return nil, err
 		}
@@ -51,9 +58,12 @@ func migrations() ([]migration, error) {
 	}
 	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
 	for i, m := range out {
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migrations: version %d where %d was expected", m.version, i+1)
+		if m.version < 1 || i > 0 && m.version == out[i-1].version {
+			return nil, fmt.Errorf("migrations: version %d is not positive or not unique", m.version)
 		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("migrations: none")
 	}
 	return out, nil
 }
@@ -64,7 +74,7 @@ var SchemaVersion = func() int {
 	if err != nil {
 		panic("postgres store: " + err.Error()) // the embedded files are broken: a build error
 	}
-	return len(ms)
+	return ms[len(ms)-1].version
 }()
 
 // migrationLock is the first key of the advisory lock taken while
@@ -90,6 +100,50 @@ func version(ctx context.Context, q interface {
 	return n, nil
 }
 
+// applied returns the migrations recorded in the database, none if it has
+// no schema yet.
+func applied(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) (map[int]bool, error) {
+	var exists bool
+	if err := q.QueryRow(ctx, `SELECT to_regclass('swarm_schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return nil, err
+	}
+	out := map[int]bool{}
+	if !exists {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT version FROM swarm_schema_migrations`)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	for _, v := range vs {
+		out[v] = true
+	}
+	return out, err
+}
+
+// pending returns the migrations of ms that done lacks, or ErrNewerSchema
+// if done holds one that ms does not know.
+func pending(ms []migration, done map[int]bool) ([]migration, error) {
+	known := map[int]bool{}
+	var out []migration
+	for _, m := range ms {
+		known[m.version] = true
+		if !done[m.version] {
+			out = append(out, m)
+		}
+	}
+	for v := range done {
+		if !known[v] {
+			return nil, fmt.Errorf("%w: the database has schema version %d, which this program does not know (it knows up to %d); upgrade the program", ErrNewerSchema, v, ms[len(ms)-1].version)
+		}
+	}
+	return out, nil
+}
+
 // migrate brings the schema up to SchemaVersion. Nodes that start at once
 // serialise on an advisory lock held for the migrating transaction; the
 // ones that wait find the work done. A database with a newer schema is
@@ -99,16 +153,24 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, err := version(ctx, pool)
+	return migrateTo(ctx, pool, ms)
+}
+
+// migrateTo applies the migrations of ms that the database lacks and
+// returns its schema version after that.
+func migrateTo(ctx context.Context, pool *pgxpool.Pool, ms []migration) (int, error) {
+	done, err := applied(ctx, pool)
 	if err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
-	if v > len(ms) {
-		return v, fmt.Errorf("%w: the database has schema version %d, this program knows up to %d; upgrade the program", ErrNewerSchema, v, len(ms))
+	todo, err := pending(ms, done)
+	if err != nil {
+		return 0, err
 	}
-	if v == len(ms) {
-		return v, nil
+	if len(todo) == 0 {
+		return ms[len(ms)-1].version, nil
 	}
+	var v int
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(coalesce(current_schema(), '')))`, migrationLock); err != nil {
 			return fmt.Errorf("take the migration lock: %w", err)
@@ -120,22 +182,24 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 			return fmt.Errorf("create swarm_schema_migrations: %w", err)
 		}
 		// Look again under the lock: another node may have migrated.
-		if v, err = version(ctx, tx); err != nil {
+		done, err := applied(ctx, tx)
+		if err != nil {
 			return fmt.Errorf("read schema version: %w", err)
 		}
-		if v > len(ms) {
-			return fmt.Errorf("%w: the database has schema version %d, this program knows up to %d; upgrade the program", ErrNewerSchema, v, len(ms))
+		todo, err := pending(ms, done)
+		if err != nil {
+			return err
 		}
-		for _, m := range ms[v:] {
+		for _, m := range todo {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return fmt.Errorf("migration %d (%s): %w", m.version, m.name, err)
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO swarm_schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name); err != nil {
 				return fmt.Errorf("record migration %d: %w", m.version, err)
 			}
-			v = m.version
 		}
-		return nil
+		v, err = version(ctx, tx)
+		return err
 	})
 	if err != nil {
 		return 0, err

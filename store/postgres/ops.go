@@ -37,6 +37,7 @@ const runCols = `id, swarm, parent, state, turn, max_turns, agent, result, reaso
 type queries struct {
 	create, append, claim, claimExpired, renew, release string
 	get, read, inbox, exists, lease                     string
+	deliver, post                                       string
 }
 
 func newQueries(channel string) queries {
@@ -46,6 +47,20 @@ func newQueries(channel string) queries {
 	notify := func(kind, idExpr string) string {
 		return fmt.Sprintf(`(CASE WHEN octet_length(%[2]s) <= %[3]d THEN pg_notify(%[4]s, '%[1]s:' || %[2]s) END)::text`,
 			kind, idExpr, maxPayloadID, ch)
+	}
+	// deliver notes that a message or mail reached runs now and makes the
+	// paused ones Running and unowned (runnable), announcing both. src
+	// gives (rid, state) of the runs, as locked by the transaction: the
+	// state decides the waking.
+	deliver := func(src string) string {
+		return `UPDATE swarm_runs r SET updated_at = ` + nowNS + `,
+				state = CASE WHEN o.state = 'paused' THEN 'running' ELSE r.state END,
+				owner = CASE WHEN o.state = 'paused' THEN '' ELSE r.owner END,
+				lease_until = CASE WHEN o.state = 'paused' THEN 0 ELSE r.lease_until END
+			FROM (` + src + `) o
+			WHERE r.rid = o.rid
+			RETURNING ` + notify(kindInbox, "r.id") + `,
+				CASE WHEN o.state = 'paused' THEN ` + notify(kindRunnable, "r.id") + ` END`
 	}
 	// records are arguments $a..$a+3: keys, types, data, times.
 	records := func(a int) string {
@@ -65,8 +80,8 @@ func newQueries(channel string) queries {
 				CASE WHEN r.owner = '' THEN ` + notify(kindRunnable, "r.id") + ` END FROM r`,
 
 		// An append checks the lease and updates the row, adds the
-		// records and acknowledges inbox messages in one statement: a
-		// duplicate key aborts all of it.
+		// records and acknowledges inbox messages and mails in one
+		// statement: a duplicate key aborts all of it.
 		append: `WITH u AS (UPDATE swarm_runs SET last_seq = last_seq + $4, updated_at = ` + nowNS + `,
 				turn = coalesce($5, turn), max_turns = coalesce($6, max_turns), agent = coalesce($7, agent),
 				result = coalesce($8, result), reason = coalesce($9, reason), usage = coalesce($10, usage),
@@ -77,7 +92,8 @@ func newQueries(channel string) queries {
 				RETURNING rid, id, last_seq),
 			j AS (INSERT INTO swarm_journal (rid, seq, key, type, data, time)
 				SELECT u.rid, u.last_seq - $4 + x.o, x.k, x.t, x.d, x.tm FROM u, ` + records(15) + `),
-			a AS (DELETE FROM swarm_inbox WHERE $14::bigint > 0 AND rid IN (SELECT rid FROM u) AND id <= $14::bigint)
+			a AS (DELETE FROM swarm_inbox WHERE $14::bigint > 0 AND rid IN (SELECT rid FROM u) AND id <= $14::bigint),
+			m AS (` + ackMailSQL(19) + `)
 			SELECT u.last_seq, ` + notify(kindAppended, "u.id") + `,
 				CASE WHEN $13 THEN ` + notify(kindRunnable, "u.id") + ` END FROM u`,
 
@@ -108,6 +124,10 @@ func newQueries(channel string) queries {
 			LEFT JOIN swarm_inbox i ON i.rid = r.rid WHERE r.id = $1 ORDER BY i.id`,
 		exists: `SELECT true FROM swarm_runs WHERE id = $1`,
 		lease:  `SELECT rid, state, owner, lease_until > ` + nowNS + ` FROM swarm_runs WHERE id = $1`,
+
+		// Send runs it after locking run $1.
+		deliver: deliver(`SELECT rid, state FROM swarm_runs WHERE rid = ANY($1::bigint[])`),
+		post:    postSQL(deliver),
 	}
 }
 
@@ -399,7 +419,7 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	err = s.pool.QueryRow(ctx, s.q.append, l.RunID, l.Owner, l.Epoch, int64(len(records)),
 		sqlval.NonZero(u.Turn), sqlval.NonZero(u.MaxTurns), sqlval.NonEmpty(u.Agent), sqlval.Blob(u.Result), sqlval.Reason(&u), usage,
 		sqlval.NonEmpty(string(u.State)), release, u.MakesRunnable(), u.AckInbox,
-		keys, types, data, times).Scan(&last, nil, nil)
+		keys, types, data, times, u.AckMail).Scan(&last, nil, nil)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, s.notFoundOr(ctx, l.RunID, fmt.Errorf("append to run %q (owner %q, epoch %d): %w", l.RunID, l.Owner, l.Epoch, store.ErrLeaseLost))
 	}
@@ -586,26 +606,8 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 			return err
 		}
 		m.Time = sqlval.FromNanos(at)
-		wake := st == store.Paused
-		if _, err := tx.Exec(ctx, `UPDATE swarm_runs SET updated_at = `+nowNS+`,
-			state = CASE WHEN $2 THEN 'running' ELSE state END,
-			owner = CASE WHEN $2 THEN '' ELSE owner END,
-			lease_until = CASE WHEN $2 THEN 0 ELSE lease_until END
-			WHERE rid = $1`, rid, wake); err != nil {
-			return err
-		}
-		if len(id) > maxPayloadID {
-			return nil
-		}
-		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, kindInbox+":"+id); err != nil {
-			return err
-		}
-		if wake {
-			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channel, kindRunnable+":"+id); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, err = tx.Exec(ctx, s.q.deliver, []int64{rid})
+		return err
 	})
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidState) {
 		return store.Message{}, fmt.Errorf("send: %w", err)

@@ -194,8 +194,12 @@ func TestConcurrentMigrations(t *testing.T) {
 	if err := stores[0].Pool().QueryRow(ctx, `SELECT count(*) FROM swarm_schema_migrations`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if n != postgres.SchemaVersion {
-		t.Fatalf("%d migration rows, want %d", n, postgres.SchemaVersion)
+	files, err := os.ReadDir("migrations") // versions may skip numbers
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(files) {
+		t.Fatalf("%d migration rows, want %d", n, len(files))
 	}
 }
 

@@ -76,6 +76,7 @@ type Store struct {
 	pollDone chan struct{} // closed when the inbox poller exits; nil before the first Watch
 	polling  atomic.Bool   // the inbox poller runs
 	own      ownMessages   // messages sent here, which the poller skips
+	ownMail  ownMessages   // mails (mail.mid) posted here, likewise
 
 	transactions atomic.Int64
 	writes       atomic.Int64

@@ -177,8 +177,8 @@ func TestNewerSchema(t *testing.T) {
 	}
 }
 
-// TestUpgradeFromVersion1: a store written before the budget pool existed
-// is upgraded in place when opened, keeping its runs.
+// TestUpgradeFromVersion1: a store written before the budget pool and the
+// mailboxes existed is upgraded in place when opened, keeping its runs.
 func TestUpgradeFromVersion1(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "runs.db")
@@ -196,8 +196,10 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := db.Exec("UPDATE meta SET value = '1' WHERE key = 'schema_version'"); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{"DROP TABLE mail", "DROP TABLE mailboxes", "UPDATE meta SET value = '1' WHERE key = 'schema_version'"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	db.Close()
 	s = open(t, path)
@@ -210,6 +212,12 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	}
 	if p, err := s.Spend(ctx, "old", store.Pool{Calls: 1}); err != nil || p.Calls != 1 {
 		t.Fatalf("Spend after upgrade: %+v, %v", p, err)
+	}
+	if _, err := s.Post(ctx, []string{"old"}, store.Mail{ID: "m"}); err != nil {
+		t.Fatalf("Post after upgrade: %v", err)
+	}
+	if ms, cur, err := s.Mailbox(ctx, "old", 0); err != nil || len(ms) != 1 || cur != 0 {
+		t.Fatalf("Mailbox after upgrade: %+v, %d, %v", ms, cur, err)
 	}
 }
 

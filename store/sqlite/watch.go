@@ -19,11 +19,11 @@ func WithInboxPoll(d time.Duration) Option { return func(c *config) { c.inboxPol
 
 // Watch implements store.Watcher. It reports the changes made through this
 // Store as they commit and, since SQLite cannot notify other processes, the
-// inbox messages sent by other processes sharing the file by polling: each
-// poll is one indexed query for messages newer than the last one seen, so
-// a stop or resume sent by `swarm stop` in another process reaches the
-// process driving the run within about one poll interval. Other changes
-// made by other processes are not reported.
+// inbox messages and mails sent by other processes sharing the file by
+// polling: each poll is one indexed query for messages (and one for mails)
+// newer than the last one seen, so a stop or resume sent by `swarm stop` in
+// another process reaches the process driving the run within about one
+// poll interval. Other changes made by other processes are not reported.
 func (s *Store) Watch(ctx context.Context, fn func(store.Change)) error {
 	s.closeMu.RLock()
 	defer s.closeMu.RUnlock()
@@ -46,20 +46,24 @@ func (s *Store) startPoller(ctx context.Context) error {
 	if s.pollDone != nil {
 		return nil
 	}
-	var last int64
+	var last, lastMail int64
 	if err := s.rd.lastMessage.QueryRowContext(ctx).Scan(&last); err != nil {
+		return err
+	}
+	if err := s.rdb.QueryRowContext(ctx, lastMailQuery).Scan(&lastMail); err != nil {
 		return err
 	}
 	s.pollDone = make(chan struct{})
 	s.polling.Store(true)
-	go s.pollInbox(last)
+	go s.pollInbox(last, lastMail)
 	return nil
 }
 
 // pollInbox publishes a ChangeInbox (and, for a resume, which wakes a
 // paused run, a ChangeRunnable) for each inbox message committed since the
-// previous poll, by any process, until the Store closes.
-func (s *Store) pollInbox(last int64) {
+// previous poll, by any process, and the same for mails (see pollMail),
+// until the Store closes.
+func (s *Store) pollInbox(last, lastMail int64) {
 	defer close(s.pollDone)
 	t := time.NewTicker(s.cfg.inboxPoll)
 	defer t.Stop()
@@ -77,6 +81,7 @@ func (s *Store) pollInbox(last int64) {
 		if !s.hub.Watching() {
 			continue
 		}
+		lastMail = s.pollMail(lastMail)
 		rows, err := s.rd.newMessages.Query(last)
 		if err != nil {
 			continue // a busy or closing database: try again next tick
@@ -98,7 +103,7 @@ func (s *Store) pollInbox(last int64) {
 		}
 		for _, m := range batch {
 			last = max(last, m.id)
-			if s.sentHere(m.id, last) {
+			if s.own.took(m.id, last) {
 				continue // Send has published it
 			}
 			s.hub.Publish(store.Change{RunID: m.run, Kind: store.ChangeInbox})
@@ -119,26 +124,30 @@ type ownMessages struct {
 
 // noteSent records the id of a message sent through this Store.
 func (s *Store) noteSent(id int64) {
-	if !s.polling.Load() {
-		return
+	if s.polling.Load() {
+		s.own.add(id)
 	}
-	s.own.mu.Lock()
-	if s.own.ids == nil {
-		s.own.ids = map[int64]struct{}{}
-	}
-	s.own.ids[id] = struct{}{}
-	s.own.mu.Unlock()
 }
 
-// sentHere reports whether message id was sent through this Store, and
-// forgets it and every id up to last, which the poller has passed.
-func (s *Store) sentHere(id, last int64) bool {
-	s.own.mu.Lock()
-	defer s.own.mu.Unlock()
-	_, ok := s.own.ids[id]
-	for k := range s.own.ids {
+// add records id.
+func (o *ownMessages) add(id int64) {
+	o.mu.Lock()
+	if o.ids == nil {
+		o.ids = map[int64]struct{}{}
+	}
+	o.ids[id] = struct{}{}
+	o.mu.Unlock()
+}
+
+// took reports whether id was sent through this Store, and forgets it and
+// every id up to last, which the poller has passed.
+func (o *ownMessages) took(id, last int64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.ids[id]
+	for k := range o.ids {
 		if k <= last {
-			delete(s.own.ids, k)
+			delete(o.ids, k)
 		}
 	}
 	return ok

@@ -24,7 +24,8 @@ type writer struct {
 	expired, renew, held, releaseLease  *sql.Stmt
 	exists, insertMessage, wake, setUpd *sql.Stmt
 	keySeq                              *sql.Stmt
-	spend                               *sql.Stmt // prepared on first use
+	spend                               *sql.Stmt  // prepared on first use
+	mail                                *mailStmts // prepared on first use
 
 	// insertN[n] inserts n records in one statement, prepared on
 	// first use.
@@ -273,6 +274,11 @@ func (w *writer) append(l store.Lease, records []store.Record, u *store.Update, 
 			return 0, err
 		}
 	}
+	if u.AckMail > 0 {
+		if err := w.ackMail(rid, u.AckMail); err != nil {
+			return 0, err
+		}
+	}
 	return last, nil
 }
 
@@ -407,11 +413,17 @@ func (w *writer) send(id string, m *store.Message, woke *bool) error {
 	if m.ID, err = res.LastInsertId(); err != nil {
 		return err
 	}
-	if cur.state == store.Paused {
-		*woke = true
-		_, err = w.wake.Exec(sqlval.Nanos(w.now), cur.rid)
-	} else {
-		_, err = w.setUpd.Exec(sqlval.Nanos(w.now), cur.rid)
-	}
+	*woke, err = w.deliver(cur)
 	return err
+}
+
+// deliver notes that a message or mail reached run cur now and, if the run
+// is paused, makes it Running and unowned (runnable), which it reports.
+func (w *writer) deliver(cur lease) (woke bool, err error) {
+	if cur.state == store.Paused {
+		_, err = w.wake.Exec(sqlval.Nanos(w.now), cur.rid)
+		return err == nil, err
+	}
+	_, err = w.setUpd.Exec(sqlval.Nanos(w.now), cur.rid)
+	return false, err
 }

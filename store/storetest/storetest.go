@@ -24,6 +24,10 @@
 //   - Byte slices passed in or returned are never aliased by the store.
 //   - Spend works without a lease, in every state, and changes nothing but
 //     the pool: not the row's other fields, its journal or its lease.
+//   - Mailboxes (when the store has them): Mailbox on an unknown run fails
+//     with store.ErrNotFound; Update.AckMail never moves the cursor past
+//     the last mail, so acknowledging too much cannot swallow later mails;
+//     Post rejects bad input (see store.CheckMail) with nothing posted.
 //
 // Lease-expiry tests use leases of 50ms and sleep past them; no test asserts
 // how long an operation takes.
@@ -102,6 +106,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SpendErrors", testSpendErrors},
 		{"ConcurrentSpend", testConcurrentSpend},
 	}
+	tests = append(tests, mailTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := open(t)
