@@ -653,7 +653,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		}
 		return callResult{output: ev.Output, isError: ev.IsError}
 	}
-	if ap.root {
+	if ap.root && (ap.builtins || c.Name == toolComplete) {
+		// complete is honoured even when it is not offered: a valid
+		// result is a valid result.
 		switch c.Name {
 		case toolComplete, toolFail, toolPause:
 			res, ok := r.builtin(ap, c, all)

@@ -28,6 +28,14 @@ type Spec struct {
 	// Registry, when set, gives the orchestrator the registry tools (see
 	// [RegistryAccess]).
 	Registry *RegistryAccess
+	// NoBuiltins offers the orchestrator none of the built-in tools
+	// complete, pause and fail, which otherwise go out with every
+	// orchestrator call: the run completes when the orchestrator answers
+	// with a valid result (text, or JSON for a typed result), and can
+	// neither pause for a human nor give up. complete is offered only to
+	// swarms whose result is not text either way: a text answer already
+	// completes those.
+	NoBuiltins bool
 }
 
 // Swarm is a typed swarm definition: In is the input type and Out the result

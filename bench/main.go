@@ -52,6 +52,7 @@ type impl struct {
 type sample struct {
 	cpuPerRound float64 // µs of CPU per model call, runs one after another
 	bytesPerRun float64
+	bytesBare   float64 // with the built-in tools off (Eino: the same)
 	concCPU     float64 // µs of CPU per model call, runs all at once
 	connsPerRun float64
 	wall        float64 // s, runs all at once
@@ -62,6 +63,7 @@ type options struct {
 	seq, warm, n, reps int
 	latency            time.Duration
 	only               string
+	profile            string
 }
 
 func main() {
@@ -72,6 +74,7 @@ func main() {
 	flag.DurationVar(&o.latency, "latency", time.Second, "fake model latency in the concurrency measurement")
 	flag.IntVar(&o.reps, "reps", 3, "measurements of each implementation (medians are reported)")
 	flag.StringVar(&o.only, "only", "", "comma-separated subset of implementations: memory, sqlite, eino")
+	flag.StringVar(&o.profile, "cpuprofile", "", "write CPU profiles of this project's driver (runs one after another) to this directory")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -138,7 +141,11 @@ func run(o options) error {
 func measure(ctx context.Context, im impl, o options) (sample, error) {
 	var s sample
 	// CPU per round and bytes per run: runs one after another, no latency.
-	res, counts, _, err := drive(ctx, im, 0, "-runs", fmt.Sprint(o.seq), "-warm", fmt.Sprint(o.warm))
+	args := []string{"-runs", fmt.Sprint(o.seq), "-warm", fmt.Sprint(o.warm)}
+	if o.profile != "" && im.store != "" {
+		args = append(args, "-cpuprofile", filepath.Join(o.profile, im.store+".pprof"))
+	}
+	res, counts, _, err := drive(ctx, im, 0, args...)
 	if err != nil {
 		return s, err
 	}
@@ -148,6 +155,18 @@ func measure(ctx context.Context, im impl, o options) (sample, error) {
 	}
 	s.cpuPerRound = float64(res.CPUNs) / 1e3 / float64(3*o.seq)
 	s.bytesPerRun = float64(counts.Bytes) / float64(total)
+	s.bytesBare = s.bytesPerRun
+	if im.store != "" {
+		const bare = 5
+		_, counts, _, err := drive(ctx, im, 0, "-runs", fmt.Sprint(bare), "-warm", "0", "-builtins=false")
+		if err != nil {
+			return s, err
+		}
+		if err := check(counts, bare); err != nil {
+			return s, err
+		}
+		s.bytesBare = float64(counts.Bytes) / bare
+	}
 	// Concurrency: n runs at once, each model call answered after latency.
 	res, counts, rss, err := drive(ctx, im, o.latency, "-runs", fmt.Sprint(o.n), "-warm", "0", "-concurrent")
 	if err != nil {
@@ -228,6 +247,7 @@ func printTable(w io.Writer, impls []impl, samples map[string][]sample, o option
 	}{
 		{"CPU per model round, runs one after another (µs)", func(s sample) float64 { return s.cpuPerRound }, "%.0f"},
 		{"bytes sent to the model per run", func(s sample) float64 { return s.bytesPerRun }, "%.0f"},
+		{"bytes sent to the model per run, built-in tools off (Spec.NoBuiltins)", func(s sample) float64 { return s.bytesBare }, "%.0f"},
 		{fmt.Sprintf("CPU per model round, %d concurrent runs (µs)", o.n), func(s sample) float64 { return s.concCPU }, "%.0f"},
 		{fmt.Sprintf("TCP connections per run, %d concurrent", o.n), func(s sample) float64 { return s.connsPerRun }, "%.2f"},
 		{fmt.Sprintf("wall, %d concurrent runs at %s per call (s)", o.n, o.latency), func(s sample) float64 { return s.wall }, "%.2f"},

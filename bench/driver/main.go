@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"time"
@@ -49,14 +50,16 @@ func main() {
 	runs := flag.Int("runs", 100, "measured runs")
 	warm := flag.Int("warm", 10, "warm-up runs before measuring")
 	concurrent := flag.Bool("concurrent", false, "start the measured runs all at once")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the measured runs to this file")
+	builtins := flag.Bool("builtins", true, "offer the orchestrator the built-in tools (Spec.NoBuiltins when false)")
 	flag.Parse()
-	if err := run(*url, *kind, *runs, *warm, *concurrent); err != nil {
+	if err := run(*url, *kind, *runs, *warm, *concurrent, *profile, *builtins); err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url, kind string, runs, warm int, concurrent bool) error {
+func run(url, kind string, runs, warm int, concurrent bool, profile string, builtins bool) error {
 	if url == "" || runs <= 0 || warm < 0 {
 		return errors.New("need -url, -runs > 0 and -warm >= 0")
 	}
@@ -92,7 +95,7 @@ func run(url, kind string, runs, warm int, concurrent bool) error {
 	defer rt.Close()
 	specialist := &swarm.Agent{Name: "specialist", Description: specialistDesc, Instructions: specialistPrompt}
 	def := swarm.Define[string, string]("orchestrator", "Answers questions with a specialist's help", func(string) swarm.Spec {
-		return swarm.Spec{Instructions: orchestratorPrompt, Handoffs: []swarm.Handoff{swarm.ToAgent(specialist)}}
+		return swarm.Spec{Instructions: orchestratorPrompt, Handoffs: []swarm.Handoff{swarm.ToAgent(specialist)}, NoBuiltins: !builtins}
 	})
 	if err := rt.Register(def); err != nil {
 		return err
@@ -116,6 +119,17 @@ func run(url, kind string, runs, warm int, concurrent bool) error {
 		if err := one(); err != nil {
 			return err
 		}
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	cpu0, start := cpuTime(), time.Now()
 	if concurrent {
