@@ -479,6 +479,12 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	defer r.mu.Unlock()
 	total := r.usage.Add(usage)
 	u.Usage = &total
+	if h, ok := ctx.Value(heldKey{}).(*heldAnswer); ok && !ap.root && len(calls) == 0 {
+		// An agent's answer: journaled with the handoff's return.
+		h.evs = evs
+		r.usage = total
+		return nil
+	}
 	if ap.root && len(calls) == 0 {
 		if _, err := r.info.textToResult(resp.Message.Content); err == nil {
 			// The final answer: journaled with the run's end, in one append.
@@ -793,12 +799,13 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 	}
 	output, isError := "", false
 	depth := nesting(ctx) + 1
+	held := &heldAnswer{}
 	if err := json.Unmarshal(orEmpty(c.Arguments), &args); err != nil || strings.TrimSpace(args.Request) == "" {
 		output, isError = "error: "+c.Name+" needs an object argument with a non-empty request string", true
 	} else if r.depth+depth > r.rt.cfg.MaxDepth {
 		output, isError = "error: cannot hand off to agent "+target+": "+r.depthLimit(), true
 	} else {
-		sub := r.loop(context.WithValue(ctx, nestKey{}, depth), r.plan.agents[target], nestedPath(rd.tkey, c.ID), args.Request)
+		sub := r.loop(context.WithValue(context.WithValue(ctx, nestKey{}, depth), heldKey{}, held), r.plan.agents[target], nestedPath(rd.tkey, c.ID), args.Request)
 		switch {
 		case sub.kind == interrupted:
 			return callResult{err: sub.err}
@@ -813,7 +820,7 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 		}
 	}
 	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: ap.name, Target: target, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}, store.Update{Agent: ap.name})
-	if err := r.append(ctx, evs, u, ap); err != nil {
+	if err := r.appendHeld(ctx, held, evs, u, ap); err != nil {
 		return callResult{err: err}
 	}
 	return callResult{output: output, isError: isError}
