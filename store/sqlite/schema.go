@@ -18,7 +18,7 @@ const ApplicationID = 0x5357524D
 
 // SchemaVersion is the version of the schema this package writes. A store
 // with a newer version is refused.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // upgrades[v-2] brings a schema from version v-1 to version v. A new store
 // is created at version 1 and upgraded like an old one.
@@ -29,6 +29,11 @@ var upgrades = [][]string{
 		`ALTER TABLE runs ADD COLUMN pool_tokens INTEGER NOT NULL DEFAULT 0`,
 		`ALTER TABLE runs ADD COLUMN pool_cost REAL NOT NULL DEFAULT 0`,
 		`ALTER TABLE runs ADD COLUMN pool_lifted INTEGER NOT NULL DEFAULT 0`,
+	},
+	// 3: listing by state, newest first, without walking every run (the
+	// index ends with the rowid, rid, so it is in List's order).
+	{
+		`CREATE INDEX IF NOT EXISTS runs_state ON runs (state)`,
 	},
 }
 
