@@ -65,8 +65,11 @@ func Start(latency time.Duration) (*Server, error) {
 	}
 	s := &Server{URL: "http://" + ln.Addr().String() + "/v1", latency: latency, ln: ln, done: make(chan struct{})}
 	s.srv = &http.Server{
-		Handler:           http.HandlerFunc(s.serve),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: http.HandlerFunc(s.serve),
+		// Generous: on a loaded machine 10,000 runs keep connections idle
+		// for a long while, and a closed idle connection fails a POST.
+		ReadHeaderTimeout: 10 * time.Minute,
+		IdleTimeout:       10 * time.Minute,
 		ConnState: func(_ net.Conn, st http.ConnState) {
 			if st == http.StateNew {
 				s.conns.Add(1)
