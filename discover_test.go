@@ -33,7 +33,7 @@ func TestRegistryDiscoveryAndHandoff(t *testing.T) {
 	if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "Booked." {
 		t.Fatalf("%#v", res)
 	}
-	if got := toolNames(rec.last("concierge")); got != "complete,pause,fail,swarm_registry_search,swarm_registry_handoff" {
+	if got := toolNames(rec.last("concierge")); got != "pause,fail,swarm_registry_search,swarm_registry_handoff" {
 		t.Errorf("tools %s", got)
 	}
 	evs, _ := rt.History(ctx, run.ID(), 0)

@@ -352,6 +352,12 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	defer r.mu.Unlock()
 	total := r.usage.Add(usage)
 	u.Usage = &total
+	if h, ok := ctx.Value(heldKey{}).(*heldAnswer); ok && !ap.root && len(calls) == 0 {
+		// An agent's answer: journaled with the handoff's return.
+		h.evs = evs
+		r.usage = total
+		return nil
+	}
 	if ap.root && len(calls) == 0 {
 		if _, err := r.info.textToResult(resp.Message.Content); err == nil {
 			// The final answer: journaled with the run's end, in one append.
@@ -558,7 +564,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		}
 		return callResult{output: ev.Output, isError: ev.IsError}
 	}
-	if ap.root {
+	if ap.root && (ap.builtins || c.Name == toolComplete) {
+		// complete is honoured even when it is not offered: a valid
+		// result is a valid result.
 		switch c.Name {
 		case toolComplete, toolFail, toolPause:
 			res, ok := r.builtin(ap, c, all)
@@ -693,12 +701,13 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 	ap := rd.ap
 	output, isError := "", false
 	depth := nesting(ctx) + 1
+	held := &heldAnswer{}
 	if key, request, problem := ap.delegation(c, target); problem != "" {
 		output, isError = "error: "+problem, true
 	} else if r.depth+depth > r.rt.cfg.MaxDepth {
 		output, isError = "error: cannot hand off to agent "+target+": "+r.depthLimit(), true
 	} else {
-		sub := r.loop(context.WithValue(ctx, nestKey{}, depth), r.plan.agents[key], nestedPath(rd.tkey, c.ID), request)
+		sub := r.loop(context.WithValue(context.WithValue(ctx, nestKey{}, depth), heldKey{}, held), r.plan.agents[key], nestedPath(rd.tkey, c.ID), request)
 		switch {
 		case sub.kind == interrupted:
 			return callResult{err: sub.err}
@@ -713,7 +722,7 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 		}
 	}
 	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: ap.name, Target: target, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}, store.Update{Agent: ap.name})
-	if err := r.append(ctx, evs, u, ap); err != nil {
+	if err := r.appendHeld(ctx, held, evs, u, ap); err != nil {
 		return callResult{err: err}
 	}
 	return callResult{output: output, isError: isError}

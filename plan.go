@@ -33,6 +33,9 @@ type agentPlan struct {
 	handoffs map[string]string               // tool name -> agent name
 	children map[string]*childTarget         // tool name -> swarm handoff
 	toolDefs []model.ToolDef
+	// builtins: the orchestrator is offered pause and fail (and complete,
+	// unless a text answer completes).
+	builtins bool
 	maxTurns int
 	hooks    *Hooks
 	registry *RegistryAccess // root only: the registry tools are offered
@@ -81,7 +84,7 @@ func (p *plan) claim(a *Agent, place string) error {
 	return nil
 }
 
-var handoffParams = json.RawMessage(`{"type":"object","properties":{"request":{"type":"string","description":"What the agent should do, with all the context it needs."}},"required":["request"],"additionalProperties":false}`)
+var handoffParams = json.RawMessage(`{"type":"object","properties":{"request":{"type":"string","description":"The task and its context."}},"required":["request"]}`)
 
 // plan resolves a swarm's spec and every agent reachable from it. Errors
 // name the offending swarm, agent, tool or handoff.
@@ -109,6 +112,8 @@ func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values 
 			return nil, fmt.Errorf("swarm %s: %w", info.id, err)
 		}
 	}
+	root.builtins = !spec.NoBuiltins
+	root.toolDefs = append(root.toolDefs, builtinDefs(root.builtins, info)...)
 	if spec.Registry != nil {
 		root.registry = spec.Registry
 		root.toolDefs = append(root.toolDefs,
@@ -228,13 +233,6 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 			return nil, err
 		}
 	}
-	if root {
-		ap.toolDefs = append(ap.toolDefs,
-			model.ToolDef{Name: toolComplete, Description: "Finish the task successfully with its result.", Parameters: completeParams(info.outSchema)},
-			model.ToolDef{Name: toolPause, Description: "Pause and wait for a human decision; the human's answer comes back as this tool's result.", Parameters: pauseParams},
-			model.ToolDef{Name: toolFail, Description: "Give up: the task cannot be done.", Parameters: failParams},
-		)
-	}
 	return ap, nil
 }
 
@@ -283,10 +281,28 @@ func (rt *Runtime) planChild(ap *agentPlan, name string, h Handoff) error {
 	return nil
 }
 
+// The built-in tools' definitions go out with every orchestrator call, so
+// they are kept short: names and descriptions carry the meaning.
 var (
-	pauseParams = json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string","description":"Why a human is needed."},"context":{"type":"string","description":"What the human needs to know to decide."}},"required":["reason"]}`)
-	failParams  = json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string","description":"Why the task cannot be done."}},"required":["reason"]}`)
+	pauseDef = model.ToolDef{Name: toolPause, Description: "Wait for a human's decision on reason (context: what they need to know); their answer is the result.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"},"context":{"type":"string"}},"required":["reason"]}`)}
+	failDef = model.ToolDef{Name: toolFail, Description: "Give up: the task cannot be done, for reason.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"]}`)}
+	textBuiltins = []model.ToolDef{pauseDef, failDef}
 )
+
+// builtinDefs returns the built-in tools offered to the orchestrator of
+// swarm info: none when off; pause and fail; and complete unless the
+// swarm's result is text, which a text answer already completes.
+func builtinDefs(on bool, info *defInfo) []model.ToolDef {
+	switch {
+	case !on:
+		return nil
+	case info.textOut:
+		return textBuiltins
+	}
+	return []model.ToolDef{{Name: toolComplete, Description: "Finish the task with its result.", Parameters: completeParams(info.outSchema)}, pauseDef, failDef}
+}
 
 func completeParams(out json.RawMessage) json.RawMessage {
 	if len(out) == 0 {

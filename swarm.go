@@ -31,6 +31,14 @@ type Spec struct {
 	// Loop is the run's loop strategy: nil for the simple loop, or
 	// [Adaptive] for ledgers, stall detection and replanning.
 	Loop *Loop
+	// NoBuiltins offers the orchestrator none of the built-in tools
+	// complete, pause and fail, which otherwise go out with every
+	// orchestrator call: the run completes when the orchestrator answers
+	// with a valid result (text, or JSON for a typed result), and can
+	// neither pause for a human nor give up. complete is offered only to
+	// swarms whose result is not text either way: a text answer already
+	// completes those.
+	NoBuiltins bool
 }
 
 // Swarm is a typed swarm definition: In is the input type and Out the result

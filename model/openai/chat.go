@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -73,15 +75,11 @@ func (m *Model) chatParams(req *model.Request, name string) (openai.ChatCompleti
 	if len(req.Tools) > 0 {
 		p.Tools = make([]openai.ChatCompletionToolUnionParam, len(req.Tools))
 		for i, t := range req.Tools {
-			schema, err := params(t.Parameters)
+			tool, err := chatTool(t)
 			if err != nil {
 				return p, m.badRequest(name, "tool "+t.Name+": "+err.Error())
 			}
-			fd := shared.FunctionDefinitionParam{Name: t.Name, Parameters: schema}
-			if t.Description != "" {
-				fd.Description = param.NewOpt(t.Description)
-			}
-			p.Tools[i] = openai.ChatCompletionFunctionTool(fd)
+			p.Tools[i] = tool
 		}
 	}
 	if schema := m.schemaObject(req.ResultSchema); schema != nil {
@@ -98,6 +96,45 @@ func (m *Model) chatParams(req *model.Request, name string) (openai.ChatCompleti
 	}
 	return p, nil
 }
+
+// chatTool is a tool definition of a chat request. Its JSON is encoded
+// once and cached: the same definitions go out with every call of a run,
+// and encoding their schemas is a good part of a request's cost.
+func chatTool(t model.ToolDef) (openai.ChatCompletionToolUnionParam, error) {
+	key := t.Name + "\x00" + t.Description + "\x00" + string(t.Parameters)
+	if v, ok := toolCache.Load(key); ok {
+		return v.(openai.ChatCompletionToolUnionParam), nil
+	}
+	if _, err := params(t.Parameters); err != nil { // a JSON object
+		return openai.ChatCompletionToolUnionParam{}, err
+	}
+	fn := struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}{t.Name, t.Description, t.Parameters}
+	if len(fn.Parameters) == 0 {
+		fn.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	raw, err := json.Marshal(struct {
+		Type     string `json:"type"`
+		Function any    `json:"function"`
+	}{"function", fn})
+	if err != nil {
+		return openai.ChatCompletionToolUnionParam{}, err
+	}
+	tool := openai.ChatCompletionToolUnionParam{OfFunction: &openai.ChatCompletionFunctionToolParam{}}
+	param.SetJSON(raw, tool.OfFunction)
+	if toolCount.Add(1) <= maxCachedParams {
+		toolCache.Store(key, tool)
+	}
+	return tool, nil
+}
+
+var (
+	toolCache sync.Map
+	toolCount atomic.Int64
+)
 
 func (m *Model) generateChat(ctx context.Context, req *model.Request, name string, ro []option.RequestOption) (*model.Response, error) {
 	p, err := m.chatParams(req, name)

@@ -18,7 +18,7 @@ const ApplicationID = 0x5357524D
 
 // SchemaVersion is the version of the schema this package writes. A store
 // with a newer version is refused.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // upgrades[v-2] brings a schema from version v-1 to version v. A new store
 // is created at version 1 and upgraded like an old one.
@@ -32,6 +32,11 @@ var upgrades = [][]string{
 	},
 	// 3: mailboxes (mail.go).
 	mailSchema,
+	// 4: listing by state, newest first, without walking every run (the
+	// index ends with the rowid, rid, so it is in List's order).
+	{
+		`CREATE INDEX IF NOT EXISTS runs_state ON runs (state)`,
+	},
 }
 
 // ErrNotStore is returned by Open for a file that is not a swarm store: not a

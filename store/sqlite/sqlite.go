@@ -459,6 +459,11 @@ func (s *Store) runBatch(batch []*request, errs []error) []error {
 	if n := int64(len(batch)); n > s.maxBatch.Load() {
 		s.maxBatch.Store(n) // only the writer goroutine stores
 	}
+	if len(batch) == 1 {
+		// Alone in its transaction, a request needs no savepoint: its
+		// failure rolls the transaction back.
+		return s.runOne(batch[0], errs)
+	}
 	for _, req := range batch {
 		if err := req.ctx.Err(); err != nil {
 			errs = append(errs, err)
@@ -484,6 +489,27 @@ func (s *Store) runBatch(batch []*request, errs []error) []error {
 		}
 		errs = append(errs, err)
 	}
+	return s.commit(errs, fail)
+}
+
+// runOne runs a request alone in the transaction runBatch began.
+func (s *Store) runOne(req *request, errs []error) []error {
+	err := req.ctx.Err()
+	if err == nil {
+		s.w.now = time.Now()
+		err = s.w.run(req.fn)
+	}
+	if err != nil {
+		s.w.abort()
+		return append(errs, err)
+	}
+	return s.commit(append(errs, nil), func(err error) []error { return append(errs[:0], err) })
+}
+
+// commit commits the writer's transaction and returns errs, or fail's
+// errors if the commit fails.
+func (s *Store) commit(errs []error, fail func(error) []error) []error {
+	w := s.w
 	if _, err := w.commit.Exec(); err != nil {
 		w.abort()
 		return fail(fmt.Errorf("commit: %w (%w)", err, store.ErrUnavailable))

@@ -36,6 +36,13 @@ type writer struct {
 	all  []*sql.Stmt
 }
 
+// expiredQuery finds claimable runs, oldest first, through runs_claim:
+// only the runs whose lease ran out. (runs_state would also give running
+// runs in rid order, but the idle poll would then walk every running run
+// that another node holds.)
+const expiredQuery = `SELECT rid, id, epoch FROM runs INDEXED BY runs_claim WHERE state = 'running' AND lease_until <= ?
+	ORDER BY rid LIMIT ?`
+
 // maxRowsPerInsert is the most records one INSERT statement adds.
 const maxRowsPerInsert = 8
 
@@ -74,8 +81,7 @@ func prepareWriter(ctx context.Context, c *sql.Conn) (*writer, error) {
 			RETURNING rid, last_seq`},
 		{&w.ackInbox, `DELETE FROM inbox WHERE rid = ? AND id <= ?`},
 		{&w.claim, `UPDATE runs SET owner = ?, epoch = ?, lease_until = ?, updated_at = ? WHERE rid = ?`},
-		{&w.expired, `SELECT rid, id, epoch FROM runs WHERE state = 'running' AND lease_until <= ?
-			ORDER BY rid LIMIT ?`},
+		{&w.expired, expiredQuery},
 		{&w.renew, `UPDATE runs SET lease_until = ? WHERE owner = ? AND owner <> '' AND state = 'running'`},
 		{&w.held, `SELECT id, EXISTS (SELECT 1 FROM inbox WHERE inbox.rid = runs.rid)
 			FROM runs WHERE owner = ? AND owner <> '' AND state = 'running' ORDER BY id`},

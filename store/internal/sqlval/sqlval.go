@@ -87,6 +87,11 @@ func Where(f store.Filter, param func(n int) string) (string, []any) {
 			conds = append(conds, c.col+" = "+param(len(args)))
 		}
 	}
+	if f.Parent != "" {
+		// Spelled out, so that the planners (which cannot see that
+		// parent = $n implies it) use the partial indexes on parent.
+		conds = append(conds, "parent <> ''")
+	}
 	if len(conds) == 0 {
 		return "", nil
 	}

@@ -1,0 +1,43 @@
+package openai
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/swarmrt/swarm/model"
+)
+
+// BenchmarkChatBody measures building and encoding a Chat Completions
+// request body like an orchestrator's second call: a system prompt, four
+// messages and four tools.
+func BenchmarkChatBody(b *testing.B) {
+	m, err := New(WithModel("m"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"},"context":{"type":"string"}},"required":["reason"]}`)
+	req := &model.Request{
+		System: "You are the orchestrator. Delegate the user's question to the specialist, then answer.",
+		Messages: []model.Message{
+			{Role: model.RoleUser, Content: "What is the answer to the ultimate question?"},
+			{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{{ID: "c1", Name: "handoff_to_specialist", Arguments: json.RawMessage(`{"request":"answer"}`)}}},
+			{Role: model.RoleTool, ToolCallID: "c1", Content: "42"},
+		},
+		Tools: []model.ToolDef{
+			{Name: "handoff_to_specialist", Description: "A specialist.", Parameters: json.RawMessage(`{"type":"object","properties":{"request":{"type":"string","description":"The task and its context."}},"required":["request"]}`)},
+			{Name: "lookup", Description: "Looks things up.", Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer","minimum":1}},"required":["q"]}`)},
+			{Name: "pause", Description: "Wait for a human.", Parameters: schema},
+			{Name: "fail", Description: "Give up.", Parameters: schema},
+		},
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := m.chatParams(req, "m")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := p.MarshalJSON(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

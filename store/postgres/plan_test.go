@@ -1,0 +1,119 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/postgres/pgtest"
+)
+
+// TestQueryPlans runs EXPLAIN on each list query and on the claim query
+// over 100,000 runs, most of them created running and then finished, as
+// every run is: without statistics (autovacuum off, never analyzed) and
+// after ANALYZE. A filtered list must scan its own index in rid order (no
+// sort, no walk of the primary key), the claim query an index of running
+// runs; no query may scan the table.
+func TestQueryPlans(t *testing.T) {
+	url := pgtest.URL(t) // skips loudly without a server
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, q := range []string{
+		`ALTER TABLE swarm_runs SET (autovacuum_enabled = false)`,
+		`INSERT INTO swarm_runs (id, swarm, parent, state, epoch, owner, lease_until, created_at, updated_at)
+			SELECT 'r' || i, 'sw' || (i % 20), CASE WHEN i % 10 = 0 THEN 'p' || (i % 100) ELSE '' END,
+				'running', 1, 'node', 9000000000000000000, 0, 0
+			FROM generate_series(1, 100000) i`,
+		// Runs finish (or pause) after they are created.
+		`UPDATE swarm_runs SET state = CASE WHEN rid % 20 = 1 THEN 'paused' ELSE 'completed' END, owner = '', lease_until = 0
+			WHERE rid % 20 <> 0`,
+	} {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	type node struct {
+		Type  string `json:"Node Type"`
+		Index string `json:"Index Name"`
+		Rel   string `json:"Relation Name"`
+		Plans []node `json:"Plans"`
+	}
+	explain := func(q string, args ...any) []node {
+		t.Helper()
+		var out []struct{ Plan node }
+		var raw []byte
+		if err := s.pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+q, args...).Scan(&raw); err != nil {
+			t.Fatalf("explain %s: %v", q, err)
+		}
+		if err := json.Unmarshal(raw, &out); err != nil || len(out) != 1 {
+			t.Fatalf("explain output %s: %v", raw, err)
+		}
+		var flat []node
+		var walk func(n node)
+		walk = func(n node) {
+			flat = append(flat, n)
+			for _, c := range n.Plans {
+				walk(c)
+			}
+		}
+		walk(out[0].Plan)
+		return flat
+	}
+	describe := func(ns []node) string {
+		var b []string
+		for _, n := range ns {
+			b = append(b, strings.TrimSpace(n.Type+" "+n.Index+" "+n.Rel))
+		}
+		return strings.Join(b, " > ")
+	}
+	check := func(stats string) {
+		for _, c := range []struct {
+			name  string
+			f     store.Filter
+			index string
+		}{
+			{"by swarm", store.Filter{Swarm: "sw3", Limit: 50}, "swarm_runs_swarm_rid"},
+			{"by state", store.Filter{State: store.Paused, Limit: 50}, "swarm_runs_state_rid"},
+			{"by parent", store.Filter{Parent: "p10", Limit: 50}, "swarm_runs_parent_rid"},
+		} {
+			q, args := listQuery(c.f)
+			plan := explain(q, args...)
+			for _, n := range plan {
+				if n.Type == "Sort" || n.Type == "Seq Scan" || n.Index == "swarm_runs_pkey" {
+					t.Errorf("%s: list %s: %s", stats, c.name, describe(plan))
+				}
+			}
+			if !strings.Contains(describe(plan), c.index) {
+				t.Errorf("%s: list %s does not use %s: %s", stats, c.name, c.index, describe(plan))
+			}
+		}
+		// The claim query's scan (under LockRows; the scan of the
+		// primary key after it is the UPDATE's join) is of running
+		// runs only: swarm_runs_claim, or swarm_runs_state_rid (running
+		// runs in rid order, filtered by lease).
+		plan := explain(s.q.claimExpired, "owner", int64(time.Minute), 10)
+		for i, n := range plan {
+			if n.Type == "Seq Scan" {
+				t.Errorf("%s: claim query scans %s: %s", stats, n.Rel, describe(plan))
+			}
+			if n.Type == "LockRows" {
+				if i+1 >= len(plan) || (plan[i+1].Index != "swarm_runs_claim" && plan[i+1].Index != "swarm_runs_state_rid") {
+					t.Errorf("%s: claim query does not find running runs by an index of them: %s", stats, describe(plan))
+				}
+			}
+		}
+	}
+	check("without statistics")
+	if _, err := s.pool.Exec(ctx, "ANALYZE swarm_runs"); err != nil {
+		t.Fatal(err)
+	}
+	check("after ANALYZE")
+}

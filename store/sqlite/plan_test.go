@@ -1,0 +1,80 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm/store"
+)
+
+// TestQueryPlans runs EXPLAIN QUERY PLAN on each list query and on the
+// claim query: each filtered list searches an index already in its order
+// (no scan of every run, no sort), and the claim query searches
+// runs_claim.
+func TestQueryPlans(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "plans.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Some runs, so that the plans are those of a store in use.
+	for i := range 50 {
+		r := store.Run{ID: "r" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Swarm: "sw", Parent: map[bool]string{true: "p"}[i%5 == 0]}
+		if _, err := s.Create(ctx, r, "", 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan := func(q string, args ...any) []string {
+		t.Helper()
+		rows, err := s.rdb.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatalf("explain %s: %v", q, err)
+		}
+		defer rows.Close()
+		var steps []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			steps = append(steps, detail)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return steps
+	}
+	for _, c := range []struct {
+		name  string
+		f     store.Filter
+		index string // "" for none: walking runs newest first is the plan
+	}{
+		{"newest", store.Filter{Limit: 50}, ""},
+		{"by swarm", store.Filter{Swarm: "sw", Limit: 50}, "runs_swarm"},
+		{"by state", store.Filter{State: store.Paused, Limit: 50}, "runs_state"},
+		{"by parent", store.Filter{Parent: "p", Limit: 50}, "runs_parent"},
+		{"by swarm and state", store.Filter{Swarm: "sw", State: store.Paused, Limit: 50, Offset: 10}, "INDEX"},
+	} {
+		q, args := listQuery(c.f)
+		steps := plan(q, args...)
+		joined := strings.Join(steps, "; ")
+		if strings.Contains(joined, "TEMP B-TREE") {
+			t.Errorf("list %s sorts: %s", c.name, joined)
+		}
+		if c.index == "" {
+			continue
+		}
+		if !strings.Contains(joined, "SEARCH runs USING") || !strings.Contains(joined, c.index) {
+			t.Errorf("list %s does not search %s: %s", c.name, c.index, joined)
+		}
+	}
+	if joined := strings.Join(plan(expiredQuery, int64(0), 10), "; "); !strings.Contains(joined, "SEARCH runs USING INDEX runs_claim") {
+		t.Errorf("claim query does not search runs_claim: %s", joined)
+	}
+}
