@@ -404,13 +404,11 @@ func TestAliasBombIsRefused(t *testing.T) {
 			y += "        - &" + n + " {" + kw + ": [" + strings.Repeat("*"+prev+",", 9) + "*" + prev + "]}\n"
 			prev = n
 		}
-		start := time.Now()
+		// Expanded, the document has 10^7 nodes: a parser that expanded
+		// it would exhaust the test's time or memory before answering.
 		_, err := config.Parse([]byte(y), "")
 		if err == nil || !strings.Contains(err.Error(), "too large") {
 			t.Fatalf("%s: err = %v", kw, err)
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("%s: Parse took %s", kw, d)
 		}
 	}
 }
