@@ -22,6 +22,13 @@ import (
 // dot of "math.factor" cannot be used; "__" is also what MCP toolsets use.
 const SkillSeparator = "__"
 
+// skillPlanSep joins an agent's name and a skill's name in the key of the
+// plan of the agent's loop for a skill with instructions or tools of its
+// own. Agent names cannot contain it, so that plan never takes the place of
+// an agent's (an agent may well be named "shop__restock"). The key names
+// a plan only: events and step keys of the loop are those of the agent.
+const skillPlanSep = "/"
+
 // Skill is one thing an agent can do, declared so that a captain that
 // absorbs the agent (see [Agent.Absorb]) can offer it as a tool of its own.
 type Skill struct {
@@ -249,7 +256,7 @@ func absorbTools(a, s *Agent) ([]Tool, error) {
 			at.name = s.Name + SkillSeparator + sk.Name
 		}
 		if sk != nil && (sk.Instructions != "" || len(sk.Tools) > 0) {
-			at.key = s.Name + SkillSeparator + sk.Name
+			at.key = s.Name + skillPlanSep + sk.Name
 		}
 		if err := checkName(at.name); err != nil {
 			return nil, fmt.Errorf("%w: tool for %s: %w", ErrInvalid, what, err)
@@ -339,7 +346,7 @@ type agentTool struct {
 	schema      json.RawMessage
 	resolved    *jsonschema.Resolved
 	text        bool   // takes {"request": "..."}
-	key         string // the plan of the sibling's loop for this tool
+	key         string // the plan of the sibling's loop for this tool: its name, or see skillPlanSep
 	remote      Tool
 }
 

@@ -531,3 +531,72 @@ func TestAbsorbCycleIsBounded(t *testing.T) {
 		t.Error("b's delegation back to a was not refused at the depth limit")
 	}
 }
+
+// TestAbsorbSkillPlanApartFromAgentNames: the loop of a skill with
+// instructions of its own is planned apart from the agent's, but never
+// in place of an agent whose name is that of the skill's tool
+// ("shop__restock" is a legal agent name), whichever is met first.
+func TestAbsorbSkillPlanApartFromAgentNames(t *testing.T) {
+	ctx := ctxT(t)
+	newShop := func() *swarm.Agent {
+		return &swarm.Agent{Name: "shop", Instructions: "You run a shop.", Skills: []swarm.Skill{
+			{Name: "ask"}, {Name: "restock", Instructions: "Only restock."},
+		}}
+	}
+	for _, tc := range []struct {
+		name string
+		// captain and the calls of its model and of mid's.
+		captain func(shop, other *swarm.Agent) *swarm.Agent
+		script  scripted.Script
+	}{{
+		name: "skill first",
+		captain: func(shop, other *swarm.Agent) *swarm.Agent {
+			c := &swarm.Agent{Name: "captain", Instructions: "Route.", Handoffs: []swarm.Handoff{swarm.ToAgent(other)}}
+			if err := c.Absorb(shop); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		script: scripted.Script{"captain": {
+			scripted.Tools(scripted.CallTool("handoff_to_shop__restock", map[string]any{"request": "hi"}), scripted.CallTool("shop__restock", map[string]any{"request": "more"})),
+			scripted.Text("done"),
+		}},
+	}, {
+		name: "agent first",
+		captain: func(shop, other *swarm.Agent) *swarm.Agent {
+			mid := &swarm.Agent{Name: "mid", Instructions: "Relay."}
+			if err := mid.Absorb(shop); err != nil {
+				t.Fatal(err)
+			}
+			return &swarm.Agent{Name: "captain", Instructions: "Route.", Handoffs: []swarm.Handoff{swarm.ToAgent(other), swarm.ToAgent(mid)}}
+		},
+		script: scripted.Script{
+			"captain": {
+				scripted.Tools(scripted.CallTool("handoff_to_shop__restock", map[string]any{"request": "hi"}), scripted.CallTool("handoff_to_mid", map[string]any{"request": "relay"})),
+				scripted.Text("done"),
+			},
+			"mid": {scripted.Tools(scripted.CallTool("shop__restock", map[string]any{"request": "more"})), scripted.Text("relayed")},
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := &swarm.Agent{Name: "shop__restock", Instructions: "I am a different agent."}
+			tc.script["shop__restock"] = []scripted.Step{scripted.Text("other answered")}
+			tc.script["shop"] = []scripted.Step{scripted.Text("shop answered")}
+			rec := &convRecorder{m: scripted.New(tc.script)}
+			rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: rec.model()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			if _, _, err := swarm.Captain(tc.captain(newShop(), other)).Run(ctx, rt, "go"); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if rs := rec.requests("shop__restock"); len(rs) != 1 || rs[0].System != "I am a different agent." {
+				t.Errorf("the agent shop__restock was asked %d times; want once, with its own instructions", len(rs))
+			}
+			if rs := rec.requests("shop"); len(rs) != 1 || !strings.Contains(rs[0].System, "Only restock.") {
+				t.Errorf("the skill restock of shop was asked %d times; want once, with the instructions of the skill", len(rs))
+			}
+		})
+	}
+}
