@@ -115,17 +115,37 @@ func (in Input) resolve(what string) (json.RawMessage, *jsonschema.Resolved, err
 	if in.typ != "" {
 		what += ", whose input is " + in.typ + ","
 	}
-	return objectSchema(in.schema, what)
+	return objectSchema(in.schema, what, false)
 }
 
 // objectSchema resolves schema, which must describe a JSON object, the only
-// kind of tool arguments models produce.
-func objectSchema(schema json.RawMessage, what string) (json.RawMessage, *jsonschema.Resolved, error) {
+// kind of tool arguments models produce: its type is "object", or
+// ["object"] or ["object", "null"] (given to the model as "object"), or,
+// when untyped is set (a remote tool's schema: MCP allows {}), absent
+// (taken as "object").
+func objectSchema(schema json.RawMessage, what string, untyped bool) (json.RawMessage, *jsonschema.Resolved, error) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(schema, &s); err != nil {
 		return nil, nil, fmt.Errorf("input schema of %s: %w", what, err)
 	}
-	if s.Type != "object" {
+	switch {
+	case s.Type == "object":
+	case s.Type == "" && (slices.Equal(s.Types, []string{"object"}) || slices.Equal(s.Types, []string{"object", "null"}) || slices.Equal(s.Types, []string{"null", "object"})),
+		s.Type == "" && len(s.Types) == 0 && untyped:
+		s.Type, s.Types = "object", nil
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(schema, &fields); err != nil {
+			return nil, nil, fmt.Errorf("input schema of %s: %w", what, err)
+		}
+		if fields == nil { // the schema null
+			fields = map[string]json.RawMessage{}
+		}
+		fields["type"] = json.RawMessage(`"object"`)
+		var err error
+		if schema, err = json.Marshal(fields); err != nil {
+			return nil, nil, fmt.Errorf("input schema of %s: %w", what, err)
+		}
+	default:
 		t := s.Type
 		if t == "" {
 			t = strings.Join(s.Types, " or ")
@@ -277,9 +297,9 @@ func absorbTools(a, s *Agent) ([]Tool, error) {
 			at.remote = sk.Remote
 			sch := sk.Remote.Schema()
 			if len(sch) == 0 {
-				sch = json.RawMessage(`{"type":"object"}`)
+				sch = json.RawMessage(`{}`)
 			}
-			at.schema, at.resolved, err = objectSchema(sch, what)
+			at.schema, at.resolved, err = objectSchema(sch, what, true)
 		case sk != nil:
 			at.schema, at.resolved, err = sk.Input.resolve(what)
 			at.text = sk.Input.IsText()

@@ -600,3 +600,59 @@ func TestAbsorbSkillPlanApartFromAgentNames(t *testing.T) {
 		})
 	}
 }
+
+// schemaTool is a remote tool (an MCP server's, say) with a given schema.
+type schemaTool struct{ name, schema string }
+
+func (t schemaTool) Name() string            { return t.name }
+func (t schemaTool) Description() string     { return "" }
+func (t schemaTool) Schema() json.RawMessage { return json.RawMessage(t.schema) }
+func (t schemaTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	return "ok", nil
+}
+
+// TestAbsorbObjectSchemaForms: a remote tool whose schema has no type
+// ({} included, as MCP servers may declare) takes an object, as tool
+// arguments always are; an input schema whose type is ["object"] or
+// ["object", "null"] is an object too. Each is offered to the captain's
+// model with type "object"; other types are still refused.
+func TestAbsorbObjectSchemaForms(t *testing.T) {
+	remote := &swarm.Agent{Name: "srv", Skills: []swarm.Skill{
+		{Name: "typed", Remote: schemaTool{"srv__typed", `{"type":"object"}`}},
+		{Name: "empty", Remote: schemaTool{"srv__empty", `{}`}},
+		{Name: "null", Remote: schemaTool{"srv__null", `null`}},
+		{Name: "untyped", Remote: schemaTool{"srv__untyped", `{"properties":{"q":{"type":"string"}},"required":["q"]}`}},
+	}}
+	local := &swarm.Agent{Name: "loc", Skills: []swarm.Skill{
+		{Name: "one", Input: swarm.InputSchema(json.RawMessage(`{"type":["object"],"properties":{"n":{"type":"integer"}}}`))},
+		{Name: "nullable", Input: swarm.InputSchema(json.RawMessage(`{"type":["object","null"]}`))},
+	}}
+	captain := &swarm.Agent{Name: "captain"}
+	if err := captain.Absorb(remote, local); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range captain.Tools {
+		var s struct {
+			Type       any            `json:"type"`
+			Properties map[string]any `json:"properties"`
+		}
+		if err := json.Unmarshal(tool.Schema(), &s); err != nil || s.Type != "object" {
+			t.Errorf("tool %s has the schema %s; want type object", tool.Name(), tool.Schema())
+		}
+		if (tool.Name() == "srv__untyped" || tool.Name() == "loc__one") && len(s.Properties) != 1 {
+			t.Errorf("tool %s lost its properties: %s", tool.Name(), tool.Schema())
+		}
+	}
+	for _, schema := range []string{`{"type":["string","null"]}`, `{"type":"array"}`, `{"type":["object","array"]}`} {
+		c := &swarm.Agent{Name: "captain"}
+		err := c.Absorb(&swarm.Agent{Name: "x", Skills: []swarm.Skill{{Name: "s", Input: swarm.InputSchema(json.RawMessage(schema))}}})
+		if !errors.Is(err, swarm.ErrIncompatible) {
+			t.Errorf("input schema %s: %v; want ErrIncompatible", schema, err)
+		}
+	}
+	// A remote tool with a typed non-object schema is refused too.
+	c := &swarm.Agent{Name: "captain"}
+	if err := c.Absorb(&swarm.Agent{Name: "y", Skills: []swarm.Skill{{Name: "s", Remote: schemaTool{"y__s", `{"type":"string"}`}}}}); !errors.Is(err, swarm.ErrIncompatible) {
+		t.Errorf("remote string schema: %v; want ErrIncompatible", err)
+	}
+}
