@@ -478,13 +478,16 @@ func (rt *Runtime) planAbsorbed(p *plan, ap *agentPlan, at *agentTool, data map[
 // whose orchestrator is a: its instructions, model, tools (the siblings it
 // absorbed included), handoffs, max turns and hooks. It is how a program
 // whose agent is the captain runs it.
+// Registering it fails (wrapping [ErrDuplicate]) if an agent below a
+// absorbs or hands off to an agent of a's name: the captain cannot run
+// below itself.
 func Captain(a *Agent) *Swarm[string, string] {
 	if a == nil {
 		s := Define[string, string]("", "", nil)
 		s.err = fmt.Errorf("captain: nil agent")
 		return s
 	}
-	return Define[string, string](a.Name, a.Description, func(string) Spec {
+	s := Define[string, string](a.Name, a.Description, func(string) Spec {
 		return Spec{
 			Instructions: a.Instructions,
 			Model:        a.Model,
@@ -494,4 +497,47 @@ func Captain(a *Agent) *Swarm[string, string] {
 			Hooks:        a.Hooks,
 		}
 	})
+	if err := reachesBack(a); err != nil && s.err == nil {
+		s.err = fmt.Errorf("swarm %s: %w", a.Name, err)
+	}
+	return s
+}
+
+// reachesBack reports an agent that captain a absorbs or hands off to,
+// directly or not, and that absorbs or hands off to an agent of a's name:
+// a swarm led by a cannot run a below itself, so its plan would fail at
+// every start. Siblings absorbed later are found when the swarm starts.
+func reachesBack(a *Agent) error {
+	seen := map[*Agent]bool{a: true}
+	next := []*Agent{a}
+	for len(next) > 0 {
+		from := next[0]
+		next = next[1:]
+		var targets []*Agent
+		verb := map[*Agent]string{}
+		for _, t := range from.Tools {
+			if at, ok := t.(*agentTool); ok && at.remote == nil {
+				targets = append(targets, at.sibling)
+				verb[at.sibling] = "absorbs"
+			}
+		}
+		for _, h := range from.Handoffs {
+			if h.agent != nil && !h.isSwarm {
+				targets = append(targets, h.agent)
+				if _, ok := verb[h.agent]; !ok {
+					verb[h.agent] = "hands off to"
+				}
+			}
+		}
+		for _, to := range targets {
+			if to.Name == a.Name && from != a {
+				return fmt.Errorf("%w: %s %s %q, the captain's name: the captain cannot run below itself", ErrDuplicate, from.Name, verb[to], to.Name)
+			}
+			if !seen[to] {
+				seen[to] = true
+				next = append(next, to)
+			}
+		}
+	}
+	return nil
 }

@@ -656,3 +656,37 @@ func TestAbsorbObjectSchemaForms(t *testing.T) {
 		t.Errorf("remote string schema: %v; want ErrIncompatible", err)
 	}
 }
+
+// TestCaptainAbsorbedBackIsRefusedAtRegister: a captain that an agent it
+// absorbs absorbs back (or hands off to) cannot run below itself; that is
+// reported when its swarm is registered, not at its first run.
+func TestCaptainAbsorbedBackIsRefusedAtRegister(t *testing.T) {
+	a := &swarm.Agent{Name: "a", Instructions: "A."}
+	b := &swarm.Agent{Name: "b", Instructions: "B."}
+	c := &swarm.Agent{Name: "c", Instructions: "C.", Handoffs: []swarm.Handoff{swarm.ToAgent(a)}}
+	for _, step := range [][2]*swarm.Agent{{a, b}, {b, c}} {
+		if err := step[0].Absorb(step[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	err = rt.Register(swarm.Captain(a))
+	if !errors.Is(err, swarm.ErrDuplicate) || !strings.Contains(err.Error(), `c hands off to "a"`) {
+		t.Errorf("register a captain that c, which it absorbs through b, hands off to: %v", err)
+	}
+	// b, c and the handoff back to a are fine below another captain.
+	if err := rt.Register(swarm.Captain(b)); err == nil {
+		t.Error("b absorbs c which hands off to a which absorbs b: registered")
+	}
+	d := &swarm.Agent{Name: "d", Instructions: "D."}
+	if err := d.Absorb(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Register(swarm.Captain(d)); err != nil {
+		t.Errorf("d absorbing the cycle of a, b and c: %v", err)
+	}
+}
