@@ -22,6 +22,13 @@ import (
 // dot of "math.factor" cannot be used; "__" is also what MCP toolsets use.
 const SkillSeparator = "__"
 
+// skillPlanSep joins an agent's name and a skill's name in the key of the
+// plan of the agent's loop for a skill with instructions or tools of its
+// own. Agent names cannot contain it, so that plan never takes the place of
+// an agent's (an agent may well be named "shop__restock"). The key names
+// a plan only: events and step keys of the loop are those of the agent.
+const skillPlanSep = "/"
+
 // Skill is one thing an agent can do, declared so that a captain that
 // absorbs the agent (see [Agent.Absorb]) can offer it as a tool of its own.
 type Skill struct {
@@ -108,17 +115,37 @@ func (in Input) resolve(what string) (json.RawMessage, *jsonschema.Resolved, err
 	if in.typ != "" {
 		what += ", whose input is " + in.typ + ","
 	}
-	return objectSchema(in.schema, what)
+	return objectSchema(in.schema, what, false)
 }
 
 // objectSchema resolves schema, which must describe a JSON object, the only
-// kind of tool arguments models produce.
-func objectSchema(schema json.RawMessage, what string) (json.RawMessage, *jsonschema.Resolved, error) {
+// kind of tool arguments models produce: its type is "object", or
+// ["object"] or ["object", "null"] (given to the model as "object"), or,
+// when untyped is set (a remote tool's schema: MCP allows {}), absent
+// (taken as "object").
+func objectSchema(schema json.RawMessage, what string, untyped bool) (json.RawMessage, *jsonschema.Resolved, error) {
 	var s jsonschema.Schema
 	if err := json.Unmarshal(schema, &s); err != nil {
 		return nil, nil, fmt.Errorf("input schema of %s: %w", what, err)
 	}
-	if s.Type != "object" {
+	switch {
+	case s.Type == "object":
+	case s.Type == "" && (slices.Equal(s.Types, []string{"object"}) || slices.Equal(s.Types, []string{"object", "null"}) || slices.Equal(s.Types, []string{"null", "object"})),
+		s.Type == "" && len(s.Types) == 0 && untyped:
+		s.Type, s.Types = "object", nil
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(schema, &fields); err != nil {
+			return nil, nil, fmt.Errorf("input schema of %s: %w", what, err)
+		}
+		if fields == nil { // the schema null
+			fields = map[string]json.RawMessage{}
+		}
+		fields["type"] = json.RawMessage(`"object"`)
+		var err error
+		if schema, err = json.Marshal(fields); err != nil {
+			return nil, nil, fmt.Errorf("input schema of %s: %w", what, err)
+		}
+	default:
 		t := s.Type
 		if t == "" {
 			t = strings.Join(s.Types, " or ")
@@ -249,7 +276,7 @@ func absorbTools(a, s *Agent) ([]Tool, error) {
 			at.name = s.Name + SkillSeparator + sk.Name
 		}
 		if sk != nil && (sk.Instructions != "" || len(sk.Tools) > 0) {
-			at.key = s.Name + SkillSeparator + sk.Name
+			at.key = s.Name + skillPlanSep + sk.Name
 		}
 		if err := checkName(at.name); err != nil {
 			return nil, fmt.Errorf("%w: tool for %s: %w", ErrInvalid, what, err)
@@ -270,9 +297,9 @@ func absorbTools(a, s *Agent) ([]Tool, error) {
 			at.remote = sk.Remote
 			sch := sk.Remote.Schema()
 			if len(sch) == 0 {
-				sch = json.RawMessage(`{"type":"object"}`)
+				sch = json.RawMessage(`{}`)
 			}
-			at.schema, at.resolved, err = objectSchema(sch, what)
+			at.schema, at.resolved, err = objectSchema(sch, what, true)
 		case sk != nil:
 			at.schema, at.resolved, err = sk.Input.resolve(what)
 			at.text = sk.Input.IsText()
@@ -339,7 +366,7 @@ type agentTool struct {
 	schema      json.RawMessage
 	resolved    *jsonschema.Resolved
 	text        bool   // takes {"request": "..."}
-	key         string // the plan of the sibling's loop for this tool
+	key         string // the plan of the sibling's loop for this tool: its name, or see skillPlanSep
 	remote      Tool
 }
 
@@ -451,13 +478,16 @@ func (rt *Runtime) planAbsorbed(p *plan, ap *agentPlan, at *agentTool, data map[
 // whose orchestrator is a: its instructions, model, tools (the siblings it
 // absorbed included), handoffs, max turns and hooks. It is how a program
 // whose agent is the captain runs it.
+// Registering it fails (wrapping [ErrDuplicate]) if an agent below a
+// absorbs or hands off to an agent of a's name: the captain cannot run
+// below itself.
 func Captain(a *Agent) *Swarm[string, string] {
 	if a == nil {
 		s := Define[string, string]("", "", nil)
 		s.err = fmt.Errorf("captain: nil agent")
 		return s
 	}
-	return Define[string, string](a.Name, a.Description, func(string) Spec {
+	s := Define[string, string](a.Name, a.Description, func(string) Spec {
 		return Spec{
 			Instructions: a.Instructions,
 			Model:        a.Model,
@@ -467,4 +497,47 @@ func Captain(a *Agent) *Swarm[string, string] {
 			Hooks:        a.Hooks,
 		}
 	})
+	if err := reachesBack(a); err != nil && s.err == nil {
+		s.err = fmt.Errorf("swarm %s: %w", a.Name, err)
+	}
+	return s
+}
+
+// reachesBack reports an agent that captain a absorbs or hands off to,
+// directly or not, and that absorbs or hands off to an agent of a's name:
+// a swarm led by a cannot run a below itself, so its plan would fail at
+// every start. Siblings absorbed later are found when the swarm starts.
+func reachesBack(a *Agent) error {
+	seen := map[*Agent]bool{a: true}
+	next := []*Agent{a}
+	for len(next) > 0 {
+		from := next[0]
+		next = next[1:]
+		var targets []*Agent
+		verb := map[*Agent]string{}
+		for _, t := range from.Tools {
+			if at, ok := t.(*agentTool); ok && at.remote == nil {
+				targets = append(targets, at.sibling)
+				verb[at.sibling] = "absorbs"
+			}
+		}
+		for _, h := range from.Handoffs {
+			if h.agent != nil && !h.isSwarm {
+				targets = append(targets, h.agent)
+				if _, ok := verb[h.agent]; !ok {
+					verb[h.agent] = "hands off to"
+				}
+			}
+		}
+		for _, to := range targets {
+			if to.Name == a.Name && from != a {
+				return fmt.Errorf("%w: %s %s %q, the captain's name: the captain cannot run below itself", ErrDuplicate, from.Name, verb[to], to.Name)
+			}
+			if !seen[to] {
+				seen[to] = true
+				next = append(next, to)
+			}
+		}
+	}
+	return nil
 }

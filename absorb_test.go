@@ -531,3 +531,162 @@ func TestAbsorbCycleIsBounded(t *testing.T) {
 		t.Error("b's delegation back to a was not refused at the depth limit")
 	}
 }
+
+// TestAbsorbSkillPlanApartFromAgentNames: the loop of a skill with
+// instructions of its own is planned apart from the agent's, but never
+// in place of an agent whose name is that of the skill's tool
+// ("shop__restock" is a legal agent name), whichever is met first.
+func TestAbsorbSkillPlanApartFromAgentNames(t *testing.T) {
+	ctx := ctxT(t)
+	newShop := func() *swarm.Agent {
+		return &swarm.Agent{Name: "shop", Instructions: "You run a shop.", Skills: []swarm.Skill{
+			{Name: "ask"}, {Name: "restock", Instructions: "Only restock."},
+		}}
+	}
+	for _, tc := range []struct {
+		name string
+		// captain and the calls of its model and of mid's.
+		captain func(shop, other *swarm.Agent) *swarm.Agent
+		script  scripted.Script
+	}{{
+		name: "skill first",
+		captain: func(shop, other *swarm.Agent) *swarm.Agent {
+			c := &swarm.Agent{Name: "captain", Instructions: "Route.", Handoffs: []swarm.Handoff{swarm.ToAgent(other)}}
+			if err := c.Absorb(shop); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		},
+		script: scripted.Script{"captain": {
+			scripted.Tools(scripted.CallTool("handoff_to_shop__restock", map[string]any{"request": "hi"}), scripted.CallTool("shop__restock", map[string]any{"request": "more"})),
+			scripted.Text("done"),
+		}},
+	}, {
+		name: "agent first",
+		captain: func(shop, other *swarm.Agent) *swarm.Agent {
+			mid := &swarm.Agent{Name: "mid", Instructions: "Relay."}
+			if err := mid.Absorb(shop); err != nil {
+				t.Fatal(err)
+			}
+			return &swarm.Agent{Name: "captain", Instructions: "Route.", Handoffs: []swarm.Handoff{swarm.ToAgent(other), swarm.ToAgent(mid)}}
+		},
+		script: scripted.Script{
+			"captain": {
+				scripted.Tools(scripted.CallTool("handoff_to_shop__restock", map[string]any{"request": "hi"}), scripted.CallTool("handoff_to_mid", map[string]any{"request": "relay"})),
+				scripted.Text("done"),
+			},
+			"mid": {scripted.Tools(scripted.CallTool("shop__restock", map[string]any{"request": "more"})), scripted.Text("relayed")},
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := &swarm.Agent{Name: "shop__restock", Instructions: "I am a different agent."}
+			tc.script["shop__restock"] = []scripted.Step{scripted.Text("other answered")}
+			tc.script["shop"] = []scripted.Step{scripted.Text("shop answered")}
+			rec := &convRecorder{m: scripted.New(tc.script)}
+			rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: rec.model()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			if _, _, err := swarm.Captain(tc.captain(newShop(), other)).Run(ctx, rt, "go"); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if rs := rec.requests("shop__restock"); len(rs) != 1 || rs[0].System != "I am a different agent." {
+				t.Errorf("the agent shop__restock was asked %d times; want once, with its own instructions", len(rs))
+			}
+			if rs := rec.requests("shop"); len(rs) != 1 || !strings.Contains(rs[0].System, "Only restock.") {
+				t.Errorf("the skill restock of shop was asked %d times; want once, with the instructions of the skill", len(rs))
+			}
+		})
+	}
+}
+
+// schemaTool is a remote tool (an MCP server's, say) with a given schema.
+type schemaTool struct{ name, schema string }
+
+func (t schemaTool) Name() string            { return t.name }
+func (t schemaTool) Description() string     { return "" }
+func (t schemaTool) Schema() json.RawMessage { return json.RawMessage(t.schema) }
+func (t schemaTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	return "ok", nil
+}
+
+// TestAbsorbObjectSchemaForms: a remote tool whose schema has no type
+// ({} included, as MCP servers may declare) takes an object, as tool
+// arguments always are; an input schema whose type is ["object"] or
+// ["object", "null"] is an object too. Each is offered to the captain's
+// model with type "object"; other types are still refused.
+func TestAbsorbObjectSchemaForms(t *testing.T) {
+	remote := &swarm.Agent{Name: "srv", Skills: []swarm.Skill{
+		{Name: "typed", Remote: schemaTool{"srv__typed", `{"type":"object"}`}},
+		{Name: "empty", Remote: schemaTool{"srv__empty", `{}`}},
+		{Name: "null", Remote: schemaTool{"srv__null", `null`}},
+		{Name: "untyped", Remote: schemaTool{"srv__untyped", `{"properties":{"q":{"type":"string"}},"required":["q"]}`}},
+	}}
+	local := &swarm.Agent{Name: "loc", Skills: []swarm.Skill{
+		{Name: "one", Input: swarm.InputSchema(json.RawMessage(`{"type":["object"],"properties":{"n":{"type":"integer"}}}`))},
+		{Name: "nullable", Input: swarm.InputSchema(json.RawMessage(`{"type":["object","null"]}`))},
+	}}
+	captain := &swarm.Agent{Name: "captain"}
+	if err := captain.Absorb(remote, local); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range captain.Tools {
+		var s struct {
+			Type       any            `json:"type"`
+			Properties map[string]any `json:"properties"`
+		}
+		if err := json.Unmarshal(tool.Schema(), &s); err != nil || s.Type != "object" {
+			t.Errorf("tool %s has the schema %s; want type object", tool.Name(), tool.Schema())
+		}
+		if (tool.Name() == "srv__untyped" || tool.Name() == "loc__one") && len(s.Properties) != 1 {
+			t.Errorf("tool %s lost its properties: %s", tool.Name(), tool.Schema())
+		}
+	}
+	for _, schema := range []string{`{"type":["string","null"]}`, `{"type":"array"}`, `{"type":["object","array"]}`} {
+		c := &swarm.Agent{Name: "captain"}
+		err := c.Absorb(&swarm.Agent{Name: "x", Skills: []swarm.Skill{{Name: "s", Input: swarm.InputSchema(json.RawMessage(schema))}}})
+		if !errors.Is(err, swarm.ErrIncompatible) {
+			t.Errorf("input schema %s: %v; want ErrIncompatible", schema, err)
+		}
+	}
+	// A remote tool with a typed non-object schema is refused too.
+	c := &swarm.Agent{Name: "captain"}
+	if err := c.Absorb(&swarm.Agent{Name: "y", Skills: []swarm.Skill{{Name: "s", Remote: schemaTool{"y__s", `{"type":"string"}`}}}}); !errors.Is(err, swarm.ErrIncompatible) {
+		t.Errorf("remote string schema: %v; want ErrIncompatible", err)
+	}
+}
+
+// TestCaptainAbsorbedBackIsRefusedAtRegister: a captain that an agent it
+// absorbs absorbs back (or hands off to) cannot run below itself; that is
+// reported when its swarm is registered, not at its first run.
+func TestCaptainAbsorbedBackIsRefusedAtRegister(t *testing.T) {
+	a := &swarm.Agent{Name: "a", Instructions: "A."}
+	b := &swarm.Agent{Name: "b", Instructions: "B."}
+	c := &swarm.Agent{Name: "c", Instructions: "C.", Handoffs: []swarm.Handoff{swarm.ToAgent(a)}}
+	for _, step := range [][2]*swarm.Agent{{a, b}, {b, c}} {
+		if err := step[0].Absorb(step[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	err = rt.Register(swarm.Captain(a))
+	if !errors.Is(err, swarm.ErrDuplicate) || !strings.Contains(err.Error(), `c hands off to "a"`) {
+		t.Errorf("register a captain that c, which it absorbs through b, hands off to: %v", err)
+	}
+	// b, c and the handoff back to a are fine below another captain.
+	if err := rt.Register(swarm.Captain(b)); err == nil {
+		t.Error("b absorbs c which hands off to a which absorbs b: registered")
+	}
+	d := &swarm.Agent{Name: "d", Instructions: "D."}
+	if err := d.Absorb(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Register(swarm.Captain(d)); err != nil {
+		t.Errorf("d absorbing the cycle of a, b and c: %v", err)
+	}
+}

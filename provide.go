@@ -120,7 +120,7 @@ func Discover(namespaces ...string) ([]*Agent, error) {
 	out := make([]*Agent, 0, len(ps))
 	var errs []error
 	for _, p := range ps {
-		a, err := p.build()
+		a, err := p.NewAgent()
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -133,8 +133,13 @@ func Discover(namespaces ...string) ([]*Agent, error) {
 	return out, nil
 }
 
-// build makes p's agent and checks it against p's description.
-func (p Provider) build() (*Agent, error) {
+// NewAgent builds p's agent as [Discover] does, checked against p's
+// description: it is how a program picks one provider, by its ID, among
+// providers whose agents share a name.
+func (p Provider) NewAgent() (*Agent, error) {
+	if p.Build == nil {
+		return nil, fmt.Errorf("%w: provider %q has no Build", ErrInvalid, p.ID)
+	}
 	a := p.Build()
 	if a == nil {
 		return nil, fmt.Errorf("%w: provider %s built no agent", ErrInvalid, p.ID)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -65,7 +66,9 @@ func (p *parser) skills(n *yaml.Node, what string) []skillDef {
 }
 
 // absorb reads an agent's absorb: "all", or a list of the names of other
-// agents of the file or of agents provided to the program (swarm.Provide).
+// agents of the file or of agents provided to the program (swarm.Provide),
+// the latter by agent name or provider id. self is the name of the agent
+// or swarm that absorbs.
 func (p *parser) absorb(n *yaml.Node, what, self string) absorbDef {
 	n = deref(n)
 	ab := absorbDef{line: n.Line}
@@ -77,58 +80,89 @@ func (p *parser) absorb(n *yaml.Node, what, self string) absorbDef {
 		ab.names = p.strList(n, what, "absorb")
 		for _, name := range ab.names {
 			_, inFile := p.agentLines[name]
-			_, provided := providedAgent(name)
+			provided := providersNamed(name)
 			_, remote := p.remotes[name]
 			_, server := p.toolsets[name]
 			switch {
 			case name == self:
 				p.errf(n, "%s: absorb: an agent cannot absorb itself", what)
-			case (inFile || remote) && (provided || server):
+			case len(provided) > 1:
+				p.errf(n, "%s: absorb: %q names %d provided agents (%s); name the one to absorb by its provider id", what, name, len(provided), strings.Join(providerIDs(provided), ", "))
+			case len(provided) == 1 && provided[0].Name() == self:
+				p.errf(n, "%s: absorb: %q provides an agent named %q, the name of this one: an agent cannot absorb an agent of its own name", what, name, self)
+			case (inFile || remote) && (len(provided) > 0 || server):
 				p.errf(n, "%s: absorb: %q names two agents: one of this file and a provided agent or an MCP server", what, name)
-			case !inFile && !provided && !remote && !server:
-				p.errf(n, "%s: absorb: unknown agent %q (agents of this file: %v; provided agents: %v; a2a_agents and mcp_servers may be named too)", what, name, p.agentNames, providedNames())
+			case !inFile && len(provided) == 0 && !remote && !server:
+				p.errf(n, "%s: absorb: unknown agent %q (agents of this file: %v; provided agents: %v; a2a_agents and mcp_servers may be named too)", what, name, p.agentNames, providerIDs(swarm.Providers()))
 			}
 		}
 	default:
 		p.errf(n, "%s: absorb: want \"all\" or a list of agent names, got %s", what, describe(n))
 	}
 	if ab.all {
-		for _, name := range providedNames() {
-			if _, inFile := p.agentLines[name]; inFile {
-				p.errf(n, "%s: absorb: all: the agent %q of this file has the name of an agent provided to the program", what, name)
+		ps, err := allProvided(self)
+		if err != nil {
+			p.errf(n, "%s: absorb: all: %v", what, err)
+		}
+		for _, pr := range ps {
+			if _, inFile := p.agentLines[pr.Name()]; inFile {
+				p.errf(n, "%s: absorb: all: the agent %q of this file has the name of an agent provided to the program (%s)", what, pr.Name(), pr.ID)
 			}
 		}
 	}
 	return ab
 }
 
-// providedAgent returns the provider of the agent provided under name (its
-// agent name or its provider id).
-func providedAgent(name string) (swarm.Provider, bool) {
+// providersNamed returns the providers of the agents provided under name:
+// the one whose provider id it is, or every one whose agent it names.
+func providersNamed(name string) []swarm.Provider {
+	var out []swarm.Provider
 	for _, p := range swarm.Providers() {
-		if p.Name() == name || p.ID == name {
-			return p, true
+		if p.ID == name {
+			return []swarm.Provider{p}
+		}
+		if p.Name() == name {
+			out = append(out, p)
 		}
 	}
-	return swarm.Provider{}, false
+	return out
 }
 
-func providedNames() []string {
-	var out []string
+// allProvided returns the providers absorb: all takes for the agent named
+// self: all but those of agents named self. Two of them whose agents share
+// a name cannot both be absorbed (their tools would have one name); that
+// is an error naming both.
+func allProvided(self string) ([]swarm.Provider, error) {
+	var out []swarm.Provider
+	byName := map[string]string{}
 	for _, p := range swarm.Providers() {
-		out = append(out, p.Name())
+		if p.Name() == self {
+			continue
+		}
+		if id, dup := byName[p.Name()]; dup {
+			return nil, fmt.Errorf("%w: the provided agents %s and %s are both named %q; list the agents to absorb, naming that one by its provider id", swarm.ErrDuplicate, id, p.ID, p.Name())
+		}
+		byName[p.Name()] = p.ID
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func providerIDs(ps []swarm.Provider) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.ID
 	}
 	return out
 }
 
 // absorber absorbs, for the agents and swarms of a file, the agents they
 // name: the file's agents by value, provided agents built anew, once per
-// Register (swarm.Discover).
+// Register and provider.
 type absorber struct {
-	f          *File
-	agents     []*swarm.Agent
-	discovered []*swarm.Agent
-	found      bool
+	f        *File
+	agents   []*swarm.Agent
+	provided map[string]*swarm.Agent // by provider id
 }
 
 // into makes captain absorb what ab names; line is where ab is.
@@ -136,38 +170,56 @@ func (x *absorber) into(captain *swarm.Agent, ab absorbDef) error {
 	if !ab.all && len(ab.names) == 0 {
 		return nil
 	}
-	if !x.found {
-		var err error
-		if x.discovered, err = swarm.Discover(); err != nil {
-			return err
-		}
-		x.found = true
-	}
+	fail := func(err error) error { return fmt.Errorf("%s (line %d): %w", captain.Name, ab.line, err) }
 	var siblings []*swarm.Agent
 	for _, b := range x.agents {
 		if b.Name != captain.Name && (ab.all || slices.Contains(ab.names, b.Name)) {
 			siblings = append(siblings, b)
 		}
 	}
-	for _, d := range x.discovered {
-		if d.Name != captain.Name && (ab.all || slices.ContainsFunc(ab.names, func(n string) bool {
-			p, _ := providedAgent(n)
-			return p.Name() == d.Name
-		})) {
-			siblings = append(siblings, d)
+	var ps []swarm.Provider
+	if ab.all {
+		var err error
+		if ps, err = allProvided(captain.Name); err != nil {
+			return fail(err)
 		}
+	}
+	for _, n := range ab.names {
+		named := providersNamed(n)
+		if len(named) > 1 {
+			return fail(fmt.Errorf("%w: %q names the provided agents %s; name one by its provider id", swarm.ErrDuplicate, n, strings.Join(providerIDs(named), ", ")))
+		}
+		for _, p := range named {
+			if !slices.ContainsFunc(ps, func(q swarm.Provider) bool { return q.ID == p.ID }) {
+				ps = append(ps, p)
+			}
+		}
+	}
+	for _, p := range ps {
+		a, ok := x.provided[p.ID]
+		if !ok {
+			var err error
+			if a, err = p.NewAgent(); err != nil {
+				return err
+			}
+			if x.provided == nil {
+				x.provided = map[string]*swarm.Agent{}
+			}
+			x.provided[p.ID] = a
+		}
+		siblings = append(siblings, a)
 	}
 	for _, n := range ab.names {
 		sib, err := x.f.remoteSibling(n)
 		if err != nil {
-			return fmt.Errorf("%s (line %d): %w", captain.Name, ab.line, err)
+			return fail(err)
 		}
 		if sib != nil {
 			siblings = append(siblings, sib)
 		}
 	}
 	if err := captain.Absorb(siblings...); err != nil {
-		return fmt.Errorf("%s (line %d): %w", captain.Name, ab.line, err)
+		return fail(err)
 	}
 	return nil
 }

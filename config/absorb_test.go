@@ -1,8 +1,11 @@
 package config_test
 
 import (
+	"context"
 	"errors"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/a2a"
 	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
@@ -161,4 +165,76 @@ func runFile(t *testing.T, f *config.File, m *scripted.Model, id string) (*swarm
 		t.Fatalf("%+v %v", st, err)
 	}
 	return rt, runID
+}
+
+// TestAbsorbProvidedByID: two provided agents sharing a name ("coder") are
+// told apart by their provider ids: a list naming one by id absorbs that
+// one; naming them by agent name, or absorb: all, is an error naming both
+// ids. The providers are registered in a process of the test's own, so
+// that the other tests of the package do not see them.
+func TestAbsorbProvidedByID(t *testing.T) {
+	if os.Getenv("SWARM_CONFIGTEST_CODERS") != "1" {
+		ctx := swarmtest.Context(t)
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAbsorbProvidedByID$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "SWARM_CONFIGTEST_CODERS=1")
+		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "PASS") {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	for _, ns := range []string{"configone", "configtwo"} {
+		swarm.Provide(swarm.Provider{ID: ns + ".coder", Build: func() *swarm.Agent { return &swarm.Agent{Instructions: "I am " + ns + "."} }})
+	}
+	f, err := config.Parse([]byte("version: 1\nswarms:\n  desk:\n    instructions: Route.\n    absorb: [configtwo.coder]\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var system []string
+	m := scripted.New(scripted.Script{
+		"desk":  {scripted.Tools(scripted.CallTool("coder", map[string]any{"request": "code"})), scripted.Text("done")},
+		"coder": {scripted.Text("coded")},
+	})
+	rec := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+		if req.Agent == "coder" {
+			system = append(system, req.System)
+		}
+		return m.Generate(ctx, req)
+	})
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if err := f.Register(rt); err != nil {
+		t.Fatalf("absorb: [configtwo.coder]: %v", err)
+	}
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "desk", []byte(`"go"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
+		t.Fatalf("%+v %v", st, err)
+	}
+	if !slices.Equal(system, []string{"I am configtwo."}) {
+		t.Errorf("the coder asked had the instructions %q; want those of configtwo.coder", system)
+	}
+
+	for _, absorb := range []string{"[coder]", "all"} {
+		_, err := config.Parse([]byte("version: 1\nswarms:\n  desk:\n    absorb: "+absorb+"\n"), "")
+		if err == nil || !strings.Contains(err.Error(), "configone.coder") || !strings.Contains(err.Error(), "configtwo.coder") {
+			t.Errorf("absorb: %s with two provided agents named coder: %v; want an error naming both provider ids", absorb, err)
+		}
+	}
+}
+
+// TestAbsorbProvidedOfOwnName: a swarm naming, by provider id, a provided
+// agent of its own name is refused (it would absorb itself), not silently
+// given nothing.
+func TestAbsorbProvidedOfOwnName(t *testing.T) {
+	_, err := config.Parse([]byte("version: 1\nswarms:\n  greeter:\n    instructions: Route.\n    absorb: [configtest.greeter]\n"), "")
+	var ce *config.Error
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "cannot absorb an agent of its own name") {
+		t.Errorf("swarm greeter absorbing configtest.greeter: %v", err)
+	}
 }

@@ -121,8 +121,12 @@
 // list names agents of the file, provided agents by name or provider id, and
 // entries of a2a_agents ([a2a.Sibling]) or mcp_servers ([mcp.Toolset.Sibling]),
 // which run in other processes.
-// Absorbing itself, an unknown name, or a name that is both an agent of the
-// file and a provided agent is a mistake of the file; the checks of
+// A provider id picks that provider's agent; an agent name shared by two
+// provided agents, and absorb: all while two provided agents (other than
+// the captain's name) share a name, are mistakes naming both provider ids.
+// Absorbing itself (or a provided agent of its own name), an unknown name,
+// or a name that is both an agent of the file and a provided agent is a
+// mistake of the file; the checks of
 // [swarm.Agent.Absorb] (an input that is not an object, say) fail Register.
 //
 // # MCP servers
