@@ -47,8 +47,11 @@ func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) ou
 			if verr == nil {
 				return outcome{kind: completed, result: res, turnKey: tkey, turn: turn, agent: ap.name}
 			}
-			msgs = append(msgs, model.Message{Role: model.RoleUser, Content: "Your reply is not a valid result: " + verr.Error() +
-				". Reply with only a JSON value matching this schema, or call the complete tool with it: " + string(r.info.outSchema)})
+			how := ". Reply with only a JSON value matching this schema: "
+			if ap.builtins {
+				how = ". Reply with only a JSON value matching this schema, or call the complete tool with it: "
+			}
+			msgs = append(msgs, model.Message{Role: model.RoleUser, Content: "Your reply is not a valid result: " + verr.Error() + how + string(r.info.outSchema)})
 			if err := r.turnDone(ctx, ap, tkey, turn); err != nil {
 				return outcome{kind: interrupted, err: err}
 			}

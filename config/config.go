@@ -203,6 +203,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 			MaxTurns:     s.maxTurns,
 			Model:        f.modelFor(s.model),
 			Loop:         s.loop,
+			NoBuiltins:   s.noBuiltins,
 		}
 		// A swarm's orchestrator absorbs as an agent of its name would.
 		captain := &swarm.Agent{Name: s.name, Tools: spec.Tools, Handoffs: spec.Handoffs}

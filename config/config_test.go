@@ -261,6 +261,7 @@ func TestBadInput(t *testing.T) {
 		{"bad stall threshold", base + "swarms:\n  s:\n    loop: {strategy: adaptive, stall_threshold: 0}\n", 4, `swarm s: loop: stall_threshold: want a whole number of at least 1, got the number 0`},
 		{"bad on_exhausted", base + "swarms:\n  s:\n    loop: {strategy: adaptive, on_exhausted: retry}\n", 4, `swarm s: loop: on_exhausted: want pause or fail, got "retry"`},
 		{"evaluator not a handoff", base + "agents:\n  a: {}\nswarms:\n  s:\n    handoffs: [a]\n    loop: {strategy: adaptive, evaluator: b}\n", 7, `swarm s: loop: evaluator: "b" is not one of the swarm's agent handoffs`},
+		{"builtins not a boolean", base + "swarms:\n  s:\n    builtins: maybe\n", 4, `swarm s: builtins: want true or false, got the string "maybe"`},
 		{"adaptive without a team", base + "agents:\n  a: {}\nswarms:\n  s:\n    handoffs: [a]\n    loop: {strategy: adaptive, evaluator: a}\n", 7, `swarm s: loop: an adaptive swarm needs at least one handoff to work with (besides its evaluator)`},
 		{"adaptive settings on the simple loop", base + "swarms:\n  s:\n    loop: {max_replans: 1}\n", 4, `swarm s: loop: evaluator, stall_threshold, max_replans, max_rounds and on_exhausted need strategy: adaptive`},
 		{"absorb self", base + "agents:\n  a:\n    absorb: [a]\n", 4, "agent a: absorb: an agent cannot absorb itself"},
@@ -534,5 +535,44 @@ swarms:
 	}
 	if ledgers != 1 || progress != 2 {
 		t.Errorf("%d ledgers and %d progress records, want 1 and 2", ledgers, progress)
+	}
+}
+
+// TestBuiltinsOffFromYAML: builtins: false offers the orchestrator no
+// built-in tools.
+func TestBuiltinsOffFromYAML(t *testing.T) {
+	for _, c := range []struct {
+		yaml string
+		want []string
+	}{
+		{"", []string{"pause", "fail"}},
+		{"    builtins: true\n", []string{"pause", "fail"}},
+		{"    builtins: false\n", nil},
+	} {
+		f, err := config.Parse([]byte("version: 1\nswarms:\n  s:\n    instructions: hi\n"+c.yaml), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tools []string
+		rt := newRuntime(t, model.Func(func(_ context.Context, req *model.Request) (*model.Response, error) {
+			for _, d := range req.Tools {
+				tools = append(tools, d.Name)
+			}
+			return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "ok"}}, nil
+		}))
+		if err := f.Register(rt); err != nil {
+			t.Fatal(err)
+		}
+		ctx := ctxT(t)
+		id, err := rt.Start(ctx, "s", []byte(`"x"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err := rt.Wait(ctx, id); err != nil || s.State != swarm.StateCompleted {
+			t.Fatalf("%q: %v %v", c.yaml, s, err)
+		}
+		if !slices.Equal(tools, c.want) {
+			t.Errorf("%q: tools %v, want %v", c.yaml, tools, c.want)
+		}
 	}
 }

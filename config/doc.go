@@ -46,6 +46,7 @@
 //	    input: text                    # "text" (default) or a JSON schema of a structured input
 //	    result_schema: {type: object, properties: {activity: {type: string}}, required: [activity]}
 //	    tags: [planning]
+//	    builtins: false                # offer no complete/pause/fail tools (default true; see Spec.NoBuiltins)
 //	    loop:                          # optional loop strategy (default: simple)
 //	      strategy: adaptive           # task and progress ledgers, stall detection, replans
 //	      evaluator: critic            # optional: an agent handoff that judges progress

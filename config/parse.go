@@ -29,7 +29,7 @@ var (
 	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "a2a_agents", "serve"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb"}
-	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop"}
+	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins"}
 	handoffFields = []string{"agent", "swarm", "description", "customizable"}
 	loopFields    = []string{"strategy", "evaluator", "stall_threshold", "max_replans", "max_rounds", "on_exhausted"}
 )
@@ -104,6 +104,7 @@ type swarmDef struct {
 	resultSchema json.RawMessage // nil: text result
 	tags         []string
 	loop         *swarm.Loop // nil: the simple loop
+	noBuiltins   bool        // builtins: false
 }
 
 func (p *parser) errf(n *yaml.Node, format string, args ...any) {
@@ -286,6 +287,9 @@ func (p *parser) parse(data []byte) *File {
 		}
 		if fd, ok := fs["loop"]; ok && !isNull(fd.val) {
 			s.loop = p.loop(fd.val, what, s.handoffs)
+		}
+		if fd, ok := fs["builtins"]; ok {
+			s.noBuiltins = !p.boolean(fd.val, what, "builtins")
 		}
 		f.swarms = append(f.swarms, s)
 	}
