@@ -108,10 +108,10 @@ func stallsOf(pls []swarm.ProgressLedger) []int {
 	return out
 }
 
-func runResearch(t *testing.T, rt *swarm.Runtime, task string) (string, swarm.Status) {
+func runResearch(t *testing.T, rt *swarm.Runtime, task string, opts ...swarm.StartOption) (string, swarm.Status) {
 	t.Helper()
 	ctx := swarmtest.Context(t)
-	id, err := rt.Start(ctx, "research", mustJSON(t, task))
+	id, err := rt.Start(ctx, "research", mustJSON(t, task), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,15 +559,7 @@ func TestAdaptiveBudgetEndsWithTheBestAnswer(t *testing.T) {
 		"researcher": {scripted.Text("first finding")},
 	}
 	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive(), nil))
-	ctx := swarmtest.Context(t)
-	id, err := rt.Start(ctx, "research", []byte(`"topic"`), swarm.WithBudget(swarm.Budget{ModelCalls: 4}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := rt.Wait(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, s := runResearch(t, rt, "topic", swarm.WithBudget(swarm.Budget{ModelCalls: 4}))
 	if s.State != swarm.StateFailed || !strings.Contains(s.Reason, "model calls") || !strings.HasSuffix(s.Reason, "best answer so far (researcher): first finding") {
 		t.Fatalf("state %s (%s)", s.State, s.Reason)
 	}
@@ -647,15 +639,7 @@ func TestAdaptiveBudgetAtTheOrchestrator(t *testing.T) {
 		"researcher": {scripted.Text("the finding")},
 	}
 	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive(), nil))
-	ctx := swarmtest.Context(t)
-	id, err := rt.Start(ctx, "research", []byte(`"topic"`), swarm.WithBudget(swarm.Budget{ModelCalls: 3}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := rt.Wait(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := runResearch(t, rt, "topic", swarm.WithBudget(swarm.Budget{ModelCalls: 3}))
 	if s.State != swarm.StateFailed || !strings.HasSuffix(s.Reason, "best answer so far (researcher): the finding") {
 		t.Fatalf("state %s (%s)", s.State, s.Reason)
 	}

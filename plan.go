@@ -104,13 +104,8 @@ func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values 
 		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
 	}
 	p.root = root
-	if p.strategy, err = strategyFor(info, spec); err != nil {
+	if p.strategy, err = strategyFor(info, spec, p); err != nil {
 		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
-	}
-	if a, ok := p.strategy.(*adaptive); ok {
-		if err := a.check(p); err != nil {
-			return nil, fmt.Errorf("swarm %s: %w", info.id, err)
-		}
 	}
 	root.builtins = !spec.NoBuiltins
 	root.toolDefs = append(root.toolDefs, builtinDefs(root.builtins, info)...)

@@ -53,8 +53,9 @@ type strategy interface {
 	drive(ctx context.Context, r *runner) outcome
 }
 
-// strategyFor picks the strategy of a run of info with spec.
-func strategyFor(info *defInfo, spec Spec) (strategy, error) {
+// strategyFor picks the strategy of a run of info with spec, and checks it
+// against the run's plan p.
+func strategyFor(info *defInfo, spec Spec, p *plan) (strategy, error) {
 	if info.conv != nil {
 		return conversationStrategy{}, nil
 	}
@@ -68,7 +69,7 @@ func strategyFor(info *defInfo, spec Spec) (strategy, error) {
 		}
 		return simpleLoop{}, nil
 	case LoopAdaptive:
-		return newAdaptive(*spec.Loop)
+		return newAdaptive(*spec.Loop, p)
 	}
 	return nil, fmt.Errorf("%w: unknown loop strategy %q (want %s or %s)", ErrInvalid, spec.Loop.Strategy, LoopSimple, LoopAdaptive)
 }

@@ -102,7 +102,8 @@ const (
 // with the same counters, facts and plan.
 type adaptive struct{ cfg Loop }
 
-func newAdaptive(l Loop) (*adaptive, error) {
+// newAdaptive makes the adaptive strategy of loop l for a run of plan p.
+func newAdaptive(l Loop, p *plan) (*adaptive, error) {
 	if err := l.check(); err != nil {
 		return nil, err
 	}
@@ -121,7 +122,11 @@ func newAdaptive(l Loop) (*adaptive, error) {
 	if l.OnExhausted == "" {
 		l.OnExhausted = ExhaustedPause
 	}
-	return &adaptive{cfg: l}, nil
+	a := &adaptive{cfg: l}
+	if err := a.check(p); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // check validates the loop against the swarm's plan.
@@ -288,36 +293,32 @@ func (x *adaptiveRun) newLedger(ctx context.Context, n int, cause, feedback stri
 	return outcome{}, false
 }
 
+// planEdit is a plan review's answer that replaces the plan.
+type planEdit struct {
+	Plan  []string
+	Facts *Facts
+}
+
 // editedPlan reads a plan review's answer that replaces the plan: a JSON
 // object with a non-empty "plan" (a list of steps, or one text) and
 // optionally "facts".
-func editedPlan(feedback string) (struct {
-	Plan  []string
-	Facts *Facts
-}, bool) {
-	var out struct {
-		Plan  []string
-		Facts *Facts
-	}
+func editedPlan(feedback string) (planEdit, bool) {
 	var raw struct {
 		Plan  json.RawMessage `json:"plan"`
 		Facts *Facts          `json:"facts"`
 	}
 	if !strings.HasPrefix(strings.TrimSpace(feedback), "{") || json.Unmarshal([]byte(feedback), &raw) != nil || len(raw.Plan) == 0 {
-		return out, false
+		return planEdit{}, false
 	}
-	var one string
+	out := planEdit{Facts: raw.Facts}
 	if json.Unmarshal(raw.Plan, &out.Plan) != nil {
+		var one string
 		if json.Unmarshal(raw.Plan, &one) != nil || strings.TrimSpace(one) == "" {
-			return out, false
+			return planEdit{}, false
 		}
 		out.Plan = []string{one}
 	}
-	if len(out.Plan) == 0 {
-		return out, false
-	}
-	out.Facts = raw.Facts
-	return out, true
+	return out, len(out.Plan) > 0
 }
 
 // planChanges lists the steps removed from old ("- ") and added to new

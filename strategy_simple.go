@@ -90,16 +90,12 @@ func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) ou
 		case belowAt >= 0:
 			// A pause below: a child swarm (or one of its descendants)
 			// waits for a human, and so does this run.
-			if ev := results[belowAt].childPause; ev != nil {
-				u := store.Update{State: store.Paused, Reason: ev.Reason}
-				if ap.root {
-					u.Turn = turn
-				}
-				if err := r.append(ctx, []Event{*ev}, u, ap); err != nil {
-					return outcome{kind: interrupted, err: err}
-				}
+			var u store.Update
+			if ap.root {
+				u.Turn = turn
 			}
-			return outcome{kind: paused}
+			out, _ := r.below(ctx, ap, results[belowAt:belowAt+1], u)
+			return out
 		case pauseAt >= 0:
 			c := calls[pauseAt]
 			var args struct{ Reason, Context string }
