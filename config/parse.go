@@ -303,14 +303,20 @@ func (p *parser) loop(n *yaml.Node, what string, hs []handoffRef) *swarm.Loop {
 	what += ": loop"
 	fs := p.fields(n, what, loopFields)
 	l := &swarm.Loop{}
-	if fd, ok := fs["strategy"]; ok {
-		switch v := p.str(fd.val, what, "strategy"); v {
-		case "", string(swarm.LoopSimple), string(swarm.LoopAdaptive):
-			l.Strategy = swarm.LoopStrategy(v)
-		default:
-			p.errf(fd.val, "%s: strategy: want %s or %s, got %q", what, swarm.LoopSimple, swarm.LoopAdaptive, v)
+	// choice reads field name, one of a or b ("" if absent or wrong).
+	choice := func(name, a, b string) string {
+		fd, ok := fs[name]
+		if !ok {
+			return ""
 		}
+		v := p.str(fd.val, what, name)
+		if v != "" && v != a && v != b {
+			p.errf(fd.val, "%s: %s: want %s or %s, got %q", what, name, a, b, v)
+			return ""
+		}
+		return v
 	}
+	l.Strategy = swarm.LoopStrategy(choice("strategy", string(swarm.LoopSimple), string(swarm.LoopAdaptive)))
 	if fd, ok := fs["evaluator"]; ok {
 		l.Evaluator = p.str(fd.val, what, "evaluator")
 		if l.Evaluator != "" && !slices.ContainsFunc(hs, func(h handoffRef) bool { return !h.swarm && !h.remote && h.target == l.Evaluator }) {
@@ -334,14 +340,7 @@ func (p *parser) loop(n *yaml.Node, what string, hs []handoffRef) *swarm.Loop {
 		l.MaxReplans = -1 // written out, 0 means none (in Go, 0 is the default)
 	}
 	num("max_rounds", 1, &l.MaxRounds)
-	if fd, ok := fs["on_exhausted"]; ok {
-		switch v := p.str(fd.val, what, "on_exhausted"); v {
-		case "", string(swarm.ExhaustedPause), string(swarm.ExhaustedFail):
-			l.OnExhausted = swarm.Exhausted(v)
-		default:
-			p.errf(fd.val, "%s: on_exhausted: want %s or %s, got %q", what, swarm.ExhaustedPause, swarm.ExhaustedFail, v)
-		}
-	}
+	l.OnExhausted = swarm.Exhausted(choice("on_exhausted", string(swarm.ExhaustedPause), string(swarm.ExhaustedFail)))
 	if l.Strategy == swarm.LoopAdaptive && !slices.ContainsFunc(hs, func(h handoffRef) bool { return h.target != l.Evaluator }) {
 		p.errf(n, "%s: an adaptive swarm needs at least one handoff to work with (besides its evaluator)", what)
 	}
