@@ -841,10 +841,7 @@ func (r *runner) giveUp(err error) string {
 	if !errors.As(err, &se) {
 		return ""
 	}
-	msg := se.Error()
-	if len(msg) > 2000 {
-		msg = msg[:2000] + "..."
-	}
+	msg := clip(se.Error(), 2000)
 	if errors.Is(se.err, store.ErrLeaseLost) || errors.Is(se.err, store.ErrConflict) {
 		return "" // another driver has the run
 	}
@@ -855,6 +852,18 @@ func (r *runner) giveUp(err error) string {
 		return fmt.Sprintf("the run was driven %d times in a row without recording progress; the last attempt failed: %s", n, msg)
 	}
 	return ""
+}
+
+// clip shortens s to at most n bytes (cut at a character boundary) plus
+// "...", for reasons that quote text of unbounded length.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // permanent reports whether a journal failure will recur however often it

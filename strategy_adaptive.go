@@ -489,13 +489,6 @@ func (x *adaptiveRun) ended(out outcome) outcome {
 	return out
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
-
 // asker is the orchestrator without tools, answering with JSON that
 // matches schema where the provider supports structured output.
 func (x *adaptiveRun) asker(schema json.RawMessage) *agentPlan {
