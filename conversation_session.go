@@ -76,26 +76,8 @@ func (c *Conversation[Ctx]) StartWith(ctx context.Context, rt *Runtime, initial 
 	return c.start(ctx, rt, raw, opts)
 }
 
-// register registers c with rt unless it is; another definition with c's
-// id is an error.
-func (c *Conversation[Ctx]) register(rt *Runtime) error {
-	rt.mu.RLock()
-	registered := rt.defs[c.id]
-	rt.mu.RUnlock()
-	switch registered {
-	case nil:
-		if err := rt.Register(c); err != nil && !errors.Is(err, ErrDuplicate) {
-			return err
-		}
-		return c.register(rt)
-	case Definition(c):
-		return nil
-	}
-	return fmt.Errorf("%w: another definition is registered as %q", ErrDuplicate, c.id)
-}
-
 func (c *Conversation[Ctx]) start(ctx context.Context, rt *Runtime, raw json.RawMessage, opts []StartOption) (*Session[Ctx], error) {
-	if err := c.register(rt); err != nil {
+	if err := registerOnce(rt, c); err != nil {
 		return nil, err
 	}
 	id, err := rt.Start(ctx, c.id, raw, opts...)
@@ -114,7 +96,7 @@ func (c *Conversation[Ctx]) start(ctx context.Context, rt *Runtime, raw json.Raw
 // ErrNotFound for an unknown id and ErrUnknownSwarm if the run is not a
 // session of c.
 func (c *Conversation[Ctx]) Attach(ctx context.Context, rt *Runtime, id string) (*Session[Ctx], error) {
-	if err := c.register(rt); err != nil {
+	if err := registerOnce(rt, c); err != nil {
 		return nil, err
 	}
 	r, err := rt.store.Get(ctx, id)
@@ -230,14 +212,20 @@ func messageNumber(key string) int {
 // settle waits until the session is not running, driving it here when its
 // owner is gone. With sub, streamed deltas go to fn meanwhile.
 func (s *Session[Ctx]) settle(ctx context.Context, sub *liveSub, fn func(Event)) (Status, error) {
+	return s.rt.settle(ctx, s.id, sub, fn)
+}
+
+// settle waits until run id is not running, driving it here when its
+// owner is gone. With sub, streamed deltas go to fn meanwhile.
+func (rt *Runtime) settle(ctx context.Context, id string, sub *liveSub, fn func(Event)) (Status, error) {
 	for {
-		st, err := s.rt.Status(ctx, s.id)
+		st, err := rt.Status(ctx, id)
 		if err != nil || st.State != StateRunning {
 			return st, err
 		}
-		s.rt.adoptChild(ctx, s.id)
-		wctx, cancel := context.WithTimeout(ctx, s.rt.cfg.Lease)
-		st, err = s.wait(wctx, sub, fn)
+		rt.adoptChild(ctx, id)
+		wctx, cancel := context.WithTimeout(ctx, rt.cfg.Lease)
+		st, err = rt.waitLive(wctx, id, sub, fn)
 		cancel()
 		switch {
 		case err == nil:
@@ -251,9 +239,10 @@ func (s *Session[Ctx]) settle(ctx context.Context, sub *liveSub, fn func(Event))
 	}
 }
 
-func (s *Session[Ctx]) wait(ctx context.Context, sub *liveSub, fn func(Event)) (Status, error) {
+// waitLive is Wait, passing the run's streamed deltas to fn meanwhile.
+func (rt *Runtime) waitLive(ctx context.Context, id string, sub *liveSub, fn func(Event)) (Status, error) {
 	if sub == nil {
-		return s.rt.Wait(ctx, s.id)
+		return rt.Wait(ctx, id)
 	}
 	type result struct {
 		st  Status
@@ -261,7 +250,7 @@ func (s *Session[Ctx]) wait(ctx context.Context, sub *liveSub, fn func(Event)) (
 	}
 	done := make(chan result, 1)
 	go func() {
-		st, err := s.rt.Wait(ctx, s.id)
+		st, err := rt.Wait(ctx, id)
 		done <- result{st, err}
 	}()
 	for {

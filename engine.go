@@ -67,6 +67,10 @@ type runner struct {
 	usage model.Usage
 	pool  store.Pool // the tree's budget pool, as last seen
 
+	// waiting is the reason of the pause the run waits on, when load
+	// found one unanswered.
+	waiting string
+
 	// final holds the orchestrator's final model response until finish
 	// journals it together with the run's end.
 	final       []Event
@@ -185,11 +189,12 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 		return outcome{kind: failed, reason: "cannot rebuild the run's definition: " + err.Error()}, true
 	}
 	// The pause still waiting for its answer, if any.
-	pending, budgetPause := "", false
+	pending, budgetPause, idle := "", false, false
 	for _, ev := range pausedAt {
 		k := resumeKey(ev)
 		if _, ok := r.recorded[k]; !ok {
-			pending, budgetPause = k, isBudgetPause(ev)
+			pending, budgetPause, idle = k, isBudgetPause(ev), ev.Reason == AwaitingMail
+			r.waiting = ev.Reason
 		}
 	}
 	msgs, err := r.rt.store.Inbox(ctx, r.id)
@@ -227,8 +232,10 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 			pending = ""
 		}
 	}
-	if pending != "" {
+	if pending != "" && !idle {
 		// Claimed while paused: nothing to do until a resume arrives.
+		// (An idle team member is woken by mail as well: its strategy
+		// looks at its mailbox.)
 		return outcome{kind: interrupted, err: errStillPaused}, true
 	}
 	return outcome{}, false
@@ -251,6 +258,20 @@ func (r *runner) turnDone(ctx context.Context, ap *agentPlan, tkey string, turn 
 // modelStep returns the model's response for round tkey: the recorded one,
 // or a new one (retried per policy) that it records before returning.
 func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn int, msgs []model.Message) (*model.Response, error) {
+	return r.modelStepWith(ctx, ap, tkey, turn, msgs, stepExtra{})
+}
+
+// stepExtra is what a strategy journals in the same append as a new model
+// response: events (such as the mails the request carried) and the
+// mailbox cursor they advance to.
+type stepExtra struct {
+	events  []Event
+	ackMail int64
+}
+
+// modelStepWith is modelStep with x journaled together with a new
+// response.
+func (r *runner) modelStepWith(ctx context.Context, ap *agentPlan, tkey string, turn int, msgs []model.Message, x stepExtra) (*model.Response, error) {
 	key := tkey + "/model"
 	if rec, ok := r.recorded[key]; ok {
 		ev, err := decodeEvent(rec)
@@ -290,7 +311,7 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 			err = &model.Error{Kind: model.KindInvalidOutput, Provider: "model", Model: ap.name, Message: "no response"}
 		}
 		if err == nil {
-			return resp, r.recordResponse(ctx, ap, key, turn, call, resp)
+			return resp, r.recordResponse(ctx, ap, key, turn, call, resp, x)
 		}
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
@@ -321,7 +342,7 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 
 // recordResponse normalizes a model response and journals it with its tool
 // call announcements in one append.
-func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, resp *model.Response) error {
+func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, resp *model.Response, x stepExtra) error {
 	resp.Message.Role = model.RoleAssistant
 	if ap.textOnly {
 		resp.Message.ToolCalls = nil
@@ -338,12 +359,13 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	if err := r.spent(ctx, usage); err != nil {
 		return err
 	}
-	u := store.Update{Agent: ap.name}
+	u := store.Update{Agent: ap.name, AckMail: x.ackMail}
 	if ap.root {
 		u.Turn = turn
 	}
-	evs := make([]Event, 1, 1+len(calls))
-	evs[0] = Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage}
+	evs := make([]Event, 0, 1+len(x.events)+len(calls))
+	evs = append(evs, x.events...)
+	evs = append(evs, Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage})
 	evs, agent := r.announce(ctx, ap, strings.TrimSuffix(key, "/model"), calls, evs)
 	if agent != "" {
 		u.Agent = agent
@@ -604,14 +626,15 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 			return r.recordResult(ctx, rd, key, c, "error: "+(&ArgumentError{Tool: c.Name, Err: err}).Error(), true)
 		}
 	}
-	out, err := callTool(context.WithValue(ctx, ctxKey{}, &callInfo{runID: r.id, step: key}), t, c.Arguments)
+	ci := &callInfo{runID: r.id, step: key}
+	out, err := callTool(context.WithValue(ctx, ctxKey{}, ci), t, c.Arguments)
 	if ctx.Err() != nil {
 		return callResult{err: context.Cause(ctx)}
 	}
 	if err != nil {
-		return r.recordResult(ctx, rd, key, c, "error: "+err.Error(), true)
+		return r.recordResultWith(ctx, rd, key, c, "error: "+err.Error(), true, ci)
 	}
-	return r.recordResult(ctx, rd, key, c, out, false)
+	return r.recordResultWith(ctx, rd, key, c, out, false, ci)
 }
 
 // callTool runs a tool, turning a panic into an error.
@@ -686,9 +709,19 @@ func orEmpty(b json.RawMessage) json.RawMessage {
 }
 
 func (r *runner) recordResult(ctx context.Context, rd *round, key string, c model.ToolCall, output string, isError bool) callResult {
+	return r.recordResultWith(ctx, rd, key, c, output, isError, nil)
+}
+
+// recordResultWith journals a tool's result together with what the tool
+// asked to journal with it (ci: events, a mailbox cursor).
+func (r *runner) recordResultWith(ctx context.Context, rd *round, key string, c model.ToolCall, output string, isError bool, ci *callInfo) callResult {
 	ev := Event{Type: EventToolResult, Key: key, Agent: rd.ap.name, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}
 	defer stampResult(ctx, &ev)()
 	evs, u := rd.settle(ev, store.Update{})
+	if ci != nil && (len(ci.extra) > 0 || ci.ackMail > 0) {
+		evs = append(slices.Clip(ci.extra), evs...)
+		u.AckMail = ci.ackMail
+	}
 	if err := r.append(ctx, evs, u, rd.ap); err != nil {
 		return callResult{err: err}
 	}
@@ -796,6 +829,11 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 			evs = append(evs, Event{Type: EventStopped, Key: "end", Agent: r.info.id, Reason: sc.reason})
 			u = store.Update{State: store.Stopped, Reason: sc.reason, ClearReason: true, AckInbox: sc.msg}
 		case errors.Is(cause, errStillPaused):
+			// Woken by something that does not answer its pause (mail
+			// to a lead that waits for the user): paused again.
+			if r.waiting != "" {
+				return r.append(bg, nil, store.Update{State: store.Paused, Reason: r.waiting}, r.plan.root)
+			}
 			return r.rt.store.Release(bg, r.lease)
 		case errors.Is(cause, ErrClosed):
 			return r.rt.store.Release(bg, r.lease)

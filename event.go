@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
 )
 
 // EventType names an event. Every journal record is one event; an event's
@@ -53,6 +54,21 @@ const (
 	// EventDelta is streamed model text (Agent, Text). Deltas are not
 	// journaled: they reach live subscribers only and have Seq 0.
 	EventDelta EventType = "delta"
+	// EventMember: a team member's lifecycle changed (Agent is the
+	// member, State its new state: spawning, working or idle; its run's
+	// end shows shutdown or failed). The lead journals spawning; a
+	// member its own working and idle.
+	EventMember EventType = "member"
+	// EventMail: a team member sent Mail to Target (a member name, or
+	// "*" for a broadcast).
+	EventMail EventType = "mail"
+	// EventInbox: a team member's model was given Mails, consumed in the
+	// same append as the model response that saw them.
+	EventInbox EventType = "inbox"
+	// EventTask: a team member created, claimed or completed Task.
+	EventTask EventType = "task"
+	// EventProtocol: a team member made or answered a protocol request.
+	EventProtocol EventType = "protocol"
 )
 
 // Event is one thing that happened to a run. The fields used depend on Type
@@ -117,4 +133,15 @@ type Event struct {
 	Ledger *TaskLedger `json:"ledger,omitempty"`
 	// Progress is an adaptive run's progress ledger of a round (progress).
 	Progress *ProgressLedger `json:"progress,omitempty"`
+	// State is a team member's lifecycle state (member).
+	State string `json:"state,omitempty"`
+	// Mail is a mail a team member sent (mail), and Mails the mails it
+	// received at once (inbox).
+	Mail  *store.Mail  `json:"mail,omitempty"`
+	Mails []store.Mail `json:"mails,omitempty"`
+	// Task is a task of a team's board as a member's step left it (task).
+	Task *store.Task `json:"task,omitempty"`
+	// Protocol is a team protocol request as a member's step left it
+	// (protocol).
+	Protocol *store.Request `json:"protocol,omitempty"`
 }

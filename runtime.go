@@ -123,6 +123,8 @@ type Runtime struct {
 	schemas sync.Map // tool schema text -> *jsonschema.Resolved
 
 	work workState // multi-node work and metrics (worker.go)
+	// memberVals caches values of team members' start records.
+	memberVals sync.Map
 }
 
 // driver is one run being executed by this runtime.
@@ -763,16 +765,21 @@ func (rt *Runtime) Resume(ctx context.Context, id, message string, opts ...Resum
 	if _, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now(), Pause: rc.pause}); err != nil {
 		return fmt.Errorf("resume %s: %w", id, err)
 	}
+	return rt.wake(ctx, id)
+}
+
+// wake continues run id, which a message has just made runnable: by the
+// worker when [Runtime.Work] is running (so that the two never claim the
+// run twice), else here; or by another node that claims it first.
+func (rt *Runtime) wake(ctx context.Context, id string) error {
 	if rt.work.running.Load() {
-		// The run is runnable: the worker claims it now. Claiming it here
-		// too would race the worker (same owner, two epochs).
 		rt.pokeWorker()
 		return nil
 	}
 	err := rt.Drive(ctx, id)
 	if errors.Is(err, store.ErrLeased) || errors.Is(err, store.ErrInvalidState) {
 		// Another node claimed the run first, and may have paused or
-		// finished it already: the answer was delivered all the same.
+		// finished it already: the message was delivered all the same.
 		return nil
 	}
 	return err

@@ -92,6 +92,8 @@ type defInfo struct {
 	inSchema  json.RawMessage
 	// conv is set for a conversation (see conversation.go).
 	conv *convDef
+	// team is set for a team (see team.go).
+	team *teamDef
 }
 
 // Define makes a swarm definition. spec computes the run's configuration

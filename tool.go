@@ -149,6 +149,10 @@ type ctxKey struct{}
 // callInfo is what a tool can learn about the call it executes.
 type callInfo struct {
 	runID, step string
+	// extra and ackMail are journaled with the call's result (team
+	// tools: the mail sent, the mailbox cursor of the mail read).
+	extra   []Event
+	ackMail int64
 }
 
 // RunID returns the id of the run a tool executes in ("" outside a run).

@@ -1,0 +1,369 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/swarmrt/swarm/store"
+)
+
+// Teams (seed 002): a lead and persistent teammates that talk through
+// durable mailboxes, settle protocol requests and share a task board.
+//
+// A team run is a run of a [Team] definition: the lead's run. Each
+// teammate is a child run of it, named "<team run id>~<name>", driven by
+// the member strategy (strategy_team.go): it works on its prompt, then
+// goes idle (paused, holding no lease and no goroutine) until mail wakes
+// it, and so on until it is shut down. The lead talks with the user like a
+// conversation: it answers each message sent to the team run, and sees its
+// mail at every model call.
+
+// Errors of teams.
+var (
+	// ErrNotTeam: the run is not a team run (or a teammate of one).
+	ErrNotTeam = errors.New("not a team run")
+	// ErrNoMember: no member of the team has that name.
+	ErrNoMember = errors.New("no such team member")
+)
+
+// Member lifecycle states, as a roster shows them.
+const (
+	MemberSpawning     = "spawning"
+	MemberWorking      = "working"
+	MemberIdle         = "idle"
+	MemberShuttingDown = "shutting_down"
+	MemberShutdown     = "shutdown"
+	MemberFailed       = "failed"
+)
+
+// Mail types: the Type of a [store.Mail] between team members.
+const (
+	MailMessage              = "message"
+	MailBroadcast            = "broadcast"
+	MailShutdownRequest      = "shutdown_request"
+	MailShutdownResponse     = "shutdown_response"
+	MailPlanApprovalRequest  = "plan_approval_request"
+	MailPlanApprovalResponse = "plan_approval_response"
+)
+
+// Protocol kinds: the Kind of a [store.Request].
+const (
+	ProtocolShutdown     = "shutdown"
+	ProtocolPlanApproval = "plan_approval"
+)
+
+// AwaitingMail is the reason of an idle teammate: paused until mail (or a
+// message sent to it with Resume) arrives.
+const AwaitingMail = "idle: awaiting mail"
+
+// UserSender is the From of mail sent by the user (through the API), not
+// by a member.
+const UserSender = "user"
+
+// Team defaults.
+const (
+	DefaultRequestTimeout = 10 * time.Minute
+	DefaultMaxWakes       = 100
+	DefaultMaxMembers     = 32
+)
+
+// TeamSpec configures a team.
+type TeamSpec struct {
+	// Lead is the lead's agent: its name, instructions, model and tools.
+	// It also gets the team tools (spawn_teammate, send_message, ...).
+	Lead *Agent
+	// Members are teammates spawned when the team starts.
+	Members []Teammate
+	// Template is what a teammate spawned by the lead's model is made
+	// of: its Instructions, Model, Tools and PlanApproval (the model
+	// gives Name, Role and Prompt). Empty instructions get a default.
+	Template Teammate
+	// Autonomous lets an idle teammate claim an unblocked, unowned task
+	// of the board by itself and work on it.
+	Autonomous bool
+	// RequestTimeout is how long a protocol request stays pending before
+	// it expires (DefaultRequestTimeout if zero).
+	RequestTimeout time.Duration
+	// MaxWakes bounds how many times a teammate goes from idle to working
+	// (DefaultMaxWakes if zero): a teammate that reaches it fails with a
+	// reason instead of calling its model forever (two teammates
+	// answering each other's mail, say).
+	MaxWakes int
+	// MaxTurns bounds the model calls of one piece of work of a member
+	// (DefaultMaxTurns if zero).
+	MaxTurns int
+	// MaxMembers bounds the number of teammates (DefaultMaxMembers if
+	// zero).
+	MaxMembers int
+}
+
+// Teammate is a member of a team other than its lead.
+type Teammate struct {
+	// Name identifies the teammate in its team (a short name: letters,
+	// digits, '_' and '-').
+	Name string
+	// Role says what the teammate does ("coder", "tester").
+	Role string
+	// Prompt is the teammate's first piece of work.
+	Prompt string
+	// Instructions is the teammate's system prompt, a text/template
+	// rendered with .Name, .Role, .Lead and .Team (the team run id).
+	Instructions string
+	// Model is the teammate's model (the runtime's default if empty).
+	Model string
+	// Tools are the teammate's own tools, besides the team tools.
+	Tools []Tool
+	// PlanApproval: the teammate must submit a plan (submit_plan) and
+	// have it approved by the lead before any of its own Tools runs.
+	PlanApproval bool
+}
+
+// defaultTeammateInstructions is the system prompt of a teammate without
+// instructions of its own.
+const defaultTeammateInstructions = `You are {{.Name}}, the {{.Role}} of a team led by {{.Lead}}.
+Mail from your team arrives as <inbox> messages. Use send_message to talk to a teammate or the lead, and the task tools to take and finish work from the team's task board.
+When you have done what was asked, answer with a short summary of what you did: you then go idle until new mail arrives.`
+
+// Team is a durable team definition: a lead that talks with the user,
+// teammates that persist across pieces of work, mailboxes, protocols and a
+// task board, all kept in the store. Define one with [DefineTeam], start
+// one with [Team.Start]; its runs are registered like any swarm's.
+type Team struct {
+	id, description string
+	spec            TeamSpec
+	td              *teamDef
+	err             error
+}
+
+// teamDef is what the runtime needs of a team definition.
+type teamDef struct {
+	lead       *Agent
+	members    map[string]Teammate
+	order      []string // declared members in order
+	template   Teammate
+	autonomous bool
+	timeout    time.Duration
+	maxWakes   int
+	maxTurns   int
+	maxMembers int
+}
+
+// DefineTeam makes a team definition. Mistakes (no lead, a bad or repeated
+// member name) are reported when it is registered.
+func DefineTeam(id, description string, spec TeamSpec) *Team {
+	t := &Team{id: id, description: description, spec: spec}
+	t.td, t.err = defineTeam(id, spec)
+	return t
+}
+
+func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
+	if err := checkName(id); err != nil {
+		return nil, fmt.Errorf("%w: team %q: %w", ErrInvalid, id, err)
+	}
+	if spec.Lead == nil {
+		return nil, fmt.Errorf("%w: team %s has no lead", ErrInvalid, id)
+	}
+	if err := checkMemberName(spec.Lead.Name); err != nil {
+		return nil, fmt.Errorf("%w: team %s: lead: %w", ErrInvalid, id, err)
+	}
+	td := &teamDef{lead: spec.Lead, members: map[string]Teammate{}, template: spec.Template, autonomous: spec.Autonomous,
+		timeout: spec.RequestTimeout, maxWakes: spec.MaxWakes, maxTurns: spec.MaxTurns, maxMembers: spec.MaxMembers}
+	if td.timeout <= 0 {
+		td.timeout = DefaultRequestTimeout
+	}
+	if td.maxWakes <= 0 {
+		td.maxWakes = DefaultMaxWakes
+	}
+	if td.maxTurns <= 0 {
+		td.maxTurns = DefaultMaxTurns
+	}
+	if td.maxMembers <= 0 {
+		td.maxMembers = DefaultMaxMembers
+	}
+	if len(spec.Members) > td.maxMembers {
+		return nil, fmt.Errorf("%w: team %s declares %d members, more than its limit of %d", ErrInvalid, id, len(spec.Members), td.maxMembers)
+	}
+	for _, m := range spec.Members {
+		if err := checkMemberName(m.Name); err != nil {
+			return nil, fmt.Errorf("%w: team %s: member: %w", ErrInvalid, id, err)
+		}
+		if _, dup := td.members[m.Name]; dup || m.Name == spec.Lead.Name {
+			return nil, fmt.Errorf("%w: team %s: two members are named %q", ErrDuplicate, id, m.Name)
+		}
+		td.members[m.Name] = m
+		td.order = append(td.order, m.Name)
+	}
+	return td, nil
+}
+
+// checkMemberName accepts short names of letters, digits, '_' and '-',
+// which make run ids and mail addresses without escaping.
+func checkMemberName(name string) error {
+	if name == "" || len(name) > 32 {
+		return fmt.Errorf("member name %q must have 1 to 32 characters", name)
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return fmt.Errorf("member name %q may only have letters, digits, '_' and '-'", name)
+		}
+	}
+	return nil
+}
+
+// ID returns the team's id.
+func (t *Team) ID() string { return t.id }
+
+// Description returns what the team does.
+func (t *Team) Description() string { return t.description }
+
+// InputSchema returns the schema of a team's input: the lead's first task
+// (a string), or null for a team that waits for the user.
+func (t *Team) InputSchema() json.RawMessage {
+	return json.RawMessage(`{"type":["string","null"]}`)
+}
+
+// ResultSchema returns the schema of a team's result: a string.
+func (t *Team) ResultSchema() json.RawMessage { return json.RawMessage(`{"type":"string"}`) }
+
+func (t *Team) def() *defInfo {
+	var model string
+	if t.spec.Lead != nil {
+		model = t.spec.Lead.Model
+	}
+	return &defInfo{
+		id: t.id, description: t.description, err: t.err, textIn: true, textOut: true,
+		inSchema: t.InputSchema(), outSchema: t.ResultSchema(), team: t.td,
+		spec: func(raw json.RawMessage) (Spec, error) {
+			var s *string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return Spec{}, fmt.Errorf("%w: team %s: input must be a string or null: %w", ErrInvalidInput, t.id, err)
+			}
+			return Spec{Model: model}, nil
+		},
+		output: func(raw json.RawMessage) (json.RawMessage, error) { return raw, nil },
+	}
+}
+
+// Values of a teammate's run (its start record), which make its plan.
+const (
+	valMember    = "member"
+	valRole      = "role"
+	valTeam      = "team"
+	valSpawnedBy = "spawned_by"
+)
+
+// memberRunID is the run id of teammate name of team run team.
+func memberRunID(team, name string) string { return team + "~" + name }
+
+// planTeam plans a run of a team: the lead's (no member value) or a
+// teammate's. Members are not the root of their run in the engine's sense
+// (their text answers end a piece of work, not the run).
+func (rt *Runtime) planTeam(info *defInfo, input json.RawMessage, values map[string]any) (*plan, error) {
+	td := info.team
+	name, _ := values[valMember].(string)
+	role, _ := values[valRole].(string)
+	team, _ := values[valTeam].(string)
+	lead := name == ""
+	var m Teammate
+	var hooks *Hooks
+	var handoffs []Handoff
+	if lead {
+		a := td.lead
+		m = Teammate{Name: a.Name, Role: "lead", Instructions: a.Instructions, Model: a.Model, Tools: a.Tools}
+		hooks, handoffs = &a.Hooks, a.Handoffs
+	} else {
+		var ok bool
+		if m, ok = td.members[name]; !ok {
+			m = td.template
+			m.Name, m.Role = name, role
+		}
+		if m.Instructions == "" {
+			m.Instructions = defaultTeammateInstructions
+		}
+		hooks = &Hooks{}
+	}
+	data := maps.Clone(values)
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["Name"], data["Role"], data["Lead"], data["Team"] = m.Name, m.Role, td.lead.Name, team
+	tools := slices.Clip(m.Tools)
+	if m.PlanApproval {
+		tools = make([]Tool, len(m.Tools))
+		for i, t := range m.Tools {
+			tools[i] = gatedTool{t}
+		}
+	}
+	tools = append(tools, teamTools(lead, m.PlanApproval)...)
+	p := &plan{agents: map[string]*agentPlan{}}
+	ap, err := rt.planAgent(p, m.Name, false, m.Instructions, m.Model, tools, handoffs, td.maxTurns, hooks, data, info)
+	if err != nil {
+		return nil, fmt.Errorf("team %s: %w", info.id, err)
+	}
+	p.root = ap
+	p.strategy = memberStrategy{lead: lead, member: m, team: team}
+	return p, nil
+}
+
+// teamCtx is what the team tools of a member's run know, carried in the
+// context of its steps.
+type teamCtx struct {
+	r      *runner
+	td     *teamDef
+	team   string // the team run id
+	self   string // the member's name
+	lead   bool
+	member Teammate
+	teamState
+}
+
+type teamKey struct{}
+
+func teamOfCtx(ctx context.Context) (*teamCtx, error) {
+	tc, ok := ctx.Value(teamKey{}).(*teamCtx)
+	if !ok {
+		return nil, fmt.Errorf("%w: team tools work only in a team's runs", ErrNotTeam)
+	}
+	return tc, nil
+}
+
+// teamStores returns the store's mailboxes and team boards, or an error
+// naming what the store lacks.
+func teamStores(s store.Store) (store.Mailboxes, store.Teams, error) {
+	mb, ok := s.(store.Mailboxes)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: the store keeps no mailboxes, which teams need", ErrInvalid)
+	}
+	tb, ok := s.(store.Teams)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: the store keeps no task boards, which teams need", ErrInvalid)
+	}
+	return mb, tb, nil
+}
+
+// mailText renders mails as the <inbox> user message a member's model
+// sees: one JSON object per line.
+func mailText(mails []store.Mail) string {
+	var b strings.Builder
+	b.WriteString("<inbox>\n")
+	for _, m := range mails {
+		line := struct {
+			From      string `json:"from"`
+			Type      string `json:"type"`
+			RequestID string `json:"request_id,omitempty"`
+			ReplyTo   string `json:"reply_to,omitempty"`
+			Content   string `json:"content"`
+		}{m.From, m.Type, m.RequestID, m.ReplyTo, m.Content}
+		data, _ := json.Marshal(line)
+		b.Write(data)
+		b.WriteByte('\n')
+	}
+	b.WriteString("</inbox>")
+	return b.String()
+}

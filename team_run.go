@@ -1,0 +1,222 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/swarmrt/swarm/store"
+)
+
+// TeamRun is a handle on a running team: the lead's run and its
+// teammates. It holds no state of its own; every method reads or writes
+// the store, so handles in several processes see the same team.
+type TeamRun struct {
+	rt *Runtime
+	id string
+	td *teamDef
+}
+
+// Start begins a team run: its declared members are spawned and the lead
+// works on task ("" to wait for the user's first message). Start returns
+// once the lead has answered the task (or awaits the first message). With
+// [WithID] it is idempotent: starting an existing team returns a handle on
+// it.
+func (t *Team) Start(ctx context.Context, rt *Runtime, task string, opts ...StartOption) (*TeamRun, error) {
+	if err := registerOnce(rt, t); err != nil {
+		return nil, err
+	}
+	input := json.RawMessage(`null`)
+	if task != "" {
+		input, _ = json.Marshal(task)
+	}
+	id, err := rt.Start(ctx, t.id, input, opts...)
+	if err != nil {
+		return nil, err
+	}
+	tr := &TeamRun{rt: rt, id: id, td: t.td}
+	if _, err := rt.settle(ctx, id, nil, nil); err != nil {
+		return nil, err
+	}
+	return tr, nil
+}
+
+// registerOnce registers d with rt unless it is; another definition with
+// d's id is an error.
+func registerOnce(rt *Runtime, d Definition) error {
+	rt.mu.RLock()
+	registered := rt.defs[d.ID()]
+	rt.mu.RUnlock()
+	switch registered {
+	case nil:
+		if err := rt.Register(d); err != nil && !errors.Is(err, ErrDuplicate) {
+			return err
+		}
+		return registerOnce(rt, d)
+	case d:
+		return nil
+	}
+	return fmt.Errorf("%w: another definition is registered as %q", ErrDuplicate, d.ID())
+}
+
+// OpenTeam returns a handle on team run id (the lead's run; a teammate's
+// run id names its team too). It fails with ErrNotFound for an unknown run
+// and ErrNotTeam for a run that is not a team's.
+func (rt *Runtime) OpenTeam(ctx context.Context, id string) (*TeamRun, error) {
+	if team, _, ok := strings.Cut(id, "~"); ok {
+		id = team
+	}
+	run, err := rt.store.Get(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("team %s: %w", id, err)
+	}
+	info, err := rt.info(run.Swarm)
+	if err != nil {
+		return nil, err
+	}
+	if info.team == nil || run.Parent != "" {
+		return nil, fmt.Errorf("run %s (swarm %s): %w", id, run.Swarm, ErrNotTeam)
+	}
+	return &TeamRun{rt: rt, id: id, td: info.team}, nil
+}
+
+// ID returns the team run's id (the lead's run).
+func (t *TeamRun) ID() string { return t.id }
+
+// Lead returns the lead's member name.
+func (t *TeamRun) Lead() string { return t.td.lead.Name }
+
+// Status returns the lead's run status.
+func (t *TeamRun) Status(ctx context.Context) (Status, error) { return t.rt.Status(ctx, t.id) }
+
+// Events replays and follows the lead's events (see [Runtime.Events]).
+func (t *TeamRun) Events(ctx context.Context, after int64, opts ...EventsOption) iter.Seq2[Event, error] {
+	return t.rt.Events(ctx, t.id, after, opts...)
+}
+
+// Say sends a user message to the lead and returns its answer, like
+// [Session.Say]: durable once sent, continued by another process if this
+// one dies. Streamed text goes to WithStream's function.
+func (t *TeamRun) Say(ctx context.Context, message string, opts ...SayOption) (string, error) {
+	var sc sayConfig
+	for _, o := range opts {
+		o(&sc)
+	}
+	if strings.TrimSpace(message) == "" {
+		return "", fmt.Errorf("%w: empty message", ErrInvalidInput)
+	}
+	st, err := t.rt.settle(ctx, t.id, nil, nil)
+	if err != nil {
+		return "", err
+	}
+	if st.State != StatePaused {
+		return "", fmt.Errorf("team %s is %s: %w", t.id, st.State, ErrInvalidState)
+	}
+	p, ok := t.rt.lastPause(ctx, t.id)
+	if !ok {
+		return "", fmt.Errorf("team %s: no pause in its journal: %w", t.id, ErrInvalidState)
+	}
+	n := messageNumber(p.Key)
+	var sub *liveSub
+	if sc.stream != nil {
+		sub = t.rt.live.subscribe(t.id)
+		defer t.rt.live.unsubscribe(t.id, sub)
+	}
+	if _, err := t.rt.store.Send(ctx, t.id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now()}); err != nil {
+		return "", fmt.Errorf("say to team %s: %w", t.id, err)
+	}
+	if st, err = t.rt.settle(ctx, t.id, sub, sc.stream); err != nil {
+		return "", err
+	}
+	evs, err := t.rt.History(ctx, t.id, p.Seq)
+	if err != nil {
+		return "", err
+	}
+	key := "m" + strconv.Itoa(n) + "/reply"
+	for _, ev := range evs {
+		if ev.Key != key {
+			continue
+		}
+		if ev.IsError {
+			return "", fmt.Errorf("%w: message %d: %s", ErrTurnFailed, n, ev.Reason)
+		}
+		return ev.Text, nil
+	}
+	if st.State == StatePaused {
+		return "", fmt.Errorf("team %s paused: %s: %w", t.id, st.Reason, ErrInvalidState)
+	}
+	return "", fmt.Errorf("team %s ended before answering: %s %s: %w", t.id, st.State, st.Reason, ErrInvalidState)
+}
+
+// Roster returns the team's members (the lead first, then the teammates
+// by name) with their roles, lifecycle states and unread mail.
+func (t *TeamRun) Roster(ctx context.Context) ([]MemberStatus, error) { return t.rt.roster(ctx, t.id) }
+
+// Send posts a message from the user to member to. An unknown member is
+// ErrNoMember; one that has ended ErrInvalidState; content over
+// store.MaxMailBytes store.ErrTooLarge.
+func (t *TeamRun) Send(ctx context.Context, to, content string) (store.Mail, error) {
+	return t.rt.sendMail(ctx, t.id, UserSender, []string{to}, store.Mail{ID: newID(), Type: MailMessage, Content: content})
+}
+
+// Broadcast posts one message from the user to every member that has not
+// ended, and returns their names.
+func (t *TeamRun) Broadcast(ctx context.Context, content string) ([]string, error) {
+	to, err := t.rt.broadcastTo(ctx, t.id, UserSender)
+	if err != nil {
+		return nil, err
+	}
+	if len(to) == 0 {
+		return nil, fmt.Errorf("%w: team %s has no member to broadcast to", ErrInvalidState, t.id)
+	}
+	_, err = t.rt.sendMail(ctx, t.id, UserSender, to, store.Mail{ID: newID(), Type: MailBroadcast, Content: content})
+	return to, err
+}
+
+// Inbox returns the mail in member's inbox that it has not consumed yet
+// (without consuming it).
+func (t *TeamRun) Inbox(ctx context.Context, member string) ([]store.Mail, error) {
+	id, err := t.rt.memberRunOf(ctx, t.id, member)
+	if err != nil {
+		return nil, err
+	}
+	mb, _, err := teamStores(t.rt.store)
+	if err != nil {
+		return nil, err
+	}
+	mails, _, err := mb.Mailbox(ctx, id, 0)
+	return mails, err
+}
+
+// Tasks returns the team's task board.
+func (t *TeamRun) Tasks(ctx context.Context) ([]store.Task, error) {
+	_, tb, err := teamStores(t.rt.store)
+	if err != nil {
+		return nil, err
+	}
+	return tb.Tasks(ctx, t.id)
+}
+
+// AddTask adds a task to the team's board (in an autonomous team, an idle
+// teammate claims it).
+func (t *TeamRun) AddTask(ctx context.Context, subject, description string, blockedBy ...int64) (store.Task, error) {
+	return t.rt.addTask(ctx, t.id, t.td, store.Task{Subject: subject, Description: description, BlockedBy: blockedBy})
+}
+
+// Requests returns the team's protocol requests (shutdowns and plan
+// approvals) with their states.
+func (t *TeamRun) Requests(ctx context.Context) ([]store.Request, error) {
+	_, tb, err := teamStores(t.rt.store)
+	if err != nil {
+		return nil, err
+	}
+	return tb.Requests(ctx, t.id)
+}
+
+// Close ends the team: the lead's run and every teammate's are stopped.
+func (t *TeamRun) Close(ctx context.Context) error { return t.rt.Stop(ctx, t.id, "team closed") }

@@ -1,0 +1,240 @@
+package swarm_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/swarmtest"
+)
+
+// seedTeam is the team of seed 002's "Try it" prompts: a lead that spawns
+// teammates by itself.
+func seedTeam(opts ...func(*swarm.TeamSpec)) *swarm.Team {
+	spec := swarm.TeamSpec{
+		Lead: &swarm.Agent{Name: "lead", Instructions: "You lead a team. Spawn teammates and coordinate them through mail."},
+	}
+	for _, o := range opts {
+		o(&spec)
+	}
+	return swarm.DefineTeam("crew", "A lead and the teammates it spawns", spec)
+}
+
+// seedScript plays the seed's prompts: spawn alice and bob, alice mails
+// bob, bob reports to the lead, the lead reads its inbox, then broadcasts.
+func seedScript() scripted.Script {
+	return scripted.Script{
+		"lead": {
+			scripted.Tools(scripted.CallTool("spawn_teammate", map[string]string{"name": "bob", "role": "tester", "prompt": "Wait for messages from your team."})),
+			scripted.Tools(scripted.CallTool("spawn_teammate", map[string]string{"name": "alice", "role": "coder", "prompt": "Send bob a message: the parser is ready for testing."})),
+			scripted.Text("Spawned alice (coder) and bob (tester); alice is messaging bob."),
+			scripted.Tools(scripted.CallTool("read_inbox", nil)),
+			scripted.Text("bob reports: tests pass."),
+			scripted.Tools(scripted.CallTool("broadcast", map[string]string{"content": "status update: phase 1 complete"})),
+			scripted.Text("Broadcast sent."),
+		},
+		"alice": {
+			scripted.Tools(scripted.CallTool("send_message", map[string]string{"to": "bob", "content": "The parser is ready for testing."})),
+			scripted.Text("Told bob."),
+			scripted.Text("Noted the status update."),
+		},
+		"bob": {
+			scripted.Text("Ready."),
+			scripted.Tools(scripted.CallTool("send_message", map[string]string{"to": "lead", "content": "tests pass"})),
+			scripted.Text("Tested the parser."),
+			scripted.Text("Noted the status update."),
+		},
+	}
+}
+
+// until polls cond until it holds or ctx ends (then the test fails with
+// what).
+func until(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting until %s", what)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// settledRoster waits until every member of tr is idle (or ended) with no
+// unread mail, except the lead's mail, and returns the roster.
+func settledRoster(t *testing.T, ctx context.Context, tr *swarm.TeamRun, names ...string) []swarm.MemberStatus {
+	t.Helper()
+	var ms []swarm.MemberStatus
+	until(t, ctx, "the team settles", func() bool {
+		var err error
+		if ms, err = tr.Roster(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if len(ms) != len(names)+1 {
+			return false
+		}
+		for _, m := range ms[1:] {
+			if m.State != swarm.MemberIdle && m.State != swarm.MemberShutdown && m.State != swarm.MemberFailed || m.Unread > 0 {
+				return false
+			}
+		}
+		return true
+	})
+	return ms
+}
+
+func states(ms []swarm.MemberStatus) string {
+	var b []string
+	for _, m := range ms {
+		b = append(b, m.Name+"("+m.Role+"):"+m.State)
+	}
+	return strings.Join(b, " ")
+}
+
+func TestTeamSeedScenario(t *testing.T) {
+	ctx := ctxT(t)
+	rt, m := swarmtest.NewRuntime(t, seedScript())
+	tr, err := seedTeam().Start(ctx, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := tr.Say(ctx, "Spawn alice (coder) and bob (tester). Have alice send bob a message.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(reply, "Spawned alice") {
+		t.Errorf("lead's reply = %q", reply)
+	}
+	ms := settledRoster(t, ctx, tr, "alice", "bob")
+	if got, want := states(ms), "lead(lead):idle alice(coder):idle bob(tester):idle"; got != want {
+		t.Errorf("roster = %s, want %s", got, want)
+	}
+	// bob was woken by alice's mail and reported to the lead.
+	inbox, err := tr.Inbox(ctx, "lead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inbox) != 1 || inbox[0].From != "bob" || inbox[0].Content != "tests pass" {
+		t.Fatalf("lead's inbox = %+v, want bob's one message", inbox)
+	}
+	bobEvents := swarmtest.Events(t, rt, ms[2].RunID)
+	var got []string
+	for _, ev := range bobEvents {
+		if ev.Type == swarm.EventInbox {
+			for _, ml := range ev.Mails {
+				got = append(got, ml.From+": "+ml.Content)
+			}
+		}
+	}
+	if want := []string{"alice: The parser is ready for testing."}; !slices.Equal(got, want) {
+		t.Errorf("bob consumed %q, want %q", got, want)
+	}
+	if reply, err = tr.Say(ctx, "Check the lead inbox for any messages"); err != nil {
+		t.Fatal(err)
+	}
+	if reply != "bob reports: tests pass." {
+		t.Errorf("reply = %q", reply)
+	}
+	// read_inbox consumed the mail: it is not delivered again.
+	if inbox, _ = tr.Inbox(ctx, "lead"); len(inbox) != 0 {
+		t.Errorf("lead's inbox after read_inbox = %+v", inbox)
+	}
+	// The mail reached the lead's model with its next request (before
+	// read_inbox ran, which then found the inbox empty), consumed once.
+	var seen []string
+	for _, ev := range swarmtest.Events(t, rt, tr.ID()) {
+		for _, ml := range ev.Mails {
+			seen = append(seen, string(ev.Type)+" "+ml.From+": "+ml.Content)
+		}
+	}
+	if want := []string{"inbox bob: tests pass"}; !slices.Equal(seen, want) {
+		t.Errorf("the lead consumed %q, want %q", seen, want)
+	}
+	if _, err = tr.Say(ctx, `Broadcast "status update: phase 1 complete" to all teammates`); err != nil {
+		t.Fatal(err)
+	}
+	ms = settledRoster(t, ctx, tr, "alice", "bob")
+	for _, name := range []string{"alice", "bob"} {
+		run := ms[slices.IndexFunc(ms, func(m swarm.MemberStatus) bool { return m.Name == name })].RunID
+		n := 0
+		for _, ev := range swarmtest.Events(t, rt, run) {
+			for _, ml := range ev.Mails {
+				if ml.Type == swarm.MailBroadcast && ml.Content == "status update: phase 1 complete" {
+					n++
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s consumed the broadcast %d times, want once", name, n)
+		}
+	}
+	for _, mem := range ms {
+		if left := m.Unconsumed(mem.RunID)[mem.Name]; left != 0 {
+			t.Errorf("%s left %d steps of its script", mem.Name, left)
+		}
+	}
+}
+
+func TestTeamBadInput(t *testing.T) {
+	ctx := ctxT(t)
+	script := scripted.Script{
+		"lead": {
+			scripted.Tools(
+				scripted.CallTool("spawn_teammate", map[string]string{"name": "alice", "role": "coder", "prompt": "Say hi."}),
+			),
+			scripted.Tools(
+				scripted.CallTool("spawn_teammate", map[string]string{"name": "alice", "role": "tester", "prompt": "Again."}),
+				scripted.CallTool("send_message", map[string]string{"to": "mallory", "content": "hi"}),
+				scripted.CallTool("spawn_teammate", map[string]string{"name": "bad name!", "role": "x", "prompt": "x"}),
+			),
+			scripted.Text("done"),
+		},
+		"alice": {scripted.Text("hi")},
+	}
+	rt, _ := swarmtest.NewRuntime(t, script)
+	tr, err := seedTeam().Start(ctx, rt, "Set up the team.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []string
+	for _, ev := range swarmtest.Events(t, rt, tr.ID()) {
+		if ev.Type == swarm.EventToolResult && ev.IsError {
+			outs = append(outs, ev.Tool+": "+ev.Output)
+		}
+	}
+	want := []string{"already has a teammate named alice", "no member named mallory", "may only have letters"}
+	if len(outs) != len(want) {
+		t.Fatalf("error results = %q, want %d", outs, len(want))
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(outs, func(o string) bool { return strings.Contains(o, w) }) {
+			t.Errorf("error results = %q, want one to say %q", outs, w)
+		}
+	}
+	// The API refuses the same mistakes with typed errors.
+	if _, err := tr.Send(ctx, "mallory", "hi"); !errors.Is(err, swarm.ErrNoMember) {
+		t.Errorf("Send to an unknown member: %v, want ErrNoMember", err)
+	}
+	if _, err := tr.Send(ctx, "alice", strings.Repeat("x", store.MaxMailBytes+1)); !errors.Is(err, store.ErrTooLarge) {
+		t.Errorf("oversize Send: %v, want ErrTooLarge", err)
+	}
+	if _, err := tr.Say(ctx, "  "); !errors.Is(err, swarm.ErrInvalidInput) {
+		t.Errorf("empty Say: %v", err)
+	}
+	if _, err := rt.OpenTeam(ctx, "run_nope"); !errors.Is(err, swarm.ErrNotFound) {
+		t.Errorf("OpenTeam of an unknown run: %v", err)
+	}
+	if err := rt.Register(swarm.DefineTeam("noleader", "", swarm.TeamSpec{})); !errors.Is(err, swarm.ErrInvalid) {
+		t.Errorf("a team without a lead: %v, want ErrInvalid", err)
+	}
+	dup := swarm.TeamSpec{Lead: &swarm.Agent{Name: "lead"}, Members: []swarm.Teammate{{Name: "a", Prompt: "x"}, {Name: "a", Prompt: "y"}}}
+	if err := rt.Register(swarm.DefineTeam("dup", "", dup)); !errors.Is(err, swarm.ErrDuplicate) {
+		t.Errorf("two members with one name: %v, want ErrDuplicate", err)
+	}
+}

@@ -1,0 +1,778 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/swarmrt/swarm/store"
+)
+
+// The team tools, offered to team members besides their own. Their side
+// effects are idempotent per tool call (mail ids, task keys and request
+// ids derive from the call's idempotency key), so a call repeated after a
+// crash changes nothing twice; what they did is journaled with their
+// result (events mail, task, protocol, member).
+const (
+	toolSpawn            = "spawn_teammate"
+	toolListTeammates    = "list_teammates"
+	toolSendMessage      = "send_message"
+	toolBroadcast        = "broadcast"
+	toolReadInbox        = "read_inbox"
+	toolShutdownRequest  = "shutdown_request"
+	toolShutdownResponse = "shutdown_response"
+	toolSubmitPlan       = "submit_plan"
+	toolReviewPlan       = "review_plan"
+	toolCreateTask       = "create_task"
+	toolListTasks        = "list_tasks"
+	toolClaimTask        = "claim_task"
+	toolCompleteTask     = "complete_task"
+)
+
+// teamTools returns the team tools of the lead or of a teammate (with
+// submit_plan when its plan needs approval).
+func teamTools(lead, planApproval bool) []Tool {
+	teamToolSet.once.Do(func() {
+		common := []Tool{listTeammatesTool(), sendMessageTool(), broadcastTool(), readInboxTool(), createTaskTool(), listTasksTool()}
+		teamToolSet.lead = append(slices.Clip(common), spawnTool(), shutdownRequestTool(), reviewPlanTool())
+		teamToolSet.mate = append(slices.Clip(common), claimTaskTool(), completeTaskTool(), shutdownResponseTool())
+		teamToolSet.gated = append(slices.Clip(teamToolSet.mate), submitPlanTool())
+	})
+	switch {
+	case lead:
+		return teamToolSet.lead
+	case planApproval:
+		return teamToolSet.gated
+	}
+	return teamToolSet.mate
+}
+
+// teamToolSet holds the team tools, made once.
+var teamToolSet struct {
+	once              sync.Once
+	lead, mate, gated []Tool
+}
+
+// journal adds events to be journaled with the executing tool call's
+// result; keys are the call's step key plus suffix.
+func journal(ctx context.Context, evs ...Event) {
+	ci, ok := ctx.Value(ctxKey{}).(*callInfo)
+	if !ok {
+		return
+	}
+	for _, ev := range evs {
+		ev.Key = ci.step + "/" + string(ev.Type)
+		ci.extra = append(ci.extra, ev)
+	}
+}
+
+func spawnTool() Tool {
+	return NewTool(toolSpawn, "Spawn a persistent teammate with a name, a role and a first task. It works on the task, then stays idle until mail arrives.",
+		func(ctx context.Context, in struct {
+			Name   string `json:"name" jsonschema:"a short unique name: letters, digits, _ and -"`
+			Role   string `json:"role" jsonschema:"what the teammate does, such as coder or tester"`
+			Prompt string `json:"prompt" jsonschema:"the teammate's first task, with all the context it needs"`
+		}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, IdempotencyKey(ctx)); err != nil {
+				return "", err
+			}
+			journal(ctx, Event{Type: EventMember, Agent: in.Name, State: MemberSpawning, Target: memberRunID(tc.team, in.Name)})
+			return fmt.Sprintf("Spawned %s (%s).", in.Name, in.Role), nil
+		})
+}
+
+func listTeammatesTool() Tool {
+	return NewTool(toolListTeammates, "List the team's members with their roles and states (spawning, working, idle, shutting_down, shutdown, failed).",
+		func(ctx context.Context, _ struct{}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			ms, err := tc.r.rt.roster(ctx, tc.team)
+			if err != nil {
+				return "", err
+			}
+			var b strings.Builder
+			for _, m := range ms {
+				fmt.Fprintf(&b, "%s (%s): %s\n", m.Name, m.Role, m.State)
+			}
+			return b.String(), nil
+		})
+}
+
+func sendMessageTool() Tool {
+	return NewTool(toolSendMessage, "Send a message to one member of the team (a teammate or the lead) by name.",
+		func(ctx context.Context, in struct {
+			To      string `json:"to" jsonschema:"the recipient's name"`
+			Content string `json:"content"`
+		}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			m, err := tc.r.rt.sendMail(ctx, tc.team, tc.self, []string{in.To}, store.Mail{ID: IdempotencyKey(ctx), Type: MailMessage, Content: in.Content})
+			if err != nil {
+				return "", err
+			}
+			journal(ctx, Event{Type: EventMail, Agent: tc.self, Target: in.To, Mail: &m})
+			return "Sent to " + in.To + ".", nil
+		})
+}
+
+func broadcastTool() Tool {
+	return NewTool(toolBroadcast, "Send one message to every other member of the team.",
+		func(ctx context.Context, in struct {
+			Content string `json:"content"`
+		}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			to, err := tc.r.rt.broadcastTo(ctx, tc.team, tc.self)
+			if err != nil {
+				return "", err
+			}
+			if len(to) == 0 {
+				return "", errors.New("the team has no other member to broadcast to")
+			}
+			m, err := tc.r.rt.sendMail(ctx, tc.team, tc.self, to, store.Mail{ID: IdempotencyKey(ctx), Type: MailBroadcast, Content: in.Content})
+			if err != nil {
+				return "", err
+			}
+			journal(ctx, Event{Type: EventMail, Agent: tc.self, Target: "*", Mail: &m})
+			return fmt.Sprintf("Broadcast to %d members: %s.", len(to), strings.Join(to, ", ")), nil
+		})
+}
+
+func readInboxTool() Tool {
+	return NewTool(toolReadInbox, "Read (and consume) the new messages in your inbox. New mail also arrives by itself before each of your turns.",
+		func(ctx context.Context, _ struct{}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			tc.inboxMu.Lock()
+			defer tc.inboxMu.Unlock()
+			mb, _, err := teamStores(tc.r.rt.store)
+			if err != nil {
+				return "", err
+			}
+			mails, _, err := mb.Mailbox(ctx, tc.r.id, maxInbox)
+			if err != nil {
+				return "", err
+			}
+			// A parallel read_inbox of the same round has these already.
+			mails = slices.DeleteFunc(mails, func(m store.Mail) bool { return m.Seq <= tc.read })
+			if len(mails) == 0 {
+				return "Your inbox is empty.", nil
+			}
+			tc.read = mails[len(mails)-1].Seq
+			if ci, ok := ctx.Value(ctxKey{}).(*callInfo); ok {
+				ci.ackMail = tc.read
+			}
+			journal(ctx, Event{Type: EventInbox, Agent: tc.self, Mails: mails})
+			return mailText(mails), nil
+		})
+}
+
+func shutdownRequestTool() Tool {
+	return NewTool(toolShutdownRequest, "Ask a teammate to shut down gracefully. It approves (and shuts down) or rejects with a reason; its answer arrives as mail.",
+		func(ctx context.Context, in struct {
+			Teammate string `json:"teammate"`
+			Reason   string `json:"reason,omitempty"`
+		}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			req, err := tc.r.rt.request(ctx, tc.team, tc.td, store.Request{ID: IdempotencyKey(ctx), Kind: ProtocolShutdown, From: tc.self, To: in.Teammate, Content: in.Reason})
+			if err != nil {
+				return "", err
+			}
+			journal(ctx, Event{Type: EventProtocol, Agent: tc.self, Target: in.Teammate, Protocol: &req})
+			return fmt.Sprintf("Shutdown requested from %s (request_id %s).", in.Teammate, req.ID), nil
+		})
+}
+
+func shutdownResponseTool() Tool {
+	return NewTool(toolShutdownResponse, "Answer a shutdown request from the lead: approve to finish your work and shut down, or reject with a reason.",
+		func(ctx context.Context, in struct {
+			RequestID string `json:"request_id"`
+			Approve   bool   `json:"approve"`
+			Reason    string `json:"reason,omitempty"`
+		}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			req, err := tc.r.rt.respond(ctx, tc.team, tc.self, ProtocolShutdown, in.RequestID, in.Approve, in.Reason, IdempotencyKey(ctx))
+			if err != nil {
+				return "", err
+			}
+			journal(ctx, Event{Type: EventProtocol, Agent: tc.self, Target: req.From, Protocol: &req})
+			if req.State != store.RequestApproved {
+				return "Shutdown rejected.", nil
+			}
+			tc.noteShutdown(StepKey(ctx), req.Content)
+			return "Shutdown approved: you shut down after this turn.", nil
+		})
+}
+
+func submitPlanTool() Tool {
+	return NewTool(toolSubmitPlan, "Submit your plan to the lead for approval. Your other tools are refused until the lead approves a plan; a rejection comes with feedback.",
+		func(ctx context.Context, in struct {
+			Plan string `json:"plan"`
+		}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			req, err := tc.r.rt.request(ctx, tc.team, tc.td, store.Request{ID: IdempotencyKey(ctx), Kind: ProtocolPlanApproval, From: tc.self, To: tc.td.lead.Name, Content: in.Plan})
+			if err != nil {
+				return "", err
+			}
+			journal(ctx, Event{Type: EventProtocol, Agent: tc.self, Target: tc.td.lead.Name, Protocol: &req})
+			return fmt.Sprintf("Plan submitted (request_id %s); wait for the lead's answer in your inbox.", req.ID), nil
+		})
+}
+
+func reviewPlanTool() Tool {
+	return NewTool(toolReviewPlan, "Approve or reject a teammate's plan (a plan_approval_request in your inbox), with feedback.",
+		func(ctx context.Context, in struct {
+			RequestID string `json:"request_id"`
+			Approve   bool   `json:"approve"`
+			Feedback  string `json:"feedback,omitempty"`
+		}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			req, err := tc.r.rt.respond(ctx, tc.team, tc.self, ProtocolPlanApproval, in.RequestID, in.Approve, in.Feedback, IdempotencyKey(ctx))
+			if err != nil {
+				return "", err
+			}
+			journal(ctx, Event{Type: EventProtocol, Agent: tc.self, Target: req.From, Protocol: &req})
+			return fmt.Sprintf("Plan of %s %s.", req.From, req.State), nil
+		})
+}
+
+func createTaskTool() Tool {
+	return NewTool(toolCreateTask, "Add a task to the team's task board. blocked_by lists the ids of tasks that must be completed first.",
+		func(ctx context.Context, in struct {
+			Subject     string  `json:"subject"`
+			Description string  `json:"description,omitempty"`
+			BlockedBy   []int64 `json:"blocked_by,omitempty"`
+		}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			t, err := tc.r.rt.addTask(ctx, tc.team, tc.td, store.Task{Key: IdempotencyKey(ctx), Subject: in.Subject, Description: in.Description, BlockedBy: in.BlockedBy})
+			if err != nil {
+				return "", err
+			}
+			journal(ctx, Event{Type: EventTask, Agent: tc.self, Task: &t})
+			return fmt.Sprintf("Created task #%d.", t.ID), nil
+		})
+}
+
+func listTasksTool() Tool {
+	return NewTool(toolListTasks, "List the team's task board: id, status, owner, subject and what blocks each task.",
+		func(ctx context.Context, _ struct{}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			_, tb, err := teamStores(tc.r.rt.store)
+			if err != nil {
+				return "", err
+			}
+			tasks, err := tb.Tasks(ctx, tc.team)
+			if err != nil {
+				return "", err
+			}
+			if len(tasks) == 0 {
+				return "The task board is empty.", nil
+			}
+			data, err := json.Marshal(tasks)
+			return string(data), err
+		})
+}
+
+func claimTaskTool() Tool {
+	return NewTool(toolClaimTask, "Claim a pending, unblocked task of the board: you become its owner. Exactly one claimant wins a task.",
+		func(ctx context.Context, in struct {
+			TaskID int64 `json:"task_id"`
+		}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			_, tb, err := teamStores(tc.r.rt.store)
+			if err != nil {
+				return "", err
+			}
+			t, err := tb.ClaimTask(ctx, tc.team, in.TaskID, tc.self, tc.r.id)
+			if err != nil {
+				return "", err
+			}
+			journal(ctx, Event{Type: EventTask, Agent: tc.self, Task: &t})
+			return fmt.Sprintf("You own task #%d: %s.", t.ID, t.Subject), nil
+		})
+}
+
+func completeTaskTool() Tool {
+	return NewTool(toolCompleteTask, "Mark a task you own completed, with its result; tasks it blocked become claimable.",
+		func(ctx context.Context, in struct {
+			TaskID int64  `json:"task_id"`
+			Result string `json:"result,omitempty"`
+		}) (string, error) {
+			tc, err := teamOfCtx(ctx)
+			if err != nil {
+				return "", err
+			}
+			_, tb, err := teamStores(tc.r.rt.store)
+			if err != nil {
+				return "", err
+			}
+			t, err := tb.CompleteTask(ctx, tc.team, in.TaskID, tc.r.id, in.Result)
+			if err != nil {
+				return "", err
+			}
+			journal(ctx, Event{Type: EventTask, Agent: tc.self, Task: &t})
+			if tc.td.autonomous {
+				tc.r.rt.wakeIdle(ctx, tc.team)
+			}
+			return fmt.Sprintf("Task #%d completed.", t.ID), nil
+		})
+}
+
+// gatedTool is a tool of a teammate whose plan needs the lead's approval:
+// it refuses to run until the teammate has an approved plan.
+type gatedTool struct{ Tool }
+
+func (g gatedTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
+	tc, err := teamOfCtx(ctx)
+	if err != nil {
+		return "", err
+	}
+	ok, err := tc.planApproved(ctx)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", fmt.Errorf("refused: %s needs an approved plan before using %s; call submit_plan and wait for the lead's answer", tc.self, g.Name())
+	}
+	return g.Tool.Call(ctx, args)
+}
+
+// teamState is what the team tools of one drive of a member's run share.
+type teamState struct {
+	mu       sync.Mutex
+	inboxMu  sync.Mutex
+	read     int64             // newest mail read by read_inbox in this drive
+	shutdown map[string]string // step key -> reason, of approved shutdowns
+	approved bool
+}
+
+func (tc *teamCtx) noteShutdown(step, reason string) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.shutdown == nil {
+		tc.shutdown = map[string]string{}
+	}
+	if reason == "" {
+		reason = "at the lead's request"
+	}
+	tc.shutdown[step] = reason
+}
+
+func (tc *teamCtx) takeShutdown(step string) string {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.shutdown[step]
+}
+
+// planApproved reports whether the member has an approved plan.
+func (tc *teamCtx) planApproved(ctx context.Context) (bool, error) {
+	tc.mu.Lock()
+	ok := tc.approved
+	tc.mu.Unlock()
+	if ok {
+		return true, nil
+	}
+	_, tb, err := teamStores(tc.r.rt.store)
+	if err != nil {
+		return false, err
+	}
+	reqs, err := tb.Requests(ctx, tc.team)
+	if err != nil {
+		return false, err
+	}
+	for _, q := range reqs {
+		if q.Kind == ProtocolPlanApproval && q.From == tc.self && q.State == store.RequestApproved {
+			tc.mu.Lock()
+			tc.approved = true
+			tc.mu.Unlock()
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// spawn starts teammate name of the team (idempotent for the same
+// spawnedBy: a call repeated after a crash finds the run it started).
+func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy string) error {
+	r := tc.r
+	if err := checkMemberName(name); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
+	}
+	if name == tc.td.lead.Name || name == UserSender {
+		return fmt.Errorf("%w: %q is taken (the lead, or the user)", ErrDuplicate, name)
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return fmt.Errorf("%w: teammate %s needs a prompt", ErrInvalidInput, name)
+	}
+	id := memberRunID(tc.team, name)
+	if existing, err := r.rt.store.Get(ctx, id); err == nil {
+		if by, _ := r.rt.memberValue(ctx, existing.ID, valSpawnedBy); by == spawnedBy {
+			return nil
+		}
+		return fmt.Errorf("%w: the team already has a teammate named %s", ErrDuplicate, name)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	members, err := r.rt.store.List(ctx, store.Filter{Parent: tc.team})
+	if err != nil {
+		return err
+	}
+	if len(members) >= tc.td.maxMembers {
+		return fmt.Errorf("%w: the team has its maximum of %d teammates", ErrInvalidInput, tc.td.maxMembers)
+	}
+	if r.depth+1 > r.rt.cfg.MaxDepth {
+		return fmt.Errorf("%w: a teammate would nest deeper than the max depth (%d)", ErrInvalidInput, r.rt.cfg.MaxDepth)
+	}
+	input, _ := json.Marshal(prompt)
+	r.spawned.Store(true)
+	_, err = r.rt.create(ctx, newRun{info: r.info, input: input, id: id, explicitID: true,
+		values: map[string]any{valMember: name, valRole: role, valTeam: tc.team, valSpawnedBy: spawnedBy},
+		parent: tc.team, depth: r.depth + 1, budget: r.budget, root: r.root, deadline: r.deadline})
+	return err
+}
+
+// memberValue returns a value of a member's start record.
+func (rt *Runtime) memberValue(ctx context.Context, id, key string) (string, error) {
+	if v, ok := rt.memberVals.Load(id + "\x00" + key); ok {
+		return v.(string), nil
+	}
+	recs, err := rt.store.Read(ctx, id, 0, 1)
+	if err != nil {
+		return "", err
+	}
+	if len(recs) == 0 {
+		return "", fmt.Errorf("run %s has no start record", id)
+	}
+	ev, err := decodeEvent(recs[0])
+	if err != nil {
+		return "", err
+	}
+	v, _ := ev.Values[key].(string)
+	rt.memberVals.Store(id+"\x00"+key, v)
+	return v, nil
+}
+
+// MemberStatus is one member of a team's roster.
+type MemberStatus struct {
+	Name  string `json:"name"`
+	Role  string `json:"role"`
+	Lead  bool   `json:"lead,omitempty"`
+	State string `json:"state"`
+	// Reason explains a failed member's state (or a pause for a human).
+	Reason string `json:"reason,omitempty"`
+	RunID  string `json:"run_id"`
+	// Unread counts the mails in its inbox not yet consumed.
+	Unread int `json:"unread"`
+}
+
+// roster lists team's members, the lead first, then the teammates by
+// name, with their lifecycle states as the store has them.
+func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, error) {
+	lead, err := rt.store.Get(ctx, team)
+	if err != nil {
+		return nil, err
+	}
+	info, err := rt.info(lead.Swarm)
+	if err != nil || info.team == nil {
+		return nil, fmt.Errorf("run %s: %w", team, ErrNotTeam)
+	}
+	mb, tb, err := teamStores(rt.store)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := rt.store.List(ctx, store.Filter{Parent: team})
+	if err != nil {
+		return nil, err
+	}
+	reqs, err := tb.Requests(ctx, team)
+	if err != nil {
+		return nil, err
+	}
+	leaving := map[string]bool{}
+	for _, q := range reqs {
+		if q.Kind == ProtocolShutdown && (q.State == store.RequestPending || q.State == store.RequestApproved) {
+			leaving[q.To] = true
+		}
+	}
+	out := []MemberStatus{{Name: info.team.lead.Name, Role: "lead", Lead: true, RunID: team, State: memberState(lead, false)}}
+	if lead.State.Terminal() {
+		out[0].Reason = lead.Reason
+	}
+	for _, run := range runs {
+		name, ok := strings.CutPrefix(run.ID, team+"~")
+		if !ok {
+			continue
+		}
+		role, err := rt.memberValue(ctx, run.ID, valRole)
+		if err != nil {
+			return nil, err
+		}
+		ms := MemberStatus{Name: name, Role: role, RunID: run.ID, State: memberState(run, leaving[name])}
+		if run.State == store.Failed || run.State == store.Stopped || (run.State == store.Paused && run.Reason != AwaitingMail) {
+			ms.Reason = run.Reason
+		}
+		out = append(out, ms)
+	}
+	slices.SortFunc(out[1:], func(a, b MemberStatus) int { return strings.Compare(a.Name, b.Name) })
+	for i := range out {
+		if out[i].State == MemberShutdown || out[i].State == MemberFailed {
+			continue
+		}
+		mails, _, err := mb.Mailbox(ctx, out[i].RunID, maxInbox)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Unread = len(mails)
+	}
+	return out, nil
+}
+
+// memberState maps a member's run row to its lifecycle state.
+func memberState(run store.Run, leaving bool) string {
+	switch run.State {
+	case store.Completed:
+		return MemberShutdown
+	case store.Failed, store.Stopped:
+		return MemberFailed
+	}
+	switch {
+	case leaving:
+		return MemberShuttingDown
+	case run.State == store.Running && run.LastSeq <= 1:
+		return MemberSpawning
+	case run.State == store.Paused && (run.Reason == AwaitingMail || run.Reason == AwaitingMessage):
+		return MemberIdle
+	}
+	return MemberWorking
+}
+
+// memberRun resolves a member name of team to its run id.
+func (rt *Runtime) memberRunOf(ctx context.Context, team, name string) (string, error) {
+	lead, err := rt.store.Get(ctx, team)
+	if err != nil {
+		return "", err
+	}
+	info, err := rt.info(lead.Swarm)
+	if err != nil || info.team == nil {
+		return "", fmt.Errorf("run %s: %w", team, ErrNotTeam)
+	}
+	if name == info.team.lead.Name {
+		return team, nil
+	}
+	if checkMemberName(name) != nil {
+		return "", fmt.Errorf("%w: %q", ErrNoMember, name)
+	}
+	id := memberRunID(team, name)
+	if _, err := rt.store.Get(ctx, id); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return "", fmt.Errorf("%w: the team has no member named %s", ErrNoMember, name)
+		}
+		return "", err
+	}
+	return id, nil
+}
+
+// sendMail posts m from member from to the members named to, and
+// returns it as stored in the first recipient's mailbox.
+func (rt *Runtime) sendMail(ctx context.Context, team, from string, to []string, m store.Mail) (store.Mail, error) {
+	mb, _, err := teamStores(rt.store)
+	if err != nil {
+		return store.Mail{}, err
+	}
+	ids := make([]string, len(to))
+	for i, name := range to {
+		if name == from {
+			return store.Mail{}, fmt.Errorf("%w: %s cannot send mail to itself", ErrInvalidInput, from)
+		}
+		if ids[i], err = rt.memberRunOf(ctx, team, name); err != nil {
+			return store.Mail{}, err
+		}
+	}
+	m.From = from
+	got, err := mb.Post(ctx, ids, m)
+	switch {
+	case errors.Is(err, store.ErrInvalidState):
+		return store.Mail{}, fmt.Errorf("%w: a recipient has shut down or failed: %w", ErrInvalidState, err)
+	case err != nil:
+		return store.Mail{}, err
+	}
+	// An idle recipient is runnable now.
+	for _, id := range ids {
+		if err := rt.wake(ctx, id); err != nil {
+			rt.log.Warn("waking a team member", "run", id, "err", err)
+		}
+	}
+	return got[0], nil
+}
+
+// broadcastTo lists the members a broadcast from from reaches: every
+// member but from that has not ended.
+func (rt *Runtime) broadcastTo(ctx context.Context, team, from string) ([]string, error) {
+	ms, err := rt.roster(ctx, team)
+	if err != nil {
+		return nil, err
+	}
+	var to []string
+	for _, m := range ms {
+		if m.Name != from && m.State != MemberShutdown && m.State != MemberFailed {
+			to = append(to, m.Name)
+		}
+	}
+	return to, nil
+}
+
+// request records a protocol request and mails it to its recipient.
+func (rt *Runtime) request(ctx context.Context, team string, td *teamDef, q store.Request) (store.Request, error) {
+	_, tb, err := teamStores(rt.store)
+	if err != nil {
+		return store.Request{}, err
+	}
+	if q.Kind == ProtocolShutdown {
+		if q.To == td.lead.Name {
+			return store.Request{}, fmt.Errorf("%w: the lead cannot be asked to shut down", ErrInvalidInput)
+		}
+		id, err := rt.memberRunOf(ctx, team, q.To)
+		if err != nil {
+			return store.Request{}, err
+		}
+		run, err := rt.store.Get(ctx, id)
+		if err != nil {
+			return store.Request{}, err
+		}
+		if run.State.Terminal() {
+			return store.Request{}, fmt.Errorf("%w: %s has already %s", ErrInvalidState, q.To, memberState(run, false))
+		}
+	}
+	q.Deadline = time.Now().Add(td.timeout)
+	got, err := tb.AddRequest(ctx, team, q)
+	if err != nil {
+		return store.Request{}, err
+	}
+	typ := MailShutdownRequest
+	if q.Kind == ProtocolPlanApproval {
+		typ = MailPlanApprovalRequest
+	}
+	if _, err := rt.sendMail(ctx, team, q.From, []string{q.To}, store.Mail{ID: got.ID, Type: typ, RequestID: got.ID, Content: q.Content}); err != nil {
+		return store.Request{}, err
+	}
+	return got, nil
+}
+
+// respond answers protocol request id (of kind) as member self, and mails
+// the answer to the requester. A repeat of the same answer (after a crash)
+// returns the request as resolved.
+func (rt *Runtime) respond(ctx context.Context, team, self, kind, id string, approve bool, text, mailID string) (store.Request, error) {
+	_, tb, err := teamStores(rt.store)
+	if err != nil {
+		return store.Request{}, err
+	}
+	reqs, err := tb.Requests(ctx, team)
+	if err != nil {
+		return store.Request{}, err
+	}
+	i := slices.IndexFunc(reqs, func(q store.Request) bool { return q.ID == id })
+	if i < 0 || reqs[i].Kind != kind || reqs[i].To != self {
+		return store.Request{}, fmt.Errorf("%w: no %s request %q addressed to %s", store.ErrNotFound, kind, id, self)
+	}
+	state := store.RequestRejected
+	if approve {
+		state = store.RequestApproved
+	}
+	got, err := tb.ResolveRequest(ctx, team, id, state, text)
+	if errors.Is(err, store.ErrInvalidState) && !(got.State == state && got.Response == text) {
+		return store.Request{}, fmt.Errorf("request %s is %s: %w", id, got.State, err)
+	} else if err != nil && !errors.Is(err, store.ErrInvalidState) {
+		return store.Request{}, err
+	}
+	typ := MailShutdownResponse
+	if kind == ProtocolPlanApproval {
+		typ = MailPlanApprovalResponse
+	}
+	content := string(state)
+	if text != "" {
+		content += ": " + text
+	}
+	if _, err := rt.sendMail(ctx, team, self, []string{got.From}, store.Mail{ID: mailID, Type: typ, ReplyTo: id, Content: content}); err != nil && !errors.Is(err, ErrInvalidState) {
+		return store.Request{}, err
+	}
+	return got, nil
+}
+
+// addTask adds a task to team's board and, in an autonomous team, wakes
+// the idle teammates so that one of them claims it.
+func (rt *Runtime) addTask(ctx context.Context, team string, td *teamDef, t store.Task) (store.Task, error) {
+	_, tb, err := teamStores(rt.store)
+	if err != nil {
+		return store.Task{}, err
+	}
+	got, err := tb.AddTask(ctx, team, t)
+	if err != nil {
+		return store.Task{}, err
+	}
+	if td.autonomous {
+		rt.wakeIdle(ctx, team)
+	}
+	return got, nil
+}
+
+// wakeIdle wakes the idle teammates of team (to look at the task board).
+func (rt *Runtime) wakeIdle(ctx context.Context, team string) {
+	runs, err := rt.store.List(ctx, store.Filter{Parent: team, State: store.Paused})
+	if err != nil {
+		return
+	}
+	for _, run := range runs {
+		if run.Reason == AwaitingMail {
+			rt.nudge(ctx, run.ID)
+		}
+	}
+}
+
+// nudge wakes idle teammate id, to look at its mailbox and the task board.
+func (rt *Runtime) nudge(ctx context.Context, id string) {
+	_, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Time: time.Now()})
+	if err == nil {
+		err = rt.wake(ctx, id)
+	}
+	if err != nil && !errors.Is(err, store.ErrInvalidState) {
+		rt.log.Warn("waking an idle teammate", "run", id, "err", err)
+	}
+}
