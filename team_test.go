@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -237,4 +238,170 @@ func TestTeamBadInput(t *testing.T) {
 	if err := rt.Register(swarm.DefineTeam("dup", "", dup)); !errors.Is(err, swarm.ErrDuplicate) {
 		t.Errorf("two members with one name: %v, want ErrDuplicate", err)
 	}
+}
+
+func TestTeamShutdownHandshake(t *testing.T) {
+	ctx := ctxT(t)
+	req := "team1/m1/t1/tool/call_lead_0_0" // the request id: the lead's call's idempotency key
+	script := scripted.Script{
+		"lead": {
+			scripted.Tools(scripted.CallTool("shutdown_request", map[string]string{"teammate": "alice", "reason": "the work is done"})),
+			scripted.Text("Asked alice to shut down."),
+			scripted.Tools(scripted.CallTool("shutdown_request", map[string]string{"teammate": "alice"})),
+			scripted.Text("alice is gone already."),
+		},
+		"alice": {
+			scripted.Text("Ready."),
+			scripted.Tools(scripted.CallTool("shutdown_response", map[string]any{"request_id": req, "approve": true})),
+			scripted.Text("never asked: alice has shut down"),
+		},
+	}
+	team := seedTeam(func(s *swarm.TeamSpec) {
+		s.Members = []swarm.Teammate{{Name: "alice", Role: "coder", Prompt: "Say you are ready."}}
+	})
+	rt, _ := swarmtest.NewRuntime(t, script)
+	tr, err := team.Start(ctx, rt, "", swarm.WithID("team1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "alice")
+	if _, err := tr.Say(ctx, "Shut alice down."); err != nil {
+		t.Fatal(err)
+	}
+	ms := settledRoster(t, ctx, tr, "alice")
+	if got := states(ms); got != "lead(lead):idle alice(coder):shutdown" {
+		t.Fatalf("roster = %s", got)
+	}
+	st := swarmtest.AssertState(t, rt, "team1~alice", swarm.StateCompleted)
+	if !strings.Contains(string(st.Result), "the work is done") {
+		t.Errorf("alice's result = %s", st.Result)
+	}
+	reqs, err := tr.Requests(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 1 || reqs[0].ID != req || reqs[0].State != store.RequestApproved || reqs[0].From != "lead" || reqs[0].To != "alice" {
+		t.Fatalf("requests = %+v", reqs)
+	}
+	inbox, _ := tr.Inbox(ctx, "lead")
+	if len(inbox) != 1 || inbox[0].Type != swarm.MailShutdownResponse || inbox[0].ReplyTo != req {
+		t.Errorf("lead's inbox = %+v, want alice's shutdown_response", inbox)
+	}
+	// Asking a teammate that has shut down is an error to the lead.
+	if _, err := tr.Say(ctx, "Shut alice down again."); err != nil {
+		t.Fatal(err)
+	}
+	var last swarm.Event
+	for _, ev := range swarmtest.Events(t, rt, "team1") {
+		if ev.Type == swarm.EventToolResult {
+			last = ev
+		}
+	}
+	if !last.IsError || !strings.Contains(last.Output, "alice has already shutdown") {
+		t.Errorf("second shutdown_request gave %q", last.Output)
+	}
+	if _, err := tr.Send(ctx, "alice", "are you there?"); !errors.Is(err, swarm.ErrInvalidState) {
+		t.Errorf("mail to a teammate that shut down: %v, want ErrInvalidState", err)
+	}
+}
+
+func TestTeamPlanApprovalGate(t *testing.T) {
+	ctx := ctxT(t)
+	var deploys atomic.Int64
+	deploy := swarm.NewTool("deploy", "Deploy the service.", func(ctx context.Context, _ struct{}) (string, error) {
+		deploys.Add(1)
+		return "deployed", nil
+	})
+	req := "team2~bob/c1/t2/tool/call_bob_1_0"
+	script := scripted.Script{
+		"lead": {
+			scripted.Tools(scripted.CallTool("review_plan", map[string]any{"request_id": req, "approve": true, "feedback": "go ahead"})),
+			scripted.Text("Approved bob's plan."),
+		},
+		"bob": {
+			scripted.Tools(scripted.CallTool("deploy", nil)),
+			scripted.Tools(scripted.CallTool("submit_plan", map[string]string{"plan": "deploy v2 behind a flag"})),
+			scripted.Text("Plan submitted."),
+			scripted.Tools(scripted.CallTool("deploy", nil)),
+			scripted.Text("Deployed."),
+		},
+	}
+	team := seedTeam(func(s *swarm.TeamSpec) {
+		s.Members = []swarm.Teammate{{Name: "bob", Role: "ops", Prompt: "Deploy v2.", Tools: []swarm.Tool{deploy}, PlanApproval: true}}
+	})
+	rt, _ := swarmtest.NewRuntime(t, script)
+	tr, err := team.Start(ctx, rt, "", swarm.WithID("team2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "bob")
+	if n := deploys.Load(); n != 0 {
+		t.Fatalf("deploy ran %d times before the plan was approved", n)
+	}
+	var refused string
+	for _, ev := range swarmtest.Events(t, rt, "team2~bob") {
+		if ev.Type == swarm.EventToolResult && ev.Tool == "deploy" {
+			refused = ev.Output
+		}
+	}
+	if !strings.Contains(refused, "needs an approved plan") {
+		t.Errorf("deploy before approval gave %q", refused)
+	}
+	reqs, _ := tr.Requests(ctx)
+	if len(reqs) != 1 || reqs[0].State != store.RequestPending || reqs[0].Kind != swarm.ProtocolPlanApproval {
+		t.Fatalf("requests = %+v, want bob's pending plan", reqs)
+	}
+	if _, err := tr.Say(ctx, "Review bob's plan."); err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "bob")
+	if n := deploys.Load(); n != 1 {
+		t.Errorf("deploy ran %d times after approval, want 1", n)
+	}
+	reqs, _ = tr.Requests(ctx)
+	if reqs[0].State != store.RequestApproved || reqs[0].Response != "go ahead" {
+		t.Errorf("request after review = %+v", reqs[0])
+	}
+}
+
+func TestTeamTaskBoard(t *testing.T) {
+	ctx := ctxT(t)
+	script := scripted.Script{
+		"alice": {
+			scripted.Text("Waiting."),
+			scripted.Tools(scripted.CallTool("complete_task", map[string]any{"task_id": 1, "result": "schema written"})),
+			scripted.Text("Finished task 1."),
+			scripted.Text("Finished task 2."),
+		},
+	}
+	team := seedTeam(func(s *swarm.TeamSpec) {
+		s.Autonomous = true
+		s.Members = []swarm.Teammate{{Name: "alice", Role: "coder", Prompt: "Wait for tasks."}}
+	})
+	rt, _ := swarmtest.NewRuntime(t, script)
+	tr, err := team.Start(ctx, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "alice")
+	if _, err := tr.AddTask(ctx, "Write the schema", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.AddTask(ctx, "Write the migration", "needs the schema", 1); err != nil {
+		t.Fatal(err)
+	}
+	// alice claims task 1 by itself, completes it, which unblocks task 2,
+	// which it claims next.
+	var tasks []store.Task
+	until(t, ctx, "both tasks are taken", func() bool {
+		tasks, err = tr.Tasks(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(tasks) == 2 && tasks[0].Status == store.TaskCompleted && tasks[1].Owner == "alice"
+	})
+	if tasks[0].Owner != "alice" || tasks[0].Result != "schema written" {
+		t.Errorf("task 1 = %+v", tasks[0])
+	}
+	settledRoster(t, ctx, tr, "alice")
 }
