@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strconv"
 	"time"
 )
 
@@ -83,10 +86,11 @@ type Request struct {
 // every other team's.
 type Teams interface {
 	// AddTask adds t to team's board as pending and unowned (its ID,
-	// Status, Owner, OwnerRun, Result and times are set by the store) and
-	// returns it as stored. An empty Subject, a BlockedBy naming a task the
-	// board does not have, or fields over MaxMailBytes give an error and
-	// add nothing. A Key already on the board returns that task.
+	// Status, Owner, OwnerRun, Result and times are set by the store;
+	// BlockedBy is kept sorted, without repeats) and returns it as stored.
+	// An empty team or Subject, a BlockedBy naming a task the board does
+	// not have, or fields too large (see CheckTask: ErrTooLarge) give an
+	// error and add nothing. A Key already on the board returns that task.
 	AddTask(ctx context.Context, team string, t Task) (Task, error)
 
 	// Tasks returns team's tasks in ID order (none for an unknown team).
@@ -94,19 +98,23 @@ type Teams interface {
 
 	// ClaimTask makes member (whose run is ownerRun) the owner of task id
 	// and sets it in progress, atomically: of any number of concurrent
-	// claims exactly one wins. It succeeds if the task is pending and
-	// unowned, already owned by ownerRun (a repeated claim), or owned by a
-	// run that has finished (Completed, Failed or Stopped), whose claims
-	// are thereby released. A task owned by another run gives ErrConflict
-	// (naming the owner); a completed or blocked task ErrInvalidState
-	// (naming the blockers); an unknown task ErrNotFound.
+	// claims, from any number of processes, exactly one wins. It succeeds
+	// if the task is pending and unowned, already owned by ownerRun (a
+	// repeated claim, which returns the task unchanged), or owned by a run
+	// that has finished (Completed, Failed or Stopped, as the store's runs
+	// say in the same transaction), whose claim on it is thereby released.
+	// A task owned by another run (or by a run the store does not know)
+	// gives ErrConflict (naming the owner); a completed or blocked task
+	// ErrInvalidState (naming the blockers); an unknown task ErrNotFound.
+	// An empty member or ownerRun is an error. See CheckClaim.
 	ClaimTask(ctx context.Context, team string, id int64, member, ownerRun string) (Task, error)
 
 	// CompleteTask marks task id completed with result, which only its
 	// owner ownerRun may do (ErrConflict otherwise; a task nobody owns
-	// gives ErrInvalidState). Completing a completed task of the same
-	// owner again returns it unchanged. Its dependents are unblocked once
-	// every task they are blocked by is completed.
+	// gives ErrInvalidState; a result over MaxMailBytes ErrTooLarge).
+	// Completing a completed task of the same owner again returns it
+	// unchanged. Its dependents are unblocked once every task they are
+	// blocked by is completed. See CheckComplete.
 	CompleteTask(ctx context.Context, team string, id int64, ownerRun, result string) (Task, error)
 
 	// ReleaseTasks puts every task in progress owned by ownerRun back to
@@ -114,9 +122,10 @@ type Teams interface {
 	ReleaseTasks(ctx context.Context, team, ownerRun string) (int, error)
 
 	// AddRequest records r as pending (its State, Response and times set
-	// by the store) and returns it as stored; an ID the team already has
-	// returns the stored request. An empty ID, Kind, From or To, or
-	// fields over MaxMailBytes, give an error and add nothing.
+	// by the store; expired at once if its Deadline has passed) and
+	// returns it as stored; an ID the team already has returns the stored
+	// request. An empty team, ID, Kind, From or To, or fields too large
+	// (see CheckRequest: ErrTooLarge), give an error and add nothing.
 	AddRequest(ctx context.Context, team string, r Request) (Request, error)
 
 	// Requests returns team's requests in order of creation. A pending
@@ -125,10 +134,191 @@ type Teams interface {
 	Requests(ctx context.Context, team string) ([]Request, error)
 
 	// ResolveRequest moves request id from pending to state (approved or
-	// rejected) with response, atomically, and returns it. A request that
+	// rejected; any other state is an error) with response (at most
+	// MaxMailBytes), atomically, and returns it: of concurrent resolutions
+	// exactly one wins. A request that
 	// is no longer pending gives ErrInvalidState, with the request as it
 	// is (so that resolving it again the same way can be told apart by
 	// the caller); one past its deadline becomes expired and gives
 	// ErrInvalidState; an unknown one ErrNotFound.
 	ResolveRequest(ctx context.Context, team, id string, state RequestState, response string) (Request, error)
+}
+
+// maxBlockers bounds a task's BlockedBy.
+const maxBlockers = 1000
+
+// CheckTask reports an error if adding t to team's board is bad input,
+// before anything is added: an empty team or Subject, a Subject,
+// Description over MaxMailBytes or a team or Key over 1 KiB
+// ([ErrTooLarge]), more than 1,000 BlockedBy or one that is not positive.
+// Stores call it first in AddTask; that BlockedBy names tasks of the
+// board is theirs to check.
+func CheckTask(team string, t Task) error {
+	if err := checkFields("add task to team", team, []field{
+		{"team", team, maxMailHeaderBytes}, {"key", t.Key, maxMailHeaderBytes},
+		{"subject", t.Subject, MaxMailBytes}, {"description", t.Description, MaxMailBytes},
+	}); err != nil {
+		return err
+	}
+	if team == "" {
+		return fmt.Errorf("add task %q: empty team", t.Subject)
+	}
+	if t.Subject == "" {
+		return fmt.Errorf("add task to team %q: empty subject", team)
+	}
+	if len(t.BlockedBy) > maxBlockers {
+		return fmt.Errorf("add task %q to team %q: blocked by %d tasks, the limit is %d: %w", t.Subject, team, len(t.BlockedBy), maxBlockers, ErrTooLarge)
+	}
+	for _, id := range t.BlockedBy {
+		if id < 1 {
+			return fmt.Errorf("add task %q to team %q: blocked by task %d: %w", t.Subject, team, id, ErrNotFound)
+		}
+	}
+	return nil
+}
+
+// Blockers returns ids sorted, without repeats: a task's BlockedBy as
+// stores keep it.
+func Blockers(ids []int64) []int64 {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := append([]int64(nil), ids...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// UnknownBlockers is the error of an AddTask whose BlockedBy names tasks
+// (missing) that team's board does not have.
+func UnknownBlockers(team string, t Task, missing []int64) error {
+	return fmt.Errorf("add task %q to team %q: blocked by %s, which the board does not have: %w", t.Subject, team, taskList(missing), ErrNotFound)
+}
+
+// CheckClaim decides a ClaimTask of task t (as stored) by member with run
+// ownerRun, given whether t's owner run has finished (ownerDone) and
+// which of t's blockers are not completed (open): nil if the claim may
+// take the task, else the error ClaimTask returns (ErrInvalidState for a
+// completed or blocked task, ErrConflict for one another live run owns).
+// A claim that finds nothing to change (ownerRun owns t already) is
+// allowed; the store returns t as it is.
+func CheckClaim(team string, t Task, member, ownerRun string, ownerDone bool, open []int64) error {
+	switch {
+	case member == "" || ownerRun == "":
+		return fmt.Errorf("claim task %d of team %q: empty member or run", t.ID, team)
+	case t.Status == TaskCompleted:
+		return fmt.Errorf("claim task %d of team %q: completed by %q: %w", t.ID, team, t.Owner, ErrInvalidState)
+	case t.OwnerRun != "" && t.OwnerRun != ownerRun && !ownerDone:
+		return fmt.Errorf("claim task %d of team %q: owned by %q (run %q): %w", t.ID, team, t.Owner, t.OwnerRun, ErrConflict)
+	case len(open) > 0:
+		return fmt.Errorf("claim task %d of team %q: blocked by %s, not completed: %w", t.ID, team, taskList(open), ErrInvalidState)
+	}
+	return nil
+}
+
+// CheckComplete decides a CompleteTask of task t (as stored) by ownerRun
+// with result: done if t is completed by ownerRun already (the store
+// returns it unchanged), an error if the completion is refused, else
+// neither (the store completes t).
+func CheckComplete(team string, t Task, ownerRun, result string) (done bool, err error) {
+	switch {
+	case len(result) > MaxMailBytes:
+		return false, fmt.Errorf("complete task %d of team %q: result is %d bytes, the limit is %d: %w", t.ID, team, len(result), MaxMailBytes, ErrTooLarge)
+	case ownerRun == "":
+		return false, fmt.Errorf("complete task %d of team %q: empty run", t.ID, team)
+	case t.OwnerRun == "":
+		return false, fmt.Errorf("complete task %d of team %q: nobody owns it (status %s): %w", t.ID, team, t.Status, ErrInvalidState)
+	case t.OwnerRun != ownerRun:
+		return false, fmt.Errorf("complete task %d of team %q: owned by %q (run %q), not run %q: %w", t.ID, team, t.Owner, t.OwnerRun, ownerRun, ErrConflict)
+	}
+	return t.Status == TaskCompleted, nil
+}
+
+// taskList writes task IDs for messages: "task 3", "tasks 1, 2".
+func taskList(ids []int64) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("task %d", ids[0])
+	}
+	s := "tasks "
+	for i, id := range ids {
+		if i > 0 {
+			s += ", "
+		}
+		s += strconv.FormatInt(id, 10)
+	}
+	return s
+}
+
+// CheckRequest reports an error if adding r to team's requests is bad
+// input, before anything is added: an empty team, ID, Kind, From or To,
+// one of them over 1 KiB or Content over MaxMailBytes ([ErrTooLarge]).
+// Stores call it first in AddRequest.
+func CheckRequest(team string, r Request) error {
+	fs := []field{
+		{"team", team, maxMailHeaderBytes}, {"id", r.ID, maxMailHeaderBytes}, {"kind", r.Kind, maxMailHeaderBytes},
+		{"from", r.From, maxMailHeaderBytes}, {"to", r.To, maxMailHeaderBytes}, {"content", r.Content, MaxMailBytes},
+	}
+	if err := checkFields("add request to team", team, fs); err != nil {
+		return err
+	}
+	for _, f := range fs[:5] {
+		if f.v == "" {
+			return fmt.Errorf("add request %q to team %q: empty %s", r.ID, team, f.name)
+		}
+	}
+	return nil
+}
+
+// CheckResolve reports an error if resolving a request to state with
+// response is bad input: a state other than approved or rejected, or a
+// response over MaxMailBytes ([ErrTooLarge]).
+func CheckResolve(team, id string, state RequestState, response string) error {
+	if state != RequestApproved && state != RequestRejected {
+		return fmt.Errorf("resolve request %q of team %q: state %q is not %s or %s", id, team, state, RequestApproved, RequestRejected)
+	}
+	if len(response) > MaxMailBytes {
+		return fmt.Errorf("resolve request %q of team %q: response is %d bytes, the limit is %d: %w", id, team, len(response), MaxMailBytes, ErrTooLarge)
+	}
+	return nil
+}
+
+// Expired reports whether r is pending with a deadline at or before now:
+// stores then store it, and return it, as expired.
+func (r Request) Expired(now time.Time) bool {
+	return r.State == RequestPending && !r.Deadline.IsZero() && !now.Before(r.Deadline)
+}
+
+// NotPending is the error of a ResolveRequest of r, which is no longer
+// pending (or has just expired).
+func NotPending(team string, r Request) error {
+	return fmt.Errorf("resolve request %q of team %q: it is %s: %w", r.ID, team, r.State, ErrInvalidState)
+}
+
+// NoTask is the error of an operation (op, as "claim") on task id that
+// team's board does not have; it wraps ErrNotFound.
+func NoTask(op, team string, id int64) error {
+	return fmt.Errorf("%s task %d of team %q: no such task: %w", op, id, team, ErrNotFound)
+}
+
+// NoRequest is the error of a ResolveRequest of request id that team does
+// not have; it wraps ErrNotFound.
+func NoRequest(team, id string) error {
+	return fmt.Errorf("resolve request %q of team %q: no such request: %w", id, team, ErrNotFound)
+}
+
+type field struct {
+	name, v string
+	limit   int
+}
+
+// checkFields reports ErrTooLarge for the first of fs over its limit.
+func checkFields(op, team string, fs []field) error {
+	for _, f := range fs {
+		if len(f.v) > f.limit {
+			if f.name == "team" {
+				team = team[:32] + "..."
+			}
+			return fmt.Errorf("%s %q: %s is %d bytes, the limit is %d: %w", op, team, f.name, len(f.v), f.limit, ErrTooLarge)
+		}
+	}
+	return nil
 }

@@ -45,6 +45,7 @@ type Store struct {
 	msgID  atomic.Int64
 	closed atomic.Bool
 	hub    store.Hub
+	teamMap
 }
 
 var (

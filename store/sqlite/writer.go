@@ -26,6 +26,7 @@ type writer struct {
 	keySeq                              *sql.Stmt
 	spend                               *sql.Stmt  // prepared on first use
 	mail                                *mailStmts // prepared on first use
+	team                                *teamStmts // prepared on first use
 
 	// insertN[n] inserts n records in one statement, prepared on
 	// first use.

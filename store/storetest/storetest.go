@@ -28,6 +28,10 @@
 //     with store.ErrNotFound; Update.AckMail never moves the cursor past
 //     the last mail, so acknowledging too much cannot swallow later mails;
 //     Post rejects bad input (see store.CheckMail) with nothing posted.
+//   - Teams (when the store has them): a team needs no run of its own; a
+//     task's owner run that the store does not know counts as live; bad
+//     input (see store.CheckTask, CheckRequest, CheckResolve) changes
+//     nothing and uses up no task ID.
 //
 // Lease-expiry tests use leases of 50ms and sleep past them; no test asserts
 // how long an operation takes.
@@ -107,6 +111,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ConcurrentSpend", testConcurrentSpend},
 	}
 	tests = append(tests, mailTests...)
+	tests = append(tests, teamTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := open(t)
