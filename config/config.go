@@ -56,6 +56,8 @@ type File struct {
 
 	// conversations: see conversation.go.
 	conversations []*conversationDef
+	// teams: see team.go.
+	teams []*teamDef
 }
 
 // Load reads and checks the configuration file at path. Relative paths in
@@ -141,6 +143,11 @@ func (f *File) Register(rt *swarm.Runtime) error {
 			return fmt.Errorf("%s: %w: conversation %q is already registered", name, swarm.ErrDuplicate, c.name)
 		}
 	}
+	for _, t := range f.teams {
+		if taken["swarm "+t.name] {
+			return fmt.Errorf("%s: %w: team %q is already registered", name, swarm.ErrDuplicate, t.name)
+		}
+	}
 	if err := f.connectToolsets(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -215,6 +222,9 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 	}
 	for _, c := range f.conversations {
 		defs = append(defs, c.define(byName))
+	}
+	for _, t := range f.teams {
+		defs = append(defs, t.define(byName))
 	}
 	return agents, defs, nil
 }

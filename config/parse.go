@@ -26,7 +26,7 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "a2a_agents", "serve"}
+	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "a2a_agents", "serve"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb"}
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins"}
@@ -294,7 +294,22 @@ func (p *parser) parse(data []byte) *File {
 		f.swarms = append(f.swarms, s)
 	}
 	f.conversations = p.conversations(top)
+	f.teams = p.teams(top, f.conversations)
 	return f
+}
+
+// whole reads field name of fs, if given, into dst: a whole number of at
+// least min.
+func (p *parser) whole(fs map[string]field, what, name string, min int, dst *int) {
+	fd, ok := fs[name]
+	if !ok || isNull(fd.val) {
+		return
+	}
+	v := deref(fd.val)
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(dst) != nil || *dst < min {
+		p.errf(v, "%s: %s: want a whole number of at least %d, got %s", what, name, min, describe(v))
+		*dst = 0
+	}
 }
 
 // loop reads a swarm's loop strategy. The evaluator must be one of the
@@ -323,23 +338,12 @@ func (p *parser) loop(n *yaml.Node, what string, hs []handoffRef) *swarm.Loop {
 			p.errf(fd.val, "%s: evaluator: %q is not one of the swarm's agent handoffs", what, l.Evaluator)
 		}
 	}
-	num := func(name string, min int, dst *int) {
-		fd, ok := fs[name]
-		if !ok || isNull(fd.val) {
-			return
-		}
-		v := deref(fd.val)
-		if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(dst) != nil || *dst < min {
-			p.errf(v, "%s: %s: want a whole number of at least %d, got %s", what, name, min, describe(v))
-			*dst = 0
-		}
-	}
-	num("stall_threshold", 1, &l.StallThreshold)
-	num("max_replans", -1, &l.MaxReplans)
+	p.whole(fs, what, "stall_threshold", 1, &l.StallThreshold)
+	p.whole(fs, what, "max_replans", -1, &l.MaxReplans)
 	if fd, ok := fs["max_replans"]; ok && l.MaxReplans == 0 && !isNull(fd.val) {
 		l.MaxReplans = -1 // written out, 0 means none (in Go, 0 is the default)
 	}
-	num("max_rounds", 1, &l.MaxRounds)
+	p.whole(fs, what, "max_rounds", 1, &l.MaxRounds)
 	l.OnExhausted = swarm.Exhausted(choice("on_exhausted", string(swarm.ExhaustedPause), string(swarm.ExhaustedFail)))
 	if l.Strategy == swarm.LoopAdaptive && !slices.ContainsFunc(hs, func(h handoffRef) bool { return h.target != l.Evaluator }) {
 		p.errf(n, "%s: an adaptive swarm needs at least one handoff to work with (besides its evaluator)", what)
