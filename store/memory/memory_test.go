@@ -170,3 +170,9 @@ func BenchmarkManyRuns(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTaskBoard: four adders fill one board, then four claimers race
+// to claim its tasks.
+func BenchmarkTaskBoard(b *testing.B) {
+	storetest.BenchmarkTaskBoard(b, []store.Store{memory.New()})
+}

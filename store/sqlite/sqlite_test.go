@@ -177,8 +177,8 @@ func TestNewerSchema(t *testing.T) {
 	}
 }
 
-// TestUpgradeFromVersion1: a store written before the budget pool and the
-// mailboxes existed is upgraded in place when opened, keeping its runs.
+// TestUpgradeFromVersion1: a store written before the budget pool, the
+// mailboxes and the teams existed is upgraded in place when opened, keeping its runs.
 func TestUpgradeFromVersion1(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "runs.db")
@@ -196,7 +196,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, q := range []string{"DROP TABLE mail", "DROP TABLE mailboxes", "UPDATE meta SET value = '1' WHERE key = 'schema_version'"} {
+	for _, q := range []string{"DROP TABLE mail", "DROP TABLE mailboxes", "DROP TABLE tasks", "DROP TABLE requests", "UPDATE meta SET value = '1' WHERE key = 'schema_version'"} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -212,6 +212,12 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	}
 	if p, err := s.Spend(ctx, "old", store.Pool{Calls: 1}); err != nil || p.Calls != 1 {
 		t.Fatalf("Spend after upgrade: %+v, %v", p, err)
+	}
+	if task, err := s.AddTask(ctx, "old", store.Task{Subject: "after the upgrade"}); err != nil || task.ID != 1 {
+		t.Fatalf("AddTask after upgrade: %+v, %v", task, err)
+	}
+	if r, err := s.AddRequest(ctx, "old", store.Request{ID: "q", Kind: "shutdown", From: "lead", To: "a"}); err != nil || r.State != store.RequestPending {
+		t.Fatalf("AddRequest after upgrade: %+v, %v", r, err)
 	}
 	if _, err := s.Post(ctx, []string{"old"}, store.Mail{ID: "m"}); err != nil {
 		t.Fatalf("Post after upgrade: %v", err)
