@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -67,8 +69,8 @@ func until(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	}
 }
 
-// settledRoster waits until every member of tr is idle (or ended) with no
-// unread mail, except the lead's mail, and returns the roster.
+// settledRoster waits until every member of tr is idle (or ended) and
+// every teammate has read its mail, and returns the roster.
 func settledRoster(t *testing.T, ctx context.Context, tr *swarm.TeamRun, names ...string) []swarm.MemberStatus {
 	t.Helper()
 	var ms []swarm.MemberStatus
@@ -80,14 +82,39 @@ func settledRoster(t *testing.T, ctx context.Context, tr *swarm.TeamRun, names .
 		if len(ms) != len(names)+1 {
 			return false
 		}
-		for _, m := range ms[1:] {
-			if m.State != swarm.MemberIdle && m.State != swarm.MemberShutdown && m.State != swarm.MemberFailed || m.Unread > 0 {
+		for _, m := range ms {
+			if m.State != swarm.MemberIdle && m.State != swarm.MemberShutdown && m.State != swarm.MemberFailed || (!m.Lead && m.Unread > 0) {
 				return false
 			}
 		}
 		return true
 	})
 	return ms
+}
+
+// received returns the mail member has consumed (journaled in its run)
+// and what is still in its inbox.
+func received(t *testing.T, rt *swarm.Runtime, tr *swarm.TeamRun, member string) []store.Mail {
+	t.Helper()
+	ms, err := tr.Roster(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(ms, func(m swarm.MemberStatus) bool { return m.Name == member })
+	if i < 0 {
+		t.Fatalf("no member %s", member)
+	}
+	var out []store.Mail
+	for _, ev := range swarmtest.Events(t, rt, ms[i].RunID) {
+		if ev.Type == swarm.EventInbox {
+			out = append(out, ev.Mails...)
+		}
+	}
+	unread, err := tr.Inbox(context.Background(), member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(out, unread...)
 }
 
 func states(ms []swarm.MemberStatus) string {
@@ -283,9 +310,8 @@ func TestTeamShutdownHandshake(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].ID != req || reqs[0].State != store.RequestApproved || reqs[0].From != "lead" || reqs[0].To != "alice" {
 		t.Fatalf("requests = %+v", reqs)
 	}
-	inbox, _ := tr.Inbox(ctx, "lead")
-	if len(inbox) != 1 || inbox[0].Type != swarm.MailShutdownResponse || inbox[0].ReplyTo != req {
-		t.Errorf("lead's inbox = %+v, want alice's shutdown_response", inbox)
+	if got := received(t, rt, tr, "lead"); len(got) != 1 || got[0].Type != swarm.MailShutdownResponse || got[0].ReplyTo != req {
+		t.Errorf("the lead received %+v, want alice's shutdown_response", got)
 	}
 	// Asking a teammate that has shut down is an error to the lead.
 	if _, err := tr.Say(ctx, "Shut alice down again."); err != nil {
@@ -404,4 +430,89 @@ func TestTeamTaskBoard(t *testing.T) {
 		t.Errorf("task 1 = %+v", tasks[0])
 	}
 	settledRoster(t, ctx, tr, "alice")
+}
+
+// blockingModel answers from script, except that it reports and blocks at
+// one agent's call until its context ends.
+type blockingModel struct {
+	*scripted.Model
+	agent   string
+	call    int
+	reached chan string // the last message of the blocked request
+}
+
+func (b *blockingModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if req.Agent == b.agent && req.Call == b.call {
+		b.reached <- req.Messages[len(req.Messages)-1].Content
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return b.Model.Generate(ctx, req)
+}
+
+// TestTeamMailRedeliveredAfterCrash kills bob's process after bob's model
+// was given a mail but before that turn was journaled: the recovered bob
+// gets the mail again and consumes it once.
+func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
+	ctx := ctxT(t)
+	script := scripted.Script{
+		"bob": {scripted.Text("Ready."), scripted.Text("Tested it.")},
+	}
+	team := seedTeam(func(s *swarm.TeamSpec) {
+		s.Members = []swarm.Teammate{{Name: "bob", Role: "tester", Prompt: "Wait for work."}}
+	})
+	ks := &killable{fullStore: memory.New()}
+	bm := &blockingModel{Model: scripted.New(script), agent: "bob", call: 1, reached: make(chan string, 1)}
+	a, err := swarm.New(swarm.Config{Store: ks, Model: bm, Lease: 60 * time.Millisecond, Owner: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tr, err := team.Start(ctx, a, "", swarm.WithID("team3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "bob")
+	if _, err := tr.Send(ctx, "bob", "please test the parser"); err != nil {
+		t.Fatal(err)
+	}
+	seen := swarmtest.Recv(t, ctx, bm.reached, "bob's model call with the mail")
+	if !strings.Contains(seen, "please test the parser") {
+		t.Fatalf("bob's model was given %q", seen)
+	}
+	ks.dead.Store(true) // A dies before journaling bob's turn
+	a.Close()
+	time.Sleep(80 * time.Millisecond) // A's lease runs out
+
+	b, err := swarm.New(swarm.Config{Store: ks.fullStore, Model: scripted.New(script), Lease: time.Second, Owner: "B", PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Register(team); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr, err = b.OpenTeam(ctx, "team3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "bob")
+	var consumed []string
+	for _, ev := range swarmtest.Events(t, b, "team3~bob") {
+		for _, ml := range ev.Mails {
+			consumed = append(consumed, ml.Content)
+		}
+		if ev.Type == swarm.EventReply && ev.Key == "c2/reply" && ev.Text != "Tested it." {
+			t.Errorf("bob's answer = %q", ev.Text)
+		}
+	}
+	if want := []string{"please test the parser"}; !slices.Equal(consumed, want) {
+		t.Errorf("bob consumed %q, want the mail once", consumed)
+	}
+	if inbox, _ := tr.Inbox(ctx, "bob"); len(inbox) != 0 {
+		t.Errorf("bob's inbox after recovery = %+v", inbox)
+	}
 }

@@ -433,7 +433,7 @@ func (tc *teamCtx) planApproved(ctx context.Context) (bool, error) {
 // spawnedBy: a call repeated after a crash finds the run it started).
 func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy string) error {
 	r := tc.r
-	if err := checkMemberName(name); err != nil {
+	if err := CheckMemberName(name); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	if name == tc.td.lead.Name || name == UserSender {
@@ -580,6 +580,10 @@ func memberState(run store.Run, leaving bool) string {
 		return MemberSpawning
 	case run.State == store.Paused && (run.Reason == AwaitingMail || run.Reason == AwaitingMessage):
 		return MemberIdle
+	case run.State == store.Running && run.Owner == "" && run.Reason == AwaitingMessage:
+		// A lead made runnable by mail, which does not wake it: it
+		// pauses again as soon as it is claimed.
+		return MemberIdle
 	}
 	return MemberWorking
 }
@@ -597,7 +601,7 @@ func (rt *Runtime) memberRunOf(ctx context.Context, team, name string) (string, 
 	if name == info.team.lead.Name {
 		return team, nil
 	}
-	if checkMemberName(name) != nil {
+	if CheckMemberName(name) != nil {
 		return "", fmt.Errorf("%w: %q", ErrNoMember, name)
 	}
 	id := memberRunID(team, name)
