@@ -74,7 +74,9 @@ type Request struct {
 	State   RequestState `json:"state"`
 	// Response is the answer's text (a rejection's reason or feedback).
 	Response string `json:"response,omitempty"`
-	// Deadline is when a pending request expires (zero: never).
+	// Deadline is when a pending request expires (zero: never), by the
+	// store's clock (PostgreSQL: the database server's, which every node
+	// shares).
 	Deadline  time.Time `json:"deadline,omitzero"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
@@ -82,8 +84,8 @@ type Request struct {
 
 // Teams is implemented by stores that keep teams' task boards and protocol
 // requests. It is optional: teams need it; plain runs do not. A team is
-// named by its lead's run id; its boards and requests are independent of
-// every other team's.
+// named by its lead's run id (the store does not require that run to
+// exist); its boards and requests are independent of every other team's.
 type Teams interface {
 	// AddTask adds t to team's board as pending and unowned (its ID,
 	// Status, Owner, OwnerRun, Result and times are set by the store;
@@ -136,11 +138,11 @@ type Teams interface {
 	// ResolveRequest moves request id from pending to state (approved or
 	// rejected; any other state is an error) with response (at most
 	// MaxMailBytes), atomically, and returns it: of concurrent resolutions
-	// exactly one wins. A request that
-	// is no longer pending gives ErrInvalidState, with the request as it
-	// is (so that resolving it again the same way can be told apart by
-	// the caller); one past its deadline becomes expired and gives
-	// ErrInvalidState; an unknown one ErrNotFound.
+	// exactly one wins. A request that is no longer pending gives
+	// ErrInvalidState, with the request as it is (so that resolving it
+	// again the same way can be told apart by the caller); one past its
+	// deadline becomes expired (stored so) and gives ErrInvalidState, with
+	// the request; an unknown one ErrNotFound.
 	ResolveRequest(ctx context.Context, team, id string, state RequestState, response string) (Request, error)
 }
 

@@ -38,3 +38,10 @@ func TestTeamsFourHandles(t *testing.T) {
 func BenchmarkTaskBoard(b *testing.B) {
 	storetest.BenchmarkTaskBoard(b, handles(b, 4))
 }
+
+// TestTeamsReopen: boards and requests are in the database, not the
+// handle.
+func TestTeamsReopen(t *testing.T) {
+	url := pgtest.URL(t, "pool_max_conns=4")
+	storetest.TeamsReopen(t, func(t *testing.T) store.Store { return open(t, url) })
+}

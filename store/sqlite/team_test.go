@@ -36,3 +36,9 @@ func TestTeamsFourHandles(t *testing.T) {
 func BenchmarkTaskBoard(b *testing.B) {
 	storetest.BenchmarkTaskBoard(b, handles(b, 4))
 }
+
+// TestTeamsReopen: boards and requests are in the file, not the handle.
+func TestTeamsReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.db")
+	storetest.TeamsReopen(t, func(t *testing.T) store.Store { return open(t, path) })
+}

@@ -161,3 +161,66 @@ func TeamsAcrossHandles(t *testing.T, handles []store.Store) {
 	t.Run("ClaimRaceEight", func(t *testing.T) { TaskClaimRace(t, handles, 8, 200) })
 	t.Run("AddConcurrent", func(t *testing.T) { TaskAddConcurrency(t, handles, 8, 100) })
 }
+
+// TeamsReopen checks that a board and requests outlive the store handle
+// that wrote them: open must return a new handle on the same data each
+// time. What one handle added, claimed, completed and requested, a handle
+// opened after it was closed finds as it was, and can carry on with.
+func TeamsReopen(t *testing.T, open func(t *testing.T) store.Store) {
+	t.Helper()
+	ctx := t.Context()
+	s := open(t)
+	ts := teams(t, s)
+	create(t, s, "lead", "o", long)
+	create(t, s, "alice-run", "o", long)
+	addTask(t, ts, "lead", store.Task{Key: "k", Subject: "parse", Description: "the input"})
+	addTask(t, ts, "lead", store.Task{Subject: "test", BlockedBy: []int64{1}})
+	addTask(t, ts, "lead", store.Task{Subject: "ship", BlockedBy: []int64{1, 2}})
+	claimTask(t, ts, "lead", 1, "alice", "alice-run")
+	if _, err := ts.CompleteTask(ctx, "lead", 1, "alice-run", "parsed"); err != nil {
+		t.Fatal(err)
+	}
+	claimTask(t, ts, "lead", 2, "alice", "alice-run")
+	r := store.Request{ID: "plan-1", Kind: "plan_approval", From: "alice", To: "lead", Content: "the plan",
+		Deadline: time.Now().Add(time.Hour)}
+	addRequest(t, ts, "lead", r)
+	addRequest(t, ts, "lead", store.Request{ID: "stop-1", Kind: "shutdown", From: "lead", To: "alice"})
+	if _, err := ts.ResolveRequest(ctx, "lead", "stop-1", store.RequestRejected, "busy"); err != nil {
+		t.Fatal(err)
+	}
+	board := tasks(t, ts, "lead")
+	reqs, err := ts.Requests(ctx, "lead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = open(t)
+	defer s.Close()
+	ts = teams(t, s)
+	after := tasks(t, ts, "lead")
+	if len(after) != len(board) {
+		t.Fatalf("after reopening: %d tasks, want %d", len(after), len(board))
+	}
+	for i := range board {
+		if !sameTask(after[i], board[i]) {
+			t.Fatalf("after reopening: task %+v, want %+v", after[i], board[i])
+		}
+	}
+	wantRequests(t, ts, "lead", reqs...)
+	// The claim holds, the IDs go on, and the pending request can be
+	// answered.
+	_, err = ts.ClaimTask(ctx, "lead", 2, "bob", "bob-run")
+	wantErrText(t, "ClaimTask of a task claimed before reopening", err, store.ErrConflict, "alice")
+	if again := addTask(t, ts, "lead", store.Task{Key: "k", Subject: "other"}); again.ID != 1 {
+		t.Fatalf("Key after reopening gave task %d", again.ID)
+	}
+	if next := addTask(t, ts, "lead", store.Task{Subject: "docs"}); next.ID != 4 {
+		t.Fatalf("next task after reopening has ID %d, want 4", next.ID)
+	}
+	if got, err := ts.ResolveRequest(ctx, "lead", "plan-1", store.RequestApproved, "go"); err != nil || got.State != store.RequestApproved {
+		t.Fatalf("ResolveRequest after reopening = %+v, %v", got, err)
+	}
+}
