@@ -747,7 +747,14 @@ func (rt *Runtime) addTask(ctx context.Context, team string, td *teamDef, t stor
 	if err != nil {
 		return store.Task{}, err
 	}
+	if strings.TrimSpace(t.Subject) == "" {
+		return store.Task{}, fmt.Errorf("%w: a task needs a subject", ErrInvalidInput)
+	}
 	got, err := tb.AddTask(ctx, team, t)
+	if errors.Is(err, store.ErrNotFound) {
+		// blocked by a task the board does not have
+		return store.Task{}, fmt.Errorf("%w: %w", ErrInvalidInput, err)
+	}
 	if err != nil {
 		return store.Task{}, err
 	}

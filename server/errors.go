@@ -78,6 +78,14 @@ func classify(err error) (int, string) {
 		return http.StatusUnauthorized, "unauthenticated"
 	case errors.Is(err, auth.ErrForbidden):
 		return http.StatusForbidden, "forbidden"
+	case errors.Is(err, swarm.ErrNoMember):
+		return http.StatusNotFound, "unknown_member"
+	case errors.Is(err, swarm.ErrNotTeam):
+		return http.StatusNotFound, "not_a_team"
+	case errors.Is(err, store.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, "too_large"
+	case errors.Is(err, store.ErrConflict):
+		return http.StatusConflict, "conflict"
 	case errors.Is(err, store.ErrNotFound):
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, swarm.ErrUnknownSwarm):

@@ -130,6 +130,12 @@ var routes = []route{
 	{"POST", "/v1/runs/{id}/stop", false, (*Server).stopRun},
 	{"GET", "/v1/runs/{id}/events", false, (*Server).events},
 	{"GET", "/v1/registry/search", false, (*Server).searchRegistry},
+	{"GET", "/v1/teams/{id}", false, (*Server).teamRoster},
+	{"GET", "/v1/teams/{id}/mail", false, (*Server).teamInbox},
+	{"POST", "/v1/teams/{id}/mail", false, (*Server).teamSend},
+	{"GET", "/v1/teams/{id}/tasks", false, (*Server).teamTasks},
+	{"POST", "/v1/teams/{id}/tasks", false, (*Server).teamAddTask},
+	{"GET", "/v1/teams/{id}/requests", false, (*Server).teamRequests},
 }
 
 // New returns a server for rt.

@@ -1,0 +1,94 @@
+package server
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/swarmtest"
+)
+
+func TestTeamRoutes(t *testing.T) {
+	team := swarm.DefineTeam("crew", "A lead and a coder", swarm.TeamSpec{
+		Lead:    &swarm.Agent{Name: "lead"},
+		Members: []swarm.Teammate{{Name: "alice", Role: "coder", Prompt: "Wait for work."}},
+	})
+	script := scripted.Script{"alice": {scripted.Text("Ready."), scripted.Text("Got it."), scripted.Text("Noted.")}}
+	rt, _ := swarmtest.NewRuntime(t, script, testSwarms()...)
+	ctx := swarmtest.Context(t)
+	tr, err := team.Start(ctx, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := auth.New([]auth.Token{
+		{Name: "crew", Secret: "s-crew", Swarms: []string{"crew"}},
+		{Name: "echo-only", Secret: "s-echo", Swarms: []string{"echo"}},
+		{Name: "admin", Secret: "s-admin", Swarms: []string{"*"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := serveRuntime(t, rt, Options{Auth: a})
+	c := client{t: t, base: ts.URL, token: "s-crew"}
+	admin := client{t: t, base: ts.URL, token: "s-admin"}
+	base := "/v1/teams/" + tr.ID()
+	echo, err := rt.Start(ctx, "echo", []byte(`"x"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var roster Roster
+	res := c.get(base)
+	if res.status != 200 {
+		t.Fatalf("GET roster: %d %s", res.status, res.body)
+	}
+	res.decode(t, &roster)
+	if len(roster.Members) != 2 || roster.Members[0].Name != "lead" || roster.Members[1].Name != "alice" || roster.Members[1].Role != "coder" {
+		t.Errorf("roster = %+v", roster)
+	}
+	if res := c.post(base+"/mail", `{"to": "alice", "content": "please review"}`); res.status != 201 || !strings.Contains(string(res.body), `"from":"user"`) {
+		t.Errorf("POST mail: %d %s", res.status, res.body)
+	}
+	if res := c.post(base+"/mail", `{"to": "*", "content": "phase 1 complete"}`); res.status != 201 || !strings.Contains(string(res.body), `"alice"`) {
+		t.Errorf("POST broadcast: %d %s", res.status, res.body)
+	}
+	if res := c.post(base+"/tasks", `{"subject": "Write the parser"}`); res.status != 201 || !strings.Contains(string(res.body), `"id":1`) {
+		t.Errorf("POST task: %d %s", res.status, res.body)
+	}
+	if res := c.get(base + "/tasks"); res.status != 200 || !strings.Contains(string(res.body), "Write the parser") {
+		t.Errorf("GET tasks: %d %s", res.status, res.body)
+	}
+	if res := c.get(base + "/requests"); res.status != 200 || string(res.body) != "{\"requests\":[]}\n" {
+		t.Errorf("GET requests: %d %q", res.status, res.body)
+	}
+	if res := c.get(base + "/mail"); res.status != 200 || !strings.Contains(string(res.body), "phase 1 complete") {
+		t.Errorf("GET the lead's mail: %d %s", res.status, res.body)
+	}
+
+	// Bad input and other tokens' teams.
+	for _, tc := range []struct {
+		name, method, path, body string
+		status                   int
+		code                     string
+	}{
+		{"unknown member", "POST", base + "/mail", `{"to": "mallory", "content": "hi"}`, 404, "unknown_member"},
+		{"mail without content", "POST", base + "/mail", `{"to": "alice"}`, 400, "bad_request"},
+		{"oversize mail", "POST", base + "/mail", `{"to": "alice", "content": "` + strings.Repeat("x", 70_000) + `"}`, 413, "too_large"},
+		{"task without subject", "POST", base + "/tasks", `{"subject": " "}`, 400, "invalid_input"},
+		{"task blocked by a missing task", "POST", base + "/tasks", `{"subject": "x", "blocked_by": [9]}`, 400, "invalid_input"},
+		{"inbox of an unknown member", "GET", base + "/mail?member=ghost", "", 404, "unknown_member"},
+		{"unknown team", "GET", "/v1/teams/run_nope", "", 404, "not_found"},
+		{"a run that is not a team's", "GET", "/v1/teams/" + echo + "/tasks", "", 404, "not_a_team"},
+	} {
+		res := admin.do(tc.method, tc.path, "application/json", tc.body)
+		if res.status != tc.status || res.errorCode() != tc.code {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, res.status, res.body, tc.status, tc.code)
+		}
+	}
+	other := client{t: t, base: ts.URL, token: "s-echo"}
+	if res := other.get(base); res.status != 403 {
+		t.Errorf("another swarm's token: %d %s", res.status, res.body)
+	}
+}
