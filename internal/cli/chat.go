@@ -109,6 +109,44 @@ func conversation(rt *swarm.Runtime, id string) (*swarm.Conversation[chatContext
 
 // chat reads messages until /quit, /close or the end of input.
 func (a *app) chat(ctx context.Context, sess *swarm.Session[chatContext]) error {
+	return a.prompt(func(line string) (bool, error) {
+		switch line {
+		case "/close":
+			if err := sess.Close(ctx); err != nil {
+				return true, err
+			}
+			fmt.Fprintf(a.stderr, "conversation %s closed\n", sess.ID())
+			return true, nil
+		case "/context":
+			v, err := sess.Context(ctx)
+			if err != nil {
+				return true, err
+			}
+			writeJSON(a.stdout, v)
+			return false, nil
+		}
+		p := &replyPrinter{w: a.stdout}
+		rep, err := sess.Say(ctx, line, swarm.WithStream(p.delta))
+		p.finish(rep.Agent, rep.Text)
+		switch {
+		case errors.Is(err, swarm.ErrTurnFailed):
+			fmt.Fprintf(a.stderr, "no answer: %v\n", err)
+		case err != nil:
+			if ctx.Err() != nil {
+				fmt.Fprintf(a.stderr, "interrupted; continue with: swarm chat --id %s\n", sess.ID())
+			}
+			return true, err
+		case rep.Waiting != "":
+			fmt.Fprintf(a.stderr, "paused: %s (your next line answers it)\n", rep.Waiting)
+		}
+		return false, nil
+	})
+}
+
+// prompt reads lines from stdin, prompting "you> " on stderr, and hands
+// each non-empty one to handle until it says quit, /quit or /exit is
+// typed, or the input ends.
+func (a *app) prompt(handle func(line string) (quit bool, err error)) error {
 	in := bufio.NewScanner(a.stdin)
 	in.Buffer(make([]byte, 64*1024), 1<<20)
 	for {
@@ -126,33 +164,9 @@ func (a *app) chat(ctx context.Context, sess *swarm.Session[chatContext]) error 
 			continue
 		case "/quit", "/exit":
 			return nil
-		case "/close":
-			if err := sess.Close(ctx); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stderr, "conversation %s closed\n", sess.ID())
-			return nil
-		case "/context":
-			v, err := sess.Context(ctx)
-			if err != nil {
-				return err
-			}
-			writeJSON(a.stdout, v)
-			continue
 		}
-		p := &replyPrinter{w: a.stdout}
-		rep, err := sess.Say(ctx, line, swarm.WithStream(p.delta))
-		p.finish(rep)
-		switch {
-		case errors.Is(err, swarm.ErrTurnFailed):
-			fmt.Fprintf(a.stderr, "no answer: %v\n", err)
-		case err != nil:
-			if ctx.Err() != nil {
-				fmt.Fprintf(a.stderr, "interrupted; continue with: swarm chat --id %s\n", sess.ID())
-			}
+		if quit, err := handle(line); quit || err != nil {
 			return err
-		case rep.Waiting != "":
-			fmt.Fprintf(a.stderr, "paused: %s (your next line answers it)\n", rep.Waiting)
 		}
 	}
 }
@@ -185,9 +199,9 @@ func (p *replyPrinter) end() {
 	}
 }
 
-func (p *replyPrinter) finish(rep swarm.Reply[chatContext]) {
+func (p *replyPrinter) finish(agent, text string) {
 	p.end()
-	if rep.Text != "" && (rep.Agent != p.agent || rep.Text != p.text.String()) {
-		fmt.Fprintf(p.w, "%s: %s\n", rep.Agent, rep.Text)
+	if text != "" && (agent != p.agent || text != p.text.String()) {
+		fmt.Fprintf(p.w, "%s: %s\n", agent, text)
 	}
 }

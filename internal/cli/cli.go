@@ -133,6 +133,7 @@ func (a *app) command() *cobra.Command {
 	root.AddCommand(a.mcpCmd())
 	root.AddCommand(a.migrateCmd())
 	root.AddCommand(a.chatCmd())
+	root.AddCommand(a.teamCmd())
 	root.AddCommand(a.versionCmd())
 	root.AddCommand(a.agentsCmd())
 	return root
