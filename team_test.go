@@ -516,3 +516,81 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 		t.Errorf("bob's inbox after recovery = %+v", inbox)
 	}
 }
+
+// TestTeamWakesAreBounded: two teammates that answer each other's every
+// mail would call their models forever; MaxWakes ends that with a reason.
+func TestTeamWakesAreBounded(t *testing.T) {
+	ctx := ctxT(t)
+	ping := func(to string) []scripted.Step {
+		var steps []scripted.Step
+		for range 10 {
+			steps = append(steps, scripted.Tools(scripted.CallTool("send_message", map[string]string{"to": to, "content": "your turn"})), scripted.Text("sent"))
+		}
+		return steps
+	}
+	script := scripted.Script{"alice": ping("bob"), "bob": append([]scripted.Step{scripted.Text("ready")}, ping("alice")...)}
+	team := seedTeam(func(s *swarm.TeamSpec) {
+		s.MaxWakes = 2
+		s.Members = []swarm.Teammate{{Name: "bob", Prompt: "Wait."}, {Name: "alice", Prompt: "Start the game with bob."}}
+	})
+	rt, _ := swarmtest.NewRuntime(t, script)
+	tr, err := team.Start(ctx, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []swarm.MemberStatus
+	until(t, ctx, "a teammate fails at its wake limit", func() bool {
+		if ms, err = tr.Roster(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(ms, func(m swarm.MemberStatus) bool { return m.State == swarm.MemberFailed })
+	})
+	for _, m := range ms {
+		if m.State == swarm.MemberFailed && !strings.Contains(m.Reason, "reached its limit of 2 wakes") {
+			t.Errorf("%s failed with %q", m.Name, m.Reason)
+		}
+	}
+	// Both end, and neither called its model past the limit.
+	ms = settledRoster(t, ctx, tr, "alice", "bob")
+	for _, m := range ms[1:] {
+		if st, _ := rt.Status(ctx, m.RunID); st.Usage.Calls > 6 {
+			t.Errorf("%s made %d model calls", m.Name, st.Usage.Calls)
+		}
+	}
+}
+
+// TestTeamBudgetIsOnePool: the team's budget is shared by the lead and
+// every teammate.
+func TestTeamBudgetIsOnePool(t *testing.T) {
+	ctx := ctxT(t)
+	script := scripted.Script{
+		"alice": {scripted.Text("one"), scripted.Text("two"), scripted.Text("three")},
+		"bob":   {scripted.Text("one"), scripted.Text("two"), scripted.Text("three")},
+	}
+	team := seedTeam(func(s *swarm.TeamSpec) {
+		s.Members = []swarm.Teammate{{Name: "alice", Prompt: "Work."}, {Name: "bob", Prompt: "Work."}}
+	})
+	rt, _ := swarmtest.NewRuntime(t, script)
+	tr, err := team.Start(ctx, rt, "", swarm.WithBudget(swarm.Budget{ModelCalls: 3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "alice", "bob")
+	for _, name := range []string{"alice", "bob"} {
+		if _, err := tr.Send(ctx, name, "more"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms := settledRoster(t, ctx, tr, "alice", "bob")
+	var calls int64
+	for _, m := range ms {
+		st, err := rt.Status(ctx, m.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls += st.Usage.Calls
+	}
+	if calls != 3 {
+		t.Errorf("the team made %d model calls under a budget of 3 (roster %s)", calls, states(ms))
+	}
+}

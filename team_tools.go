@@ -518,8 +518,31 @@ func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, err
 	if err != nil {
 		return nil, err
 	}
+	// Unread mail is counted before the states are read, so that the
+	// roster errs on the busy side: mail posted after the count wakes its
+	// member (which then shows working), and a member that consumed its
+	// mail after the count shows working unless it has gone idle again.
+	unread := map[string]int{team: 0}
 	runs, err := rt.store.List(ctx, store.Filter{Parent: team})
 	if err != nil {
+		return nil, err
+	}
+	for _, run := range runs {
+		if !run.State.Terminal() {
+			unread[run.ID] = 0
+		}
+	}
+	for id := range unread {
+		mails, _, err := mb.Mailbox(ctx, id, maxInbox)
+		if err != nil {
+			return nil, err
+		}
+		unread[id] = len(mails)
+	}
+	if lead, err = rt.store.Get(ctx, team); err != nil {
+		return nil, err
+	}
+	if runs, err = rt.store.List(ctx, store.Filter{Parent: team}); err != nil {
 		return nil, err
 	}
 	reqs, err := tb.Requests(ctx, team)
@@ -532,7 +555,7 @@ func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, err
 			leaving[q.To] = true
 		}
 	}
-	out := []MemberStatus{{Name: info.team.lead.Name, Role: "lead", Lead: true, RunID: team, State: memberState(lead, false)}}
+	out := []MemberStatus{{Name: info.team.lead.Name, Role: "lead", Lead: true, RunID: team, State: memberState(lead, false), Unread: unread[team]}}
 	if lead.State.Terminal() {
 		out[0].Reason = lead.Reason
 	}
@@ -545,23 +568,13 @@ func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, err
 		if err != nil {
 			return nil, err
 		}
-		ms := MemberStatus{Name: name, Role: role, RunID: run.ID, State: memberState(run, leaving[name])}
+		ms := MemberStatus{Name: name, Role: role, RunID: run.ID, State: memberState(run, leaving[name]), Unread: unread[run.ID]}
 		if run.State == store.Failed || run.State == store.Stopped || (run.State == store.Paused && run.Reason != AwaitingMail) {
 			ms.Reason = run.Reason
 		}
 		out = append(out, ms)
 	}
 	slices.SortFunc(out[1:], func(a, b MemberStatus) int { return strings.Compare(a.Name, b.Name) })
-	for i := range out {
-		if out[i].State == MemberShutdown || out[i].State == MemberFailed {
-			continue
-		}
-		mails, _, err := mb.Mailbox(ctx, out[i].RunID, maxInbox)
-		if err != nil {
-			return nil, err
-		}
-		out[i].Unread = len(mails)
-	}
 	return out, nil
 }
 
