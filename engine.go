@@ -155,6 +155,9 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 			if strings.Contains(string(rec.Data), `"child":`) {
 				r.spawned.Store(true)
 			}
+		case EventMember:
+			// A team's lead spawned a teammate (a child run).
+			r.spawned.Store(true)
 		case EventStarted:
 			ev, err := decodeEvent(rec)
 			if err != nil {

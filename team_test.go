@@ -594,3 +594,51 @@ func TestTeamBudgetIsOnePool(t *testing.T) {
 		t.Errorf("the team made %d model calls under a budget of 3 (roster %s)", calls, states(ms))
 	}
 }
+
+// TestTeamCloseStopsTeammatesAfterRestart: a lead continued by another
+// process still stops its teammates when the team is closed mid-turn.
+func TestTeamCloseStopsTeammatesAfterRestart(t *testing.T) {
+	ctx := ctxT(t)
+	script := scripted.Script{"alice": {scripted.Text("Ready.")}, "lead": {scripted.Text("never")}}
+	team := seedTeam(func(s *swarm.TeamSpec) {
+		s.Members = []swarm.Teammate{{Name: "alice", Role: "coder", Prompt: "Wait."}}
+	})
+	mem := memory.New()
+	a, err := swarm.New(swarm.Config{Store: mem, Model: scripted.New(script)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := team.Start(ctx, a, "", swarm.WithID("team4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "alice")
+	a.Close()
+
+	bm := &blockingModel{Model: scripted.New(script), agent: "lead", call: 0, reached: make(chan string, 1)}
+	b, err := swarm.New(swarm.Config{Store: mem, Model: bm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Register(team); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err = b.OpenTeam(ctx, "team4"); err != nil {
+		t.Fatal(err)
+	}
+	said := make(chan error, 1)
+	go func() {
+		_, err := tr.Say(ctx, "Plan the next phase.")
+		said <- err
+	}()
+	swarmtest.Recv(t, ctx, bm.reached, "the lead's model call")
+	if err := tr.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	swarmtest.Recv(t, ctx, said, "Say to return")
+	ms := settledRoster(t, ctx, tr, "alice")
+	if got := states(ms); got != "lead(lead):failed alice(coder):failed" {
+		t.Errorf("roster after Close = %s, want both stopped", got)
+	}
+}
