@@ -71,17 +71,24 @@ func journal(ctx context.Context, evs ...Event) {
 	}
 }
 
+// teamTool makes a team tool: fn gets the member's team context.
+func teamTool[In any](name, description string, fn func(ctx context.Context, tc *teamCtx, in In) (string, error)) Tool {
+	return NewTool(name, description, func(ctx context.Context, in In) (string, error) {
+		tc, err := teamOfCtx(ctx)
+		if err != nil {
+			return "", err
+		}
+		return fn(ctx, tc, in)
+	})
+}
+
 func spawnTool() Tool {
-	return NewTool(toolSpawn, "Spawn a persistent teammate with a name, a role and a first task. It works on the task, then stays idle until mail arrives.",
-		func(ctx context.Context, in struct {
+	return teamTool(toolSpawn, "Spawn a persistent teammate with a name, a role and a first task. It works on the task, then stays idle until mail arrives.",
+		func(ctx context.Context, tc *teamCtx, in struct {
 			Name   string `json:"name" jsonschema:"a short unique name: letters, digits, _ and -"`
 			Role   string `json:"role" jsonschema:"what the teammate does, such as coder or tester"`
 			Prompt string `json:"prompt" jsonschema:"the teammate's first task, with all the context it needs"`
 		}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
 			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, IdempotencyKey(ctx)); err != nil {
 				return "", err
 			}
@@ -91,12 +98,8 @@ func spawnTool() Tool {
 }
 
 func listTeammatesTool() Tool {
-	return NewTool(toolListTeammates, "List the team's members with their roles and states (spawning, working, idle, shutting_down, shutdown, failed).",
-		func(ctx context.Context, _ struct{}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
+	return teamTool(toolListTeammates, "List the team's members with their roles and states (spawning, working, idle, shutting_down, shutdown, failed).",
+		func(ctx context.Context, tc *teamCtx, _ struct{}) (string, error) {
 			ms, err := tc.r.rt.roster(ctx, tc.team)
 			if err != nil {
 				return "", err
@@ -110,15 +113,11 @@ func listTeammatesTool() Tool {
 }
 
 func sendMessageTool() Tool {
-	return NewTool(toolSendMessage, "Send a message to one member of the team (a teammate or the lead) by name.",
-		func(ctx context.Context, in struct {
+	return teamTool(toolSendMessage, "Send a message to one member of the team (a teammate or the lead) by name.",
+		func(ctx context.Context, tc *teamCtx, in struct {
 			To      string `json:"to" jsonschema:"the recipient's name"`
 			Content string `json:"content"`
 		}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
 			m, err := tc.r.rt.sendMail(ctx, tc.team, tc.self, []string{in.To}, store.Mail{ID: IdempotencyKey(ctx), Type: MailMessage, Content: in.Content})
 			if err != nil {
 				return "", err
@@ -129,14 +128,10 @@ func sendMessageTool() Tool {
 }
 
 func broadcastTool() Tool {
-	return NewTool(toolBroadcast, "Send one message to every other member of the team.",
-		func(ctx context.Context, in struct {
+	return teamTool(toolBroadcast, "Send one message to every other member of the team.",
+		func(ctx context.Context, tc *teamCtx, in struct {
 			Content string `json:"content"`
 		}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
 			to, err := tc.r.rt.broadcastTo(ctx, tc.team, tc.self)
 			if err != nil {
 				return "", err
@@ -154,12 +149,8 @@ func broadcastTool() Tool {
 }
 
 func readInboxTool() Tool {
-	return NewTool(toolReadInbox, "Read (and consume) the new messages in your inbox. New mail also arrives by itself before each of your turns.",
-		func(ctx context.Context, _ struct{}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
+	return teamTool(toolReadInbox, "Read (and consume) the new messages in your inbox. New mail also arrives by itself before each of your turns.",
+		func(ctx context.Context, tc *teamCtx, _ struct{}) (string, error) {
 			tc.inboxMu.Lock()
 			defer tc.inboxMu.Unlock()
 			mb, _, err := teamStores(tc.r.rt.store)
@@ -185,15 +176,11 @@ func readInboxTool() Tool {
 }
 
 func shutdownRequestTool() Tool {
-	return NewTool(toolShutdownRequest, "Ask a teammate to shut down gracefully. It approves (and shuts down) or rejects with a reason; its answer arrives as mail.",
-		func(ctx context.Context, in struct {
+	return teamTool(toolShutdownRequest, "Ask a teammate to shut down gracefully. It approves (and shuts down) or rejects with a reason; its answer arrives as mail.",
+		func(ctx context.Context, tc *teamCtx, in struct {
 			Teammate string `json:"teammate"`
 			Reason   string `json:"reason,omitempty"`
 		}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
 			req, err := tc.r.rt.request(ctx, tc.team, tc.td, store.Request{ID: IdempotencyKey(ctx), Kind: ProtocolShutdown, From: tc.self, To: in.Teammate, Content: in.Reason})
 			if err != nil {
 				return "", err
@@ -204,16 +191,12 @@ func shutdownRequestTool() Tool {
 }
 
 func shutdownResponseTool() Tool {
-	return NewTool(toolShutdownResponse, "Answer a shutdown request from the lead: approve to finish your work and shut down, or reject with a reason.",
-		func(ctx context.Context, in struct {
+	return teamTool(toolShutdownResponse, "Answer a shutdown request from the lead: approve to finish your work and shut down, or reject with a reason.",
+		func(ctx context.Context, tc *teamCtx, in struct {
 			RequestID string `json:"request_id"`
 			Approve   bool   `json:"approve"`
 			Reason    string `json:"reason,omitempty"`
 		}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
 			req, err := tc.r.rt.respond(ctx, tc.team, tc.self, ProtocolShutdown, in.RequestID, in.Approve, in.Reason, IdempotencyKey(ctx))
 			if err != nil {
 				return "", err
@@ -228,14 +211,10 @@ func shutdownResponseTool() Tool {
 }
 
 func submitPlanTool() Tool {
-	return NewTool(toolSubmitPlan, "Submit your plan to the lead for approval. Your other tools are refused until the lead approves a plan; a rejection comes with feedback.",
-		func(ctx context.Context, in struct {
+	return teamTool(toolSubmitPlan, "Submit your plan to the lead for approval. Your other tools are refused until the lead approves a plan; a rejection comes with feedback.",
+		func(ctx context.Context, tc *teamCtx, in struct {
 			Plan string `json:"plan"`
 		}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
 			req, err := tc.r.rt.request(ctx, tc.team, tc.td, store.Request{ID: IdempotencyKey(ctx), Kind: ProtocolPlanApproval, From: tc.self, To: tc.td.lead.Name, Content: in.Plan})
 			if err != nil {
 				return "", err
@@ -246,16 +225,12 @@ func submitPlanTool() Tool {
 }
 
 func reviewPlanTool() Tool {
-	return NewTool(toolReviewPlan, "Approve or reject a teammate's plan (a plan_approval_request in your inbox), with feedback.",
-		func(ctx context.Context, in struct {
+	return teamTool(toolReviewPlan, "Approve or reject a teammate's plan (a plan_approval_request in your inbox), with feedback.",
+		func(ctx context.Context, tc *teamCtx, in struct {
 			RequestID string `json:"request_id"`
 			Approve   bool   `json:"approve"`
 			Feedback  string `json:"feedback,omitempty"`
 		}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
 			req, err := tc.r.rt.respond(ctx, tc.team, tc.self, ProtocolPlanApproval, in.RequestID, in.Approve, in.Feedback, IdempotencyKey(ctx))
 			if err != nil {
 				return "", err
@@ -266,16 +241,12 @@ func reviewPlanTool() Tool {
 }
 
 func createTaskTool() Tool {
-	return NewTool(toolCreateTask, "Add a task to the team's task board. blocked_by lists the ids of tasks that must be completed first.",
-		func(ctx context.Context, in struct {
+	return teamTool(toolCreateTask, "Add a task to the team's task board. blocked_by lists the ids of tasks that must be completed first.",
+		func(ctx context.Context, tc *teamCtx, in struct {
 			Subject     string  `json:"subject"`
 			Description string  `json:"description,omitempty"`
 			BlockedBy   []int64 `json:"blocked_by,omitempty"`
 		}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
 			t, err := tc.r.rt.addTask(ctx, tc.team, tc.td, store.Task{Key: IdempotencyKey(ctx), Subject: in.Subject, Description: in.Description, BlockedBy: in.BlockedBy})
 			if err != nil {
 				return "", err
@@ -286,12 +257,8 @@ func createTaskTool() Tool {
 }
 
 func listTasksTool() Tool {
-	return NewTool(toolListTasks, "List the team's task board: id, status, owner, subject and what blocks each task.",
-		func(ctx context.Context, _ struct{}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
+	return teamTool(toolListTasks, "List the team's task board: id, status, owner, subject and what blocks each task.",
+		func(ctx context.Context, tc *teamCtx, _ struct{}) (string, error) {
 			_, tb, err := teamStores(tc.r.rt.store)
 			if err != nil {
 				return "", err
@@ -309,14 +276,10 @@ func listTasksTool() Tool {
 }
 
 func claimTaskTool() Tool {
-	return NewTool(toolClaimTask, "Claim a pending, unblocked task of the board: you become its owner. Exactly one claimant wins a task.",
-		func(ctx context.Context, in struct {
+	return teamTool(toolClaimTask, "Claim a pending, unblocked task of the board: you become its owner. Exactly one claimant wins a task.",
+		func(ctx context.Context, tc *teamCtx, in struct {
 			TaskID int64 `json:"task_id"`
 		}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
 			_, tb, err := teamStores(tc.r.rt.store)
 			if err != nil {
 				return "", err
@@ -331,15 +294,11 @@ func claimTaskTool() Tool {
 }
 
 func completeTaskTool() Tool {
-	return NewTool(toolCompleteTask, "Mark a task you own completed, with its result; tasks it blocked become claimable.",
-		func(ctx context.Context, in struct {
+	return teamTool(toolCompleteTask, "Mark a task you own completed, with its result; tasks it blocked become claimable.",
+		func(ctx context.Context, tc *teamCtx, in struct {
 			TaskID int64  `json:"task_id"`
 			Result string `json:"result,omitempty"`
 		}) (string, error) {
-			tc, err := teamOfCtx(ctx)
-			if err != nil {
-				return "", err
-			}
 			_, tb, err := teamStores(tc.r.rt.store)
 			if err != nil {
 				return "", err
