@@ -30,23 +30,9 @@ func (a *app) chatCmd() *cobra.Command {
 			"/context prints the shared context as JSON.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, file *config.File, args []string) error {
-			name := ""
-			if len(args) == 1 {
-				name = args[0]
-			}
-			if name == "" && id == "" {
-				return usageError{fmt.Errorf("name the conversation: swarm chat CONVERSATION (or swarm chat --id ID to continue a session); %s", conversationList(rt, file))}
-			}
-			if name == "" {
-				// Continue session id: its conversation is the run's swarm.
-				st, err := rt.Status(ctx, id)
-				if errors.Is(err, swarm.ErrNotFound) {
-					return a.notFound(id)
-				}
-				if err != nil {
-					return err
-				}
-				name = st.Swarm
+			name, err := a.nameOrRun(ctx, rt, args, id, "name the conversation: swarm chat CONVERSATION (or swarm chat --id ID to continue a session); "+conversationList(rt, file))
+			if err != nil {
+				return err
 			}
 			conv, err := conversation(rt, name)
 			if err != nil {
@@ -76,6 +62,26 @@ func (a *app) chatCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&id, "id", "", "session id: continues that session, or starts one with this id")
 	return c
+}
+
+// nameOrRun returns the definition named in args, or else the swarm of
+// run id (a session or team to continue); with neither, usage is the
+// error.
+func (a *app) nameOrRun(ctx context.Context, rt *swarm.Runtime, args []string, id, usage string) (string, error) {
+	if len(args) == 1 {
+		return args[0], nil
+	}
+	if id == "" {
+		return "", usageError{errors.New(usage)}
+	}
+	st, err := rt.Status(ctx, id)
+	if errors.Is(err, swarm.ErrNotFound) {
+		return "", a.notFound(id)
+	}
+	if err != nil {
+		return "", err
+	}
+	return st.Swarm, nil
 }
 
 // conversationList names the conversations of the definitions file.

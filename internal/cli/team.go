@@ -27,22 +27,9 @@ func (a *app) teamCmd() *cobra.Command {
 			"/quit (or end of input) leaves the team running for a later `swarm team --id`; /close ends it.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, file *config.File, args []string) error {
-			name := ""
-			if len(args) == 1 {
-				name = args[0]
-			}
-			if name == "" && id == "" {
-				return usageError{fmt.Errorf("name the team: swarm team TEAM (or swarm team --id ID to continue one); %s", teamList(rt, file))}
-			}
-			if name == "" {
-				st, err := rt.Status(ctx, id)
-				if errors.Is(err, swarm.ErrNotFound) {
-					return a.notFound(id)
-				}
-				if err != nil {
-					return err
-				}
-				name = st.Swarm
+			name, err := a.nameOrRun(ctx, rt, args, id, "name the team: swarm team TEAM (or swarm team --id ID to continue one); "+teamList(rt, file))
+			if err != nil {
+				return err
 			}
 			team, err := teamDef(rt, name)
 			if err != nil {
