@@ -169,7 +169,7 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 	if spec.Lead == nil {
 		return nil, fmt.Errorf("%w: team %s has no lead", ErrInvalid, id)
 	}
-	if err := checkMemberName(spec.Lead.Name); err != nil {
+	if err := CheckMemberName(spec.Lead.Name); err != nil {
 		return nil, fmt.Errorf("%w: team %s: lead: %w", ErrInvalid, id, err)
 	}
 	td := &teamDef{lead: spec.Lead, members: map[string]Teammate{}, template: spec.Template, autonomous: spec.Autonomous,
@@ -190,7 +190,7 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 		return nil, fmt.Errorf("%w: team %s declares %d members, more than its limit of %d", ErrInvalid, id, len(spec.Members), td.maxMembers)
 	}
 	for _, m := range spec.Members {
-		if err := checkMemberName(m.Name); err != nil {
+		if err := CheckMemberName(m.Name); err != nil {
 			return nil, fmt.Errorf("%w: team %s: member: %w", ErrInvalid, id, err)
 		}
 		if _, dup := td.members[m.Name]; dup || m.Name == spec.Lead.Name {
@@ -202,9 +202,10 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 	return td, nil
 }
 
-// checkMemberName accepts short names of letters, digits, '_' and '-',
-// which make run ids and mail addresses without escaping.
-func checkMemberName(name string) error {
+// CheckMemberName reports whether name can name a team member: 1 to 32
+// letters, digits, '_' and '-', which make run ids and mail addresses
+// without escaping.
+func CheckMemberName(name string) error {
 	if name == "" || len(name) > 32 {
 		return fmt.Errorf("member name %q must have 1 to 32 characters", name)
 	}

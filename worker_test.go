@@ -20,10 +20,19 @@ import (
 
 // killable is a node's store that can die: once killed, every write fails,
 // as it does for a process that was killed or cut off. It keeps the
-// wrapped store's Watcher.
+// wrapped store's Watcher, Mailboxes and Teams.
 type killable struct {
-	*postgres.Store
+	fullStore
 	dead atomic.Bool
+}
+
+// fullStore is a store with every optional part: memory, SQLite and
+// PostgreSQL stores are.
+type fullStore interface {
+	store.Store
+	store.Watcher
+	store.Mailboxes
+	store.Teams
 }
 
 func (k *killable) err() error {
@@ -37,28 +46,28 @@ func (k *killable) Append(ctx context.Context, l store.Lease, recs []store.Recor
 	if err := k.err(); err != nil {
 		return 0, err
 	}
-	return k.Store.Append(ctx, l, recs, u)
+	return k.fullStore.Append(ctx, l, recs, u)
 }
 
 func (k *killable) Renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
 	if err := k.err(); err != nil {
 		return store.Renewal{}, err
 	}
-	return k.Store.Renew(ctx, owner, lease)
+	return k.fullStore.Renew(ctx, owner, lease)
 }
 
 func (k *killable) Release(ctx context.Context, l store.Lease) error {
 	if err := k.err(); err != nil {
 		return err
 	}
-	return k.Store.Release(ctx, l)
+	return k.fullStore.Release(ctx, l)
 }
 
 func (k *killable) ClaimExpired(ctx context.Context, owner string, lease time.Duration, limit int) ([]store.Lease, error) {
 	if err := k.err(); err != nil {
 		return nil, err
 	}
-	return k.Store.ClaimExpired(ctx, owner, lease, limit)
+	return k.fullStore.ClaimExpired(ctx, owner, lease, limit)
 }
 
 type twoTurnOut struct {
@@ -92,7 +101,7 @@ func pgNode(t *testing.T, url string, cfg swarm.Config, defs ...swarm.Definition
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &killable{Store: st}
+	k := &killable{fullStore: st}
 	cfg.Store = k
 	cfg.RetryBackoff = time.Millisecond
 	rt, err := swarm.New(cfg)
