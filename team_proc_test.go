@@ -217,7 +217,7 @@ func childSay(a ...any) {
 // is given it.
 func childWorker(t *testing.T, ctx context.Context, s store.Store, args []string, stdin *bufio.Reader) {
 	n, _ := strconv.Atoi(args[0])
-	var m model.Model = sinkModel(n, sinkTeamCalls())
+	var m model.Model = sinkModel(n, sinkCalls(n))
 	if len(args) > 1 && args[1] == "stamp" {
 		m = stampModel{m}
 	}
@@ -240,8 +240,15 @@ func childWorker(t *testing.T, ctx context.Context, s store.Store, args []string
 	}
 }
 
-// sinkTeamCalls is how many model calls each sink may make.
-func sinkTeamCalls() int { return 3*storetest.MailPerSender()*4 + 10 }
+// sinkCalls is how many model calls each sink of a team of n may make:
+// enough for the drain (one sink) to read every mail in a call of its own,
+// else a few.
+func sinkCalls(n int) int {
+	if n == 1 {
+		return 3*storetest.MailPerSender()*4 + 10
+	}
+	return 4
+}
 
 // childSender posts args[2] mails from sender args[1] to run args[0] once
 // told "go", each in turn, then says "done".
@@ -291,7 +298,7 @@ func (s stampModel) Generate(ctx context.Context, req *model.Request) (*model.Re
 func startSinks(tb testing.TB, ctx context.Context, url string, n int) (*swarm.Runtime, *swarm.TeamRun) {
 	tb.Helper()
 	s := openStore(tb, ctx, url)
-	rt, err := swarm.New(swarm.Config{Store: s, Model: sinkModel(n, sinkTeamCalls()), Lease: 5 * time.Second, PollInterval: 50 * time.Millisecond})
+	rt, err := swarm.New(swarm.Config{Store: s, Model: sinkModel(n, sinkCalls(n)), Lease: 5 * time.Second, PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		tb.Fatal(err)
 	}
