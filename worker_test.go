@@ -20,13 +20,14 @@ import (
 
 // killable is a node's store that can die: once killed, every write fails,
 // as it does for a process that was killed or cut off. It keeps the
-// wrapped store's Watcher.
+// wrapped store's Watcher, Mailboxes and Teams.
 type killable struct {
 	fullStore
 	dead atomic.Bool
 }
 
-// fullStore is a store with every optional interface.
+// fullStore is a store with every optional interface: memory, SQLite and
+// PostgreSQL stores are.
 type fullStore interface {
 	store.Store
 	store.Watcher

@@ -1,0 +1,5 @@
+//go:build !race
+
+package swarm_test
+
+const raceEnabled = false
