@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
@@ -61,6 +62,9 @@ func (s memberStrategy) drive(ctx context.Context, r *runner) outcome {
 		opening, out, ok := m.wake(ctx, n)
 		if !ok {
 			return out
+		}
+		if n == 1 && !s.lead && strings.TrimSpace(opening) == "" {
+			continue // spawned without a prompt: idle until mail comes
 		}
 		if out, stop := m.work(ctx, n, opening); stop {
 			return out

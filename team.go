@@ -120,7 +120,8 @@ type Teammate struct {
 	Name string
 	// Role says what the teammate does ("coder", "tester").
 	Role string
-	// Prompt is the teammate's first piece of work.
+	// Prompt is the teammate's first piece of work; without one it
+	// starts idle, waiting for mail.
 	Prompt string
 	// Instructions is the teammate's system prompt, a text/template
 	// rendered with .Name, .Role, .Lead and .Team (the team run id).

@@ -10,17 +10,17 @@ import (
 	"github.com/swarmrt/swarm/store/memory"
 )
 
-// A lead spawns a teammate; the user mails the teammate, which mails the
-// lead; the user reads the lead's inbox and the roster. Everything is kept in the store.
+// A lead spawns a teammate (without a prompt, it waits for mail); the user
+// mails the teammate, which mails the lead; the user reads the lead's inbox
+// and the roster. Everything is kept in the store.
 func ExampleTeam() {
 	ctx := context.Background()
 	script := scripted.Script{
 		"lead": {
-			scripted.Tools(scripted.CallTool("spawn_teammate", map[string]string{"name": "alice", "role": "coder", "prompt": "Write the parser."})),
+			scripted.Tools(scripted.CallTool("spawn_teammate", map[string]string{"name": "alice", "role": "coder"})),
 			scripted.Text("alice is on it."),
 		},
 		"alice": {
-			scripted.Text("Parser written."),
 			scripted.Tools(scripted.CallTool("send_message", map[string]string{"to": "lead", "content": "The parser is done."})),
 			scripted.Text("Reported to the lead."),
 		},

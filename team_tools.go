@@ -87,7 +87,7 @@ func spawnTool() Tool {
 		func(ctx context.Context, tc *teamCtx, in struct {
 			Name   string `json:"name" jsonschema:"a short unique name: letters, digits, _ and -"`
 			Role   string `json:"role" jsonschema:"what the teammate does, such as coder or tester"`
-			Prompt string `json:"prompt" jsonschema:"the teammate's first task, with all the context it needs"`
+			Prompt string `json:"prompt,omitempty" jsonschema:"the teammate's first task, with all the context it needs; without one it starts idle, waiting for mail"`
 		}) (string, error) {
 			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, IdempotencyKey(ctx)); err != nil {
 				return "", err
@@ -397,9 +397,6 @@ func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy stri
 	}
 	if name == tc.td.lead.Name || name == UserSender {
 		return fmt.Errorf("%w: %q is taken (the lead, or the user)", ErrDuplicate, name)
-	}
-	if strings.TrimSpace(prompt) == "" {
-		return fmt.Errorf("%w: teammate %s needs a prompt", ErrInvalidInput, name)
 	}
 	id := memberRunID(tc.team, name)
 	if existing, err := r.rt.store.Get(ctx, id); err == nil {

@@ -268,7 +268,7 @@ func TestBadInput(t *testing.T) {
 		{"team lead unknown", base + "teams:\n  t: {lead: boss}\n", 3, `team t: lead: unknown agent "boss"`},
 		{"team member bad name", base + "agents:\n  l: {}\nteams:\n  t:\n    lead: l\n    members:\n      a b: {prompt: x}\n", 8, `team t: member name the string "a b": want 1 to 32 letters`},
 		{"team member named like lead", base + "agents:\n  l: {}\nteams:\n  t:\n    lead: l\n    members:\n      l: {prompt: x}\n", 8, "team t: member l has the name of the lead"},
-		{"team member without prompt", base + "agents:\n  l: {}\nteams:\n  t:\n    lead: l\n    members:\n      a: {role: coder}\n", 8, "team t: member a: missing prompt"},
+		{"team member with an unknown field", base + "agents:\n  l: {}\nteams:\n  t:\n    lead: l\n    members:\n      a: {role: coder, promt: x}\n", 8, `team t: member a: unknown field "promt" (did you mean "prompt"?)`},
 		{"team bad timeout", base + "agents:\n  l: {}\nteams:\n  t:\n    lead: l\n    request_timeout: soon\n", 7, `team t: invalid request_timeout "soon"`},
 		{"team bad max_wakes", base + "agents:\n  l: {}\nteams:\n  t:\n    lead: l\n    max_wakes: 0\n", 7, "team t: max_wakes: want a whole number of at least 1"},
 		{"team named like an agent", base + "agents:\n  l: {}\nteams:\n  l: {lead: l}\n", 5, "team l: the name is already used by the agent defined at line 3"},

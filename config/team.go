@@ -126,9 +126,7 @@ func (p *parser) members(n *yaml.Node, what, lead string) []memberDef {
 		if fd, ok := fs["role"]; ok {
 			m.role = p.str(fd.val, mw, "role")
 		}
-		if fd, ok := fs["prompt"]; !ok {
-			p.errf(v, "%s: missing prompt (its first piece of work)", mw)
-		} else {
+		if fd, ok := fs["prompt"]; ok {
 			m.prompt = p.str(fd.val, mw, "prompt")
 		}
 		if fd, ok := fs["agent"]; ok && !isNull(fd.val) {

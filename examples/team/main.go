@@ -39,7 +39,7 @@ var prompts = []string{
 
 var script = scripted.Script{
 	"lead": {
-		scripted.Tools(scripted.CallTool("spawn_teammate", map[string]string{"name": "bob", "role": "tester", "prompt": "Wait for code to test; report results to the lead."})),
+		scripted.Tools(scripted.CallTool("spawn_teammate", map[string]string{"name": "bob", "role": "tester"})), // idle until mail comes
 		scripted.Tools(scripted.CallTool("spawn_teammate", map[string]string{"name": "alice", "role": "coder", "prompt": "Tell bob the parser is ready for testing."})),
 		scripted.Text("alice (coder) and bob (tester) are on the team; alice is telling bob the parser is ready."),
 		scripted.Text("bob says: the parser passes all 12 tests."),
@@ -58,7 +58,6 @@ var script = scripted.Script{
 		scripted.Tools(scripted.CallTool("shutdown_response", map[string]any{"request_id": "crew-demo/m4/t1/tool/call_lead_6_0", "approve": true})),
 	},
 	"bob": {
-		scripted.Text("Ready to test."),
 		scripted.Tools(scripted.CallTool("send_message", map[string]string{"to": "lead", "content": "The parser passes all 12 tests."})),
 		scripted.Text("Tested the parser: 12/12 pass."),
 		scripted.Text("Noted: phase 1 complete."),
