@@ -117,4 +117,11 @@ type Event struct {
 	Ledger *TaskLedger `json:"ledger,omitempty"`
 	// Progress is an adaptive run's progress ledger of a round (progress).
 	Progress *ProgressLedger `json:"progress,omitempty"`
+	// ForkOf is, on a fork's started event, the run it was forked from
+	// (see [Runtime.Fork]); ForkAt the step key it was forked at ("" for
+	// a re-run from the start) and Reused the number of the origin's
+	// records it reused, which follow the started event.
+	ForkOf string `json:"fork_of,omitempty"`
+	ForkAt string `json:"fork_at,omitempty"`
+	Reused int    `json:"reused,omitempty"`
 }
