@@ -220,7 +220,9 @@
         if (ev.type === "tool_result" || ev.type === "handoff_returned") settle(ev);
       }
       count.textContent = String(events.length);
-      if (follow.checked && batch.length) timeline.lastElementChild.scrollIntoView({ block: "nearest" });
+      // While the journal is replayed the page stays at the top; once the
+      // stream is live, it follows the newest event.
+      if (follow.checked && streamFollowing && batch.length) timeline.lastElementChild.scrollIntoView({ block: "nearest" });
     }
 
     function showLive() {
@@ -338,10 +340,13 @@
               const { value, done: end } = await reader.read();
               if (end) break;
               buf += dec.decode(value, { stream: true });
+              // Walk the buffer with an index and cut it once per read: a
+              // read may hold thousands of events.
+              let from = 0;
               let i;
-              while ((i = buf.indexOf("\n\n")) >= 0) {
-                const block = buf.slice(0, i);
-                buf = buf.slice(i + 2);
+              while ((i = buf.indexOf("\n\n", from)) >= 0) {
+                const block = buf.slice(from, i);
+                from = i + 2;
                 let type = "message";
                 const data = [];
                 for (const line of block.split("\n")) {
@@ -350,6 +355,7 @@
                 }
                 if (data.length) onEvent(type, data.join("\n"));
               }
+              buf = buf.slice(from);
               if (streamFollowing) streamState.textContent = done ? "" : "live";
             }
           }
