@@ -76,7 +76,6 @@
     const follow = $("#follow");
     const events = []; // journal events in order (no deltas)
     const bySeq = new Map();
-    const calls = new Map(); // call id -> card
     const liveText = new Map(); // agent -> text streamed so far
     let reused = 0;
     let lastSeq = 0;
@@ -161,64 +160,76 @@
       }
     }
 
-    function callCard(c, agent) {
-      const card = el("div", { class: "call pending", "data-call": c.id },
-        el("div", { class: "name", text: c.name }),
-        el("pre", { text: pretty(c.arguments) }),
-        el("div", { class: "out dim", text: "waiting for the result…" }));
-      calls.set(c.id, card);
-      return card;
+    // Rows are built as HTML text, a batch at a time, and inserted with one
+    // insertAdjacentHTML: for a journal of 10,000 events that is several
+    // times faster than creating each node. Every value is escaped.
+    const esc = (v) => String(v == null ? "" : v).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+    const forkable = !!$("#fork-at");
+    const results = new Map(); // call id -> its result event
+    const cardIDs = new Map(); // call id -> the id attribute of its card
+    let cards = 0;
+
+    function outHTML(ev) {
+      return '<strong>' + (ev.is_error ? "error" : "output") + '</strong><pre tabindex="0">' + esc(clip(ev.output, 4000)) + "</pre>" +
+        (ev.child ? '<a href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run ' + esc(ev.child) + "</a>" : "");
     }
 
+    function cardHTML(c) {
+      const id = "call-" + ++cards;
+      cardIDs.set(c.id, id);
+      const r = results.get(c.id);
+      return '<div class="call' + (r ? (r.is_error ? " err" : "") : " pending") + '" id="' + id + '"><div class="name">' + esc(c.name) +
+        '</div><pre tabindex="0">' + esc(pretty(c.arguments)) + "</pre>" +
+        (r ? '<div class="out">' + outHTML(r) + "</div>" : '<div class="out dim">waiting for the result…</div>') + "</div>";
+    }
+
+    // settle shows a result in a card already on the page.
     function settle(ev) {
-      const card = calls.get(ev.call_id);
-      if (!card) return;
+      const id = cardIDs.get(ev.call_id);
+      const card = id && document.getElementById(id);
+      if (!card || !card.classList.contains("pending")) return;
       card.classList.remove("pending");
       card.classList.toggle("err", !!ev.is_error);
       const out = card.querySelector(".out");
       out.className = "out";
-      out.textContent = "";
-      out.append(el("strong", { text: ev.is_error ? "error" : "output" }), el("pre", { text: clip(ev.output, 4000) }));
-      if (ev.child) out.append(el("a", { href: "/ui/runs/" + encodeURIComponent(ev.child), text: "child run " + ev.child }));
+      out.innerHTML = outHTML(ev);
     }
 
-    function row(ev) {
-      const cls = "ev ev-" + ev.type + (ev.is_error ? " err" : "") + (ev.seq > 1 && ev.seq <= reused + 1 ? " reused" : "");
-      const head = el("div", { class: "ev-head" },
-        el("span", { class: "seq", text: "#" + ev.seq }),
-        el("time", { datetime: ev.time, text: clock(ev.time) }),
-        el("span", { class: "agent", text: ev.agent || "" }),
-        el("span", { class: "type", text: ev.type }),
-        ev.seq > 1 && ev.seq <= reused + 1 ? el("span", { class: "badge", text: "reused" }) : null,
-        el("span", { class: "sum", text: summary(ev) }),
-        el("code", { class: "key", text: ev.key || "" }));
-      if (ev.child) head.append(el("a", { href: "/ui/runs/" + encodeURIComponent(ev.child), class: "child-link", text: "child run" }));
-      const tools = el("span", { class: "tools" },
-        el("button", { type: "button", class: "small json", "aria-expanded": "false", "aria-label": "JSON of event " + ev.seq, text: "JSON" }));
-      if (ev.key && ev.type !== "started" && $("#fork-at")) {
-        tools.append(el("button", { type: "button", class: "small fork-here", "aria-label": "Fork here: step " + ev.key, text: "Fork here" }));
-      }
-      head.append(tools);
-      const li = el("li", { class: cls, "data-seq": ev.seq, "data-type": ev.type }, head);
+    function rowHTML(ev) {
+      const isReused = ev.seq > 1 && ev.seq <= reused + 1;
+      let h = '<li class="ev ev-' + esc(ev.type) + (ev.is_error ? " err" : "") + (isReused ? " reused" : "") + '" data-seq="' + ev.seq + '">' +
+        '<div class="ev-head"><span class="seq">#' + ev.seq + '</span><time datetime="' + esc(ev.time) + '">' + esc(clock(ev.time)) +
+        '</time><span class="agent">' + esc(ev.agent) + '</span><span class="type">' + esc(ev.type) + "</span>" +
+        (isReused ? '<span class="badge">reused</span>' : "") +
+        '<span class="sum">' + esc(summary(ev)) + '</span><code class="key">' + esc(ev.key) + "</code>" +
+        (ev.child ? '<a class="child-link" href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run</a>' : "") +
+        '<span class="tools"><button type="button" class="small json" aria-expanded="false" aria-label="JSON of event ' + ev.seq + '">JSON</button>' +
+        (forkable && ev.key && ev.type !== "started" ? '<button type="button" class="small fork-here" aria-label="Fork here: step ' + esc(ev.key) + '">Fork here</button>' : "") +
+        "</span></div>";
       if (ev.type === "model_response" && ev.tool_calls && ev.tool_calls.length) {
         // Calls of one response run in parallel: side by side.
-        li.append(el("div", { class: "lanes" }, ...ev.tool_calls.map((c) => callCard(c, ev.agent))));
+        h += '<div class="lanes">' + ev.tool_calls.map(cardHTML).join("") + "</div>";
       }
-      return li;
+      return h + "</li>";
     }
 
     function flush() {
       scheduled = false;
-      const frag = document.createDocumentFragment();
       const batch = queue;
       queue = [];
+      const late = [];
       for (const ev of batch) {
-        frag.append(row(ev));
+        if (ev.type === "tool_result" || ev.type === "handoff_returned") {
+          if (ev.call_id && !results.has(ev.call_id)) {
+            results.set(ev.call_id, ev);
+            if (cardIDs.has(ev.call_id)) late.push(ev); // its card is on the page already
+          }
+        }
       }
-      timeline.append(frag);
-      for (const ev of batch) {
-        if (ev.type === "tool_result" || ev.type === "handoff_returned") settle(ev);
-      }
+      const parts = new Array(batch.length);
+      for (let i = 0; i < batch.length; i++) parts[i] = rowHTML(batch[i]);
+      timeline.insertAdjacentHTML("beforeend", parts.join(""));
+      for (const ev of late) settle(ev);
       count.textContent = String(events.length);
       // While the journal is replayed the page stays at the top; once the
       // stream is live, it follows the newest event.
