@@ -272,6 +272,17 @@ test("reload mid-run and see the same history", async () => {
   await page.context().close();
 });
 
+test("the runs list updates live", async () => {
+  const page = await login();
+  await page.goto(base + "/ui/?swarm=approval");
+  assert.equal(await page.locator('#rows a[title="hut-live"]').count(), 0);
+  await api("POST", "/v1/swarms/approval/runs", { id: "hut-live", input: "a hut" });
+  // No reload: the page refreshes its rows by itself.
+  await page.locator('#rows a[title="hut-live"]').waitFor();
+  await page.locator('#rows tr:has(a[title="hut-live"]) .state-paused').waitFor();
+  await page.context().close();
+});
+
 test("a token limited to one swarm does not see another's runs", async () => {
   const page = await login(LIMITED);
   const ids = await page.locator("#rows td.id a").allTextContents();

@@ -229,6 +229,7 @@
       const parts = new Array(batch.length);
       for (let i = 0; i < batch.length; i++) parts[i] = rowHTML(batch[i]);
       timeline.insertAdjacentHTML("beforeend", parts.join(""));
+      if (events.length > 500) timeline.classList.add("big");
       for (const ev of late) settle(ev);
       count.textContent = String(events.length);
       // While the journal is replayed the page stays at the top; once the
