@@ -2,16 +2,17 @@
 // for a run of 10,000 events and for the runs list over 100,000 runs, in
 // Debian's Chromium driven by playwright-core. Fill a store first:
 //
-//   mkdir -p /tmp/fig/.swarm && cp dashboard/e2e/testdata/*.yaml /tmp/fig/
-//   go run ./dashboard/e2e/gen -store /tmp/fig/.swarm/runs.db -runs 100000 -events 10000
-//   go build -o /tmp/fig/swarm ./cmd/swarm
-//   cd dashboard/e2e && FIG_DIR=/tmp/fig node figures.mjs
+//   export FIG_DIR=$(mktemp -d) && mkdir -p $FIG_DIR/.swarm && cp dashboard/e2e/testdata/*.yaml $FIG_DIR/
+//   go run ./dashboard/e2e/gen -store $FIG_DIR/.swarm/runs.db -runs 100000 -events 10000
+//   go build -o $FIG_DIR/swarm ./cmd/swarm
+//   cd dashboard/e2e && node figures.mjs
 //
 // Each page is loaded 5 times; the medians are printed.
 import { spawn } from "node:child_process";
 import { chromium } from "playwright-core";
 
-const dir = process.env.FIG_DIR || "/tmp/fig";
+const dir = process.env.FIG_DIR;
+if (!dir) throw new Error("set FIG_DIR to the directory of the filled store (see the top of this file)");
 const server = spawn(process.env.SWARM_BIN || dir + "/swarm", ["serve", "--addr", "127.0.0.1:0"], { cwd: dir, stdio: ["ignore", "ignore", "pipe"] });
 const base = await new Promise((resolve, reject) => {
   let buf = "";
