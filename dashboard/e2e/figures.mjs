@@ -51,4 +51,5 @@ try {
 } finally {
   await browser.close();
   server.kill("SIGTERM");
+  await new Promise((r) => { server.on("exit", r); setTimeout(() => { server.kill("SIGKILL"); r(); }, 30_000); });
 }
