@@ -144,4 +144,11 @@ type Event struct {
 	// Protocol is a team protocol request as a member's step left it
 	// (protocol).
 	Protocol *store.Request `json:"protocol,omitempty"`
+	// ForkOf is, on a fork's started event, the run it was forked from
+	// (see [Runtime.Fork]); ForkAt the step key it was forked at ("" for
+	// a re-run from the start) and Reused the number of the origin's
+	// records it reused, which follow the started event.
+	ForkOf string `json:"fork_of,omitempty"`
+	ForkAt string `json:"fork_at,omitempty"`
+	Reused int    `json:"reused,omitempty"`
 }

@@ -138,17 +138,47 @@ func (a *Authenticator) Required() bool { return a != nil && len(a.entries) > 0 
 var anonymous = &Principal{Name: "anonymous", all: true}
 
 // Authenticate returns the principal of r: anonymous when no token is
-// required, else the owner of r's bearer token, or ErrUnauthenticated.
+// required, else the owner of r's bearer token (or, on a GET or HEAD
+// without an Authorization header, of its [SessionCookie]), or
+// ErrUnauthenticated.
 func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	if !a.Required() {
 		return anonymous, nil
 	}
 	h := r.Header.Get("Authorization")
+	if h == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if c, err := r.Cookie(SessionCookie); err == nil {
+			return a.AuthenticateSecret(c.Value)
+		}
+	}
 	scheme, secret, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
 		return nil, ErrUnauthenticated
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(secret)))
+	return a.AuthenticateSecret(secret)
+}
+
+// SessionCookie is the cookie in which a browser carries its token: the
+// dashboard's login form sets it (HttpOnly, SameSite=Strict), because a
+// browser cannot send a bearer header when it follows a link or opens an
+// event stream. [Authenticator.Authenticate] accepts it on GET and HEAD
+// requests that carry no Authorization header; a request that changes
+// something must carry the bearer header (the dashboard's own forms check
+// the cookie and a CSRF token themselves).
+const SessionCookie = "swarm_session"
+
+// AuthenticateSecret returns the principal owning a token secret:
+// anonymous when no token is required, else the owner, or
+// ErrUnauthenticated. Secrets are compared in constant time.
+func (a *Authenticator) AuthenticateSecret(secret string) (*Principal, error) {
+	if !a.Required() {
+		return anonymous, nil
+	}
+	secret = strings.TrimSpace(secret)
+	if secret == "" {
+		return nil, ErrUnauthenticated
+	}
+	sum := sha256.Sum256([]byte(secret))
 	var found *Principal
 	// Compare against every entry so the time taken does not tell which
 	// token (if any) matched.

@@ -101,3 +101,40 @@ func TestRequireForAddr(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestSessionCookie(t *testing.T) {
+	a, err := New([]Token{{Name: "ops", Secret: "s3cret", Swarms: []string{"one"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := func(method, cookie, header string) *http.Request {
+		r := httptest.NewRequest(method, "/v1/runs", nil)
+		if cookie != "" {
+			r.AddCookie(&http.Cookie{Name: SessionCookie, Value: cookie})
+		}
+		if header != "" {
+			r.Header.Set("Authorization", header)
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name    string
+		r       *http.Request
+		wantErr error
+	}{
+		{"GET with the cookie", req("GET", "s3cret", ""), nil},
+		{"HEAD with the cookie", req("HEAD", "s3cret", ""), nil},
+		{"POST with the cookie only", req("POST", "s3cret", ""), ErrUnauthenticated},
+		{"GET with a wrong cookie", req("GET", "nope", ""), ErrUnauthenticated},
+		{"GET with an empty cookie", req("GET", " ", ""), ErrUnauthenticated},
+		{"a bad header wins over a good cookie", req("GET", "s3cret", "Bearer nope"), ErrUnauthenticated},
+	} {
+		p, err := a.Authenticate(c.r)
+		if !errors.Is(err, c.wantErr) {
+			t.Errorf("%s: err %v, want %v", c.name, err, c.wantErr)
+		}
+		if err == nil && (p.Name != "ops" || !p.Allows("one") || p.Allows("two")) {
+			t.Errorf("%s: principal %+v", c.name, p)
+		}
+	}
+}

@@ -65,6 +65,15 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, status, code, msg)
 }
 
+// StatusOf returns the HTTP status the API answers err with: 4xx for a
+// client's mistake (unknown run, forbidden swarm, invalid state or input),
+// 503 when the runtime or store is unavailable, 500 otherwise. Other front
+// ends (the dashboard) use it to answer as the API does.
+func StatusOf(err error) int {
+	status, _ := classify(err)
+	return status
+}
+
 func classify(err error) (int, string) {
 	var mb *http.MaxBytesError
 	switch {

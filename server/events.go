@@ -45,7 +45,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		ev  swarm.Event
 		err error
 	}
-	ch := make(chan item)
+	// A buffer lets a replay queue events while earlier ones are written,
+	// so that they go out in few flushes (see send's flush below).
+	ch := make(chan item, 64)
 	produced := make(chan struct{})
 	go func() {
 		defer close(produced)
@@ -73,15 +75,16 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	send := func(b []byte) bool {
+	write := func(b []byte, flush bool) bool {
 		if err := rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			return false
 		}
 		if _, err := w.Write(b); err != nil {
 			return false
 		}
-		return rc.Flush() == nil
+		return !flush || rc.Flush() == nil
 	}
+	send := func(b []byte) bool { return write(b, true) }
 	if !send([]byte(": run " + st.ID + "\n\n")) {
 		return
 	}
@@ -101,7 +104,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				}
 				return
 			}
-			if !send(frame(it.ev)) {
+			// Flush when no other event is waiting: a replay of a long
+			// journal goes out in large writes, a live event at once.
+			if !write(frame(it.ev), len(ch) == 0) {
 				return
 			}
 		case <-beat.C:

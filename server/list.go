@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
@@ -29,17 +28,13 @@ type RunList struct {
 // cursor is the position after the last run of a page. It is sent to
 // clients base64-encoded and is opaque to them.
 //
-// The store lists runs newest first by creation and pages by offset. New
-// runs shift older ones to higher offsets, and runs leaving a state filter
-// shift them lower, so an offset alone would repeat or skip runs. The
-// cursor therefore names the last run (and its creation time); the next
-// page starts right after that run wherever it now is, or, if it no longer
-// matches the filter, at the first run created before it.
+// It names the last run of the page: the next page lists the runs created
+// before that run (store.Filter.Before), so runs created meanwhile do not
+// shift it, runs leaving a state filter do not make it skip any, and a
+// page costs the same at any depth.
 type cursor struct {
-	Offset  int    `json:"o"`
-	ID      string `json:"id"`
-	Created int64  `json:"t"`
-	Filter  string `json:"f"`
+	ID     string `json:"id"`
+	Filter string `json:"f"`
 }
 
 func (c cursor) encode() string {
@@ -50,7 +45,7 @@ func (c cursor) encode() string {
 func decodeCursor(s, filter string) (*cursor, error) {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	var c cursor
-	if err != nil || json.Unmarshal(b, &c) != nil || c.ID == "" || c.Offset < 1 {
+	if err != nil || json.Unmarshal(b, &c) != nil || c.ID == "" {
 		return nil, badRequest("cursor: not a cursor from a previous page")
 	}
 	if c.Filter != filter {
@@ -108,61 +103,51 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 // page returns up to limit runs matching f that the caller may see, after
 // cursor c (nil: from the newest), and the cursor of the next page, if any.
 func (s *Server) page(ctx context.Context, f store.Filter, c *cursor, limit int) ([]swarm.Status, *cursor, error) {
-	list := func(off, n int) ([]swarm.Status, error) {
-		g := f
-		g.Offset, g.Limit = off, n
-		return s.rt.List(ctx, g)
-	}
-	start := 0
+	after := ""
 	if c != nil {
-		// The last run is at c.Offset-1 or later unless runs left the
-		// filter; step back until the run at start is not older.
-		start = c.Offset - 1
-		for step := listChunk; start > 0; step *= 2 {
-			at, err := list(start, 1)
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(at) == 1 && (at[0].ID == c.ID || !at[0].CreatedAt.Before(time.Unix(0, c.Created))) {
-				break
-			}
-			start = max(start-step, 0)
-		}
+		after = c.ID
 	}
-	var (
-		out     = []swarm.Status{}
-		lastPos int
-		found   = c == nil
-	)
-	for pos := start; len(out) <= limit; {
-		batch, err := list(pos, listChunk)
-		if err != nil {
-			return nil, nil, err
+	runs, next, err := ListPage(ctx, s.rt, f, after, limit)
+	if err != nil || next == "" {
+		return runs, nil, err
+	}
+	return runs, &cursor{ID: next}, nil
+}
+
+// ListPage returns up to limit runs matching f that the caller in ctx may
+// see ([auth.Allowed]), newest first, starting after run after ("": at the
+// newest), and the id to pass as after for the next page ("" when there is
+// none). It sets f's Before, Limit and Offset. Paging is by keyset
+// ([store.Filter.Before]), so a page costs the same at any depth.
+func ListPage(ctx context.Context, rt *swarm.Runtime, f store.Filter, after string, limit int) (runs []swarm.Status, next string, err error) {
+	out := []swarm.Status{}
+	limit = max(limit, 1)
+	p := auth.FromContext(ctx)
+	// When every run the store returns is visible, one more than a page
+	// tells whether another page follows; otherwise read in chunks.
+	visible := p == nil || p.All() || (f.Swarm != "" && p.Allows(f.Swarm))
+	f.Before, f.Offset = after, 0
+	for {
+		f.Limit = listChunk
+		if visible {
+			f.Limit = limit + 1
 		}
-		for i, run := range batch {
-			if !found {
-				if run.ID == c.ID {
-					found = true
-					continue
-				}
-				if !run.CreatedAt.Before(time.Unix(0, c.Created)) {
-					continue // at or before the cursor: on an earlier page
-				}
-				found = true
-			}
+		batch, err := rt.List(ctx, f)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, run := range batch {
 			if !auth.Allowed(ctx, run.Swarm) {
 				continue
 			}
 			if len(out) == limit {
-				return out, &cursor{Offset: lastPos + 1, ID: out[limit-1].ID, Created: out[limit-1].CreatedAt.UnixNano()}, nil
+				return out, out[limit-1].ID, nil
 			}
 			out = append(out, run)
-			lastPos = pos + i
 		}
-		if len(batch) < listChunk {
-			break
+		if len(batch) < f.Limit {
+			return out, "", nil
 		}
-		pos += len(batch)
+		f.Before = batch[len(batch)-1].ID
 	}
-	return out, nil, nil
 }

@@ -220,6 +220,19 @@ type Filter struct {
 	Swarm  string
 	State  State
 	Parent string
+	// TopLevel selects runs without a parent (it is ignored when Parent is
+	// set).
+	TopLevel bool
+	// IDPrefix selects runs whose id starts with it.
+	IDPrefix string
+	// Since and Until bound the creation time: a run matches when
+	// Since <= CreatedAt < Until (a zero time leaves that side open).
+	Since, Until time.Time
+	// Before selects the runs created before the run with this id: pass
+	// the last run of a page to get the next page (keyset pagination,
+	// which costs the same at any depth, unlike Offset, and is not shifted
+	// by runs created meanwhile). An unknown id matches no run.
+	Before string
 	// Limit caps the number of runs returned (0: no cap); Offset skips the
 	// newest Offset matches. Runs are ordered newest first.
 	Limit  int

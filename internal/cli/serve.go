@@ -19,6 +19,7 @@ import (
 	"github.com/swarmrt/swarm/a2a"
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/dashboard"
 	"github.com/swarmrt/swarm/server"
 )
 
@@ -232,6 +233,10 @@ func printEndpoints(w io.Writer, base string, file *config.File, mounts []server
 			fmt.Fprintf(w, "swarm:   A2A card  %s%s (of the only swarm, when there is one)\n", base, a2a.CardPath)
 		case "/mcp":
 			fmt.Fprintf(w, "swarm:   MCP       %s/mcp (streamable HTTP)\n", base)
+		case dashboard.RootPattern:
+			// Printed with /ui/.
+		case dashboard.PathPrefix:
+			fmt.Fprintf(w, "swarm:   Dashboard %s/ (in a browser)\n", base)
 		default:
 			fmt.Fprintf(w, "swarm:   %s%s\n", base, m.Pattern)
 		}

@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -222,11 +224,17 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Run, error) {
 		r     *run
 	}
 	var hits []hit
+	before := uint64(math.MaxUint64)
+	if f.Before != "" {
+		b, err := s.lookup(f.Before)
+		if err != nil {
+			return []store.Run{}, nil // an unknown id matches no run
+		}
+		before = b.order
+	}
 	for _, r := range s.all() {
 		r.mu.Lock()
-		ok := (f.Swarm == "" || r.row.Swarm == f.Swarm) &&
-			(f.State == "" || r.row.State == f.State) &&
-			(f.Parent == "" || r.row.Parent == f.Parent)
+		ok := r.order < before && matches(r.row, f)
 		r.mu.Unlock()
 		if ok {
 			hits = append(hits, hit{r.order, r})
@@ -248,6 +256,17 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Run, error) {
 		h.r.mu.Unlock()
 	}
 	return out, nil
+}
+
+// matches reports whether row passes f's filters other than Before.
+func matches(row store.Run, f store.Filter) bool {
+	return (f.Swarm == "" || row.Swarm == f.Swarm) &&
+		(f.State == "" || row.State == f.State) &&
+		(f.Parent == "" || row.Parent == f.Parent) &&
+		(f.Parent != "" || !f.TopLevel || row.Parent == "") &&
+		strings.HasPrefix(row.ID, f.IDPrefix) &&
+		(f.Since.IsZero() || !row.CreatedAt.Before(f.Since)) &&
+		(f.Until.IsZero() || row.CreatedAt.Before(f.Until))
 }
 
 // Read implements store.Store.

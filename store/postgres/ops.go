@@ -308,7 +308,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Run, error) {
 // index ending with rid (migration 0003), so that newest first is an
 // index scan without a sort (see TestQueryPlans).
 func listQuery(f store.Filter) (string, []any) {
-	where, args := sqlval.Where(f, func(n int) string { return "$" + strconv.Itoa(n) })
+	where, args := sqlval.Where(f, "swarm_runs", func(n int) string { return "$" + strconv.Itoa(n) })
 	var limit any
 	if f.Limit > 0 {
 		limit = f.Limit

@@ -155,7 +155,7 @@ func (s *Store) List(ctx context.Context, f store.Filter) ([]store.Run, error) {
 // end with the rowid), so that newest first needs no sort (see
 // TestQueryPlans).
 func listQuery(f store.Filter) (string, []any) {
-	where, args := sqlval.Where(f, func(int) string { return "?" })
+	where, args := sqlval.Where(f, "runs", func(int) string { return "?" })
 	limit := int64(f.Limit)
 	if limit <= 0 {
 		limit = -1

@@ -77,6 +77,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Get", testGet},
 		{"List", testList},
 		{"ListPaging", testListPaging},
+		{"ListKeyset", testListKeyset},
 		{"Read", testRead},
 		{"Append", testAppend},
 		{"AppendUpdate", testAppendUpdate},
@@ -388,6 +389,73 @@ func testListPaging(t *testing.T, s store.Store) {
 	}
 	if !slices.Equal(ids(got), all[1:3]) {
 		t.Errorf("List(swarm, limit 2, offset 1) = %q, want %q", ids(got), all[1:3])
+	}
+}
+
+// testListKeyset checks the filters a dashboard lists with: pages after a
+// run (Before), top-level runs, an id prefix and a creation-time window.
+func testListKeyset(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	mk := func(id, swarm, parent string) store.Run {
+		t.Helper()
+		if _, err := s.Create(ctx, store.Run{ID: id, Swarm: swarm, Parent: parent}, "o", long, nil); err != nil {
+			t.Fatalf("Create(%q): %v", id, err)
+		}
+		return get(t, s, id)
+	}
+	a := mk("ka", "s1", "")
+	mk("kb", "s2", "")
+	mk("kc", "s1", "ka")
+	mk("xd", "s1", "")
+	e := mk("ke", "s2", "kb")
+	list := func(f store.Filter) []string {
+		t.Helper()
+		got, err := s.List(ctx, f)
+		if err != nil {
+			t.Fatalf("List(%+v): %v", f, err)
+		}
+		return ids(got)
+	}
+	cases := []struct {
+		f    store.Filter
+		want []string
+	}{
+		{store.Filter{Before: "xd"}, []string{"kc", "kb", "ka"}},
+		{store.Filter{Before: "xd", Limit: 2}, []string{"kc", "kb"}},
+		{store.Filter{Before: "kb", Limit: 2}, []string{"ka"}},
+		{store.Filter{Before: "ka"}, nil},
+		{store.Filter{Before: "nope"}, nil},
+		{store.Filter{Before: "ke", Swarm: "s1"}, []string{"xd", "kc", "ka"}},
+		{store.Filter{TopLevel: true}, []string{"xd", "kb", "ka"}},
+		{store.Filter{TopLevel: true, Parent: "kb"}, []string{"ke"}},
+		{store.Filter{TopLevel: true, Before: "xd"}, []string{"kb", "ka"}},
+		{store.Filter{IDPrefix: "k"}, []string{"ke", "kc", "kb", "ka"}},
+		{store.Filter{IDPrefix: "x"}, []string{"xd"}},
+		{store.Filter{IDPrefix: "kc"}, []string{"kc"}},
+		{store.Filter{IDPrefix: "%"}, nil},
+		{store.Filter{IDPrefix: "_"}, nil},
+		{store.Filter{Since: a.CreatedAt}, []string{"ke", "xd", "kc", "kb", "ka"}},
+		{store.Filter{Since: e.CreatedAt.Add(time.Nanosecond)}, nil},
+		{store.Filter{Until: a.CreatedAt}, nil},
+		{store.Filter{Until: e.CreatedAt.Add(time.Nanosecond), IDPrefix: "ke"}, []string{"ke"}},
+	}
+	for _, c := range cases {
+		if got := list(c.f); !slices.Equal(got, c.want) {
+			t.Errorf("List(%+v) = %q, want %q", c.f, got, c.want)
+		}
+	}
+	// Walking pages with Before visits every run once, newest first.
+	var walked []string
+	for f := (store.Filter{Limit: 2}); ; {
+		page := list(f)
+		walked = append(walked, page...)
+		if len(page) < f.Limit {
+			break
+		}
+		f.Before = page[len(page)-1]
+	}
+	if want := []string{"ke", "xd", "kc", "kb", "ka"}; !slices.Equal(walked, want) {
+		t.Errorf("pages with Before = %q, want %q", walked, want)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
@@ -74,23 +75,47 @@ func UsageJSON(u *model.Usage) (any, error) {
 }
 
 // Where is the WHERE clause of a run filter (empty, or " WHERE ..." on the
-// columns swarm, state and parent) and its arguments; param(n) writes the
-// n-th placeholder ("?" for SQLite, "$n" for PostgreSQL).
-func Where(f store.Filter, param func(n int) string) (string, []any) {
+// columns of table: swarm, state, parent, id, created_at, rid) and its
+// arguments; param(n) writes the n-th placeholder ("?" for SQLite, "$n"
+// for PostgreSQL).
+func Where(f store.Filter, table string, param func(n int) string) (string, []any) {
 	var (
 		conds []string
 		args  []any
 	)
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, strings.ReplaceAll(cond, "?", param(len(args))))
+	}
 	for _, c := range []struct{ col, v string }{{"swarm", f.Swarm}, {"state", string(f.State)}, {"parent", f.Parent}} {
 		if c.v != "" {
-			args = append(args, c.v)
-			conds = append(conds, c.col+" = "+param(len(args)))
+			add(c.col+" = ?", c.v)
 		}
 	}
 	if f.Parent != "" {
 		// Spelled out, so that the planners (which cannot see that
 		// parent = $n implies it) use the partial indexes on parent.
 		conds = append(conds, "parent <> ''")
+	} else if f.TopLevel {
+		conds = append(conds, "parent = ''")
+	}
+	if f.IDPrefix != "" {
+		// substr counts characters in both databases, and the prefix is
+		// compared as is (no LIKE wildcards to escape).
+		args = append(args, utf8.RuneCountInString(f.IDPrefix))
+		n := param(len(args))
+		add("substr(id, 1, "+n+") = ?", f.IDPrefix)
+	}
+	if !f.Since.IsZero() {
+		add("created_at >= ?", f.Since.UnixNano())
+	}
+	if !f.Until.IsZero() {
+		add("created_at < ?", f.Until.UnixNano())
+	}
+	if f.Before != "" {
+		// An unknown id makes the subquery NULL, and the comparison
+		// false: no run matches.
+		add("rid < (SELECT rid FROM "+table+" WHERE id = ?)", f.Before)
 	}
 	if len(conds) == 0 {
 		return "", nil

@@ -1,0 +1,38 @@
+// Package dashboard is the web dashboard of a swarm runtime: the runs of
+// the store with live updates, a page per run (its timeline replayed from
+// the journal and then followed live, the tree of its handoffs and child
+// runs, tool calls with their input and output, streaming model text, usage
+// and cost per agent and for the tree, the pause with a resume form, stop,
+// and fork from any recorded step), conversations as transcripts, the
+// registry of swarms, and the node and its cluster.
+//
+// `swarm serve` mounts it at / and /ui/ (see [Dashboard.Mounts]); a Go
+// program that embeds [server.Server] adds the same mounts to
+// [server.Options.Mounts].
+//
+// # Why server-rendered pages and a little JavaScript
+//
+// The pages are html/template documents rendered from the store, and one
+// hand-written JavaScript file (static/app.js) follows a run's event
+// stream (GET /v1/runs/{id}/events, the same server-sent events API
+// clients use) and refreshes the runs list. There is no JavaScript build
+// step: the assets are embedded with go:embed as they are in the
+// repository, so `go install` and `go run` need no Node, and what is
+// served is what is reviewed. Every page works without JavaScript except
+// the live parts; every action is a plain HTML form.
+//
+// # Authentication
+//
+// When the server has bearer tokens, the dashboard asks for one on a login
+// page and keeps it in an HttpOnly, SameSite=Strict cookie
+// ([auth.SessionCookie]), which the API accepts on GET requests (a browser
+// cannot send a bearer header when it follows a link or opens an event
+// stream). A token sees only the runs of its swarms, here as in the API.
+// The cookie holds the token itself rather than a server-side session, so
+// that removing a token from the server's configuration logs out every
+// browser using it, and several nodes of a cluster accept the same cookie.
+// The dashboard's forms that change runs (resume, stop, fork, start) are
+// refused unless they come from the dashboard's own origin
+// ([http.CrossOriginProtection]) and carry a CSRF token derived from the
+// session. Without tokens (a loopback server), there is no login.
+package dashboard

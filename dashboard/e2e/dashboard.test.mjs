@@ -1,0 +1,333 @@
+// Browser tests of the dashboard: a real `swarm serve` on loopback (with
+// two bearer tokens) and Debian's Chromium driven by playwright-core.
+// Screenshots of each page go to out/screenshots (a CI artifact).
+//
+//   cd dashboard/e2e && npm ci && npm test
+//
+// SWARM_BIN names a built swarm command (default: built here with go
+// build); CHROMIUM the browser (default /usr/bin/chromium).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { mkdirSync, cpSync, rmSync, readFileSync, existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const require = createRequire(import.meta.url);
+const here = path.dirname(new URL(import.meta.url).pathname);
+const out = path.join(here, "out");
+const shots = path.join(out, "screenshots");
+const work = path.join(out, "work");
+const ADMIN = "admin-secret-0123456789";
+const LIMITED = "approval-only-secret-0123";
+const T = 30_000; // the bound of every wait
+
+let server, base, browser;
+
+async function startServer() {
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  mkdirSync(shots, { recursive: true });
+  cpSync(path.join(here, "testdata"), work, { recursive: true });
+  let bin = process.env.SWARM_BIN;
+  if (!bin) {
+    bin = path.join(out, "swarm");
+    execFileSync("go", ["build", "-o", bin, "./cmd/swarm"], { cwd: path.join(here, "..", ".."), stdio: "inherit" });
+  }
+  server = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], {
+    cwd: work,
+    env: { ...process.env, SWARM_TOKENS: `admin:${ADMIN}:*;ops:${LIMITED}:approval` },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  base = await new Promise((resolve, reject) => {
+    let buf = "";
+    const timer = setTimeout(() => reject(new Error("swarm serve did not start: " + buf)), T);
+    server.stderr.on("data", (d) => {
+      buf += d;
+      const m = buf.match(/listening on (http:\/\/[0-9.:]+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    server.on("exit", (code) => reject(new Error("swarm serve exited " + code + ": " + buf)));
+  });
+}
+
+async function api(method, p, body, token = ADMIN) {
+  const res = await fetch(base + p, {
+    method,
+    headers: { Authorization: "Bearer " + token, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(T),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function events(id) {
+  const res = await fetch(`${base}/v1/runs/${id}/events`, { headers: { Authorization: "Bearer " + ADMIN }, signal: AbortSignal.timeout(T) });
+  const text = await res.text();
+  return text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+}
+
+async function waitState(id, want) {
+  const deadline = Date.now() + T;
+  for (;;) {
+    const { body } = await api("GET", `/v1/runs/${id}`);
+    if (body.state === want) return body;
+    if (Date.now() > deadline) throw new Error(`run ${id} is ${body.state}, want ${want}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function login(token = ADMIN) {
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const page = await ctx.newPage();
+  page.setDefaultTimeout(T);
+  await page.goto(base + "/ui/");
+  assert.match(page.url(), /\/ui\/login/, "an unauthenticated browser is sent to the login page");
+  await page.getByLabel("Token").fill(token);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.waitForURL(base + "/ui/");
+  return page;
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: path.join(shots, name + ".png"), fullPage: true });
+}
+
+// axe-core, from npm, checks WCAG 2 A and AA rules (labels, contrast,
+// landmarks, names of controls).
+async function checkA11y(page, name) {
+  // Evaluated through the DevTools protocol: the page's CSP forbids
+  // inline scripts, as it should.
+  await page.evaluate(readFileSync(require.resolve("axe-core/axe.min.js"), "utf8"));
+  const result = await page.evaluate(async () => await window.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } }));
+  const bad = result.violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
+  assert.deepEqual(bad, [], `accessibility violations on ${name}`);
+}
+
+before(async () => {
+  await startServer();
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu"],
+  });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server) {
+    server.kill("SIGTERM");
+    await new Promise((r) => { server.on("exit", r); setTimeout(r, 10_000); });
+  }
+});
+
+test("start a run from the swarms page and watch its events appear live", async () => {
+  const page = await login();
+  await shot(page, "runs-empty");
+  await page.getByRole("link", { name: "Swarms & agents" }).click();
+  await checkA11y(page, "swarms");
+  await shot(page, "swarms");
+  await page.locator("#in-trip").fill("two people");
+  await page.locator("form[action='/ui/swarms/trip/runs'] button").click();
+  await page.waitForURL(/\/ui\/runs\/run_/);
+  const id = decodeURIComponent(page.url().split("/ui/runs/")[1]);
+  // Events arrive while the run is running: the count grows before the
+  // run completes (each scripted step takes 600 ms).
+  await page.locator("#timeline li.ev-model_response").first().waitFor();
+  const { body: mid } = await api("GET", `/v1/runs/${id}`);
+  assert.equal(mid.state, "running", "the first model response is shown while the run still runs");
+  await shot(page, "run-live");
+  await page.locator("#state .state-completed").waitFor();
+  await page.locator("#run[data-loaded=true]").waitFor();
+  const journal = await events(id);
+  assert.equal(await page.locator("#timeline li.ev").count(), journal.length, "every journal event is on the timeline");
+  // Every event names its agent; parallel calls sit side by side.
+  const agents = await page.locator("#timeline li.ev .agent").allTextContents();
+  assert.ok(agents.includes("weather") && agents.includes("trip"), "events carry their agents: " + agents.join(","));
+  assert.equal(await page.locator("li.ev-model_response").first().locator(".lanes .call").count(), 3);
+  assert.equal(await page.locator(".lanes .call.pending").count(), 0, "every tool call has its result");
+  // Step keys and raw JSON on demand.
+  await page.getByLabel("step keys").check();
+  assert.equal(await page.locator("#timeline li.ev").nth(1).locator(".key").textContent(), "t1/model");
+  await page.locator("#timeline li.ev").nth(1).getByRole("button", { name: /JSON of event/ }).click();
+  assert.match(await page.locator("#timeline li.ev").nth(1).locator("pre.raw").textContent(), /"key": "t1\/model"/);
+  // Usage per agent and for the tree.
+  assert.match(await page.locator("#usage tfoot").textContent(), /Tree\s*6/);
+  await checkA11y(page, "run page");
+  await shot(page, "run-completed");
+  await page.getByRole("tab", { name: "Transcript" }).click();
+  await page.locator("#transcript .msg").first().waitFor();
+  await shot(page, "run-transcript");
+  // The list shows the run with its tree's tokens.
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Runs" }).click();
+  await page.locator(`#rows a[title="${id}"]`).waitFor();
+  await checkA11y(page, "runs list");
+  await shot(page, "runs");
+  await page.context().close();
+});
+
+test("open a child run from the tree and come back", async () => {
+  const { body } = await api("POST", "/v1/swarms/trip/runs", { id: "trip-child", input: "a family" });
+  assert.equal(body.id, "trip-child");
+  await waitState("trip-child", "completed");
+  const page = await login();
+  await page.goto(base + "/ui/runs/trip-child");
+  await page.locator(".tree li li").first().waitFor();
+  await page.locator(".tree").getByRole("link", { name: "guide" }).click();
+  await page.waitForURL(/\/ui\/runs\/trip-child\./);
+  await page.locator("#run[data-loaded=true]").waitFor();
+  assert.equal(await page.locator("h1 .dim").textContent(), "guide");
+  await shot(page, "run-child");
+  await page.getByRole("link", { name: "parent run" }).click();
+  await page.waitForURL(base + "/ui/runs/trip-child");
+  await page.locator("#run[data-loaded=true]").waitFor();
+  // The timeline links to the child too.
+  assert.ok(await page.locator("#timeline a.child-link").count() >= 1);
+  await page.context().close();
+});
+
+test("resume a paused run from the form", async () => {
+  await api("POST", "/v1/swarms/approval/runs", { id: "hut-1", input: "a hut" });
+  await waitState("hut-1", "paused");
+  const page = await login();
+  await page.goto(base + "/ui/runs/hut-1");
+  await page.locator("#pause:not([hidden])").waitFor();
+  assert.equal(await page.locator("#pause-reason").textContent(), "approve booking the hut?");
+  await checkA11y(page, "paused run");
+  await shot(page, "run-paused");
+  await page.getByLabel("Your answer").fill("approved");
+  await page.getByRole("button", { name: "Resume" }).click();
+  await page.locator("#state .state-completed").waitFor();
+  assert.ok(await page.locator("#pause").isHidden());
+  const evs = await events("hut-1");
+  assert.ok(evs.some((e) => e.type === "resumed" && e.message === "approved"), "the answer is journaled");
+  await page.context().close();
+});
+
+test("stop a running run", async () => {
+  await api("POST", "/v1/swarms/slow/runs", { id: "slow-1", input: "life" });
+  const page = await login();
+  await page.goto(base + "/ui/runs/slow-1");
+  await page.locator("#run[data-caught-up=true]").waitFor();
+  await page.getByRole("button", { name: "Stop run" }).click();
+  await page.locator("#state .state-stopped").waitFor();
+  const { body } = await api("GET", "/v1/runs/slow-1");
+  assert.equal(body.state, "stopped");
+  assert.match(body.reason, /stopped from the dashboard by admin/);
+  await shot(page, "run-stopped");
+  await page.context().close();
+});
+
+test("fork a completed run from its second turn: earlier steps are reused", async () => {
+  await api("POST", "/v1/swarms/trip/runs", { id: "trip-fork", input: "two people" });
+  await waitState("trip-fork", "completed");
+  const origin = await events("trip-fork");
+  const page = await login();
+  await page.goto(base + "/ui/runs/trip-fork");
+  await page.locator("#run[data-loaded=true]").waitFor();
+  await page.getByRole("button", { name: "Fork here: step t2/model" }).click();
+  assert.equal(await page.getByLabel("From step (step key)").inputValue(), "t2/model");
+  await page.getByRole("button", { name: "Start fork" }).click();
+  await page.waitForURL((u) => /\/ui\/runs\/run_/.test(u.toString()));
+  const id = decodeURIComponent(page.url().split("/ui/runs/")[1]);
+  await page.locator("#state .state-completed").waitFor();
+  await page.locator("#run[data-loaded=true]").waitFor();
+  assert.match(await page.locator(".fork-of").textContent(), /forked from trip-fork at t2\/model/);
+  const fork = await events(id);
+  assert.equal(fork[0].fork_of, "trip-fork");
+  const reused = fork[0].reused;
+  assert.equal(reused, origin.findIndex((e) => e.key === "t2/model") - 1, "everything before t2/model is reused");
+  assert.equal(await page.locator("#timeline li.reused").count(), reused);
+  // The reused model calls are the origin's records (same time), not new
+  // calls; turn 2 and 3 were called again, after the fork started.
+  for (const e of fork.slice(1, reused + 1)) {
+    const o = origin.find((x) => x.key === e.key);
+    assert.equal(e.time, o.time, `reused ${e.key} keeps the origin's time`);
+  }
+  const t2 = fork.find((e) => e.key === "t2/model");
+  assert.ok(new Date(t2.time) > new Date(fork[0].time), "turn 2's model call was made again");
+  const { body } = await api("GET", `/v1/runs/${id}`);
+  assert.equal(body.result, "Hike on Saturday with a guide; the hut and the bus are booked.");
+  await shot(page, "run-fork");
+  await page.context().close();
+});
+
+test("reload mid-run and see the same history", async () => {
+  await api("POST", "/v1/swarms/trip/runs", { id: "trip-reload", input: "two people" });
+  const page = await login();
+  await page.goto(base + "/ui/runs/trip-reload");
+  await page.locator("#timeline li.ev-handoff_started").first().waitFor();
+  const before = await page.locator("#timeline li.ev .ev-head").allTextContents();
+  await page.reload();
+  await page.locator("#state .state-completed").waitFor();
+  await page.locator("#run[data-loaded=true]").waitFor();
+  const afterRows = await page.locator("#timeline li.ev .ev-head").allTextContents();
+  assert.ok(before.length >= 3, "reloaded in the middle of the run");
+  assert.deepEqual(afterRows.slice(0, before.length), before, "the history before the reload is the same after it");
+  assert.equal(afterRows.length, (await events("trip-reload")).length);
+  await page.context().close();
+});
+
+test("the runs list updates live", async () => {
+  const page = await login();
+  await page.goto(base + "/ui/?swarm=approval");
+  assert.equal(await page.locator('#rows a[title="hut-live"]').count(), 0);
+  await api("POST", "/v1/swarms/approval/runs", { id: "hut-live", input: "a hut" });
+  // No reload: the page refreshes its rows by itself.
+  await page.locator('#rows a[title="hut-live"]').waitFor();
+  await page.locator('#rows tr:has(a[title="hut-live"]) .state-paused').waitFor();
+  await page.context().close();
+});
+
+test("a token limited to one swarm does not see another's runs", async () => {
+  const page = await login(LIMITED);
+  const ids = await page.locator("#rows td.id a").allTextContents();
+  assert.ok(ids.includes("hut-1"), "the approval run is listed: " + ids.join(","));
+  assert.ok(!ids.some((i) => i.startsWith("trip") || i.startsWith("slow")), "no run of another swarm is listed: " + ids.join(","));
+  await shot(page, "runs-limited");
+  const res = await page.goto(base + "/ui/runs/trip-fork");
+  assert.equal(res.status(), 403);
+  const ev = await page.goto(base + "/v1/runs/trip-fork/events");
+  assert.equal(ev.status(), 403, "the event stream is refused too, with the cookie");
+  await page.goto(base + "/ui/?swarm=trip");
+  assert.equal(await page.locator("h1").textContent(), "Not allowed");
+  await page.goto(base + "/ui/swarms");
+  assert.deepEqual(await page.locator(".swarm h2").allTextContents(), ["approval"]);
+  await page.context().close();
+});
+
+test("pages: cluster, conversations, teams placeholder, login; keyboard focus", async () => {
+  const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const anon = await ctx.newPage();
+  await anon.goto(base + "/ui/login");
+  await checkA11y(anon, "login");
+  await shot(anon, "login");
+  await anon.getByLabel("Token").fill("wrong");
+  await anon.getByRole("button", { name: "Log in" }).click();
+  assert.equal(await anon.locator(".error").textContent(), "That token is not valid here.");
+  await ctx.close();
+
+  const page = await login();
+  for (const [link, name] of [["Node & cluster", "cluster"], ["Conversations", "conversations"], ["Teams soon", "teams"]]) {
+    await page.getByRole("link", { name: link }).click();
+    await page.locator("h1").waitFor();
+    await checkA11y(page, name);
+    await shot(page, name);
+  }
+  assert.match(await page.locator("main").textContent(), /roster/);
+  // Keyboard: the first Tab reaches the skip link, the next ones the
+  // navigation, and every focused element shows a focus ring.
+  await page.goto(base + "/ui/");
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), "Skip to content");
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "f-q", "after skipping, focus is on the search field");
+  const ring = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.equal(ring, "solid", "the focused field has a visible outline");
+  await page.context().close();
+});

@@ -1,0 +1,421 @@
+// The dashboard's only script: it makes the runs list live and renders a
+// run's timeline from its event stream (GET /v1/runs/{id}/events), which
+// replays the journal and then follows the run. Everything it shows comes
+// from that stream and the JSON API; the pages work without it, less live.
+"use strict";
+
+(function () {
+  const $ = (sel, root) => (root || document).querySelector(sel);
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    // A scrolling block must be reachable with the keyboard.
+    if (tag === "pre") e.tabIndex = 0;
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else e.setAttribute(k, v === true ? "" : v);
+    }
+    for (const k of kids) if (k !== null && k !== undefined) e.append(k);
+    return e;
+  }
+
+  function clip(s, n) {
+    s = String(s == null ? "" : s);
+    return s.length > n ? s.slice(0, n - 1) + "…" : s;
+  }
+
+  function pretty(v) {
+    if (v === undefined || v === null || v === "") return "";
+    if (typeof v === "string") {
+      try { return JSON.stringify(JSON.parse(v), null, 2); } catch (_) { return v; }
+    }
+    return JSON.stringify(v, null, 2);
+  }
+
+  function clock(t) {
+    if (!t) return "";
+    const d = new Date(t);
+    return isNaN(d) ? "" : d.toISOString().slice(11, 23);
+  }
+
+  // ---- The runs list: refresh the first page every few seconds. ----
+  function liveList() {
+    const rows = $("#rows[data-live]");
+    if (!rows) return;
+    const src = rows.getAttribute("data-live");
+    let busy = false;
+    setInterval(async () => {
+      if (busy || document.hidden) return;
+      busy = true;
+      try {
+        const res = await fetch(src, { credentials: "same-origin", headers: { Accept: "text/html" } });
+        if (res.ok) {
+          const html = await res.text();
+          if (html !== rows.innerHTML) rows.innerHTML = html;
+        }
+      } catch (_) { /* the next tick tries again */ }
+      busy = false;
+    }, 3000);
+  }
+
+  // ---- A run's page. ----
+  const terminal = new Set(["completed", "failed", "stopped"]);
+
+  function runPage() {
+    const root = $("#run");
+    if (!root) return;
+    const id = root.getAttribute("data-run");
+    const api = "/v1/runs/" + encodeURIComponent(id);
+    const initialLast = Number(root.dataset.lastSeq || 0);
+    const timeline = $("#timeline");
+    const count = $("#count");
+    const streamState = $("#stream-state");
+    const live = $("#live");
+    const follow = $("#follow");
+    const events = []; // journal events in order (no deltas)
+    const bySeq = new Map();
+    const liveText = new Map(); // agent -> text streamed so far
+    let reused = 0;
+    let lastSeq = 0;
+    let queue = [];
+    let scheduled = false;
+    let done = false;
+
+    $("#show-keys").addEventListener("change", (e) => timeline.classList.toggle("keys", e.target.checked));
+
+    // Tabs: arrow keys move between them, as the ARIA pattern says.
+    const tabs = [$("#tab-timeline"), $("#tab-transcript")];
+    function select(tab) {
+      for (const t of tabs) {
+        const on = t === tab;
+        t.setAttribute("aria-selected", on ? "true" : "false");
+        t.tabIndex = on ? 0 : -1;
+        $("#" + t.getAttribute("aria-controls")).hidden = !on;
+      }
+      if (tab.id === "tab-transcript") renderTranscript();
+    }
+    tabs.forEach((t, i) => {
+      t.addEventListener("click", () => select(t));
+      t.addEventListener("keydown", (e) => {
+        if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+          const next = tabs[(i + (e.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
+          select(next);
+          next.focus();
+        }
+      });
+    });
+    if (location.hash === "#transcript") select(tabs[1]);
+
+    // Fork here: fill the fork form with the step and bring it into view.
+    timeline.addEventListener("click", (e) => {
+      const b = e.target.closest("button");
+      if (!b) return;
+      const li = b.closest("li.ev");
+      const ev = li && bySeq.get(Number(li.dataset.seq));
+      if (!ev) return;
+      if (b.classList.contains("fork-here")) {
+        const at = $("#fork-at");
+        if (!at) return;
+        at.value = ev.key;
+        $("#fork").scrollIntoView({ block: "center" });
+        at.focus();
+      } else if (b.classList.contains("json")) {
+        let pre = li.querySelector("pre.raw");
+        if (pre) {
+          pre.remove();
+          b.setAttribute("aria-expanded", "false");
+        } else {
+          li.append(el("pre", { class: "raw", text: JSON.stringify(ev, null, 2) }));
+          b.setAttribute("aria-expanded", "true");
+        }
+      }
+    });
+
+    function summary(ev) {
+      switch (ev.type) {
+        case "started":
+          return ev.fork_of ? "forked from " + ev.fork_of + (ev.fork_at ? " at " + ev.fork_at : "") + ", reusing " + (ev.reused || 0) + " records"
+            : "input " + clip(JSON.stringify(ev.input), 200);
+        case "model_response": {
+          const parts = [];
+          if (ev.text) parts.push(clip(ev.text, 400));
+          if (ev.tool_calls && ev.tool_calls.length) parts.push(ev.tool_calls.length + " tool call" + (ev.tool_calls.length > 1 ? "s" : ""));
+          if (ev.usage) parts.push((ev.usage.input_tokens || 0) + "+" + (ev.usage.output_tokens || 0) + " tokens");
+          return parts.join(" · ");
+        }
+        case "model_error": return (ev.kind ? ev.kind + ": " : "") + clip(ev.reason, 300);
+        case "tool_call": return ev.tool + " " + clip(JSON.stringify(ev.arguments || {}), 200);
+        case "tool_result": return ev.tool + (ev.is_error ? " failed: " : " → ") + clip(ev.output, 300);
+        case "handoff_started": return "→ " + ev.target + (ev.request ? ": " + clip(ev.request, 200) : "");
+        case "handoff_returned": return "← " + ev.target + (ev.is_error ? " failed: " : ": ") + clip(ev.output, 300);
+        case "turn_completed": return "turn " + ev.turn + (ev.max_turns ? " of " + ev.max_turns : "");
+        case "paused": return clip(ev.reason, 300) + (ev.context ? " — " + clip(ev.context, 200) : "");
+        case "resumed": return "answer: " + clip(ev.message, 300);
+        case "completed": return "result " + clip(JSON.stringify(ev.result), 300);
+        case "failed": case "stopped": return clip(ev.reason, 300);
+        case "reply": return clip(ev.text, 400);
+        default: return clip(ev.text || ev.reason || ev.output || "", 300);
+      }
+    }
+
+    // Rows are built as HTML text, a batch at a time, and inserted with one
+    // insertAdjacentHTML: for a journal of 10,000 events that is several
+    // times faster than creating each node. Every value is escaped.
+    const esc = (v) => String(v == null ? "" : v).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+    const forkable = !!$("#fork-at");
+    const results = new Map(); // call id -> its result event
+    const cardIDs = new Map(); // call id -> the id attribute of its card
+    let cards = 0;
+
+    function outHTML(ev) {
+      return '<strong>' + (ev.is_error ? "error" : "output") + '</strong><pre tabindex="0">' + esc(clip(ev.output, 4000)) + "</pre>" +
+        (ev.child ? '<a href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run ' + esc(ev.child) + "</a>" : "");
+    }
+
+    function cardHTML(c) {
+      const id = "call-" + ++cards;
+      cardIDs.set(c.id, id);
+      const r = results.get(c.id);
+      return '<div class="call' + (r ? (r.is_error ? " err" : "") : " pending") + '" id="' + id + '"><div class="name">' + esc(c.name) +
+        '</div><pre tabindex="0">' + esc(pretty(c.arguments)) + "</pre>" +
+        (r ? '<div class="out">' + outHTML(r) + "</div>" : '<div class="out dim">waiting for the result…</div>') + "</div>";
+    }
+
+    // settle shows a result in a card already on the page.
+    function settle(ev) {
+      const id = cardIDs.get(ev.call_id);
+      const card = id && document.getElementById(id);
+      if (!card || !card.classList.contains("pending")) return;
+      card.classList.remove("pending");
+      card.classList.toggle("err", !!ev.is_error);
+      const out = card.querySelector(".out");
+      out.className = "out";
+      out.innerHTML = outHTML(ev);
+    }
+
+    function rowHTML(ev) {
+      const isReused = ev.seq > 1 && ev.seq <= reused + 1;
+      let h = '<li class="ev ev-' + esc(ev.type) + (ev.is_error ? " err" : "") + (isReused ? " reused" : "") + '" data-seq="' + ev.seq + '">' +
+        '<div class="ev-head"><span class="seq">#' + ev.seq + '</span><time datetime="' + esc(ev.time) + '">' + esc(clock(ev.time)) +
+        '</time><span class="agent">' + esc(ev.agent) + '</span><span class="type">' + esc(ev.type) + "</span>" +
+        (isReused ? '<span class="badge">reused</span>' : "") +
+        '<span class="sum">' + esc(summary(ev)) + '</span><code class="key">' + esc(ev.key) + "</code>" +
+        (ev.child ? '<a class="child-link" href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run</a>' : "") +
+        '<span class="tools"><button type="button" class="small json" aria-expanded="false" aria-label="JSON of event ' + ev.seq + '">JSON</button>' +
+        (forkable && ev.key && ev.type !== "started" ? '<button type="button" class="small fork-here" aria-label="Fork here: step ' + esc(ev.key) + '">Fork here</button>' : "") +
+        "</span></div>";
+      if (ev.type === "model_response" && ev.tool_calls && ev.tool_calls.length) {
+        // Calls of one response run in parallel: side by side.
+        h += '<div class="lanes">' + ev.tool_calls.map(cardHTML).join("") + "</div>";
+      }
+      return h + "</li>";
+    }
+
+    function flush() {
+      scheduled = false;
+      const batch = queue;
+      queue = [];
+      const late = [];
+      for (const ev of batch) {
+        if (ev.type === "tool_result" || ev.type === "handoff_returned") {
+          if (ev.call_id && !results.has(ev.call_id)) {
+            results.set(ev.call_id, ev);
+            if (cardIDs.has(ev.call_id)) late.push(ev); // its card is on the page already
+          }
+        }
+      }
+      const parts = new Array(batch.length);
+      for (let i = 0; i < batch.length; i++) parts[i] = rowHTML(batch[i]);
+      timeline.insertAdjacentHTML("beforeend", parts.join(""));
+      if (events.length > 500) timeline.classList.add("big");
+      for (const ev of late) settle(ev);
+      count.textContent = String(events.length);
+      // While the journal is replayed the page stays at the top; once the
+      // stream is live, it follows the newest event.
+      if (follow.checked && streamFollowing && batch.length) timeline.lastElementChild.scrollIntoView({ block: "nearest" });
+    }
+
+    function showLive() {
+      live.textContent = "";
+      for (const [agent, text] of liveText) {
+        live.append(el("span", { class: "who", text: agent + ": " }), text, "\n");
+      }
+      live.hidden = liveText.size === 0;
+    }
+
+    let sideTimer = null;
+    function refreshSide() {
+      if (sideTimer) return;
+      sideTimer = setTimeout(async () => {
+        sideTimer = null;
+        const box = $("#side-live");
+        try {
+          const res = await fetch(box.dataset.src, { credentials: "same-origin" });
+          if (res.ok) box.innerHTML = await res.text();
+        } catch (_) { /* keep the old tree */ }
+      }, 500);
+    }
+
+    async function refreshStatus() {
+      try {
+        const res = await fetch(api, { credentials: "same-origin", headers: { Accept: "application/json" } });
+        const st = await res.json();
+        if (!st || !st.state) return;
+        root.dataset.state = st.state;
+        $("#state").textContent = "";
+        $("#state").append(el("span", { class: "state state-" + st.state, text: st.state }));
+        $("#agent").textContent = st.agent || "";
+        $("#turn").textContent = String(st.turn || 0);
+        const pause = $("#pause");
+        pause.hidden = st.state !== "paused";
+        if (st.state === "paused") {
+          $("#pause-reason").textContent = st.reason || "";
+          const ctx = $("#pause-context");
+          ctx.textContent = st.context || "";
+          ctx.hidden = !st.context;
+          $("#pause-seq").value = st.pause || "";
+        }
+        const reason = $("#reason");
+        reason.hidden = !(st.state === "failed" || st.state === "stopped");
+        if (!reason.hidden) reason.textContent = (st.state === "failed" ? "Failed: " : "Stopped: ") + (st.reason || "");
+        if (terminal.has(st.state)) {
+          const stop = $("#stop-form");
+          if (stop) stop.remove();
+        }
+        if (st.result !== undefined) {
+          $("#result-box").hidden = false;
+          $("#result-box").open = true;
+          $("#result").textContent = pretty(st.result);
+        }
+      } catch (_) { /* the next event tries again */ }
+    }
+
+    function onEvent(type, data) {
+      let ev;
+      try { ev = JSON.parse(data); } catch (_) { return; }
+      ev.type = ev.type || type;
+      if (ev.type === "delta") {
+        liveText.set(ev.agent || "", (liveText.get(ev.agent || "") || "") + (ev.text || ""));
+        showLive();
+        return;
+      }
+      if (!ev.seq || ev.seq <= lastSeq) return; // a repeat after a reconnect
+      lastSeq = ev.seq;
+      if (!streamFollowing && lastSeq >= initialLast) {
+        // Caught up with the journal as it was when the page was made:
+        // what comes now is live.
+        streamFollowing = true;
+        root.dataset.caughtUp = "true";
+      }
+      if (ev.type === "started" && ev.reused) {
+        reused = ev.reused;
+        timeline.dataset.reused = String(reused);
+      }
+      events.push(ev);
+      bySeq.set(ev.seq, ev);
+      queue.push(ev);
+      if (!scheduled) {
+        scheduled = true;
+        requestAnimationFrame(flush);
+      }
+      if (ev.type === "model_response" && liveText.delete(ev.agent || "")) showLive();
+      if (ev.child || ev.type === "handoff_returned") refreshSide();
+      if (streamFollowing && ["paused", "resumed", "turn_completed", "completed", "failed", "stopped"].includes(ev.type)) {
+        refreshStatus();
+        refreshSide();
+      }
+      if (terminal.has(ev.type)) done = true;
+      if (!$("#panel-transcript").hidden) renderTranscript();
+    }
+
+    // The stream is read with fetch rather than EventSource: it sees every
+    // event type (EventSource only dispatches the names it is told), and
+    // it decides itself when to reconnect (after=last sequence) and when to
+    // stop (the run finished).
+    let streamFollowing = false;
+    async function stream() {
+      for (let attempt = 0; !done; attempt++) {
+        try {
+          streamState.textContent = lastSeq ? "following…" : "loading…";
+          const res = await fetch(api + "/events?after=" + lastSeq, { credentials: "same-origin", headers: { Accept: "text/event-stream" } });
+          if (!res.ok) {
+            streamState.textContent = "cannot read the events (" + res.status + ")";
+            if (res.status === 401 || res.status === 403 || res.status === 404) return;
+          } else {
+            attempt = 0;
+            const reader = res.body.getReader();
+            const dec = new TextDecoder();
+            let buf = "";
+            for (;;) {
+              const { value, done: end } = await reader.read();
+              if (end) break;
+              buf += dec.decode(value, { stream: true });
+              // Walk the buffer with an index and cut it once per read: a
+              // read may hold thousands of events.
+              let from = 0;
+              let i;
+              while ((i = buf.indexOf("\n\n", from)) >= 0) {
+                const block = buf.slice(from, i);
+                from = i + 2;
+                let type = "message";
+                const data = [];
+                for (const line of block.split("\n")) {
+                  if (line.startsWith("event: ")) type = line.slice(7);
+                  else if (line.startsWith("data: ")) data.push(line.slice(6));
+                }
+                if (data.length) onEvent(type, data.join("\n"));
+              }
+              buf = buf.slice(from);
+              if (streamFollowing) streamState.textContent = done ? "" : "live";
+            }
+          }
+        } catch (_) {
+          streamState.textContent = "reconnecting…";
+        }
+        if (done) break;
+        await new Promise((r) => setTimeout(r, Math.min(1000 * (attempt + 1), 5000)));
+      }
+      await new Promise((r) => requestAnimationFrame(r));
+      flush();
+      streamState.textContent = "· run finished";
+      root.dataset.loaded = "true";
+      refreshStatus();
+      refreshSide();
+    }
+
+    // The transcript: the conversation as chat messages.
+    function renderTranscript() {
+      const box = $("#transcript");
+      box.textContent = "";
+      for (const ev of events) {
+        if (ev.type === "started") {
+          const input = typeof ev.input === "string" ? ev.input : JSON.stringify(ev.input);
+          if (input && input !== "null") box.append(el("div", { class: "msg user" }, el("span", { class: "who", text: "user" }), input));
+        } else if (ev.type === "resumed" && ev.message) {
+          box.append(el("div", { class: "msg user" }, el("span", { class: "who", text: "user" }), ev.message));
+        } else if ((ev.type === "model_response" || ev.type === "reply") && ev.text) {
+          box.append(el("div", { class: "msg" }, el("span", { class: "who", text: ev.agent || "" }), ev.text));
+        } else if (ev.type === "handoff_started") {
+          box.append(el("div", { class: "handover", text: (ev.agent || "") + " hands over to " + ev.target }));
+        } else if (ev.type === "tool_result" && ev.tool && ev.tool.startsWith("transfer_to_")) {
+          box.append(el("div", { class: "handover", text: (ev.agent || "") + " → " + ev.tool.slice(12) }));
+        } else if (ev.type === "paused" && ev.reason && ev.reason !== "awaiting user message") {
+          box.append(el("div", { class: "handover", text: "waiting: " + ev.reason }));
+        }
+        if (ev.shared) {
+          box.append(el("details", { class: "shared" }, el("summary", { text: "shared context" }), el("pre", { text: pretty(ev.shared) })));
+        }
+      }
+      if (!box.childElementCount) box.append(el("p", { class: "dim", text: "No messages yet." }));
+    }
+
+    stream();
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    liveList();
+    runPage();
+  });
+})();

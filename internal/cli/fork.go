@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/config"
+)
+
+// forkCmd starts a new run from a recorded step of another (see
+// swarm.Runtime.Fork) and follows it like swarm run.
+func (a *app) forkCmd() *cobra.Command {
+	var (
+		id, input, values string
+		quiet             bool
+	)
+	c := &cobra.Command{
+		Use:   "fork [flags] ID [STEP]",
+		Short: "Start a new run from a recorded step of run ID, reusing the steps before it",
+		Long: "Start a new run of the swarm of run ID that reuses ID's journal up to STEP (a step key, as in swarm events)\n" +
+			"and runs everything from STEP on: the recorded steps before it are not executed again. Without STEP the\n" +
+			"run is re-run from the start with nothing reused. --input and --values replace the run's input and values.\n" +
+			"The fork is followed to its end like swarm run (same exit codes).",
+		Args: cobra.RangeArgs(1, 2),
+		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, file *config.File, args []string) error {
+			at := ""
+			if len(args) == 2 {
+				at = args[1]
+			}
+			var opts []swarm.ForkOption
+			if id != "" {
+				opts = append(opts, swarm.ForkID(id))
+			}
+			if input != "" {
+				origin, err := rt.Status(ctx, args[0])
+				if errors.Is(err, swarm.ErrNotFound) {
+					return a.notFound(args[0])
+				}
+				if err != nil {
+					return err
+				}
+				raw, err := inputJSON(rt, file, origin.Swarm, input)
+				if err != nil {
+					return usageError{err}
+				}
+				opts = append(opts, swarm.ForkInput(raw))
+			}
+			if values != "" {
+				var v map[string]any
+				if err := json.Unmarshal([]byte(values), &v); err != nil {
+					return usageError{fmt.Errorf("--values: want a JSON object: %w", err)}
+				}
+				opts = append(opts, swarm.ForkValues(v))
+			}
+			forkID, err := rt.Fork(ctx, args[0], at, opts...)
+			if errors.Is(err, swarm.ErrNotFound) {
+				return a.notFound(args[0])
+			}
+			if errors.Is(err, swarm.ErrInvalidInput) {
+				return usageError{err}
+			}
+			if err != nil {
+				return err
+			}
+			if !quiet {
+				fmt.Fprintf(a.stderr, "fork %s of run %s\n", forkID, args[0])
+			}
+			return a.follow(ctx, rt, forkID, 0, quiet)
+		}),
+	}
+	c.Flags().StringVar(&id, "id", "", "the fork's run id (default: generated)")
+	c.Flags().StringVar(&input, "input", "", "a new input (text, or JSON for swarms with structured input)")
+	c.Flags().StringVar(&values, "values", "", "new values, as a JSON object")
+	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing on stderr but errors")
+	return c
+}

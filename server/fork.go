@@ -1,0 +1,58 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/swarmrt/swarm"
+)
+
+// ForkRequest is the body of POST /v1/runs/{id}/fork.
+type ForkRequest struct {
+	// At is the step key to fork at; empty re-runs from the start.
+	At string `json:"at,omitempty"`
+	// ID optionally names the new run.
+	ID string `json:"id,omitempty"`
+	// Input and Values, when set, replace the run's.
+	Input  json.RawMessage `json:"input,omitempty"`
+	Values map[string]any  `json:"values,omitempty"`
+}
+
+// forkRun starts a new run from a recorded step of the run in the path
+// (see swarm.Runtime.Fork) and answers 201 with its status.
+func (s *Server) forkRun(w http.ResponseWriter, r *http.Request) {
+	var req ForkRequest
+	if !decodeBody(w, r, &req, false) {
+		return
+	}
+	st, ok := s.authorizedRun(w, r)
+	if !ok {
+		return
+	}
+	var opts []swarm.ForkOption
+	if req.ID != "" {
+		if err := checkClientID(req.ID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		opts = append(opts, swarm.ForkID(req.ID))
+	}
+	if len(req.Input) > 0 {
+		opts = append(opts, swarm.ForkInput(req.Input))
+	}
+	if req.Values != nil {
+		opts = append(opts, swarm.ForkValues(req.Values))
+	}
+	id, err := s.rt.Fork(r.Context(), st.ID, req.At, opts...)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	fork, err := s.rt.Status(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/runs/"+id)
+	writeJSON(w, http.StatusCreated, runStatus(fork))
+}
