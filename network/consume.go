@@ -66,8 +66,16 @@ func (f Filter) match(c Capability) bool {
 // at its newest version.
 func (n *Node) Catalog(f Filter) swarm.Tool {
 	label := "network"
-	if len(f.Tags) > 0 {
-		label += ":" + strings.Join(f.Tags, ",")
+	for _, t := range f.Tags {
+		label += "_" + strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+				return r
+			}
+			return '_'
+		}, t)
+	}
+	if len(label) > maxName {
+		label = label[:maxName]
 	}
 	return swarm.DynamicTools(label, &catalog{n: n, f: f})
 }
@@ -143,8 +151,18 @@ func (t *capTool) Call(ctx context.Context, args json.RawMessage) (string, error
 func (n *Node) call(ctx context.Context, name, version string, pinned bool, req CallRequest) (CallResponse, error) {
 	tried := map[string]bool{}
 	var errs []error
+	waited := false
 	for {
 		o, ok := n.pick(name, version, pinned, tried)
+		if !ok && len(errs) == 0 && !waited {
+			// A node that just started may not have heard from the
+			// provider yet: wait for the registry to change, for at
+			// most FailAfter.
+			waited = true
+			if n.waitChange(ctx, func() bool { _, ok := n.pick(name, version, pinned, tried); return ok }) {
+				continue
+			}
+		}
 		if !ok {
 			if len(errs) == 0 {
 				return CallResponse{}, fmt.Errorf("%w of capability %q on the network (known capabilities: %s)", ErrNoProvider, name, n.known())
@@ -196,6 +214,26 @@ func (n *Node) callProvider(ctx context.Context, o Offer, req CallRequest) (Call
 		}
 		if !n.registered(o) {
 			return CallResponse{}, err
+		}
+	}
+}
+
+// waitChange waits at most FailAfter for cond to hold after a change of
+// the registry.
+func (n *Node) waitChange(ctx context.Context, cond func() bool) bool {
+	t := time.NewTimer(n.opts.FailAfter)
+	defer t.Stop()
+	for {
+		ch := n.reg.Changed()
+		if cond() {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
 		}
 	}
 }

@@ -96,6 +96,8 @@ type Node struct {
 }
 
 type peer struct {
+	// tried is closed after the first attempt to reach the peer.
+	tried    chan struct{}
 	url      string
 	source   string
 	id       string
@@ -203,10 +205,26 @@ func (n *Node) Start(ctx context.Context, so StartOptions) error {
 	n.mu.Lock()
 	n.running = true
 	n.bumpLocked()
+	var first []chan struct{}
 	for _, u := range n.opts.Peers {
 		n.addPeerLocked(u, "config")
+		if p := n.peers[strings.TrimSuffix(u, "/")]; p != nil {
+			first = append(first, p.tried)
+		}
 	}
 	n.mu.Unlock()
+	// The configured peers are tried once before Start returns (for at
+	// most FailAfter), so that a run started next sees their
+	// capabilities.
+	wait := time.NewTimer(n.opts.FailAfter)
+	defer wait.Stop()
+	for _, ch := range first {
+		select {
+		case <-ch:
+		case <-wait.C:
+		case <-ctx.Done():
+		}
+	}
 	if so.Runtime != nil {
 		if dir, ok := so.Runtime.Store().(store.NodeDirectory); ok {
 			n.wg.Add(1)
@@ -250,7 +268,7 @@ func (n *Node) addPeerLocked(url, source string) {
 	if _, ok := n.peers[url]; ok {
 		return
 	}
-	p := &peer{url: url, source: source, state: "connecting"}
+	p := &peer{url: url, source: source, state: "connecting", tried: make(chan struct{})}
 	n.peers[url] = p
 	n.wg.Add(1)
 	go n.follow(p)
@@ -307,7 +325,8 @@ var errSelf = errors.New("the peer is this node")
 func (n *Node) follow(p *peer) {
 	defer n.wg.Done()
 	for {
-		err := n.followOnce(p)
+		err := n.followOnce(p, func() { closeOnce(p) })
+		closeOnce(p)
 		if n.ctx.Err() != nil {
 			return
 		}
@@ -343,7 +362,15 @@ func (n *Node) follow(p *peer) {
 }
 
 // followOnce says hello to the peer and reads its feed until it fails.
-func (n *Node) followOnce(p *peer) error {
+func closeOnce(p *peer) {
+	select {
+	case <-p.tried:
+	default:
+		close(p.tried)
+	}
+}
+
+func (n *Node) followOnce(p *peer, welcomed func()) error {
 	ctx, cancel := context.WithCancel(n.ctx)
 	defer cancel()
 	h, err := n.sayHello(ctx, p.url)
@@ -353,6 +380,7 @@ func (n *Node) followOnce(p *peer) error {
 	if err := n.accept(p, h); err != nil {
 		return err
 	}
+	welcomed()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url+PathFeed, nil)
 	if err != nil {
 		return err

@@ -1,0 +1,284 @@
+package network_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/internal/servetest"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/network"
+)
+
+// toolScript is a command tool with a side effect: it appends its
+// idempotency key to $CALL_LOG, sleeps as long as $SLEEP_FILE says (if it
+// exists) and answers with the node's name.
+const toolScript = `#!/bin/sh
+echo "$SWARM_IDEMPOTENCY_KEY" >> "$CALL_LOG"
+sleep "$(cat "$SLEEP_FILE" 2>/dev/null || echo 0)"
+echo "$NODE_NAME: in stock"
+`
+
+// providerNode starts `swarm serve` sharing one command tool, name, with
+// tags, as node id, following peers.
+func providerNode(t *testing.T, id, name string, tags []string, peers []string, extraEnv ...string) (*servetest.Process, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tool.sh"), []byte(toolScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ps, _ := json.Marshal(peers)
+	ts, _ := json.Marshal(tags)
+	y := fmt.Sprintf(`version: 1
+tools:
+  %s:
+    description: The %s of node %s
+    command: ["./tool.sh"]
+    input_schema: {type: object, properties: {item: {type: string}}, required: [item]}
+network:
+  id: %s
+  peers: %s
+  fail_after: 1s
+share:
+  - tool: %s
+    tags: %s
+`, name, name, id, id, ps, name, ts)
+	if err := os.WriteFile(filepath.Join(dir, "swarm.yaml"), []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "calls.log")
+	env := append([]string{"CALL_LOG=" + log, "SLEEP_FILE=" + filepath.Join(dir, "sleep"), "NODE_NAME=" + id}, extraEnv...)
+	return servetest.Serve(t, dir, env), dir
+}
+
+func lines(path string) []string {
+	b, _ := os.ReadFile(path)
+	return strings.Fields(string(b))
+}
+
+// recorder is a model whose answers the test gives, one per call, and
+// which records the tools offered at each call.
+type recorder struct {
+	offered chan []string
+	answers chan *model.Response
+}
+
+func (r *recorder) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	var names []string
+	for _, d := range req.Tools {
+		names = append(names, d.Name)
+	}
+	select {
+	case r.offered <- names:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case a := <-r.answers:
+		return a, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (r *recorder) next(t *testing.T) []string {
+	t.Helper()
+	select {
+	case o := <-r.offered:
+		return o
+	case <-time.After(30 * time.Second):
+		t.Fatal("no model call within 30s")
+		return nil
+	}
+}
+
+func toolCall(id, name, args string) *model.Response {
+	return &model.Response{Message: model.Message{Role: model.RoleAssistant,
+		ToolCalls: []model.ToolCall{{ID: id, Name: name, Arguments: json.RawMessage(args)}}}}
+}
+
+// TestProcesses: three swarm serve nodes share tools; a consumer finds
+// them by name and by tag through one configured peer, a fourth node's
+// tool appears at the consumer's next model call, a SIGKILLed provider's
+// capability disappears and a call in flight to it fails over to the
+// other provider, and with no provider left the call errors clearly.
+func TestProcesses(t *testing.T) {
+	p1, dir1 := providerNode(t, "kitchen-1", "check-inventory", []string{"food", "stock"}, nil)
+	p2, dir2 := providerNode(t, "kitchen-2", "check-inventory", []string{"food", "stock"}, []string{p1.URL})
+	_, _ = providerNode(t, "pantry", "dietary-check", []string{"food", "safety"}, []string{p1.URL})
+
+	consumer, err := network.New(network.Options{ID: "room-service", Peers: []string{p1.URL}, FailAfter: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	rec := &recorder{offered: make(chan []string), answers: make(chan *model.Response)}
+	rt, err := swarm.New(swarm.Config{Model: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	sw := swarm.Define[string, string]("room-service", "Handles room service orders", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Serve the guest.", Tools: []swarm.Tool{consumer.Catalog(network.Filter{Tags: []string{"food"}})}, MaxTurns: 8}
+	})
+	if err := rt.Register(sw); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := consumer.Start(ctx, network.StartOptions{Runtime: rt}); err != nil {
+		t.Fatal(err)
+	}
+	reg := consumer.Registry()
+	eventually(t, "three offers", func() bool { return reg.Len() == 3 })
+	if ps := reg.Providers("check-inventory"); len(ps) != 2 || ps[0].Node != "kitchen-1" || ps[1].Node != "kitchen-2" {
+		t.Fatalf("providers of check-inventory: %+v", ps)
+	}
+	if bt := reg.ByTag("safety"); len(bt) != 1 || bt[0].Name != "dietary-check" || bt[0].Node != "pantry" {
+		t.Fatalf("ByTag(safety): %+v", bt)
+	}
+	qr, err := consumer.Query(ctx, p2.URL, "", "stock")
+	if err != nil || len(qr.Capabilities) != 1 || qr.Node.ID != "kitchen-2" {
+		t.Fatalf("capability_query: %+v %v", qr, err)
+	}
+
+	id, err := rt.Start(ctx, "room-service", json.RawMessage(`"eggs for two"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Call 1: the food tools of the three nodes.
+	if o := rec.next(t); !slices.Contains(o, "check-inventory") || !slices.Contains(o, "dietary-check") || slices.Contains(o, "warm-bread") {
+		t.Fatalf("call 1 offered %v", o)
+	}
+	// A fourth node joins mid-run, named by no configuration of the
+	// consumer: its tool is offered at the next call.
+	_, _ = providerNode(t, "bakery", "warm-bread", []string{"food"}, []string{p1.URL})
+	eventually(t, "the bakery", func() bool { return len(reg.Providers("warm-bread")) == 1 })
+	// The call in flight to kitchen-1 (it sleeps) fails over to kitchen-2
+	// when kitchen-1 is killed.
+	if err := os.WriteFile(filepath.Join(dir1, "sleep"), []byte("30"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec.answers <- toolCall("c1", "check-inventory", `{"item":"eggs"}`)
+	eventually(t, "kitchen-1 to start the call", func() bool { return len(lines(filepath.Join(dir1, "calls.log"))) == 1 })
+	if err := p1.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	o := rec.next(t)
+	if !slices.Contains(o, "warm-bread") || !slices.Contains(o, "check-inventory") {
+		t.Fatalf("call 2 offered %v", o)
+	}
+	eventually(t, "kitchen-1 removed", func() bool { return len(reg.Providers("check-inventory")) == 1 })
+	if got := lines(filepath.Join(dir2, "calls.log")); len(got) != 1 || got[0] != id+"/t1/tool/c1" && !strings.HasSuffix(got[0], "/c1") {
+		t.Fatalf("kitchen-2 calls: %v", got)
+	}
+	// kitchen-2 goes too: check-inventory is offered no more.
+	if err := p2.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "kitchen-2 removed", func() bool { return len(reg.Providers("check-inventory")) == 0 })
+	rec.answers <- toolCall("c2", "warm-bread", `{"item":"rolls"}`)
+	if o := rec.next(t); slices.Contains(o, "check-inventory") || !slices.Contains(o, "warm-bread") {
+		t.Fatalf("call 3 offered %v", o)
+	}
+	rec.answers <- &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "served"}}
+	st, err := rt.Wait(ctx, id)
+	if err != nil || st.State != swarm.StateCompleted {
+		t.Fatalf("run: %+v %v", st, err)
+	}
+	evs, err := rt.History(ctx, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []string
+	for _, ev := range evs {
+		if ev.Type == swarm.EventToolResult {
+			results = append(results, ev.Output)
+		}
+	}
+	if len(results) != 2 || results[0] != "kitchen-2: in stock" || results[1] != "bakery: in stock" {
+		t.Fatalf("tool results %q", results)
+	}
+	_, err = consumer.Tool("check-inventory").Call(ctx, json.RawMessage(`{"item":"eggs"}`))
+	if !errors.Is(err, network.ErrNoProvider) {
+		t.Fatalf("a call with no provider: %v", err)
+	}
+}
+
+// TestConsumerCrash: the consumer (swarm serve on SQLite) is SIGKILLed
+// while its run's network call is in flight; restarted on the same store,
+// it recovers the run, which re-attaches to the provider's call by its
+// idempotency key: the provider's side effect happened once.
+func TestConsumerCrash(t *testing.T) {
+	p, pdir := providerNode(t, "kitchen", "check-inventory", []string{"food", "stock"}, nil)
+	if err := os.WriteFile(filepath.Join(pdir, "sleep"), []byte("3"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	y := fmt.Sprintf(`version: 1
+model: scripted:script.yaml
+network:
+  id: room-service
+  peers: [%s]
+  fail_after: 1s
+swarms:
+  room-service:
+    instructions: Serve the guest.
+    network_tools: [check-inventory]
+`, p.URL)
+	script := `room-service:
+  - tool_calls:
+      - {id: c1, name: check-inventory, arguments: {item: eggs}}
+  - text: served
+`
+	for name, body := range map[string]string{"swarm.yaml": y, "script.yaml": script} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"SWARM_STORE=sqlite:" + filepath.Join(dir, "runs.db")}
+	c := servetest.Serve(t, dir, env, "--lease", "1s")
+	resp, err := http.Post(c.URL+"/v1/swarms/room-service/runs", "application/json", strings.NewReader(`{"id":"order-1","input":"eggs"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("start: %s", resp.Status)
+	}
+	log := filepath.Join(pdir, "calls.log")
+	eventually(t, "the provider to start the call", func() bool { return len(lines(log)) == 1 })
+	if err := c.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-c.Exited
+	c2 := servetest.Serve(t, dir, env, "--lease", "1s")
+	var st swarm.Status
+	eventually(t, "the recovered run to complete", func() bool {
+		resp, err := http.Get(c2.URL + "/v1/runs/order-1?wait=5s")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		_ = json.Unmarshal(b, &st)
+		return st.State == swarm.StateCompleted || st.State == swarm.StateFailed
+	})
+	if st.State != swarm.StateCompleted {
+		t.Fatalf("run: %+v\n%s", st, c2.Log())
+	}
+	if got := lines(log); len(got) != 1 || got[0] != "order-1/t1/tool/c1" {
+		t.Fatalf("provider side effects: %v, want one with key order-1/t1/tool/c1", got)
+	}
+}
