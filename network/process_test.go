@@ -19,6 +19,7 @@ import (
 	"github.com/swarmrt/swarm/internal/servetest"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/network"
+	"github.com/swarmrt/swarm/store/postgres/pgtest"
 )
 
 // toolScript is a command tool with a side effect: it appends its
@@ -281,4 +282,39 @@ swarms:
 	if got := lines(log); len(got) != 1 || got[0] != "order-1/t1/tool/c1" {
 		t.Fatalf("provider side effects: %v, want one with key order-1/t1/tool/c1", got)
 	}
+}
+
+// TestPostgresPeers: two swarm serve nodes on one PostgreSQL store, with
+// no peer URLs, find each other through the store's node table; when one
+// is killed its capability goes.
+func TestPostgresPeers(t *testing.T) {
+	url := pgtest.URL(t, "pool_max_conns=4")
+	env := []string{"SWARM_STORE=" + url}
+	a, _ := providerNode(t, "kitchen", "check-inventory", []string{"food"}, nil, env...)
+	b, _ := providerNode(t, "pantry", "dietary-check", []string{"food"}, nil, env...)
+	status := func(p *servetest.Process) network.Status {
+		var st network.Status
+		resp, err := http.Get(p.URL + network.PathPeers)
+		if err != nil {
+			return st
+		}
+		defer resp.Body.Close()
+		_ = json.NewDecoder(resp.Body).Decode(&st)
+		return st
+	}
+	has := func(st network.Status, name string) bool {
+		return slices.ContainsFunc(st.Capabilities, func(o network.Offer) bool { return o.Name == name })
+	}
+	eventually(t, "each node to see the other's capability", func() bool {
+		return has(status(a), "dietary-check") && has(status(b), "check-inventory")
+	})
+	for _, p := range status(b).Peers {
+		if p.Source == "config" {
+			t.Fatalf("peer %+v is configured; the nodes have no peer URLs", p)
+		}
+	}
+	if err := a.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the killed node's capability to go", func() bool { return !has(status(b), "check-inventory") })
 }
