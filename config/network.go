@@ -108,6 +108,15 @@ func (p *parser) network(top map[string]field, f *File, usesNetwork bool) {
 		nd.shares = p.shares(fd.val)
 		usesNetwork = true
 	}
+	// A shared swarm without tags of its own takes the share's, so that
+	// its A2A card carries them as skill tags.
+	for _, sd := range nd.shares {
+		for _, s := range f.swarms {
+			if sd.kind == network.KindSwarm && s.name == sd.name && len(s.tags) == 0 {
+				s.tags = slices.Clone(sd.tags)
+			}
+		}
+	}
 	if !usesNetwork {
 		return
 	}

@@ -22,7 +22,7 @@ type stockIn struct {
 }
 
 // startNode starts a node serving its handler on a loopback test server.
-func startNode(t *testing.T, opts network.Options, a *auth.Authenticator, items ...network.Shared) (*network.Node, *httptest.Server) {
+func startNode(t testing.TB, opts network.Options, a *auth.Authenticator, items ...network.Shared) (*network.Node, *httptest.Server) {
 	t.Helper()
 	if opts.FailAfter == 0 {
 		opts.FailAfter = 600 * time.Millisecond
@@ -51,7 +51,7 @@ func startNode(t *testing.T, opts network.Options, a *auth.Authenticator, items 
 }
 
 // eventually waits (bounded) for cond.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -33,7 +33,7 @@ echo "$NODE_NAME: in stock"
 
 // providerNode starts `swarm serve` sharing one command tool, name, with
 // tags, as node id, following peers.
-func providerNode(t *testing.T, id, name string, tags []string, peers []string, extraEnv ...string) (*servetest.Process, string) {
+func providerNode(t testing.TB, id, name string, tags []string, peers []string, extraEnv ...string) (*servetest.Process, string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "tool.sh"), []byte(toolScript), 0o755); err != nil {
@@ -318,3 +318,6 @@ func TestPostgresPeers(t *testing.T) {
 	}
 	eventually(t, "the killed node's capability to go", func() bool { return !has(status(b), "check-inventory") })
 }
+
+// servetestServe starts `swarm serve` in dir and returns its URL.
+func servetestServe(t testing.TB, dir string) string { return servetest.Serve(t, dir, nil).URL }

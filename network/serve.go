@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,9 +20,14 @@ import (
 // dedup holds the calls of shared tools by idempotency key: a repeated
 // call waits for the first or gets its result.
 type dedup struct {
-	mu sync.Mutex
-	m  map[string]*call
+	mu    sync.Mutex
+	m     map[string]*call
+	swept time.Time
 }
+
+// maxDedup bounds the calls kept for deduplication; beyond it the oldest
+// finished ones are dropped before their DedupTTL.
+const maxDedup = 100_000
 
 type call struct {
 	done chan struct{}
@@ -275,18 +281,37 @@ func (n *Node) callTool(ctx context.Context, si *sharedItem, req CallRequest, ke
 	}
 }
 
+// sweepLocked drops the finished calls older than DedupTTL, at most once
+// a minute unless the table is full, and then the oldest finished calls
+// while it is.
 func (n *Node) sweepLocked() {
-	if len(n.calls.m) < 1024 {
+	full := len(n.calls.m) >= maxDedup
+	if !full && time.Since(n.calls.swept) < time.Minute {
 		return
 	}
+	n.calls.swept = time.Now()
+	type aged struct {
+		key string
+		at  time.Time
+	}
+	var done []aged
 	for k, c := range n.calls.m {
 		select {
 		case <-c.done:
 			if time.Since(c.at) > n.opts.DedupTTL {
 				delete(n.calls.m, k)
+			} else if full {
+				done = append(done, aged{k, c.at})
 			}
 		default:
 		}
+	}
+	if len(n.calls.m) < maxDedup {
+		return
+	}
+	slices.SortFunc(done, func(a, b aged) int { return a.at.Compare(b.at) })
+	for _, d := range done[:min(len(done), len(n.calls.m)-maxDedup+maxDedup/10)] {
+		delete(n.calls.m, d.key)
 	}
 }
 
