@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -321,3 +322,42 @@ func TestPostgresPeers(t *testing.T) {
 
 // servetestServe starts `swarm serve` in dir and returns its URL.
 func servetestServe(t testing.TB, dir string) string { return servetest.Serve(t, dir, nil).URL }
+
+// TestNetworkCommand: swarm network prints a node's shared capabilities,
+// peers and the capabilities its peers offer.
+func TestNetworkCommand(t *testing.T) {
+	p1, _ := providerNode(t, "kitchen", "check-inventory", []string{"food", "stock"}, nil)
+	p2, _ := providerNode(t, "pantry", "dietary-check", []string{"food", "safety"}, []string{p1.URL})
+	run := func(args ...string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, servetest.Binary(t), append([]string{"network", "--url", p2.URL}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("swarm network: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	var out string
+	eventually(t, "the kitchen's capability", func() bool {
+		out = run()
+		return strings.Contains(out, "check-inventory")
+	})
+	for _, want := range []string{"node pantry " + p2.URL, "dietary-check tool food,safety -",
+		p1.URL + " kitchen up", "check-inventory tool food,stock - kitchen up"} {
+		found := false
+		for _, l := range strings.Split(out, "\n") {
+			found = found || strings.Contains(strings.Join(strings.Fields(l), " "), want)
+		}
+		if !found {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+	var st network.Status
+	if err := json.Unmarshal([]byte(run("--json")), &st); err != nil || len(st.Capabilities) != 1 || st.Node.ID != "pantry" {
+		t.Fatalf("--json: %+v %v", st, err)
+	}
+	cmd := exec.Command(servetest.Binary(t), "network", "--url", "http://127.0.0.1:1")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "connection refused") {
+		t.Fatalf("unreachable node: %v\n%s", err, out)
+	}
+}
