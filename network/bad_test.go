@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
@@ -176,5 +177,45 @@ func TestDuplicateNamesDifferentSchemas(t *testing.T) {
 	out, err := c.Tool("check-inventory").Call(context.Background(), json.RawMessage(`{"item":"eggs","quantity":2}`))
 	if err != nil || out != "2 eggs" || v2calls.Load() != 1 || calls.Load() != 0 {
 		t.Fatalf("call went to %q, %v (v1 %d, v2 %d)", out, err, calls.Load(), v2calls.Load())
+	}
+}
+
+// TestHungPeer: a peer whose feed goes silent (a hung or partitioned
+// process: its connection stays open) is removed once FailAfter passes
+// without a heartbeat, and not re-added while it does not answer hellos.
+func TestHungPeer(t *testing.T) {
+	var hellos atomic.Int32
+	hello, _ := json.Marshal(network.Hello{Type: "hello", Node: network.NodeInfo{ID: "hung"},
+		Capabilities: []network.Capability{{Name: "check-inventory", Kind: network.KindTool}}})
+	release := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case network.PathHello:
+			if hellos.Add(1) > 1 {
+				select { // hung: never answers again
+				case <-r.Context().Done():
+				case <-release:
+				}
+				return
+			}
+			_, _ = w.Write(hello)
+		case network.PathFeed:
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}
+	}))
+	defer hung.Close()
+	defer close(release)
+	c, _ := startNode(t, network.Options{ID: "c", Peers: []string{hung.URL}, FailAfter: 300 * time.Millisecond}, nil)
+	if c.Registry().Len() != 1 {
+		t.Fatalf("registry has %d offers after the hello", c.Registry().Len())
+	}
+	eventually(t, "the hung peer removed", func() bool { return c.Registry().Len() == 0 })
+	if ps := c.Peers(); len(ps) != 1 || ps[0].State != "down" {
+		t.Fatalf("peers: %+v", ps)
 	}
 }
