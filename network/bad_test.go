@@ -44,13 +44,13 @@ func TestUnknownCapability(t *testing.T) {
 	}
 	c, _ := startNode(t, network.Options{ID: "c", Peers: []string{s.URL}}, nil)
 	eventually(t, "provider", func() bool { return c.Registry().Len() == 1 })
-	_, err := c.Tool("nope").Call(context.Background(), json.RawMessage(`{}`))
+	_, err := c.Discover("nope").Call(context.Background(), json.RawMessage(`{}`))
 	if !errors.Is(err, network.ErrNoProvider) || !strings.Contains(err.Error(), "check-inventory") {
 		t.Fatalf("unknown capability: %v", err)
 	}
 	// Arguments the provider's schema refuses are the tool's error, not
 	// a reason to fail over.
-	_, err = c.Tool("check-inventory").Call(context.Background(), json.RawMessage(`{"item":3}`))
+	_, err = c.Discover("check-inventory").Call(context.Background(), json.RawMessage(`{"item":3}`))
 	if err == nil || errors.Is(err, network.ErrNoProvider) || calls.Load() != 0 {
 		t.Fatalf("bad arguments: %v (calls %d)", err, calls.Load())
 	}
@@ -104,7 +104,7 @@ func TestBadToken(t *testing.T) {
 	if code, _ := post(t, s.URL+network.PathCall, "stock", `{"name":"dietary-check","input":{"item":"x"}}`); code != http.StatusForbidden {
 		t.Fatalf("call beyond the token's capabilities: %d, want 403", code)
 	}
-	if _, err := limited.Tool("check-inventory").Call(context.Background(), json.RawMessage(`{"item":"eggs"}`)); err != nil {
+	if _, err := limited.Discover("check-inventory").Call(context.Background(), json.RawMessage(`{"item":"eggs"}`)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -174,7 +174,7 @@ func TestDuplicateNamesDifferentSchemas(t *testing.T) {
 	if ps[0].Node != "b-new" || ps[0].Version != "1.10" || ps[1].Version != "1.9" || string(ps[0].InputSchema) == string(ps[1].InputSchema) {
 		t.Fatalf("providers: %+v", ps)
 	}
-	out, err := c.Tool("check-inventory").Call(context.Background(), json.RawMessage(`{"item":"eggs","quantity":2}`))
+	out, err := c.Discover("check-inventory").Call(context.Background(), json.RawMessage(`{"item":"eggs","quantity":2}`))
 	if err != nil || out != "2 eggs" || v2calls.Load() != 1 || calls.Load() != 0 {
 		t.Fatalf("call went to %q, %v (v1 %d, v2 %d)", out, err, calls.Load(), v2calls.Load())
 	}

@@ -31,7 +31,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 		_, s := startNode(b, network.Options{ID: "p"}, nil, network.ShareTool(tool, "food"))
 		c, _ := startNode(b, network.Options{ID: "c", Peers: []string{s.URL}}, nil)
 		eventually(b, "provider", func() bool { return c.Registry().Len() == 1 })
-		nt := c.Tool("check-inventory")
+		nt := c.Discover("check-inventory")
 		for b.Loop() {
 			if _, err := nt.Call(context.Background(), args); err != nil {
 				b.Fatal(err)

@@ -17,7 +17,7 @@ import (
 	"github.com/swarmrt/swarm"
 )
 
-// Tool returns a tool bound to the capability name, not to one provider:
+// Discover returns a tool bound to the capability name, not to one provider:
 // each call goes to a healthy provider of the newest version (the one with
 // the fewest calls in progress from this node, then the first by node id),
 // and to another provider of that version when the call cannot be
@@ -29,7 +29,7 @@ import (
 // registry knows it (at the time Tool is called), else generic ones. It is
 // what AgentEnsemble calls NetworkTool.discover, minus the binding to one
 // provider.
-func (n *Node) Tool(name string) swarm.Tool {
+func (n *Node) Discover(name string) swarm.Tool {
 	t := &capTool{n: n, name: name}
 	if o, ok := n.reg.Find(name); ok {
 		t.desc, t.schema = o.Description, o.InputSchema
@@ -62,7 +62,7 @@ func (f Filter) match(c Capability) bool {
 // capabilities of the node's peers that f selects: resolved at every model
 // call of an agent that has it among its tools, so capabilities that
 // appeared since the last call are offered and those of departed peers are
-// not. Each is offered as [Node.Tool] would give it (failover included),
+// not. Each is offered as [Node.Discover] would give it (failover included),
 // at its newest version.
 func (n *Node) Catalog(f Filter) swarm.Tool {
 	label := "network"

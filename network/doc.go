@@ -8,7 +8,7 @@
 // A [Node] shares items ([Node.Share] with [ShareTool], [ShareAgent] and
 // [ShareSwarm]; `share:` in swarm.yaml), serves the peer protocol
 // ([Node.Handler], mounted by `swarm serve` under /v1/network/) and follows
-// its peers into a [Registry] indexed by name and by tag. [Node.Tool] is a
+// its peers into a [Registry] indexed by name and by tag. [Node.Discover] is a
 // tool bound to a capability (not to a provider); [Node.Catalog] is a
 // dynamic tool set ([swarm.DynamicTools]) resolved at every model call, so
 // capabilities that came online mid-run are offered at the next call and
@@ -76,7 +76,7 @@
 //
 // A call carries the caller's idempotency key (its run id and step key,
 // the same for every attempt of a recorded step, after a crash too). The
-// provider runs a shared swarm or agent as the run [RunID](key), so a
+// provider runs a shared swarm or agent as the run [RunID](name, key), so a
 // repeated call finds the run it started (running or finished) instead of
 // starting another, and the run survives a restart of the provider like
 // any run. A shared tool's call runs detached from the request and is kept

@@ -33,7 +33,7 @@ func Example() {
 	o, _ := room.Registry().Find("check-inventory")
 	fmt.Println(o.Name, o.Kind, o.Tags, "from", o.Node)
 	fmt.Println(len(room.Registry().ByTag("food")), "food capability")
-	out, err := room.Tool("check-inventory").Call(ctx, json.RawMessage(`{"item":"eggs"}`))
+	out, err := room.Discover("check-inventory").Call(ctx, json.RawMessage(`{"item":"eggs"}`))
 	fmt.Println(out, err)
 	// Output:
 	// check-inventory tool [food stock] from kitchen

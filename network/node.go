@@ -66,7 +66,7 @@ type Options struct {
 
 // Node is a member of a network: it shares capabilities (see [Node.Share])
 // and serves them to peers ([Node.Handler]), follows its peers' change
-// feeds into its [Registry], and calls their capabilities ([Node.Tool],
+// feeds into its [Registry], and calls their capabilities ([Node.Discover],
 // [Node.Catalog]).
 type Node struct {
 	opts    Options

@@ -85,7 +85,7 @@ func TestDiscoveryAndFailover(t *testing.T) {
 	if o, ok := consumer.Registry().Find("check-inventory"); !ok || o.Node != "kitchen-1" {
 		t.Fatalf("Find = %+v %v", o, ok)
 	}
-	tool := consumer.Tool("check-inventory")
+	tool := consumer.Discover("check-inventory")
 	out, err := tool.Call(context.Background(), json.RawMessage(`{"item":"eggs"}`))
 	if err != nil || !strings.HasPrefix(out, "eggs: 3 left") {
 		t.Fatalf("call = %q, %v", out, err)
@@ -116,7 +116,7 @@ func TestDedupByIdempotencyKey(t *testing.T) {
 	consumer, _ := startNode(t, network.Options{ID: "c", Peers: []string{s1.URL}}, nil)
 	eventually(t, "provider", func() bool { return consumer.Registry().Len() == 1 })
 	ctx := swarm.WithCallKey(context.Background(), "run_1", "t1/tool/call_1")
-	tool := consumer.Tool("check-inventory")
+	tool := consumer.Discover("check-inventory")
 	a, err := tool.Call(ctx, json.RawMessage(`{"item":"eggs"}`))
 	if err != nil {
 		t.Fatal(err)

@@ -212,7 +212,7 @@ func TestProcesses(t *testing.T) {
 	if len(results) != 2 || results[0] != "kitchen-2: in stock" || results[1] != "bakery: in stock" {
 		t.Fatalf("tool results %q", results)
 	}
-	_, err = consumer.Tool("check-inventory").Call(ctx, json.RawMessage(`{"item":"eggs"}`))
+	_, err = consumer.Discover("check-inventory").Call(ctx, json.RawMessage(`{"item":"eggs"}`))
 	if !errors.Is(err, network.ErrNoProvider) {
 		t.Fatalf("a call with no provider: %v", err)
 	}

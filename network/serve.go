@@ -252,6 +252,9 @@ func (n *Node) perform(ctx context.Context, req CallRequest) (CallResponse, erro
 func (n *Node) callTool(ctx context.Context, si *sharedItem, req CallRequest, key string) (CallResponse, error) {
 	n.calls.mu.Lock()
 	n.sweepLocked()
+	if key != "" {
+		key = si.cap.Name + "\x00" + key
+	}
 	c, dup := n.calls.m[key]
 	if key == "" || !dup {
 		c = &call{done: make(chan struct{}), at: time.Now()}
@@ -324,10 +327,10 @@ func safeCall(ctx context.Context, t swarm.Tool, args json.RawMessage) (out stri
 	return t.Call(ctx, args)
 }
 
-// RunID returns the id of the run a node starts for a call of a shared
-// swarm or agent with idempotency key key: the same for every attempt.
-func RunID(key string) string {
-	sum := sha256.Sum256([]byte(key))
+// RunID returns the id of the run a node starts for a call of the shared
+// swarm or agent name with idempotency key key: the same for every attempt.
+func RunID(name, key string) string {
+	sum := sha256.Sum256([]byte(name + "\x00" + key))
 	return "net_" + hex.EncodeToString(sum[:16])
 }
 
@@ -348,7 +351,7 @@ func (n *Node) runSwarm(ctx context.Context, rt *swarm.Runtime, si *sharedItem, 
 	}
 	var opts []swarm.StartOption
 	if key != "" {
-		opts = append(opts, swarm.WithID(RunID(key)))
+		opts = append(opts, swarm.WithID(RunID(si.cap.Name, key)))
 	}
 	id, err := rt.Start(ctx, si.swarmID, input, opts...)
 	if err != nil {
