@@ -150,8 +150,9 @@ func (t *capTool) Call(ctx context.Context, args json.RawMessage) (string, error
 // once it is removed the call moves to another provider.
 func (n *Node) call(ctx context.Context, name, version string, pinned bool, req CallRequest) (CallResponse, error) {
 	tried := map[string]bool{}
+	gone := map[string]bool{} // providers lost during the call
 	var errs []error
-	waited := false
+	waited, waitedGone := false, false
 	for {
 		o, ok := n.pick(name, version, pinned, tried)
 		if !ok && len(errs) == 0 && !waited {
@@ -160,6 +161,25 @@ func (n *Node) call(ctx context.Context, name, version string, pinned bool, req 
 			// most FailAfter.
 			waited = true
 			if n.waitChange(ctx, func() bool { _, ok := n.pick(name, version, pinned, tried); return ok }) {
+				continue
+			}
+		}
+		if !ok && len(gone) > 0 && !waitedGone {
+			// Every provider failed, some by disappearing: wait at most
+			// FailAfter for one of them to come back (the call is then
+			// re-attached by its key) or for a new provider.
+			waitedGone = true
+			if n.waitChange(ctx, func() bool {
+				for g := range gone {
+					if n.registered(Offer{Capability: Capability{Name: name, Version: version}, Node: g}) {
+						delete(tried, g)
+						delete(gone, g)
+						return true
+					}
+				}
+				_, ok := n.pick(name, version, pinned, tried)
+				return ok
+			}) {
 				continue
 			}
 		}
@@ -178,10 +198,21 @@ func (n *Node) call(ctx context.Context, name, version string, pinned bool, req 
 		if ctx.Err() != nil {
 			return CallResponse{}, context.Cause(ctx)
 		}
+		var ge *goneError
+		if errors.As(err, &ge) {
+			gone[o.Node] = true
+		}
 		errs = append(errs, fmt.Errorf("node %s: %w", o.Node, err))
 		tried[o.Node] = true
 	}
 }
+
+// goneError: the provider was lost during the call (its connection failed
+// and it left the registry).
+type goneError struct{ err error }
+
+func (e *goneError) Error() string { return "provider lost during the call: " + e.err.Error() }
+func (e *goneError) Unwrap() error { return e.err }
 
 // callProvider sends req to o, re-sending it while o is still registered
 // and the failure was the connection's.
@@ -213,7 +244,7 @@ func (n *Node) callProvider(ctx context.Context, o Offer, req CallRequest) (Call
 		case <-t.C:
 		}
 		if !n.registered(o) {
-			return CallResponse{}, err
+			return CallResponse{}, &goneError{err}
 		}
 	}
 }

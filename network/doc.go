@@ -89,8 +89,12 @@
 // lists the provider, so a provider that comes back within the detection
 // bound is re-attached to the call in progress. Once the provider is
 // removed, the call fails over to another provider of the same capability
-// and version, with the same key; with none left, the tool call fails with
-// [ErrNoProvider] and the model sees the error. A failover may perform the
+// and version, with the same key. When no provider is left, the caller
+// waits at most FailAfter more for a lost provider to come back (a
+// restarted node answering at its URL: the call is re-attached by its key,
+// to the run it recovered for a shared swarm or agent) or for a new one;
+// then the tool call fails with [ErrNoProvider] and the model sees the
+// error. A failover may perform the
 // capability a second time on another provider (the first may have acted
 // before it died); a capability whose effect must happen at most once uses
 // the idempotency key it is given against the system it changes. The

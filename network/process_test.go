@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -359,5 +360,91 @@ func TestNetworkCommand(t *testing.T) {
 	cmd := exec.Command(servetest.Binary(t), "network", "--url", "http://127.0.0.1:1")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "connection refused") {
 		t.Fatalf("unreachable node: %v\n%s", err, out)
+	}
+}
+
+// TestProviderRestartMidCall: the provider of a shared swarm (swarm serve
+// on SQLite) is SIGKILLed during a call and restarted at its address; the
+// caller re-attaches by the call's key to the run the provider recovered,
+// which is the only run it has.
+func TestProviderRestartMidCall(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"swarm.yaml": `version: 1
+model: scripted:script.yaml
+swarms:
+  prepare-meal:
+    instructions: Cook {{.Input}}.
+share:
+  - {swarm: prepare-meal, tags: [food, cooking]}
+`,
+		"script.yaml": "prepare-meal:\n  - text: salmon, ready\n    delay: 3s\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	env := []string{"SWARM_STORE=sqlite:" + filepath.Join(dir, "runs.db")}
+	p := servetest.Serve(t, dir, env, "--addr", addr, "--lease", "1s")
+
+	consumer, err := network.New(network.Options{ID: "room", Peers: []string{p.URL}, FailAfter: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := consumer.Start(ctx, network.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := consumer.Discover("prepare-meal").Call(swarm.WithCallKey(ctx, "order-7", "t1/tool/c1"), json.RawMessage(`{"request":"salmon"}`))
+		done <- result{out, err}
+	}()
+	runURL := p.URL + "/v1/runs/" + network.RunID("prepare-meal", "order-7/t1/tool/c1")
+	eventually(t, "the provider's run", func() bool {
+		resp, err := http.Get(runURL)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.Exited
+	p2 := servetest.Serve(t, dir, env, "--addr", addr, "--lease", "1s")
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		t.Fatal("the call did not return")
+	}
+	if r.err != nil || r.out != "salmon, ready" {
+		t.Fatalf("call: %q %v\n%s", r.out, r.err, p2.Log())
+	}
+	resp, err := http.Get(p2.URL + "/v1/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Runs []swarm.Status `json:"runs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Runs) != 1 {
+		t.Fatalf("provider runs: %+v %v", list, err)
 	}
 }
