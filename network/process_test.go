@@ -372,16 +372,22 @@ func TestProviderRestartMidCall(t *testing.T) {
 	files := map[string]string{
 		"swarm.yaml": `version: 1
 model: scripted:script.yaml
+tools:
+  cook:
+    description: Cooks until the order is released
+    command: ["./cook.sh"]
 swarms:
   prepare-meal:
     instructions: Cook {{.Input}}.
+    tools: [cook]
 share:
   - {swarm: prepare-meal, tags: [food, cooking]}
 `,
-		"script.yaml": "prepare-meal:\n  - text: salmon, ready\n    delay: 3s\n",
+		"script.yaml": "prepare-meal:\n  - tool_calls: [{name: cook}]\n  - text: salmon, ready\n",
+		"cook.sh":     "#!/bin/sh\necho started >> \"$COOK_LOG\"\nwhile [ ! -f \"$COOK_GO\" ]; do sleep 0.05; done\necho cooked\n",
 	}
 	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -391,10 +397,11 @@ share:
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	env := []string{"SWARM_STORE=sqlite:" + filepath.Join(dir, "runs.db")}
+	cookLog, cookGo := filepath.Join(dir, "cook.log"), filepath.Join(dir, "go")
+	env := []string{"SWARM_STORE=sqlite:" + filepath.Join(dir, "runs.db"), "COOK_LOG=" + cookLog, "COOK_GO=" + cookGo}
 	p := servetest.Serve(t, dir, env, "--addr", addr, "--lease", "1s")
 
-	consumer, err := network.New(network.Options{ID: "room", Peers: []string{p.URL}, FailAfter: 3 * time.Second})
+	consumer, err := network.New(network.Options{ID: "room", Peers: []string{p.URL}, FailAfter: 6 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,19 +420,21 @@ share:
 		out, err := consumer.Discover("prepare-meal").Call(swarm.WithCallKey(ctx, "order-7", "t1/tool/c1"), json.RawMessage(`{"request":"salmon"}`))
 		done <- result{out, err}
 	}()
-	runURL := p.URL + "/v1/runs/" + network.RunID("prepare-meal", "order-7/t1/tool/c1")
-	eventually(t, "the provider's run", func() bool {
-		resp, err := http.Get(runURL)
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	eventually(t, "the provider's run to be cooking", func() bool { return len(lines(cookLog)) == 1 })
 	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-p.Exited
+
+	// The provider is removed, and stays away longer than the caller's
+	// retry interval (FailAfter/3), before it comes back: the caller,
+	// with no provider left, waits for it (up to FailAfter) rather than
+	// failing at once.
+	eventually(t, "the provider removed", func() bool { return consumer.Registry().Len() == 0 })
+	time.Sleep(3 * time.Second)
+	if err := os.WriteFile(cookGo, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p2 := servetest.Serve(t, dir, env, "--addr", addr, "--lease", "1s")
 	var r result
 	select {
@@ -444,7 +453,7 @@ share:
 	var list struct {
 		Runs []swarm.Status `json:"runs"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Runs) != 1 {
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Runs) != 1 || list.Runs[0].ID != network.RunID("prepare-meal", "order-7/t1/tool/c1") {
 		t.Fatalf("provider runs: %+v %v", list, err)
 	}
 }

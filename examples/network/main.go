@@ -127,7 +127,7 @@ func run(ctx context.Context) error {
 		return swarm.Spec{
 			Instructions: "You run room service. Check stock and allergies with the kitchen's tools, then order the meal: {{.Input}}",
 			Tools: []swarm.Tool{
-				room.Discover("check-inventory"),                         // discovered by name
+				room.Discover("check-inventory"),                     // discovered by name
 				room.Catalog(network.Filter{Tags: []string{"food"}}), // every food capability, at each call
 			},
 		}
