@@ -24,10 +24,11 @@ type Toolset interface {
 // DynamicTools makes ts an entry of an agent's (or a swarm's) Tools: not a
 // tool itself, but the tools ts returns at each model call. name labels the
 // set in errors. A dynamic tool whose name is already a tool of the agent
-// (a static one, or one of an earlier set) is left out. A tool call whose
-// tool left the set between the model's response and the call (or, after a
-// crash, before the call was replayed) resolves the set again; a tool no
-// longer there is an unknown tool to the model.
+// (a static one, or one of an earlier set) is left out. A tool call runs
+// the tool offered at the model call that asked for it; when that offer is
+// not known (a run recovered after a crash replays a recorded response),
+// the set is resolved again, and a tool no longer there is an unknown tool
+// to the model.
 func DynamicTools(name string, ts Toolset) Tool { return &dynamicTool{name: name, ts: ts} }
 
 type dynamicTool struct {
