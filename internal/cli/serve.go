@@ -121,25 +121,45 @@ func (a *app) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return usageError{err}
-			}
-			if node != nil {
-				// The node joins before runs are recovered, so that a
-				// recovered run finds the network tools it was using.
+			// A network node joins before runs are recovered, so that a
+			// recovered run finds the network tools it was using; it needs
+			// the listening address. Without one, runs are recovered
+			// before the port is opened.
+			var ln net.Listener
+			listen := func() error {
+				l, err := net.Listen("tcp", addr)
+				if err != nil {
+					return usageError{err}
+				}
+				ln = l
+				if node == nil {
+					return nil
+				}
 				if err := startNode(ctx, a.stderr, node, rt, file, "http://"+ln.Addr().String()); err != nil {
 					ln.Close()
+					return err
+				}
+				return nil
+			}
+			if node != nil {
+				if err := listen(); err != nil {
 					return err
 				}
 			}
 			ids, err := rt.Recover(ctx)
 			if err != nil {
-				ln.Close()
+				if ln != nil {
+					ln.Close()
+				}
 				return err
 			}
 			if len(ids) > 0 {
 				fmt.Fprintf(a.stderr, "swarm: recovered %d run(s)\n", len(ids))
+			}
+			if node == nil {
+				if err := listen(); err != nil {
+					return err
+				}
 			}
 			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
