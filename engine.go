@@ -293,7 +293,7 @@ func (r *runner) modelStepWith(ctx context.Context, ap *agentPlan, tkey string, 
 		call := r.calls[ap.name]
 		r.calls[ap.name] = call + 1
 		r.mu.Unlock()
-		req := &model.Request{Agent: ap.name, RunID: r.id, Call: call, System: ap.system, Messages: msgs, Tools: ap.toolDefs}
+		req := &model.Request{Agent: ap.name, RunID: r.id, Call: call, System: ap.system, Messages: msgs, Tools: r.offered(ctx, ap)}
 		if r.rt.live.watched(r.id) {
 			// Stream only when someone follows the run's live text.
 			req.OnDelta = func(d model.Delta) {
@@ -620,7 +620,7 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 			return r.registryHandoff(ctx, rd, key, c)
 		}
 	}
-	t, ok := ap.tools[c.Name]
+	t, ok := r.toolNamed(ctx, ap, c.Name)
 	if !ok {
 		return r.recordResult(ctx, rd, key, c, unknownTool(ap, c.Name), true)
 	}

@@ -48,6 +48,9 @@ type agentPlan struct {
 	// absorbed: tool name -> absorbed sibling (see Agent.Absorb); the
 	// local ones are in handoffs too.
 	absorbed map[string]*agentTool
+	// dynamic: the agent's dynamic tool sets (see DynamicTools), nil
+	// when it has none.
+	dynamic *dynamicSets
 }
 
 // plan is everything a run needs to execute, resolved and validated once.
@@ -158,6 +161,13 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 		}
 		if _, dup := ap.tools[n]; dup {
 			return nil, fmt.Errorf("%w: tool %q appears twice in %s", ErrDuplicate, n, name)
+		}
+		if dt, ok := t.(*dynamicTool); ok {
+			if ap.dynamic == nil {
+				ap.dynamic = &dynamicSets{}
+			}
+			ap.dynamic.sets = append(ap.dynamic.sets, dt)
+			continue
 		}
 		if at, ok := t.(*agentTool); ok {
 			if err := rt.planAbsorbed(p, ap, at, data, info); err != nil {

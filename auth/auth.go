@@ -36,14 +36,35 @@ type Token struct {
 	Secret string
 	// Swarms lists the swarm ids the token may use; empty or "*" means all.
 	Swarms []string
+	// Capabilities lists the network capabilities (see package network)
+	// the token may see and call; empty or "*" means all.
+	Capabilities []string
 }
 
 // Principal is the authenticated caller of a request.
 type Principal struct {
 	// Name is the token's name, or "anonymous" when no token is required.
-	Name   string
-	swarms []string
-	all    bool
+	Name    string
+	swarms  []string
+	all     bool
+	caps    []string
+	allCaps bool
+}
+
+// AllowsCapability reports whether the principal may see and call the
+// network capability name.
+func (p *Principal) AllowsCapability(name string) bool {
+	if p == nil {
+		return false
+	}
+	return p.allCaps || slices.Contains(p.caps, name)
+}
+
+// CapabilityAllowed reports whether the caller in ctx may see and call the
+// network capability name. In-process callers may use everything.
+func CapabilityAllowed(ctx context.Context, name string) bool {
+	p := FromContext(ctx)
+	return p == nil || p.AllowsCapability(name)
 }
 
 // Allows reports whether the principal may use swarm id.
@@ -127,6 +148,10 @@ func New(tokens []Token) (*Authenticator, error) {
 		if !p.all {
 			p.swarms = slices.Clone(t.Swarms)
 		}
+		p.allCaps = len(t.Capabilities) == 0 || slices.Contains(t.Capabilities, "*")
+		if !p.allCaps {
+			p.caps = slices.Clone(t.Capabilities)
+		}
 		a.entries = append(a.entries, entry{sum: sum, prin: p})
 	}
 	return a, nil
@@ -135,7 +160,7 @@ func New(tokens []Token) (*Authenticator, error) {
 // Required reports whether requests must carry a token.
 func (a *Authenticator) Required() bool { return a != nil && len(a.entries) > 0 }
 
-var anonymous = &Principal{Name: "anonymous", all: true}
+var anonymous = &Principal{Name: "anonymous", all: true, allCaps: true}
 
 // Authenticate returns the principal of r: anonymous when no token is
 // required, else the owner of r's bearer token (or, on a GET or HEAD

@@ -58,6 +58,9 @@ type File struct {
 	conversations []*conversationDef
 	// teams: see team.go.
 	teams []*teamDef
+
+	// net: the network section, shares and node (see network.go).
+	net *netDef
 }
 
 // Load reads and checks the configuration file at path. Relative paths in
@@ -171,6 +174,9 @@ func (f *File) Register(rt *swarm.Runtime) error {
 	if err := rt.Register(defs...); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	if err := f.share(agents); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	return nil
 }
 
@@ -186,7 +192,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 			Description:  a.description,
 			Instructions: a.instructions,
 			Model:        f.modelFor(a.model),
-			Tools:        f.withToolsets(append(tools(a.tools), f.remoteTools(a.handoffs)...), a.toolsets),
+			Tools:        append(f.withToolsets(append(tools(a.tools), f.remoteTools(a.handoffs)...), a.toolsets), f.catalog(a.networkTools)...),
 			MaxTurns:     a.maxTurns,
 			Skills:       agentSkills(a.skills),
 		}
@@ -206,7 +212,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 		spec := swarm.Spec{
 			Instructions: s.instructions,
 			Handoffs:     handoffs(s.handoffs, byName),
-			Tools:        f.withToolsets(append(tools(s.tools), f.remoteTools(s.handoffs)...), s.toolsets),
+			Tools:        append(f.withToolsets(append(tools(s.tools), f.remoteTools(s.handoffs)...), s.toolsets), f.catalog(s.networkTools)...),
 			MaxTurns:     s.maxTurns,
 			Model:        f.modelFor(s.model),
 			Loop:         s.loop,

@@ -192,5 +192,8 @@ func (f *File) Close() error {
 		}
 	}
 	f.mcpTools = nil
+	if n := f.Network(); n != nil {
+		errs = append(errs, n.Close())
+	}
 	return errors.Join(errs...)
 }

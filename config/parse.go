@@ -19,6 +19,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/mcp"
+	"github.com/swarmrt/swarm/network"
 )
 
 // Version is the file format version this package reads.
@@ -26,10 +27,10 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "a2a_agents", "serve"}
+	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "a2a_agents", "serve", "network", "share"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
-	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb"}
-	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins"}
+	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "network_tools"}
+	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools"}
 	handoffFields = []string{"agent", "swarm", "description", "customizable"}
 	loopFields    = []string{"strategy", "evaluator", "stall_threshold", "max_replans", "max_rounds", "on_exhausted"}
 )
@@ -96,6 +97,7 @@ type agentDef struct {
 	maxTurns                               int
 	skills                                 []skillDef // agents only
 	absorb                                 absorbDef
+	networkTools                           *network.Filter // nil: none
 }
 
 type swarmDef struct {
@@ -295,6 +297,14 @@ func (p *parser) parse(data []byte) *File {
 	}
 	f.conversations = p.conversations(top)
 	f.teams = p.teams(top, f.conversations)
+	uses := false
+	for _, a := range f.agents {
+		uses = uses || a.networkTools != nil
+	}
+	for _, s := range f.swarms {
+		uses = uses || s.networkTools != nil
+	}
+	p.network(top, f, uses)
 	return f
 }
 
@@ -483,6 +493,9 @@ func (p *parser) common(fs map[string]field, what string, a *agentDef, isSwarm b
 	}
 	if fd, ok := fs["toolsets"]; ok {
 		a.toolsets = p.toolsetRefs(fd.val, what)
+	}
+	if fd, ok := fs["network_tools"]; ok {
+		a.networkTools = p.networkTools(fd.val, what)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 //	    - name: ci
 //	      secret_env: SWARM_TOKEN_CI
 //	      swarms: [trip]       # omit or "*" for every swarm
+//	      capabilities: [check-inventory]   # network capabilities; omit or "*" for all
 type Serve struct {
 	// Addr is the listen address (HOST:PORT), "" for the default.
 	Addr string
@@ -29,11 +30,14 @@ type ServeToken struct {
 	SecretEnv string
 	// Swarms lists the swarms the token may use (empty or "*": all).
 	Swarms []string
+	// Capabilities lists the network capabilities the token may see and
+	// call (empty or "*": all).
+	Capabilities []string
 }
 
 var (
 	serveFields      = []string{"addr", "tokens"}
-	serveTokenFields = []string{"name", "secret_env", "swarms"}
+	serveTokenFields = []string{"name", "secret_env", "swarms", "capabilities"}
 )
 
 // serve reads the serve section.
@@ -65,6 +69,9 @@ func (p *parser) serve(n *yaml.Node) *Serve {
 		}
 		if f, ok := tf["swarms"]; ok {
 			t.Swarms = p.strList(f.val, "serve: token "+t.Name, "swarms")
+		}
+		if f, ok := tf["capabilities"]; ok {
+			t.Capabilities = p.strList(f.val, "serve: token "+t.Name, "capabilities")
 		}
 		s.Tokens = append(s.Tokens, t)
 	}

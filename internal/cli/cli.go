@@ -22,6 +22,7 @@ import (
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/internal/jsonx"
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/network"
 	"github.com/swarmrt/swarm/store"
 
 	// Providers and stores register themselves.
@@ -74,6 +75,9 @@ type app struct {
 	// that only reads runs looked at an empty store instead of creating
 	// one.
 	storeMissing bool
+	// serving: the command is swarm serve, which starts the file's
+	// network node itself once it listens.
+	serving bool
 	// quiet: print nothing on stderr but errors (run -q, resume -q).
 	quiet bool
 	// shown: the run's progress, its end included, was shown on stderr.
@@ -131,6 +135,7 @@ func (a *app) command() *cobra.Command {
 	root.AddCommand(a.runCmd(), a.statusCmd(), a.lsCmd(), a.eventsCmd(), a.resumeCmd(), a.stopCmd(), a.recoverCmd())
 	root.AddCommand(a.forkCmd())
 	root.AddCommand(a.serveCmd())
+	root.AddCommand(a.networkCmd())
 	root.AddCommand(a.mcpCmd())
 	root.AddCommand(a.migrateCmd())
 	root.AddCommand(a.chatCmd())
@@ -178,6 +183,15 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 			rt.Close()
 			st.Close()
 			return nil, nil, usageError{err}
+		}
+		if n := file.Network(); n != nil && !a.serving {
+			// A command other than serve consumes the network: it
+			// follows the peers but is reached by none.
+			if err := n.Start(ctx, network.StartOptions{Runtime: rt}); err != nil {
+				rt.Close()
+				st.Close()
+				return nil, nil, err
+			}
 		}
 	}
 	return rt, file, nil

@@ -87,7 +87,7 @@ func (a *app) serveCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			log := a.stderrLogger(verbose)
-			a.logger, a.storeWait = log, storeWait
+			a.logger, a.storeWait, a.serving = log, storeWait, true
 			rt, file, err := a.openRuntime(ctx, true)
 			if err != nil {
 				return err
@@ -114,20 +114,53 @@ func (a *app) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			node := file.Network()
+			if node != nil {
+				mounts = append(mounts, server.Mount{Pattern: "/v1/network/", Handler: node.Handler()})
+			}
 			srv, err := server.New(rt, server.Options{Auth: authn, Mounts: mounts, Logger: log})
 			if err != nil {
 				return err
 			}
+			// A network node joins before runs are recovered, so that a
+			// recovered run finds the network tools it was using; it needs
+			// the listening address. Without one, runs are recovered
+			// before the port is opened.
+			var ln net.Listener
+			listen := func() error {
+				l, err := net.Listen("tcp", addr)
+				if err != nil {
+					return usageError{err}
+				}
+				ln = l
+				if node == nil {
+					return nil
+				}
+				if err := startNode(ctx, a.stderr, node, rt, file, "http://"+ln.Addr().String()); err != nil {
+					ln.Close()
+					return err
+				}
+				return nil
+			}
+			if node != nil {
+				if err := listen(); err != nil {
+					return err
+				}
+			}
 			ids, err := rt.Recover(ctx)
 			if err != nil {
+				if ln != nil {
+					ln.Close()
+				}
 				return err
 			}
 			if len(ids) > 0 {
 				fmt.Fprintf(a.stderr, "swarm: recovered %d run(s)\n", len(ids))
 			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return usageError{err}
+			if node == nil {
+				if err := listen(); err != nil {
+					return err
+				}
 			}
 			hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 				ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
