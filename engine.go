@@ -120,6 +120,9 @@ func (r *runner) execute(ctx context.Context) outcome {
 		}
 	}
 	return r.underDeadline(ctx, func(ctx context.Context) outcome {
+		if out, stop := r.guardInput(ctx); stop {
+			return out
+		}
 		return r.plan.strategy.drive(ctx, r)
 	})
 }
@@ -251,18 +254,31 @@ func (r *runner) turnDone(ctx context.Context, ap *agentPlan, tkey string, turn 
 // modelStep returns the model's response for round tkey: the recorded one,
 // or a new one (retried per policy) that it records before returning.
 func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn int, msgs []model.Message) (*model.Response, error) {
-	key := tkey + "/model"
+	if len(ap.guards.at(GuardOutput)) > 0 {
+		return r.guardedModelStep(ctx, ap, tkey, turn, msgs)
+	}
+	return r.modelCall(ctx, ap, tkey+"/model", turn, msgs, nil)
+}
+
+// modelCall is one model step journaled under key; og, when not nil, is
+// the output guardrails' check of the response, journaled with it.
+func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn int, msgs []model.Message, og *outputGuard) (*model.Response, error) {
 	if rec, ok := r.recorded[key]; ok {
 		ev, err := decodeEvent(rec)
 		if err != nil {
 			return nil, &storeError{err}
+		}
+		if og != nil {
+			if err := og.recall(r, ap, key); err != nil {
+				return nil, err
+			}
 		}
 		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: ev.Text, ToolCalls: ev.ToolCalls}}, nil
 	}
 	for attempt := 0; ; attempt++ {
 		// Each attempt is a request to the model: each takes a call from
 		// the budget.
-		if err := r.checkBudget(ctx, ap, tkey, turn); err != nil {
+		if err := r.checkBudget(ctx, ap, strings.TrimSuffix(key, "/model"), turn); err != nil {
 			return nil, err
 		}
 		r.mu.Lock()
@@ -273,7 +289,12 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 		if r.rt.live.watched(r.id) {
 			// Stream only when someone follows the run's live text.
 			req.OnDelta = func(d model.Delta) {
-				r.rt.live.publish(r.id, Event{Type: EventDelta, Time: time.Now(), RunID: r.id, Agent: ap.name, Turn: turn, Call: call, Text: d.Text})
+				ev := Event{Type: EventDelta, Time: time.Now(), RunID: r.id, Agent: ap.name, Turn: turn, Call: call, Text: d.Text}
+				if og != nil && og.hold {
+					og.held = append(og.held, ev)
+					return
+				}
+				r.rt.live.publish(r.id, ev)
 			}
 		}
 		if ap.schema != nil {
@@ -290,7 +311,18 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 			err = &model.Error{Kind: model.KindInvalidOutput, Provider: "model", Model: ap.name, Message: "no response"}
 		}
 		if err == nil {
-			return resp, r.recordResponse(ctx, ap, key, turn, call, resp)
+			if og != nil {
+				og.check(ctx, r, ap, key, resp)
+			}
+			if err := r.recordResponse(ctx, ap, key, turn, call, resp, og); err != nil {
+				return nil, err
+			}
+			if og != nil && og.verdict.Action == Allow {
+				for _, ev := range og.held {
+					r.rt.live.publish(r.id, ev)
+				}
+			}
+			return resp, nil
 		}
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
@@ -320,8 +352,10 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 }
 
 // recordResponse normalizes a model response and journals it with its tool
-// call announcements in one append.
-func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, resp *model.Response) error {
+// call announcements (and og's verdicts) in one append. A response whose
+// verdict is not Allow is appended at once; a rejected or tripped one
+// announces no calls (they never run).
+func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, resp *model.Response, og *outputGuard) error {
 	resp.Message.Role = model.RoleAssistant
 	if ap.textOnly {
 		resp.Message.ToolCalls = nil
@@ -344,21 +378,29 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	}
 	evs := make([]Event, 1, 1+len(calls))
 	evs[0] = Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage}
-	evs, agent := r.announce(ctx, ap, strings.TrimSuffix(key, "/model"), calls, evs)
-	if agent != "" {
-		u.Agent = agent
+	hold := og == nil || og.verdict.Action == Allow
+	if og == nil || og.verdict.Action == Allow || og.verdict.Action == Pause {
+		tkey := key[:strings.LastIndex(key, "/model")]
+		var agent string
+		evs, agent = r.announce(ctx, ap, tkey, calls, evs)
+		if agent != "" {
+			u.Agent = agent
+		}
+	}
+	if og != nil {
+		evs = append(evs, og.evs...)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	total := r.usage.Add(usage)
 	u.Usage = &total
-	if h, ok := ctx.Value(heldKey{}).(*heldAnswer); ok && !ap.root && len(calls) == 0 {
+	if h, ok := ctx.Value(heldKey{}).(*heldAnswer); ok && hold && !ap.root && len(calls) == 0 {
 		// An agent's answer: journaled with the handoff's return.
 		h.evs = evs
 		r.usage = total
 		return nil
 	}
-	if ap.root && len(calls) == 0 {
+	if hold && ap.root && len(calls) == 0 {
 		if _, err := r.info.textToResult(resp.Message.Content); err == nil {
 			// The final answer: journaled with the run's end, in one append.
 			r.final, r.finalUpdate = evs, u
@@ -576,6 +618,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 			return r.recordResult(ctx, rd, key, c, res.output, true)
 		}
 	}
+	if res, stop := r.guardCall(ctx, rd, key, c); stop {
+		return res
+	}
 	if target, ok := ap.handoffs[c.Name]; ok {
 		return r.handoff(ctx, rd, key, c, target)
 	}
@@ -609,9 +654,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		return callResult{err: context.Cause(ctx)}
 	}
 	if err != nil {
-		return r.recordResult(ctx, rd, key, c, "error: "+err.Error(), true)
+		return r.recordGuarded(ctx, rd, key, c, "error: "+err.Error(), true)
 	}
-	return r.recordResult(ctx, rd, key, c, out, false)
+	return r.recordGuarded(ctx, rd, key, c, out, false)
 }
 
 // callTool runs a tool, turning a panic into an error.
@@ -721,11 +766,15 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 			output, isError = "error: agent "+target+" failed: "+sub.reason, true
 		}
 	}
+	output, isError, stop, pause := r.guardResult(ctx, ap, key, GuardHandoffResult, c, target, output, isError)
+	if stop != nil {
+		return *stop
+	}
 	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: ap.name, Target: target, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}, store.Update{Agent: ap.name})
 	if err := r.appendHeld(ctx, held, evs, u, ap); err != nil {
 		return callResult{err: err}
 	}
-	return callResult{output: output, isError: isError}
+	return callResult{output: output, isError: isError, childPause: pause}
 }
 
 // nestKey is the context key of the nesting depth of the agent a loop runs:

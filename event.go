@@ -50,6 +50,10 @@ const (
 	// EventProgress is an adaptive run's judgement of a round: Progress
 	// (the progress ledger and the stall counter), Turn (the round).
 	EventProgress EventType = "progress"
+	// EventGuardrail is a guardrail's verdict on a step: Guardrail,
+	// Kind (the point), Verdict, Reason (the verdict's message), and Tool,
+	// CallID, Target for calls and handoffs.
+	EventGuardrail EventType = "guardrail"
 	// EventDelta is streamed model text (Agent, Text). Deltas are not
 	// journaled: they reach live subscribers only and have Seq 0.
 	EventDelta EventType = "delta"
@@ -117,4 +121,8 @@ type Event struct {
 	Ledger *TaskLedger `json:"ledger,omitempty"`
 	// Progress is an adaptive run's progress ledger of a round (progress).
 	Progress *ProgressLedger `json:"progress,omitempty"`
+	// Guardrail and Verdict are a guardrail's name and decision
+	// (guardrail).
+	Guardrail string `json:"guardrail,omitempty"`
+	Verdict   string `json:"verdict,omitempty"`
 }

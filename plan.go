@@ -48,6 +48,8 @@ type agentPlan struct {
 	// absorbed: tool name -> absorbed sibling (see Agent.Absorb); the
 	// local ones are in handoffs too.
 	absorbed map[string]*agentTool
+	// guards are the agent's guardrails by point (guardrail.go).
+	guards guards
 }
 
 // plan is everything a run needs to execute, resolved and validated once.
@@ -58,6 +60,8 @@ type plan struct {
 	srcs map[string]agentSrc
 	// strategy is what the run does (see strategy.go).
 	strategy strategy
+	// holdStream: streamed text waits for the output guardrails.
+	holdStream bool
 }
 
 // agentSrc is an agent of a plan and where the plan first met it.
@@ -107,6 +111,10 @@ func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values 
 	if p.strategy, err = strategyFor(info, spec, p); err != nil {
 		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
 	}
+	if err := p.planGuards(spec.Guardrails); err != nil {
+		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
+	}
+	p.holdStream = spec.HoldStream
 	root.builtins = !spec.NoBuiltins
 	root.toolDefs = append(root.toolDefs, builtinDefs(root.builtins, info)...)
 	if spec.Registry != nil {

@@ -45,6 +45,7 @@ type File struct {
 
 	tools     map[string]*commandTool
 	toolNames []string
+	guards    map[string]*guardDef
 	agents    []*agentDef
 	swarms    []*swarmDef
 	remotes   map[string]*remoteDef // a2a_agents, see a2a.go
@@ -182,6 +183,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 			Tools:        f.withToolsets(append(tools(a.tools), f.remoteTools(a.handoffs)...), a.toolsets),
 			MaxTurns:     a.maxTurns,
 			Skills:       agentSkills(a.skills),
+			Guardrails:   guardrails(a.guardrails),
 		}
 		byName[a.name] = agents[i]
 	}
@@ -204,6 +206,8 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 			Model:        f.modelFor(s.model),
 			Loop:         s.loop,
 			NoBuiltins:   s.noBuiltins,
+			Guardrails:   guardrails(s.guardrails),
+			HoldStream:   s.holdStream,
 		}
 		// A swarm's orchestrator absorbs as an agent of its name would.
 		captain := &swarm.Agent{Name: s.name, Tools: spec.Tools, Handoffs: spec.Handoffs}
