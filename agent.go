@@ -37,4 +37,7 @@ type Agent struct {
 	// Guardrails check this agent's steps, after the swarm's (see
 	// [Guardrail]).
 	Guardrails []Guardrail
+	// Compaction keeps this agent's history within its model's context
+	// window (nil: the swarm's setting).
+	Compaction *Compaction
 }

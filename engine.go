@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -71,6 +73,15 @@ type runner struct {
 	// journals it together with the run's end.
 	final       []Event
 	finalUpdate store.Update
+
+	// span is the run's invoke_agent span while it is driven here, and
+	// trace the traceparent journaled with the run (telemetry_hooks.go).
+	span  trace.Span
+	trace string
+
+	// compacted is how far each history stream is compacted (compact.go),
+	// under mu.
+	compacted map[string]*compactState
 }
 
 type outcomeKind int
@@ -100,6 +111,7 @@ type outcome struct {
 func (r *runner) drive(ctx context.Context) error {
 	out := r.execute(ctx)
 	err := r.finish(ctx, out)
+	r.endRun(ctx, out, err)
 	if err != nil {
 		r.rt.log.Warn("run interrupted", "run", r.id, "err", err)
 	} else {
@@ -119,6 +131,7 @@ func (r *runner) execute(ctx context.Context) outcome {
 			return out
 		}
 	}
+	ctx = r.runContext(ctx)
 	return r.underDeadline(ctx, func(ctx context.Context) outcome {
 		if out, stop := r.guardInput(ctx); stop {
 			return out
@@ -180,6 +193,7 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 		return outcome{kind: interrupted, err: &storeError{fmt.Errorf("run %s: journal has no start record", r.id)}}, true
 	}
 	r.input, r.values, r.depth, r.budget, r.deadline = started.Input, started.Values, started.Depth, started.Budget, started.Deadline
+	r.trace = started.Trace
 	if r.root = started.Root; r.root == "" {
 		r.root = r.id
 	}
@@ -254,6 +268,12 @@ func (r *runner) turnDone(ctx context.Context, ap *agentPlan, tkey string, turn 
 // modelStep returns the model's response for round tkey: the recorded one,
 // or a new one (retried per policy) that it records before returning.
 func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn int, msgs []model.Message) (*model.Response, error) {
+	if ap.compaction != nil {
+		var err error
+		if msgs, err = r.compact(ctx, ap, tkey, turn, msgs); err != nil {
+			return nil, err
+		}
+	}
 	if len(ap.guards.at(GuardOutput)) > 0 {
 		return r.guardedModelStep(ctx, ap, tkey, turn, msgs)
 	}
@@ -304,7 +324,9 @@ func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn 
 		}
 		mctx, cancel := context.WithTimeout(ctx, r.rt.cfg.ModelTimeout)
 		left := r.rt.enterModelCall(r.id, r.lease)
-		resp, err := ap.model.Generate(mctx, req)
+		gctx, traced := r.traceChat(mctx, ap, req)
+		resp, err := ap.model.Generate(gctx, req)
+		traced(resp, err)
 		left()
 		cancel()
 		if err == nil && resp == nil {
@@ -589,7 +611,7 @@ func (r *runner) execCalls(ctx context.Context, rd *round, calls []model.ToolCal
 	return results
 }
 
-func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all []model.ToolCall) callResult {
+func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all []model.ToolCall) (res callResult) {
 	ap := rd.ap
 	key := rd.tkey + "/tool/" + c.ID
 	if rec, ok := r.recorded[key]; ok {
@@ -605,6 +627,11 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 			r.noteFound(ev.Output)
 		}
 		return callResult{output: ev.Output, isError: ev.IsError}
+	}
+	if r.rt.tel != nil {
+		var traced func(callResult)
+		ctx, traced = r.traceTool(ctx, ap, c)
+		defer func() { traced(res) }()
 	}
 	if ap.root && (ap.builtins || c.Name == toolComplete) {
 		// complete is honoured even when it is not offered: a valid
@@ -752,7 +779,9 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 	} else if r.depth+depth > r.rt.cfg.MaxDepth {
 		output, isError = "error: cannot hand off to agent "+target+": "+r.depthLimit(), true
 	} else {
-		sub := r.loop(context.WithValue(context.WithValue(ctx, nestKey{}, depth), heldKey{}, held), r.plan.agents[key], nestedPath(rd.tkey, c.ID), request)
+		actx, traced := r.traceAgent(ctx, target)
+		sub := r.loop(context.WithValue(context.WithValue(actx, nestKey{}, depth), heldKey{}, held), r.plan.agents[key], nestedPath(rd.tkey, c.ID), request)
+		traced(sub)
 		switch {
 		case sub.kind == interrupted:
 			return callResult{err: sub.err}

@@ -54,6 +54,9 @@ const (
 	// Kind (the point), Verdict, Reason (the verdict's message), and Tool,
 	// CallID, Target for calls and handoffs.
 	EventGuardrail EventType = "guardrail"
+	// EventCompacted is a compaction of an agent's history: Agent, Text
+	// (the summary), Compaction (range and tokens), Usage.
+	EventCompacted EventType = "compacted"
 	// EventDelta is streamed model text (Agent, Text). Deltas are not
 	// journaled: they reach live subscribers only and have Seq 0.
 	EventDelta EventType = "delta"
@@ -125,4 +128,10 @@ type Event struct {
 	// (guardrail).
 	Guardrail string `json:"guardrail,omitempty"`
 	Verdict   string `json:"verdict,omitempty"`
+	// Trace is the W3C traceparent of the run's span when it started
+	// (started), so that every drive of the run, after a crash too,
+	// continues the same trace.
+	Trace string `json:"trace,omitempty"`
+	// Compaction is the range and tokens of a compaction (compacted).
+	Compaction *CompactionInfo `json:"compaction,omitempty"`
 }

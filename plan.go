@@ -50,6 +50,10 @@ type agentPlan struct {
 	absorbed map[string]*agentTool
 	// guards are the agent's guardrails by point (guardrail.go).
 	guards guards
+	// modelSpec names the agent's model ("" if unknown), for telemetry.
+	modelSpec string
+	// compaction keeps the agent's history within its window (nil: off).
+	compaction *compaction
 }
 
 // plan is everything a run needs to execute, resolved and validated once.
@@ -115,6 +119,9 @@ func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values 
 		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
 	}
 	p.holdStream = spec.HoldStream
+	if err := p.planCompaction(spec.Compaction); err != nil {
+		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
+	}
 	root.builtins = !spec.NoBuiltins
 	root.toolDefs = append(root.toolDefs, builtinDefs(root.builtins, info)...)
 	if spec.Registry != nil {
@@ -147,6 +154,7 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 	if modelSpec == "" {
 		modelSpec = rt.cfg.ModelSpec
 	}
+	ap.modelSpec = modelSpec
 	if p, ok := model.LookupPrice(modelSpec); ok {
 		ap.price = &p
 	}

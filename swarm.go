@@ -45,6 +45,9 @@ type Spec struct {
 	// the output guardrails have allowed the response; text of a rejected
 	// or tripped response never reaches them.
 	HoldStream bool
+	// Compaction keeps every agent's history within its model's context
+	// window (nil: off; an Agent's own setting wins).
+	Compaction *Compaction
 }
 
 // Swarm is a typed swarm definition: In is the input type and Out the result

@@ -113,7 +113,11 @@ func (a *app) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			srv, err := server.New(rt, server.Options{Auth: authn, Mounts: mounts, Logger: log})
+			opts := server.Options{Auth: authn, Mounts: mounts, Logger: log}
+			if a.tel != nil {
+				opts.Metrics = a.tel.WritePrometheus
+			}
+			srv, err := server.New(rt, opts)
 			if err != nil {
 				return err
 			}
