@@ -184,6 +184,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 			MaxTurns:     a.maxTurns,
 			Skills:       agentSkills(a.skills),
 			Guardrails:   guardrails(a.guardrails),
+			Compaction:   a.compaction,
 		}
 		byName[a.name] = agents[i]
 	}
@@ -208,6 +209,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 			NoBuiltins:   s.noBuiltins,
 			Guardrails:   guardrails(s.guardrails),
 			HoldStream:   s.holdStream,
+			Compaction:   s.compaction,
 		}
 		// A swarm's orchestrator absorbs as an agent of its name would.
 		captain := &swarm.Agent{Name: s.name, Tools: spec.Tools, Handoffs: spec.Handoffs}

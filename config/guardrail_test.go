@@ -104,3 +104,27 @@ func TestGuardrailConfigMistakes(t *testing.T) {
 		}
 	}
 }
+
+func TestCompactionConfig(t *testing.T) {
+	f, err := config.Parse([]byte(`version: 1
+model: scripted:x.yaml
+agents:
+  a: {compaction: {window: 8000, keep: 2}}
+swarms:
+  s: {compaction: {window: 16000, trigger: 0.5, messages: 100, keep: 3, instructions: be brief}}
+`), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f
+	for _, tc := range []struct{ yaml, want string }{
+		{"swarms:\n  s: {compaction: {trigger: 2}}\n", "trigger: want a fraction"},
+		{"swarms:\n  s: {compaction: {window: -1}}\n", "window: want a positive number"},
+		{"agents:\n  a: {compaction: {size: 1}}\n", `unknown field "size"`},
+	} {
+		_, err := config.Parse([]byte("version: 1\n"+tc.yaml), ".")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}

@@ -28,8 +28,8 @@ const Version = 1
 var (
 	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "a2a_agents", "serve", "guardrails"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
-	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "guardrails"}
-	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "guardrails", "hold_stream"}
+	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "guardrails", "compaction"}
+	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "guardrails", "hold_stream", "compaction"}
 	handoffFields = []string{"agent", "swarm", "description", "customizable"}
 	loopFields    = []string{"strategy", "evaluator", "stall_threshold", "max_replans", "max_rounds", "on_exhausted"}
 )
@@ -100,6 +100,7 @@ type agentDef struct {
 	skills                                 []skillDef // agents only
 	absorb                                 absorbDef
 	guardrails                             []*guardDef
+	compaction                             *swarm.Compaction
 }
 
 type swarmDef struct {
@@ -491,6 +492,9 @@ func (p *parser) common(fs map[string]field, what string, a *agentDef, isSwarm b
 	}
 	if fd, ok := fs["guardrails"]; ok {
 		a.guardrails = p.guardrailRefs(fd.val, what)
+	}
+	if fd, ok := fs["compaction"]; ok {
+		a.compaction = p.compaction(fd.val, what)
 	}
 }
 
