@@ -34,4 +34,10 @@ type Agent struct {
 	// Skills are what the agent offers a captain that absorbs it (see
 	// [Agent.Absorb]): one tool per skill, each with its input type.
 	Skills []Skill
+	// Guardrails check this agent's steps, after the swarm's (see
+	// [Guardrail]).
+	Guardrails []Guardrail
+	// Compaction keeps this agent's history within its model's context
+	// window (nil: the swarm's setting).
+	Compaction *Compaction
 }

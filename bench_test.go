@@ -25,6 +25,12 @@ type echoIn struct {
 // all journaled. Run creation and completion are included, spread over the
 // rounds.
 func benchRounds(b *testing.B, st store.Store) {
+	benchRoundsWith(b, swarm.Config{Store: st}, nil)
+}
+
+// benchRoundsWith is benchRounds with a runtime of cfg (its Model set
+// here); after, if set, runs after each run, outside the timing.
+func benchRoundsWith(b *testing.B, cfg swarm.Config, after func()) {
 	const perRun = 10
 	echo := swarm.NewTool("echo", "echoes", func(_ context.Context, in echoIn) (int, error) { return in.N, nil })
 	steps := make([]scripted.Step, 0, perRun)
@@ -32,8 +38,8 @@ func benchRounds(b *testing.B, st store.Store) {
 		steps = append(steps, scripted.Tools(scripted.CallTool("echo", map[string]any{"n": i})))
 	}
 	steps = append(steps, scripted.Text("done"))
-	m := scripted.New(scripted.Script{"bench": steps}, scripted.WithoutBookkeeping())
-	rt, err := swarm.New(swarm.Config{Store: st, Model: m})
+	cfg.Model = scripted.New(scripted.Script{"bench": steps}, scripted.WithoutBookkeeping())
+	rt, err := swarm.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,6 +60,11 @@ func benchRounds(b *testing.B, st store.Store) {
 		}
 		if res.State() != swarm.StateCompleted {
 			b.Fatalf("state %v", res)
+		}
+		if after != nil {
+			b.StopTimer()
+			after()
+			b.StartTimer()
 		}
 	}
 }

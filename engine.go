@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -75,6 +77,15 @@ type runner struct {
 	// journals it together with the run's end.
 	final       []Event
 	finalUpdate store.Update
+
+	// span is the run's invoke_agent span while it is driven here, and
+	// trace the traceparent journaled with the run (telemetry_hooks.go).
+	span  trace.Span
+	trace string
+
+	// compacted is how far each history stream is compacted (compact.go),
+	// under mu.
+	compacted map[string]*compactState
 }
 
 type outcomeKind int
@@ -104,6 +115,7 @@ type outcome struct {
 func (r *runner) drive(ctx context.Context) error {
 	out := r.execute(ctx)
 	err := r.finish(ctx, out)
+	r.endRun(ctx, out, err)
 	if err != nil {
 		r.rt.log.Warn("run interrupted", "run", r.id, "err", err)
 	} else {
@@ -123,7 +135,11 @@ func (r *runner) execute(ctx context.Context) outcome {
 			return out
 		}
 	}
+	ctx = r.runContext(ctx)
 	return r.underDeadline(ctx, func(ctx context.Context) outcome {
+		if out, stop := r.guardInput(ctx); stop {
+			return out
+		}
 		return r.plan.strategy.drive(ctx, r)
 	})
 }
@@ -184,6 +200,7 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 		return outcome{kind: interrupted, err: &storeError{fmt.Errorf("run %s: journal has no start record", r.id)}}, true
 	}
 	r.input, r.values, r.depth, r.budget, r.deadline = started.Input, started.Values, started.Depth, started.Budget, started.Deadline
+	r.trace = started.Trace
 	if r.root = started.Root; r.root == "" {
 		r.root = r.id
 	}
@@ -261,7 +278,7 @@ func (r *runner) turnDone(ctx context.Context, ap *agentPlan, tkey string, turn 
 // modelStep returns the model's response for round tkey: the recorded one,
 // or a new one (retried per policy) that it records before returning.
 func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn int, msgs []model.Message) (*model.Response, error) {
-	return r.modelStepWith(ctx, ap, tkey, turn, msgs, stepExtra{})
+	return r.modelStepWith(ctx, ap, tkey, turn, msgs, nil)
 }
 
 // stepExtra is what a strategy journals in the same append as a new model
@@ -272,21 +289,41 @@ type stepExtra struct {
 	ackMail int64
 }
 
-// modelStepWith is modelStep with x journaled together with a new
-// response.
-func (r *runner) modelStepWith(ctx context.Context, ap *agentPlan, tkey string, turn int, msgs []model.Message, x stepExtra) (*model.Response, error) {
-	key := tkey + "/model"
+// modelStepWith is modelStep with x (if not nil) journaled together with
+// the first new response.
+func (r *runner) modelStepWith(ctx context.Context, ap *agentPlan, tkey string, turn int, msgs []model.Message, x *stepExtra) (*model.Response, error) {
+	if ap.compaction != nil {
+		var err error
+		if msgs, err = r.compact(ctx, ap, tkey, turn, msgs); err != nil {
+			return nil, err
+		}
+	}
+	if len(ap.guards.at(GuardOutput)) > 0 {
+		return r.guardedModelStep(ctx, ap, tkey, turn, msgs, x)
+	}
+	return r.modelCall(ctx, ap, tkey+"/model", turn, msgs, nil, x)
+}
+
+// modelCall is one model step journaled under key; og, when not nil, is
+// the output guardrails' check of the response, journaled with it, and x
+// what the strategy journals with it.
+func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn int, msgs []model.Message, og *outputGuard, x *stepExtra) (*model.Response, error) {
 	if rec, ok := r.recorded[key]; ok {
 		ev, err := decodeEvent(rec)
 		if err != nil {
 			return nil, &storeError{err}
+		}
+		if og != nil {
+			if err := og.recall(r, ap, key); err != nil {
+				return nil, err
+			}
 		}
 		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: ev.Text, ToolCalls: ev.ToolCalls}}, nil
 	}
 	for attempt := 0; ; attempt++ {
 		// Each attempt is a request to the model: each takes a call from
 		// the budget.
-		if err := r.checkBudget(ctx, ap, tkey, turn); err != nil {
+		if err := r.checkBudget(ctx, ap, strings.TrimSuffix(key, "/model"), turn); err != nil {
 			return nil, err
 		}
 		r.mu.Lock()
@@ -297,7 +334,12 @@ func (r *runner) modelStepWith(ctx context.Context, ap *agentPlan, tkey string, 
 		if r.rt.live.watched(r.id) {
 			// Stream only when someone follows the run's live text.
 			req.OnDelta = func(d model.Delta) {
-				r.rt.live.publish(r.id, Event{Type: EventDelta, Time: time.Now(), RunID: r.id, Agent: ap.name, Turn: turn, Call: call, Text: d.Text})
+				ev := Event{Type: EventDelta, Time: time.Now(), RunID: r.id, Agent: ap.name, Turn: turn, Call: call, Text: d.Text}
+				if og != nil && og.hold {
+					og.held = append(og.held, ev)
+					return
+				}
+				r.rt.live.publish(r.id, ev)
 			}
 		}
 		if ap.schema != nil {
@@ -307,14 +349,27 @@ func (r *runner) modelStepWith(ctx context.Context, ap *agentPlan, tkey string, 
 		}
 		mctx, cancel := context.WithTimeout(ctx, r.rt.cfg.ModelTimeout)
 		left := r.rt.enterModelCall(r.id, r.lease)
-		resp, err := ap.model.Generate(mctx, req)
+		gctx, traced := r.traceChat(mctx, ap, req)
+		resp, err := ap.model.Generate(gctx, req)
+		traced(resp, err)
 		left()
 		cancel()
 		if err == nil && resp == nil {
 			err = &model.Error{Kind: model.KindInvalidOutput, Provider: "model", Model: ap.name, Message: "no response"}
 		}
 		if err == nil {
-			return resp, r.recordResponse(ctx, ap, key, turn, call, resp, x)
+			if og != nil {
+				og.check(ctx, r, ap, key, resp)
+			}
+			if err := r.recordResponse(ctx, ap, key, turn, call, resp, og, x); err != nil {
+				return nil, err
+			}
+			if og != nil && og.verdict.Action == Allow {
+				for _, ev := range og.held {
+					r.rt.live.publish(r.id, ev)
+				}
+			}
+			return resp, nil
 		}
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)
@@ -344,8 +399,10 @@ func (r *runner) modelStepWith(ctx context.Context, ap *agentPlan, tkey string, 
 }
 
 // recordResponse normalizes a model response and journals it with its tool
-// call announcements in one append.
-func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, resp *model.Response, x stepExtra) error {
+// call announcements (and og's verdicts, and x) in one append. A response
+// whose verdict is not Allow is appended at once; a rejected or tripped
+// one announces no calls (they never run).
+func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, resp *model.Response, og *outputGuard, x *stepExtra) error {
 	resp.Message.Role = model.RoleAssistant
 	if ap.textOnly {
 		resp.Message.ToolCalls = nil
@@ -362,28 +419,39 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	if err := r.spent(ctx, usage); err != nil {
 		return err
 	}
-	u := store.Update{Agent: ap.name, AckMail: x.ackMail}
+	u := store.Update{Agent: ap.name}
 	if ap.root {
 		u.Turn = turn
 	}
-	evs := make([]Event, 0, 1+len(x.events)+len(calls))
-	evs = append(evs, x.events...)
+	evs := make([]Event, 0, 1+len(calls))
+	if x != nil {
+		evs = append(evs, x.events...)
+		u.AckMail = x.ackMail
+	}
 	evs = append(evs, Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage})
-	evs, agent := r.announce(ctx, ap, strings.TrimSuffix(key, "/model"), calls, evs)
-	if agent != "" {
-		u.Agent = agent
+	hold := og == nil || og.verdict.Action == Allow
+	if og == nil || og.verdict.Action == Allow || og.verdict.Action == Pause {
+		tkey := key[:strings.LastIndex(key, "/model")]
+		var agent string
+		evs, agent = r.announce(ctx, ap, tkey, calls, evs)
+		if agent != "" {
+			u.Agent = agent
+		}
+	}
+	if og != nil {
+		evs = append(evs, og.evs...)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	total := r.usage.Add(usage)
 	u.Usage = &total
-	if h, ok := ctx.Value(heldKey{}).(*heldAnswer); ok && !ap.root && len(calls) == 0 {
+	if h, ok := ctx.Value(heldKey{}).(*heldAnswer); ok && hold && !ap.root && len(calls) == 0 {
 		// An agent's answer: journaled with the handoff's return.
 		h.evs = evs
 		r.usage = total
 		return nil
 	}
-	if ap.root && len(calls) == 0 {
+	if hold && ap.root && len(calls) == 0 {
 		if _, err := r.info.textToResult(resp.Message.Content); err == nil {
 			// The final answer: journaled with the run's end, in one append.
 			r.final, r.finalUpdate = evs, u
@@ -572,7 +640,7 @@ func (r *runner) execCalls(ctx context.Context, rd *round, calls []model.ToolCal
 	return results
 }
 
-func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all []model.ToolCall) callResult {
+func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all []model.ToolCall) (res callResult) {
 	ap := rd.ap
 	key := rd.tkey + "/tool/" + c.ID
 	if rec, ok := r.recorded[key]; ok {
@@ -589,6 +657,11 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		}
 		return callResult{output: ev.Output, isError: ev.IsError}
 	}
+	if r.rt.tel != nil {
+		var traced func(callResult)
+		ctx, traced = r.traceTool(ctx, ap, c)
+		defer func() { traced(res) }()
+	}
 	if ap.root && (ap.builtins || c.Name == toolComplete) {
 		// complete is honoured even when it is not offered: a valid
 		// result is a valid result.
@@ -600,6 +673,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 			}
 			return r.recordResult(ctx, rd, key, c, res.output, true)
 		}
+	}
+	if res, stop := r.guardCall(ctx, rd, key, c); stop {
+		return res
 	}
 	if target, ok := ap.handoffs[c.Name]; ok {
 		return r.handoff(ctx, rd, key, c, target)
@@ -635,9 +711,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		return callResult{err: context.Cause(ctx)}
 	}
 	if err != nil {
-		return r.recordResultWith(ctx, rd, key, c, "error: "+err.Error(), true, ci)
+		return r.recordGuarded(ctx, rd, key, c, "error: "+err.Error(), true, ci)
 	}
-	return r.recordResultWith(ctx, rd, key, c, out, false, ci)
+	return r.recordGuarded(ctx, rd, key, c, out, false, ci)
 }
 
 // callTool runs a tool, turning a panic into an error.
@@ -743,7 +819,9 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 	} else if r.depth+depth > r.rt.cfg.MaxDepth {
 		output, isError = "error: cannot hand off to agent "+target+": "+r.depthLimit(), true
 	} else {
-		sub := r.loop(context.WithValue(context.WithValue(ctx, nestKey{}, depth), heldKey{}, held), r.plan.agents[key], nestedPath(rd.tkey, c.ID), request)
+		actx, traced := r.traceAgent(ctx, target)
+		sub := r.loop(context.WithValue(context.WithValue(actx, nestKey{}, depth), heldKey{}, held), r.plan.agents[key], nestedPath(rd.tkey, c.ID), request)
+		traced(sub)
 		switch {
 		case sub.kind == interrupted:
 			return callResult{err: sub.err}
@@ -757,11 +835,15 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 			output, isError = "error: agent "+target+" failed: "+sub.reason, true
 		}
 	}
+	output, isError, stop, pause := r.guardResult(ctx, ap, key, GuardHandoffResult, c, target, output, isError)
+	if stop != nil {
+		return *stop
+	}
 	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: ap.name, Target: target, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}, store.Update{Agent: ap.name})
 	if err := r.appendHeld(ctx, held, evs, u, ap); err != nil {
 		return callResult{err: err}
 	}
-	return callResult{output: output, isError: isError}
+	return callResult{output: output, isError: isError, childPause: pause}
 }
 
 // nestKey is the context key of the nesting depth of the agent a loop runs:

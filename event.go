@@ -51,6 +51,13 @@ const (
 	// EventProgress is an adaptive run's judgement of a round: Progress
 	// (the progress ledger and the stall counter), Turn (the round).
 	EventProgress EventType = "progress"
+	// EventGuardrail is a guardrail's verdict on a step: Guardrail,
+	// Kind (the point), Verdict, Reason (the verdict's message), and Tool,
+	// CallID, Target for calls and handoffs.
+	EventGuardrail EventType = "guardrail"
+	// EventCompacted is a compaction of an agent's history: Agent, Text
+	// (the summary), Compaction (range and tokens), Usage.
+	EventCompacted EventType = "compacted"
 	// EventDelta is streamed model text (Agent, Text). Deltas are not
 	// journaled: they reach live subscribers only and have Seq 0.
 	EventDelta EventType = "delta"
@@ -151,4 +158,14 @@ type Event struct {
 	ForkOf string `json:"fork_of,omitempty"`
 	ForkAt string `json:"fork_at,omitempty"`
 	Reused int    `json:"reused,omitempty"`
+	// Guardrail and Verdict are a guardrail's name and decision
+	// (guardrail).
+	Guardrail string `json:"guardrail,omitempty"`
+	Verdict   string `json:"verdict,omitempty"`
+	// Trace is the W3C traceparent of the run's span when it started
+	// (started), so that every drive of the run, after a crash too,
+	// continues the same trace.
+	Trace string `json:"trace,omitempty"`
+	// Compaction is the range and tokens of a compaction (compacted).
+	Compaction *CompactionInfo `json:"compaction,omitempty"`
 }

@@ -51,6 +51,12 @@ type agentPlan struct {
 	// dynamic: the agent's dynamic tool sets (see DynamicTools), nil
 	// when it has none.
 	dynamic *dynamicSets
+	// guards are the agent's guardrails by point (guardrail.go).
+	guards guards
+	// modelSpec names the agent's model ("" if unknown), for telemetry.
+	modelSpec string
+	// compaction keeps the agent's history within its window (nil: off).
+	compaction *compaction
 }
 
 // plan is everything a run needs to execute, resolved and validated once.
@@ -61,6 +67,8 @@ type plan struct {
 	srcs map[string]agentSrc
 	// strategy is what the run does (see strategy.go).
 	strategy strategy
+	// holdStream: streamed text waits for the output guardrails.
+	holdStream bool
 }
 
 // agentSrc is an agent of a plan and where the plan first met it.
@@ -113,6 +121,13 @@ func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values 
 	if p.strategy, err = strategyFor(info, spec, p); err != nil {
 		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
 	}
+	if err := p.planGuards(spec.Guardrails); err != nil {
+		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
+	}
+	p.holdStream = spec.HoldStream
+	if err := p.planCompaction(spec.Compaction); err != nil {
+		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
+	}
 	root.builtins = !spec.NoBuiltins
 	root.toolDefs = append(root.toolDefs, builtinDefs(root.builtins, info)...)
 	if spec.Registry != nil {
@@ -145,6 +160,7 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 	if modelSpec == "" {
 		modelSpec = rt.cfg.ModelSpec
 	}
+	ap.modelSpec = modelSpec
 	if p, ok := model.LookupPrice(modelSpec); ok {
 		ap.price = &p
 	}

@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/registry"
 	"github.com/swarmrt/swarm/store"
@@ -92,6 +95,17 @@ type Config struct {
 	Hooks Hooks
 	// Logger receives operational messages (default: discard).
 	Logger *slog.Logger
+	// TracerProvider, when set, traces runs with spans after the
+	// OpenTelemetry GenAI conventions (see package telemetry, which
+	// configures it from the standard OTEL_* environment variables).
+	TracerProvider trace.TracerProvider
+	// MeterProvider, when set, records the GenAI client metrics (token
+	// usage, operation duration) and runs by state.
+	MeterProvider metric.MeterProvider
+	// CaptureContent puts message content (system instructions, input and
+	// output messages, tool arguments and results) on spans. Off by
+	// default: content may be sensitive.
+	CaptureContent bool
 }
 
 // Runtime registers swarms and agents and drives their runs. It is safe for
@@ -125,6 +139,8 @@ type Runtime struct {
 	work workState // multi-node work and metrics (worker.go)
 	// memberVals caches values of team members' start records.
 	memberVals sync.Map
+
+	tel *tel // OpenTelemetry; nil when off (telemetry_hooks.go)
 }
 
 // driver is one run being executed by this runtime.
@@ -183,6 +199,11 @@ func New(cfg Config) (*Runtime, error) {
 		defs: map[string]Definition{}, infos: map[string]*defInfo{},
 		agents: map[string]*Agent{}, models: map[string]model.Model{},
 		active: map[string]*driver{}, catalog: registry.New(),
+	}
+	var err error
+	if rt.tel, err = newTel(cfg); err != nil {
+		cancel()
+		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	if err := rt.subscribe(); err != nil {
 		cancel()
@@ -463,8 +484,9 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		nr.root = ""
 	}
 	now := time.Now()
+	span, tp := rt.tel.startRunSpan(ctx, info, nr.id)
 	ev := Event{Swarm: info.id, Input: nr.input, Values: nr.values, MaxTurns: plan.root.maxTurns, Agent: info.id,
-		Parent: nr.parent, Depth: nr.depth, Params: nr.params, Customization: nr.cust, Budget: nr.budget, Root: nr.root, Deadline: nr.deadline}
+		Parent: nr.parent, Depth: nr.depth, Params: nr.params, Customization: nr.cust, Budget: nr.budget, Root: nr.root, Deadline: nr.deadline, Trace: tp}
 	data, err := json.Marshal(&ev)
 	if err != nil {
 		return false, fmt.Errorf("swarm %s: encode input: %w", info.id, err)
@@ -482,10 +504,13 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
+		if span != nil {
+			span.End()
+		}
 		return false, fmt.Errorf("start %s: %w", info.id, err)
 	}
 	rt.notes.notify(nr.id)
-	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input,
+	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input, span: span, trace: tp,
 		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, root: nr.root, deadline: nr.deadline}
 	r.seq.Store(1) // the start record
 	if r.root == "" {

@@ -170,13 +170,16 @@ func (r *runner) below(ctx context.Context, ap *agentPlan, results []callResult,
 // the turn).
 func stepFailed(ctx context.Context, err error) (outcome, bool) {
 	var be *budgetError
+	var ge *guardError
 	switch {
 	case ctx.Err() != nil || isStoreErr(err):
 		return outcome{kind: interrupted, err: err}, true
-	case errors.Is(err, errBudgetPaused):
+	case errors.Is(err, errBudgetPaused), errors.Is(err, errGuardPaused):
 		return outcome{kind: paused}, true
 	case errors.As(err, &be):
 		return outcome{kind: failed, reason: be.reason, abort: true}, true
+	case errors.As(err, &ge):
+		return outcome{kind: failed, reason: ge.reason, abort: true}, true
 	}
 	return outcome{}, false
 }

@@ -303,7 +303,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (outcome, b
 			x.events = append(m.pending, x.events...)
 			m.pending = nil
 		}
-		resp, err := r.modelStepWith(ctx, ap, tkey, turn, m.msgs, x)
+		resp, err := r.modelStepWith(ctx, ap, tkey, turn, m.msgs, &x)
 		if err != nil {
 			if out, stop := stepFailed(ctx, err); stop {
 				return out, true

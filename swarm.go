@@ -39,6 +39,15 @@ type Spec struct {
 	// swarms whose result is not text either way: a text answer already
 	// completes those.
 	NoBuiltins bool
+	// Guardrails check every agent of the run (see [Guardrail]).
+	Guardrails []Guardrail
+	// HoldStream holds streamed model text back from subscribers until
+	// the output guardrails have allowed the response; text of a rejected
+	// or tripped response never reaches them.
+	HoldStream bool
+	// Compaction keeps every agent's history within its model's context
+	// window (nil: off; an Agent's own setting wins).
+	Compaction *Compaction
 }
 
 // Swarm is a typed swarm definition: In is the input type and Out the result

@@ -1,6 +1,8 @@
 package a2a
 
 import (
+	"github.com/swarmrt/swarm/internal/traceprop"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,15 +77,12 @@ func Remote(name, cardURL string, opts ...RemoteOption) (swarm.Tool, error) {
 	if r.client == nil {
 		r.client = &http.Client{}
 	}
+	c := *r.client
+	c.Transport = traceprop.Transport(c.Transport)
 	if r.token != "" {
-		c := *r.client
-		base := c.Transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
-		c.Transport = &bearer{token: r.token, base: base}
-		r.client = &c
+		c.Transport = &bearer{token: r.token, base: c.Transport}
 	}
+	r.client = &c
 	if r.poll <= 0 {
 		r.poll = 500 * time.Millisecond
 	}

@@ -45,6 +45,7 @@ type File struct {
 
 	tools     map[string]*commandTool
 	toolNames []string
+	guards    map[string]*guardDef
 	agents    []*agentDef
 	swarms    []*swarmDef
 	remotes   map[string]*remoteDef // a2a_agents, see a2a.go
@@ -195,6 +196,8 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 			Tools:        append(f.withToolsets(append(tools(a.tools), f.remoteTools(a.handoffs)...), a.toolsets), f.catalog(a.networkTools)...),
 			MaxTurns:     a.maxTurns,
 			Skills:       agentSkills(a.skills),
+			Guardrails:   guardrails(a.guardrails),
+			Compaction:   a.compaction,
 		}
 		byName[a.name] = agents[i]
 	}
@@ -217,6 +220,9 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 			Model:        f.modelFor(s.model),
 			Loop:         s.loop,
 			NoBuiltins:   s.noBuiltins,
+			Guardrails:   guardrails(s.guardrails),
+			HoldStream:   s.holdStream,
+			Compaction:   s.compaction,
 		}
 		// A swarm's orchestrator absorbs as an agent of its name would.
 		captain := &swarm.Agent{Name: s.name, Tools: spec.Tools, Handoffs: spec.Handoffs}

@@ -27,10 +27,10 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "a2a_agents", "serve", "network", "share"}
+	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "a2a_agents", "serve", "network", "share", "guardrails"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
-	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "network_tools"}
-	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools"}
+	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "network_tools", "guardrails", "compaction"}
+	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools", "guardrails", "hold_stream", "compaction"}
 	handoffFields = []string{"agent", "swarm", "description", "customizable"}
 	loopFields    = []string{"strategy", "evaluator", "stall_threshold", "max_replans", "max_rounds", "on_exhausted"}
 )
@@ -64,6 +64,9 @@ type parser struct {
 
 	toolsets     map[string]*mcp.Toolset // nil values: definitions with mistakes
 	toolsetNames []string
+
+	guards     map[string]*guardDef // nil values: definitions with mistakes
+	guardNames []string
 }
 
 // field is one key and value of a mapping.
@@ -98,6 +101,8 @@ type agentDef struct {
 	skills                                 []skillDef // agents only
 	absorb                                 absorbDef
 	networkTools                           *network.Filter // nil: none
+	guardrails                             []*guardDef
+	compaction                             *swarm.Compaction
 }
 
 type swarmDef struct {
@@ -107,6 +112,7 @@ type swarmDef struct {
 	tags         []string
 	loop         *swarm.Loop // nil: the simple loop
 	noBuiltins   bool        // builtins: false
+	holdStream   bool        // hold_stream: true
 }
 
 func (p *parser) errf(n *yaml.Node, format string, args ...any) {
@@ -235,6 +241,7 @@ func (p *parser) parse(data []byte) *File {
 		}
 	}
 	f.toolNames = p.toolNames
+	p.guardrails(top, f)
 	p.mcpServers(top)
 	f.toolsets, f.toolsetNames = p.toolsets, p.toolsetNames
 
@@ -292,6 +299,9 @@ func (p *parser) parse(data []byte) *File {
 		}
 		if fd, ok := fs["builtins"]; ok {
 			s.noBuiltins = !p.boolean(fd.val, what, "builtins")
+		}
+		if fd, ok := fs["hold_stream"]; ok {
+			s.holdStream = p.boolean(fd.val, what, "hold_stream")
 		}
 		f.swarms = append(f.swarms, s)
 	}
@@ -496,6 +506,12 @@ func (p *parser) common(fs map[string]field, what string, a *agentDef, isSwarm b
 	}
 	if fd, ok := fs["network_tools"]; ok {
 		a.networkTools = p.networkTools(fd.val, what)
+	}
+	if fd, ok := fs["guardrails"]; ok {
+		a.guardrails = p.guardrailRefs(fd.val, what)
+	}
+	if fd, ok := fs["compaction"]; ok {
+		a.compaction = p.compaction(fd.val, what)
 	}
 }
 
@@ -703,15 +719,22 @@ func isNull(n *yaml.Node) bool {
 
 // tool reads a command tool definition.
 func (p *parser) tool(e entry) *toolDef {
+	td, _ := p.commandDef(e, "tool", toolFields)
+	return td
+}
+
+// commandDef reads the command definition e of a section of kind (a tool
+// or a guardrail) with the given fields, and returns the fields too.
+func (p *parser) commandDef(e entry, kind string, known []string) (*toolDef, map[string]field) {
 	td := &toolDef{name: e.name}
-	what := "tool " + e.name
-	nameOK := p.checkName(e.key, "tool", e.name, maxName)
+	what := kind + " " + e.name
+	nameOK := p.checkName(e.key, kind, e.name, maxName)
 	if nameOK && strings.HasPrefix(e.name, handoffPrefix) {
-		p.errf(e.key, "tool %q: names starting with %q are reserved for handoffs", e.name, handoffPrefix)
+		p.errf(e.key, "%s %q: names starting with %q are reserved for handoffs", kind, e.name, handoffPrefix)
 		nameOK = false
 	}
 	before := len(p.errs)
-	fs := p.fields(e.val, what, toolFields)
+	fs := p.fields(e.val, what, known)
 	t := &commandTool{name: e.name, dir: p.dir, timeout: defaultTimeout}
 	if fd, ok := fs["description"]; ok {
 		t.description = p.str(fd.val, what, "description")
@@ -779,7 +802,7 @@ func (p *parser) tool(e entry) *toolDef {
 	if nameOK && len(p.errs) == before {
 		td.tool = t
 	}
-	return td
+	return td, fs
 }
 
 func (p *parser) command(n *yaml.Node, what string) []string {

@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"github.com/swarmrt/swarm/internal/traceprop"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -205,7 +207,7 @@ func (ts *Toolset) connectLocked(ctx context.Context) (*sdk.ClientSession, error
 	}
 	var transport sdk.Transport
 	if ts.URL != "" {
-		client := &http.Client{Transport: headerTransport{headers: ts.Headers, next: http.DefaultTransport}}
+		client := &http.Client{Transport: headerTransport{headers: ts.Headers, next: traceprop.Transport(nil)}}
 		transport = &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: client, DisableStandaloneSSE: true}
 	} else {
 		ts.stderr = &tail{max: 2 << 10}

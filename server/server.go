@@ -13,6 +13,10 @@
 package server
 
 import (
+	"io"
+
+	"github.com/swarmrt/swarm/internal/traceprop"
+
 	"context"
 	_ "embed"
 	"errors"
@@ -84,6 +88,11 @@ type Options struct {
 	BodyTimeout time.Duration
 	// Mounts are extra front ends (A2A, MCP) served by the same server.
 	Mounts []Mount
+	// Metrics, when set, writes more metrics in the Prometheus text
+	// format after the node's counters on GET /metrics (for instance
+	// telemetry.Telemetry.WritePrometheus: GenAI token usage and
+	// operation duration histograms, runs by state).
+	Metrics func(ctx context.Context, w io.Writer) error
 	// Logger receives one line per request (method, path, status,
 	// duration; never headers or bodies) and errors (default: discard).
 	Logger *slog.Logger
@@ -210,7 +219,10 @@ func register(mux *http.ServeMux, pattern string, h http.Handler) (err error) {
 }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A caller's W3C trace context: runs started here join its trace.
+	s.handler.ServeHTTP(w, traceprop.Extract(r))
+}
 
 // CloseStreams ends every open event stream and long poll, and makes new
 // ones end at once. Call it when shutting down: [http.Server.Shutdown] waits
@@ -371,6 +383,11 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		{"swarm_store_notifications_total", "counter", "Change notifications received from the store.", m.Notifications},
 	} {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", c.name, c.help, c.name, c.kind, c.name, c.v)
+	}
+	if s.opts.Metrics != nil {
+		if err := s.opts.Metrics(r.Context(), w); err != nil {
+			s.log.Warn("metrics", "err", err)
+		}
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/network"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/telemetry"
 
 	// Providers and stores register themselves.
 	_ "github.com/swarmrt/swarm/model/scripted"
@@ -78,6 +79,9 @@ type app struct {
 	// serving: the command is swarm serve, which starts the file's
 	// network node itself once it listens.
 	serving bool
+	// tel is OpenTelemetry as the OTEL_* variables configure it (nil:
+	// off).
+	tel *telemetry.Telemetry
 	// quiet: print nothing on stderr but errors (run -q, resume -q).
 	quiet bool
 	// shown: the run's progress, its end included, was shown on stderr.
@@ -97,6 +101,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	err := root.ExecuteContext(ctx)
 	for _, f := range a.files {
 		_ = f.Close()
+	}
+	if a.tel != nil {
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = a.tel.Shutdown(sctx) // flush spans and metrics
+		scancel()
 	}
 	if err == nil {
 		return ExitCompleted
@@ -168,6 +177,14 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 	if err := a.chooseModel(file, &cfg); err != nil {
 		return nil, nil, err
 	}
+	if a.tel == nil {
+		tel, err := telemetry.FromEnv(ctx)
+		if err != nil {
+			return nil, nil, usageError{err}
+		}
+		a.tel = tel
+	}
+	a.tel.Apply(&cfg)
 	st, err := a.openStoreFor(ctx, a.storeURLOrDefault(), needDefs)
 	if err != nil {
 		return nil, nil, usageError{err}

@@ -118,7 +118,11 @@ func (a *app) serveCmd() *cobra.Command {
 			if node != nil {
 				mounts = append(mounts, server.Mount{Pattern: "/v1/network/", Handler: node.Handler()})
 			}
-			srv, err := server.New(rt, server.Options{Auth: authn, Mounts: mounts, Logger: log})
+			opts := server.Options{Auth: authn, Mounts: mounts, Logger: log}
+			if a.tel != nil {
+				opts.Metrics = a.tel.WritePrometheus
+			}
+			srv, err := server.New(rt, opts)
 			if err != nil {
 				return err
 			}

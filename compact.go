@@ -1,0 +1,322 @@
+package swarm
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
+)
+
+// Compaction keeps an agent's history within its model's context window:
+// when a request would pass the trigger, the older part of the history is
+// replaced by a summary made by the model. The system prompt, the first
+// message (the task), the last Keep rounds and every tool call with its
+// result are kept (the cut is always before a model response, so no tool
+// call is separated from its result).
+//
+// The summary is a model call journaled as a step (a compacted event, with
+// the range of messages it replaces and the estimated tokens before and
+// after), so a replay never recomputes it; the journal keeps the full
+// history. Set it on a [Spec] (every agent of the run) or an [Agent] (that
+// agent; it wins over the swarm's).
+type Compaction struct {
+	// Window is the model's context window in tokens (0: looked up in the
+	// table of known models by the agent's model spec, else 128,000).
+	Window int
+	// Trigger compacts when a request's estimated tokens pass this
+	// fraction of the window (default 0.8).
+	Trigger float64
+	// Messages compacts when the history holds more messages than this
+	// (0: no message-count trigger).
+	Messages int
+	// Keep is how many of the latest rounds (a model response with its
+	// tool results) stay verbatim (default 4).
+	Keep int
+	// Instructions is the summarizer's system prompt (a default asks to
+	// keep facts, decisions, open tasks and tool outcomes).
+	Instructions string
+}
+
+// windows are context windows in tokens by model name prefix (longest
+// prefix wins).
+var windows = map[string]int{
+	"gpt-4.1": 1047576, "gpt-4o": 128000, "gpt-4-turbo": 128000, "gpt-4": 8192, "gpt-3.5-turbo": 16385,
+	"gpt-5": 400000, "o1": 200000, "o3": 200000, "o4-mini": 200000,
+	"claude-": 200000, "gemini-1.5": 1048576, "gemini-2": 1048576, "llama-3": 128000, "mistral-large": 128000,
+}
+
+// ContextWindow returns the context window of a model spec
+// ("openai:gpt-4o") from the table of known models, or 0.
+func ContextWindow(spec string) int {
+	_, name := providerOf(spec)
+	best, n := "", 0
+	for p, w := range windows {
+		if strings.HasPrefix(name, p) && len(p) > len(best) {
+			best, n = p, w
+		}
+	}
+	return n
+}
+
+const defaultSummaryPrompt = "You compact a conversation between a user, an AI agent and its tools. Write a concise summary of the transcript you are given that keeps every fact, decision, result of a tool, open question and remaining task the agent needs to continue. Write only the summary."
+
+// compaction is an agent's compaction settings, resolved.
+type compaction struct {
+	window, messages, keep int
+	trigger                float64
+	prompt                 string
+}
+
+func resolveCompaction(c *Compaction, modelSpec string) (*compaction, error) {
+	if c == nil {
+		return nil, nil
+	}
+	if c.Window < 0 || c.Trigger < 0 || c.Trigger > 1 || c.Messages < 0 || c.Keep < 0 {
+		return nil, fmt.Errorf("%w: compaction: window, messages and keep must not be negative, and trigger must be within 0 and 1", ErrInvalid)
+	}
+	rc := &compaction{window: c.Window, trigger: c.Trigger, messages: c.Messages, keep: c.Keep, prompt: c.Instructions}
+	if rc.window == 0 {
+		if rc.window = ContextWindow(modelSpec); rc.window == 0 {
+			rc.window = 128000
+		}
+	}
+	if rc.trigger == 0 {
+		rc.trigger = 0.8
+	}
+	if rc.keep == 0 {
+		rc.keep = 4
+	}
+	if rc.prompt == "" {
+		rc.prompt = defaultSummaryPrompt
+	}
+	return rc, nil
+}
+
+// estimate is the estimated token count of a request: about four bytes a
+// token, plus a few tokens per message.
+func estimate(system string, tools []model.ToolDef, msgs []model.Message) int {
+	n := len(system)
+	for _, t := range tools {
+		n += len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	for _, m := range msgs {
+		n += len(m.Content) + 16
+		for _, c := range m.ToolCalls {
+			n += len(c.Name) + len(c.ID) + len(c.Arguments)
+		}
+	}
+	return n / 4
+}
+
+// compactState is how far a history stream of a run is compacted.
+type compactState struct {
+	upto    int // msgs[1:upto] are replaced by summary
+	summary string
+	print   [32]byte // digest of msgs[:upto], to check the stream is the same
+}
+
+// CompactionInfo is what a compacted event records: the messages of the
+// agent's history [From, To) newly summarized (index 0 is the task; the
+// summary replaces [1, To), as it includes the previous summary), and the
+// estimated tokens of the request before and after.
+type CompactionInfo struct {
+	From         int `json:"from"`
+	To           int `json:"to"`
+	TokensBefore int `json:"tokens_before"`
+	TokensAfter  int `json:"tokens_after"`
+}
+
+func fingerprint(msgs []model.Message) [32]byte {
+	h := sha256.New()
+	for _, m := range msgs {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00", m.Role, m.ToolCallID, m.Content, len(m.ToolCalls))
+	}
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// view is msgs with the compacted part replaced by the summary, folded
+// into the first message.
+func (st *compactState) view(msgs []model.Message) []model.Message {
+	if st == nil || st.upto == 0 || st.upto > len(msgs) || fingerprint(msgs[:st.upto]) != st.print {
+		return msgs
+	}
+	out := make([]model.Message, 0, len(msgs)-st.upto+1)
+	first := msgs[0]
+	first.Content += "\n\n[Summary of the conversation so far]\n" + st.summary
+	out = append(out, first)
+	return append(out, msgs[st.upto:]...)
+}
+
+// streamOf names the history an agent's step of round tkey belongs to:
+// the agent, and the handoff it runs under.
+func streamOf(ap *agentPlan, tkey string) string {
+	path := ""
+	if i := strings.LastIndex(tkey, "/h/"); i >= 0 {
+		if j := strings.IndexByte(tkey[i+3:], '/'); j >= 0 {
+			path = tkey[:i+3+j]
+		}
+	}
+	return ap.name + "@" + path
+}
+
+// compact returns the messages to send for the model step of round tkey:
+// msgs with the compacted part replaced, compacting further first (a
+// journaled summary call) when the request would pass the trigger.
+func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn int, msgs []model.Message) ([]model.Message, error) {
+	cc := ap.compaction
+	if cc == nil || len(msgs) < 2 {
+		return msgs, nil
+	}
+	stream := streamOf(ap, tkey)
+	r.mu.Lock()
+	if r.compacted == nil {
+		r.compacted = map[string]*compactState{}
+	}
+	st := r.compacted[stream]
+	r.mu.Unlock()
+	key := tkey + "/compact"
+	if rec, ok := r.recorded[key]; ok {
+		ev, err := decodeEvent(rec)
+		if err != nil {
+			return nil, &storeError{err}
+		}
+		if ev.Compaction == nil || ev.Compaction.To > len(msgs) {
+			return nil, &storeError{fmt.Errorf("compacted record %s does not match the history", key)}
+		}
+		st = &compactState{upto: ev.Compaction.To, summary: ev.Text, print: fingerprint(msgs[:ev.Compaction.To])}
+		r.mu.Lock()
+		r.compacted[stream] = st
+		r.mu.Unlock()
+		return st.view(msgs), nil
+	}
+	view := st.view(msgs)
+	if _, done := r.recorded[tkey+"/model"]; done {
+		return view, nil // the step was made without compacting
+	}
+	before := estimate(ap.system, ap.toolDefs, view)
+	if before <= int(cc.trigger*float64(cc.window)) && (cc.messages == 0 || len(view) <= cc.messages) {
+		return view, nil
+	}
+	// The cut: before the keep-th latest model response after what is
+	// compacted already (with fewer rounds than that, half of them).
+	from := 1
+	if st != nil && st.upto <= len(msgs) && fingerprint(msgs[:st.upto]) == st.print {
+		from = st.upto
+	}
+	var starts []int
+	for i := from; i < len(msgs); i++ {
+		if msgs[i].Role == model.RoleAssistant {
+			starts = append(starts, i)
+		}
+	}
+	keep := cc.keep
+	if len(starts) <= keep {
+		keep = len(starts) / 2
+	}
+	cut := len(msgs)
+	if keep > 0 {
+		cut = starts[len(starts)-keep]
+	}
+	if cut <= from || len(starts) == 0 {
+		return view, nil // nothing to compact
+	}
+	var prev string
+	if from > 1 {
+		prev = st.summary
+	}
+	summary, usage, err := r.summarize(ctx, ap, cc, prev, msgs[from:cut])
+	if err != nil {
+		return nil, err
+	}
+	next := &compactState{upto: cut, summary: summary, print: fingerprint(msgs[:cut])}
+	after := estimate(ap.system, ap.toolDefs, next.view(msgs))
+	ev := Event{Type: EventCompacted, Key: key, Agent: ap.name, Turn: turn, Text: summary, Usage: &usage,
+		Compaction: &CompactionInfo{From: from, To: cut, TokensBefore: before, TokensAfter: after}}
+	r.mu.Lock()
+	total := r.usage.Add(usage)
+	r.mu.Unlock()
+	if err := r.append(ctx, []Event{ev}, store.Update{Usage: &total}, ap); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.usage = total
+	r.compacted[stream] = next
+	r.mu.Unlock()
+	return next.view(msgs), nil
+}
+
+// summarize asks ap's model for a summary of msgs (after prev, the summary
+// of what came before them).
+func (r *runner) summarize(ctx context.Context, ap *agentPlan, cc *compaction, prev string, msgs []model.Message) (string, model.Usage, error) {
+	var b strings.Builder
+	if prev != "" {
+		b.WriteString("Summary of the earlier part:\n" + prev + "\n\nTranscript that follows it:\n")
+	} else {
+		b.WriteString("Transcript:\n")
+	}
+	for _, m := range msgs {
+		switch {
+		case m.Role == model.RoleTool:
+			fmt.Fprintf(&b, "[tool result %s %s] %s\n", m.Name, m.ToolCallID, m.Content)
+		default:
+			fmt.Fprintf(&b, "[%s] %s\n", m.Role, m.Content)
+			for _, c := range m.ToolCalls {
+				args, _ := json.Marshal(c.Arguments)
+				fmt.Fprintf(&b, "[tool call %s %s] %s\n", c.Name, c.ID, args)
+			}
+		}
+	}
+	req := &model.Request{Agent: ap.name + "_compact", RunID: r.id, System: cc.prompt,
+		Messages: []model.Message{{Role: model.RoleUser, Content: b.String()}}}
+	mctx, cancel := context.WithTimeout(ctx, r.rt.cfg.ModelTimeout)
+	defer cancel()
+	gctx, traced := r.traceChat(mctx, ap, req)
+	resp, err := ap.model.Generate(gctx, req)
+	traced(resp, err)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", model.Usage{}, context.Cause(ctx)
+		}
+		return "", model.Usage{}, fmt.Errorf("compaction of %s's history: %w", ap.name, err)
+	}
+	u := resp.Usage
+	if u.Calls == 0 {
+		u.Calls = 1
+	}
+	if u.Cost == 0 && ap.price != nil {
+		u.Cost = ap.price.Cost(u)
+	}
+	return resp.Message.Content, u, nil
+}
+
+// planCompaction resolves the compaction of each agent of p: its own, or
+// the swarm's.
+func (p *plan) planCompaction(swarmC *Compaction) error {
+	set := func(ap *agentPlan, c *Compaction) error {
+		rc, err := resolveCompaction(c, ap.modelSpec)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ap.name, err)
+		}
+		ap.compaction = rc
+		return nil
+	}
+	if err := set(p.root, swarmC); err != nil {
+		return err
+	}
+	for name, ap := range p.agents {
+		c := swarmC
+		if src, ok := p.srcs[name]; ok && src.agent != nil && src.agent.Compaction != nil {
+			c = src.agent.Compaction
+		}
+		if err := set(ap, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}

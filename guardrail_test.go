@@ -1,0 +1,409 @@
+package swarm_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/swarmtest"
+)
+
+// guardScript: the orchestrator calls echo, then hands off to helper,
+// then answers. A rejected first response is followed by a second
+// attempt that calls echo again.
+func guardScript(extraFirst bool) scripted.Script {
+	g := []scripted.Step{
+		scripted.Tools(scripted.CallTool("echo", map[string]any{"x": "a"})),
+		scripted.Tools(scripted.CallTool("handoff_to_helper", map[string]any{"request": "help me"})),
+		scripted.Text("done"),
+	}
+	if extraFirst {
+		g = append([]scripted.Step{scripted.Tools(scripted.CallTool("echo", map[string]any{"x": "first"}))}, g...)
+	}
+	return scripted.Script{"g": g, "helper": {scripted.Text("helped")}}
+}
+
+// once is a guardrail that returns v on its first check matching want and
+// Allow otherwise, and counts its checks.
+type once struct {
+	v      swarm.Verdict
+	match  func(c swarm.GuardCheck) bool
+	fired  atomic.Bool
+	checks atomic.Int64
+}
+
+func (o *once) guardrail(points ...swarm.GuardPoint) swarm.Guardrail {
+	return swarm.Guardrail{Name: "block", Points: points, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+		o.checks.Add(1)
+		if (o.match == nil || o.match(c)) && o.fired.CompareAndSwap(false, true) {
+			return o.v, nil
+		}
+		return swarm.Verdict{Action: swarm.Allow}, nil
+	}}
+}
+
+func guardSwarm(echoRuns *atomic.Int64, gs ...swarm.Guardrail) *swarm.Swarm[string, string] {
+	echo := swarm.NewTool("echo", "echoes", func(_ context.Context, in struct {
+		X string `json:"x"`
+	}) (string, error) {
+		echoRuns.Add(1)
+		return "echo " + in.X, nil
+	})
+	helper := &swarm.Agent{Name: "helper", Description: "helps", Instructions: "help"}
+	return swarm.Define[string, string]("g", "", func(string) swarm.Spec {
+		return swarm.Spec{Tools: []swarm.Tool{echo}, Handoffs: []swarm.Handoff{swarm.ToAgent(helper)}, Guardrails: gs}
+	})
+}
+
+func eventOf(evs []swarm.Event, typ swarm.EventType, f func(swarm.Event) bool) (swarm.Event, bool) {
+	for _, ev := range evs {
+		if ev.Type == typ && (f == nil || f(ev)) {
+			return ev, true
+		}
+	}
+	return swarm.Event{}, false
+}
+
+// TestGuardrailVerdictsAtEachPoint drives one scripted run per point and
+// verdict and checks what the verdict did.
+func TestGuardrailVerdictsAtEachPoint(t *testing.T) {
+	points := []swarm.GuardPoint{swarm.GuardInput, swarm.GuardOutput, swarm.GuardToolCall, swarm.GuardToolResult, swarm.GuardHandoff, swarm.GuardHandoffResult}
+	actions := []swarm.Action{swarm.Allow, swarm.Reject, swarm.Tripwire, swarm.Pause}
+	// What each point's first check concerns.
+	match := map[swarm.GuardPoint]func(c swarm.GuardCheck) bool{
+		swarm.GuardOutput: func(c swarm.GuardCheck) bool { return c.Agent == "g" },
+	}
+	for _, pt := range points {
+		for _, act := range actions {
+			t.Run(string(pt)+"/"+string(act), func(t *testing.T) {
+				ctx := ctxT(t)
+				var echoRuns atomic.Int64
+				o := &once{v: swarm.Verdict{Action: act, Message: "bad"}, match: match[pt]}
+				def := guardSwarm(&echoRuns, o.guardrail(pt))
+				rec := &recording{Model: scripted.New(guardScript(pt == swarm.GuardOutput && act == swarm.Reject))}
+				rt := recordingRuntime(t, rec)
+				if err := rt.Register(def); err != nil {
+					t.Fatal(err)
+				}
+				run, err := def.Start(ctx, rt, "hi")
+				if err != nil {
+					t.Fatal(err)
+				}
+				st, err := rt.Wait(ctx, run.ID())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if o.checks.Load() == 0 {
+					t.Fatal("the guardrail never checked")
+				}
+				evs := swarmtest.Events(t, rt, run.ID())
+				verdict, ok := eventOf(evs, swarm.EventGuardrail, func(e swarm.Event) bool { return e.Verdict == string(act) })
+				if !ok {
+					t.Fatalf("no %s verdict journaled: %+v", act, evs)
+				}
+				if verdict.Guardrail != "block" || verdict.Kind != string(pt) {
+					t.Errorf("verdict event %+v", verdict)
+				}
+				switch {
+				case act == swarm.Allow:
+					assertDone(t, st, &echoRuns, 1)
+				case act == swarm.Tripwire || (act == swarm.Reject && pt == swarm.GuardInput):
+					if st.State != swarm.StateFailed || st.Reason != "guardrail block: bad" {
+						t.Fatalf("state %s reason %q", st.State, st.Reason)
+					}
+				case act == swarm.Pause:
+					if st.State != swarm.StatePaused || st.Reason != "guardrail block: bad" {
+						t.Fatalf("state %s reason %q", st.State, st.Reason)
+					}
+					if err := rt.Resume(ctx, run.ID(), "approved"); err != nil {
+						t.Fatal(err)
+					}
+					st, err = rt.Wait(ctx, run.ID())
+					if err != nil {
+						t.Fatal(err)
+					}
+					assertDone(t, st, &echoRuns, 1)
+				default: // reject
+					checkReject(t, pt, st, evs, rec, &echoRuns)
+				}
+			})
+		}
+	}
+}
+
+func assertDone(t *testing.T, st swarm.Status, echoRuns *atomic.Int64, echoes int64) {
+	t.Helper()
+	if st.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", st.State, st.Reason)
+	}
+	if n := echoRuns.Load(); n != echoes {
+		t.Errorf("echo ran %d times, want %d", n, echoes)
+	}
+}
+
+func checkReject(t *testing.T, pt swarm.GuardPoint, st swarm.Status, evs []swarm.Event, m *recording, echoRuns *atomic.Int64) {
+	t.Helper()
+	switch pt {
+	case swarm.GuardOutput:
+		// The rejected response's call never ran; the model was asked
+		// again with the rejection.
+		assertDone(t, st, echoRuns, 1)
+		res, _ := eventOf(evs, swarm.EventToolResult, nil)
+		if res.Output != "echo a" {
+			t.Errorf("echo result %q, want the second attempt's", res.Output)
+		}
+		reqs := m.Requests("g")
+		if len(reqs) < 2 || !strings.Contains(lastUser(reqs[1]), "rejected by guardrail block: bad") {
+			t.Errorf("second request does not carry the rejection: %+v", reqs)
+		}
+	case swarm.GuardToolCall:
+		assertDone(t, st, echoRuns, 0)
+		res, _ := eventOf(evs, swarm.EventToolResult, nil)
+		if !res.IsError || !strings.Contains(res.Output, "guardrail block rejected this call: bad") {
+			t.Errorf("result %+v", res)
+		}
+	case swarm.GuardToolResult:
+		assertDone(t, st, echoRuns, 1)
+		res, _ := eventOf(evs, swarm.EventToolResult, nil)
+		if !res.IsError || !strings.Contains(res.Output, "guardrail block rejected the result: bad") {
+			t.Errorf("result %+v", res)
+		}
+	case swarm.GuardHandoff:
+		assertDone(t, st, echoRuns, 1)
+		if _, ok := eventOf(evs, swarm.EventModelResponse, func(e swarm.Event) bool { return e.Agent == "helper" }); ok {
+			t.Error("helper ran after its handoff was rejected")
+		}
+		res, _ := eventOf(evs, swarm.EventToolResult, func(e swarm.Event) bool { return e.Tool == "handoff_to_helper" })
+		if !res.IsError || !strings.Contains(res.Output, "rejected this handoff: bad") {
+			t.Errorf("result %+v", res)
+		}
+	case swarm.GuardHandoffResult:
+		assertDone(t, st, echoRuns, 1)
+		res, _ := eventOf(evs, swarm.EventHandoffReturned, nil)
+		if !res.IsError || !strings.Contains(res.Output, "rejected the result: bad") {
+			t.Errorf("return %+v", res)
+		}
+	default:
+		t.Fatalf("no reject check for %s", pt)
+	}
+}
+
+// recording is a model that keeps a copy of each request, by agent.
+type recording struct {
+	model.Model
+	mu   sync.Mutex
+	reqs map[string][]model.Request
+}
+
+func (m *recording) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	m.mu.Lock()
+	if m.reqs == nil {
+		m.reqs = map[string][]model.Request{}
+	}
+	cp := *req
+	cp.Messages = append([]model.Message(nil), req.Messages...)
+	m.reqs[req.Agent] = append(m.reqs[req.Agent], cp)
+	m.mu.Unlock()
+	return m.Model.Generate(ctx, req)
+}
+
+// Requests returns the requests made for agent.
+func (m *recording) Requests(agent string) []model.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.reqs[agent]
+}
+
+func recordingRuntime(t *testing.T, m model.Model) *swarm.Runtime {
+	t.Helper()
+	rt, err := swarm.New(swarm.Config{Model: m, RetryBackoff: time.Millisecond, PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+func lastUser(req model.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == model.RoleUser {
+			return req.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// TestGuardrailRejectsAreBounded: an output guardrail that rejects every
+// response fails the run after MaxGuardRetries retries.
+func TestGuardrailRejectsAreBounded(t *testing.T) {
+	ctx := ctxT(t)
+	var steps []scripted.Step
+	for range swarm.MaxGuardRetries + 2 {
+		steps = append(steps, scripted.Text("no"))
+	}
+	m := &recording{Model: scripted.New(scripted.Script{"g": steps})}
+	rt := recordingRuntime(t, m)
+	never := swarm.Guardrail{Name: "never", Points: []swarm.GuardPoint{swarm.GuardOutput}, Check: func(context.Context, swarm.GuardCheck) (swarm.Verdict, error) {
+		return swarm.Verdict{Action: swarm.Reject, Message: "try harder"}, nil
+	}}
+	def := swarm.Define[string, string]("g", "", func(string) swarm.Spec { return swarm.Spec{Guardrails: []swarm.Guardrail{never}} })
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	_, run, err := def.Run(ctx, rt, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := rt.Status(ctx, run.ID())
+	if st.State != swarm.StateFailed || !strings.HasPrefix(st.Reason, "guardrail never: rejected 4 responses in a row") {
+		t.Fatalf("state %s reason %q", st.State, st.Reason)
+	}
+	if n := len(m.Requests("g")); n != swarm.MaxGuardRetries+1 {
+		t.Errorf("%d model calls, want %d", n, swarm.MaxGuardRetries+1)
+	}
+}
+
+// TestGuardrailErrorTrips: a check that fails trips the run (fail closed),
+// and a bad definition is refused at start.
+func TestGuardrailErrorTrips(t *testing.T) {
+	ctx := ctxT(t)
+	rt, _ := newRuntime(t, scripted.Script{"g": {scripted.Text("hello")}}, nil)
+	broken := swarm.Guardrail{Name: "broken", Points: []swarm.GuardPoint{swarm.GuardOutput}, Check: func(context.Context, swarm.GuardCheck) (swarm.Verdict, error) {
+		return swarm.Verdict{}, errors.New("classifier down")
+	}}
+	def := swarm.Define[string, string]("g", "", func(string) swarm.Spec { return swarm.Spec{Guardrails: []swarm.Guardrail{broken}} })
+	bad := swarm.Define[string, string]("bad", "", func(string) swarm.Spec {
+		return swarm.Spec{Guardrails: []swarm.Guardrail{{Name: "nopoints", Check: broken.Check}}}
+	})
+	if err := rt.Register(def, bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bad.Start(ctx, rt, "x"); !errors.Is(err, swarm.ErrInvalid) {
+		t.Fatalf("start with a guardrail checking nothing: %v", err)
+	}
+	_, run, err := def.Run(ctx, rt, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := rt.Status(ctx, run.ID())
+	if st.State != swarm.StateFailed || st.Reason != "guardrail broken: check failed: classifier down" {
+		t.Fatalf("state %s reason %q", st.State, st.Reason)
+	}
+}
+
+// TestRecordedVerdictNotRerunAfterCrash kills a run after each of its
+// appends and recovers it: a check whose verdict was journaled before the
+// crash is never run again.
+func TestRecordedVerdictNotRerunAfterCrash(t *testing.T) {
+	var mu sync.Mutex
+	checks := map[string]int{}
+	g := swarm.Guardrail{Name: "audit", Points: []swarm.GuardPoint{swarm.GuardInput, swarm.GuardToolCall, swarm.GuardToolResult, swarm.GuardHandoff, swarm.GuardHandoffResult},
+		Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+			mu.Lock()
+			checks[string(c.Point)+"/"+c.CallID]++
+			mu.Unlock()
+			return swarm.Verdict{Action: swarm.Allow}, nil
+		}}
+	var echoRuns atomic.Int64
+	def := guardSwarm(&echoRuns, g)
+	script := guardScript(false)
+	for k := int64(1); k < 12; k++ {
+		if !t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
+			mu.Lock()
+			clear(checks)
+			mu.Unlock()
+			b, id, st, atDeath := crashAndRecover(t, def, script, []byte(`"hi"`), k, func() {})
+			if st.State != swarm.StateCompleted {
+				t.Fatalf("state %s (%s)", st.State, st.Reason)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, ev := range swarmtest.Events(t, b, id) {
+				if ev.Type != swarm.EventGuardrail {
+					continue
+				}
+				n := checks[ev.Kind+"/"+ev.CallID]
+				if atDeath[id+"/"+ev.Key] && n > 1 {
+					t.Errorf("verdict %s was journaled before the crash but checked %d times", ev.Key, n)
+				}
+				if n == 0 {
+					t.Errorf("verdict %s journaled but never checked", ev.Key)
+				}
+			}
+		}) {
+			break
+		}
+	}
+}
+
+// TestHeldBackStreaming: with HoldStream, a subscriber never sees the text
+// of a response the output guardrail trips on; without it, it does (the
+// complaint the option answers).
+func TestHeldBackStreaming(t *testing.T) {
+	for _, hold := range []bool{true, false} {
+		t.Run(fmt.Sprint("hold=", hold), func(t *testing.T) {
+			ctx := ctxT(t)
+			gate := make(chan struct{})
+			wait := swarm.NewTool("wait", "waits", func(ctx context.Context, _ struct{}) (string, error) {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+				}
+				return "ok", nil
+			})
+			rt, _ := newRuntime(t, scripted.Script{"s": {
+				scripted.Tools(scripted.CallTool("wait", map[string]any{})),
+				scripted.Text("the launch code is 1234"),
+			}}, nil)
+			trip := swarm.Guardrail{Name: "secrets", Points: []swarm.GuardPoint{swarm.GuardOutput}, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+				if strings.Contains(c.Text, "code") {
+					return swarm.Verdict{Action: swarm.Tripwire, Message: "leaks a secret"}, nil
+				}
+				return swarm.Verdict{Action: swarm.Allow}, nil
+			}}
+			def := swarm.Define[string, string]("s", "", func(string) swarm.Spec {
+				return swarm.Spec{Tools: []swarm.Tool{wait}, Guardrails: []swarm.Guardrail{trip}, HoldStream: hold}
+			})
+			if err := rt.Register(def); err != nil {
+				t.Fatal(err)
+			}
+			run, err := def.Start(ctx, rt, "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var streamed strings.Builder
+			opened := false
+			for ev, err := range run.Events(ctx, 0, swarm.WithDeltas()) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !opened {
+					opened = true
+					close(gate)
+				}
+				if ev.Type == swarm.EventDelta {
+					streamed.WriteString(ev.Text)
+				}
+			}
+			st, _ := rt.Status(ctx, run.ID())
+			if st.State != swarm.StateFailed || st.Reason != "guardrail secrets: leaks a secret" {
+				t.Fatalf("state %s reason %q", st.State, st.Reason)
+			}
+			leaked := strings.Contains(streamed.String(), "1234")
+			if hold && leaked {
+				t.Errorf("held-back stream leaked %q", streamed.String())
+			}
+			if !hold && !leaked {
+				t.Errorf("without holding, the stream should show the text; got %q", streamed.String())
+			}
+		})
+	}
+}
