@@ -131,7 +131,8 @@ func (d *Dashboard) routes() {
 	page("GET /ui/conversations", (*Dashboard).conversationsPage)
 	page("GET /ui/swarms", (*Dashboard).swarmsPage)
 	page("GET /ui/cluster", (*Dashboard).clusterPage)
-	page("GET /ui/teams", (*Dashboard).laterPage)
+	page("GET /ui/teams", (*Dashboard).teamsPage)
+	page("GET /ui/teams/{id}", (*Dashboard).teamPage)
 	page("GET /ui/network", (*Dashboard).laterPage)
 	action("POST /ui/runs/{id}/resume", (*Dashboard).resume)
 	action("POST /ui/runs/{id}/stop", (*Dashboard).stop)
@@ -295,7 +296,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 
 var titles = map[string]string{
 	"login": "Log in", "runs": "Runs", "run": "Run", "conversations": "Conversations", "swarms": "Swarms",
-	"cluster": "Node and cluster", "later": "Coming later", "error": "Error",
+	"cluster": "Node and cluster", "later": "Coming later", "error": "Error", "teams": "Teams", "team": "Team",
 }
 
 type errorData struct {

@@ -300,7 +300,7 @@ test("a token limited to one swarm does not see another's runs", async () => {
   await page.context().close();
 });
 
-test("pages: cluster, conversations, teams placeholder, login; keyboard focus", async () => {
+test("pages: cluster, conversations, teams, login; keyboard focus", async () => {
   const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   const anon = await ctx.newPage();
   await anon.goto(base + "/ui/login");
@@ -312,7 +312,7 @@ test("pages: cluster, conversations, teams placeholder, login; keyboard focus", 
   await ctx.close();
 
   const page = await login();
-  for (const [link, name] of [["Node & cluster", "cluster"], ["Conversations", "conversations"], ["Teams soon", "teams"]]) {
+  for (const [link, name] of [["Node & cluster", "cluster"], ["Conversations", "conversations"], ["Teams", "teams"]]) {
     await page.getByRole("link", { name: link }).click();
     await page.locator("h1").waitFor();
     await checkA11y(page, name);
