@@ -46,6 +46,10 @@ func (t *Team) Start(ctx context.Context, rt *Runtime, task string, opts ...Star
 	return tr, nil
 }
 
+// maxSayTries bounds how often Say sends its message again when the lead
+// was woken by mail at that moment.
+const maxSayTries = 20
+
 // registerOnce registers d with rt unless it is; another definition with
 // d's id is an error.
 func registerOnce(rt *Runtime, d Definition) error {
@@ -110,27 +114,42 @@ func (t *TeamRun) Say(ctx context.Context, message string, opts ...SayOption) (s
 	if strings.TrimSpace(message) == "" {
 		return "", fmt.Errorf("%w: empty message", ErrInvalidInput)
 	}
-	st, err := t.rt.settle(ctx, t.id, nil, nil)
-	if err != nil {
-		return "", err
-	}
-	if st.State != StatePaused {
-		return "", fmt.Errorf("team %s is %s: %w", t.id, st.State, ErrInvalidState)
-	}
-	p, ok := t.rt.lastPause(ctx, t.id)
-	if !ok {
-		return "", fmt.Errorf("team %s: no pause in its journal: %w", t.id, ErrInvalidState)
-	}
-	n := messageNumber(p.Key)
 	var sub *liveSub
 	if sc.stream != nil {
 		sub = t.rt.live.subscribe(t.id)
 		defer t.rt.live.unsubscribe(t.id, sub)
 	}
-	if _, err := t.rt.store.Send(ctx, t.id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now()}); err != nil {
+	// Mail to the lead makes its run runnable for a moment (the store
+	// wakes every paused recipient; the lead pauses again at once), and a
+	// message sent in that moment is refused: wait and send again, a
+	// bounded number of times.
+	var p Event
+	for try := 0; ; try++ {
+		st, err := t.rt.settle(ctx, t.id, nil, nil)
+		if err != nil {
+			return "", err
+		}
+		if st.State != StatePaused {
+			return "", fmt.Errorf("team %s is %s: %w", t.id, st.State, ErrInvalidState)
+		}
+		var ok bool
+		if p, ok = t.rt.lastPause(ctx, t.id); !ok {
+			return "", fmt.Errorf("team %s: no pause in its journal: %w", t.id, ErrInvalidState)
+		}
+		_, err = t.rt.store.Send(ctx, t.id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now(), Pause: p.Seq})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrInvalidState) && !errors.Is(err, store.ErrPauseNotCurrent) || try >= maxSayTries {
+			return "", fmt.Errorf("say to team %s: %w", t.id, err)
+		}
+	}
+	if err := t.rt.wake(ctx, t.id); err != nil {
 		return "", fmt.Errorf("say to team %s: %w", t.id, err)
 	}
-	if st, err = t.rt.settle(ctx, t.id, sub, sc.stream); err != nil {
+	n := messageNumber(p.Key)
+	st, err := t.rt.settle(ctx, t.id, sub, sc.stream)
+	if err != nil {
 		return "", err
 	}
 	evs, err := t.rt.History(ctx, t.id, p.Seq)

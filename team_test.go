@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -637,5 +638,42 @@ func TestTeamCloseStopsTeammatesAfterRestart(t *testing.T) {
 	ms := settledRoster(t, ctx, tr, "alice")
 	if got := states(ms); got != "lead(lead):failed alice(coder):failed" {
 		t.Errorf("roster after Close = %s, want both stopped", got)
+	}
+}
+
+// mailInTheWay is a store in which mail reaches a team's lead just before
+// the first message sent to it: the mail makes the lead's run runnable for
+// a moment, which is when the message arrives.
+type mailInTheWay struct {
+	*memory.Store
+	once sync.Once
+}
+
+func (m *mailInTheWay) Send(ctx context.Context, id string, msg store.Message) (store.Message, error) {
+	m.once.Do(func() {
+		_, _ = m.Post(ctx, []string{id}, store.Mail{ID: "early", From: "alice", Type: swarm.MailMessage, Content: "done early"})
+	})
+	return m.Store.Send(ctx, id, msg)
+}
+
+func TestTeamSayWhileMailWakesTheLead(t *testing.T) {
+	ctx := ctxT(t)
+	script := scripted.Script{"lead": {scripted.Text("Noted alice's mail.")}}
+	st := &mailInTheWay{Store: memory.New()}
+	rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	tr, err := seedTeam().Start(ctx, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := tr.Say(ctx, "Anything from alice?")
+	if err != nil || reply != "Noted alice's mail." {
+		t.Fatalf("Say = %q, %v", reply, err)
+	}
+	if got := received(t, rt, tr, "lead"); len(got) != 1 || got[0].Content != "done early" {
+		t.Errorf("the lead received %+v", got)
 	}
 }
