@@ -20,6 +20,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/network"
 	"github.com/swarmrt/swarm/server"
 )
 
@@ -38,6 +39,10 @@ type Options struct {
 	Logger *slog.Logger
 	// SessionTTL is how long the login cookie lasts (default 12h).
 	SessionTTL time.Duration
+	// Network is the server's network node, if it joined one: the
+	// network page shows what it shares, its peers and the network's
+	// capabilities.
+	Network *network.Node
 }
 
 // Dashboard serves the web dashboard of a runtime. Create it with [New].
@@ -133,7 +138,7 @@ func (d *Dashboard) routes() {
 	page("GET /ui/cluster", (*Dashboard).clusterPage)
 	page("GET /ui/teams", (*Dashboard).teamsPage)
 	page("GET /ui/teams/{id}", (*Dashboard).teamPage)
-	page("GET /ui/network", (*Dashboard).laterPage)
+	page("GET /ui/network", (*Dashboard).networkPage)
 	action("POST /ui/runs/{id}/resume", (*Dashboard).resume)
 	action("POST /ui/runs/{id}/stop", (*Dashboard).stop)
 	action("POST /ui/runs/{id}/fork", (*Dashboard).fork)
@@ -296,7 +301,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 
 var titles = map[string]string{
 	"login": "Log in", "runs": "Runs", "run": "Run", "conversations": "Conversations", "swarms": "Swarms",
-	"cluster": "Node and cluster", "later": "Coming later", "error": "Error", "teams": "Teams", "team": "Team",
+	"cluster": "Node and cluster", "error": "Error", "teams": "Teams", "team": "Team", "network": "Network",
 }
 
 type errorData struct {

@@ -449,10 +449,6 @@ func (d *Dashboard) clusterPage(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "cluster", data)
 }
 
-func (d *Dashboard) laterPage(w http.ResponseWriter, r *http.Request) {
-	what := strings.TrimPrefix(r.URL.Path, "/ui/")
-	d.render(w, r, http.StatusOK, "later", what)
-}
 
 // The actions. Each answers with a redirect to the page of a run (POST,
 // redirect, GET), so a reload does not send the form again.
@@ -573,7 +569,7 @@ func (d *Dashboard) parseTemplates() error {
 		return fmt.Errorf("dashboard: templates: %w", err)
 	}
 	d.pages["fragments"] = base
-	for _, name := range []string{"login", "runs", "run", "conversations", "swarms", "cluster", "later", "error", "teams", "team"} {
+	for _, name := range []string{"login", "runs", "run", "conversations", "swarms", "cluster", "error", "teams", "team", "network"} {
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("dashboard: template %s: %w", name, err)

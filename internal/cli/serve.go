@@ -118,6 +118,14 @@ func (a *app) serveCmd() *cobra.Command {
 			if node != nil {
 				mounts = append(mounts, server.Mount{Pattern: "/v1/network/", Handler: node.Handler()})
 			}
+			// The web dashboard at / and /ui/, behind the same tokens as
+			// the API (it checks them itself: a browser logs in once and
+			// carries its token in a cookie).
+			d, err := dashboard.New(rt, dashboard.Options{Auth: authn, Logger: log, Network: node})
+			if err != nil {
+				return err
+			}
+			mounts = append(mounts, d.Mounts()...)
 			opts := server.Options{Auth: authn, Mounts: mounts, Logger: log}
 			if a.tel != nil {
 				opts.Metrics = a.tel.WritePrometheus

@@ -1,0 +1,98 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/dashboard"
+	"github.com/swarmrt/swarm/network"
+	"github.com/swarmrt/swarm/server"
+	"github.com/swarmrt/swarm/swarmtest"
+)
+
+func TestNetworkPage(t *testing.T) {
+	ctx := swarmtest.Context(t)
+	type item struct {
+		Item string `json:"item"`
+	}
+	tool := func(name string) swarm.Tool {
+		return swarm.NewTool(name, "the "+name+" tool", func(ctx context.Context, in item) (string, error) { return "ok", nil })
+	}
+	kitchen, err := network.New(network.Options{ID: "kitchen"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kitchen.Close()
+	if err := kitchen.Share(network.ShareTool(tool("check-inventory"), "food", "stock"), network.ShareTool(tool("secret-recipe"), "food")); err != nil {
+		t.Fatal(err)
+	}
+	peer := httptest.NewServer(kitchen.Handler())
+	defer peer.Close()
+	if err := kitchen.Start(ctx, network.StartOptions{URL: peer.URL}); err != nil {
+		t.Fatal(err)
+	}
+	room, err := network.New(network.Options{ID: "room-service", Peers: []string{peer.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer room.Close()
+	if err := room.Start(ctx, network.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	rt, _ := swarmtest.NewRuntime(t, nil)
+	a, err := auth.New([]auth.Token{{Name: "admin", Secret: adminSecret}, {Name: "cook", Secret: echoSecret, Capabilities: []string{"check-inventory"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := dashboard.New(rt, dashboard.Options{Auth: a, Network: room})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(rt, server.Options{Auth: a, Mounts: d.Mounts()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+
+	admin := newBrowser(t, ts.URL)
+	admin.login(adminSecret)
+	p := admin.get("/ui/network")
+	for _, want := range []string{"room-service", peer.URL, ">up<", "check-inventory", "food, stock", "kitchen", "secret-recipe"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("network page lacks %q", want)
+		}
+	}
+	cook := newBrowser(t, ts.URL)
+	cook.login(echoSecret)
+	if p := cook.get("/ui/network"); !strings.Contains(p.body, "check-inventory") || strings.Contains(p.body, "secret-recipe") {
+		t.Errorf("a token limited to check-inventory: %d, sees secret-recipe or not check-inventory", p.status)
+	}
+
+	// A server in no network says so.
+	plain := newBrowser(t, mustServe(t, rt, a))
+	plain.login(adminSecret)
+	if p := plain.get("/ui/network"); !strings.Contains(p.body, "has joined no network") {
+		t.Errorf("network page of a server in no network: %d %s", p.status, p.body)
+	}
+}
+
+func mustServe(t *testing.T, rt *swarm.Runtime, a *auth.Authenticator) string {
+	t.Helper()
+	d, err := dashboard.New(rt, dashboard.Options{Auth: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(rt, server.Options{Auth: a, Mounts: d.Mounts()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
