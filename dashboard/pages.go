@@ -449,7 +449,6 @@ func (d *Dashboard) clusterPage(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "cluster", data)
 }
 
-
 // The actions. Each answers with a redirect to the page of a run (POST,
 // redirect, GET), so a reload does not send the form again.
 
