@@ -156,7 +156,8 @@ test("start a run from the swarms page and watch its events appear live", async 
   await page.locator("#timeline li.ev").nth(1).getByRole("button", { name: /JSON of event/ }).click();
   assert.match(await page.locator("#timeline li.ev").nth(1).locator("pre.raw").textContent(), /"key": "t1\/model"/);
   // Usage per agent and for the tree.
-  assert.match(await page.locator("#usage tfoot").textContent(), /Tree\s*6/);
+  // (the side panel refreshes half a second after the run's end)
+  await page.locator("#usage tfoot", { hasText: /Tree\s*6/ }).waitFor();
   await checkA11y(page, "run page");
   await shot(page, "run-completed");
   await page.getByRole("tab", { name: "Transcript" }).click();
