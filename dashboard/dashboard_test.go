@@ -45,11 +45,18 @@ func serve(t *testing.T, open bool) (*httptest.Server, *swarm.Runtime) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := dashboard.New(rt, dashboard.Options{Auth: a})
+	return serveDashboard(t, rt, dashboard.Options{Auth: a}), rt
+}
+
+// serveDashboard serves the API and the dashboard of rt with opts until
+// the test ends.
+func serveDashboard(t *testing.T, rt *swarm.Runtime, opts dashboard.Options) *httptest.Server {
+	t.Helper()
+	d, err := dashboard.New(rt, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(rt, server.Options{Auth: a, Mounts: d.Mounts()})
+	srv, err := server.New(rt, server.Options{Auth: opts.Auth, Mounts: d.Mounts()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +65,7 @@ func serve(t *testing.T, open bool) (*httptest.Server, *swarm.Runtime) {
 		srv.CloseStreams()
 		ts.Close()
 	})
-	return ts, rt
+	return ts
 }
 
 // browser is a client that keeps cookies and does not follow redirects.

@@ -10,7 +10,6 @@ import (
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/dashboard"
 	"github.com/swarmrt/swarm/network"
-	"github.com/swarmrt/swarm/server"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -49,16 +48,7 @@ func TestNetworkPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := dashboard.New(rt, dashboard.Options{Auth: a, Network: room})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(rt, server.Options{Auth: a, Mounts: d.Mounts()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
+	ts := serveDashboard(t, rt, dashboard.Options{Auth: a, Network: room})
 
 	admin := newBrowser(t, ts.URL)
 	admin.login(adminSecret)
@@ -75,24 +65,9 @@ func TestNetworkPage(t *testing.T) {
 	}
 
 	// A server in no network says so.
-	plain := newBrowser(t, mustServe(t, rt, a))
+	plain := newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
 	plain.login(adminSecret)
 	if p := plain.get("/ui/network"); !strings.Contains(p.body, "has joined no network") {
 		t.Errorf("network page of a server in no network: %d %s", p.status, p.body)
 	}
-}
-
-func mustServe(t *testing.T, rt *swarm.Runtime, a *auth.Authenticator) string {
-	t.Helper()
-	d, err := dashboard.New(rt, dashboard.Options{Auth: a})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(rt, server.Options{Auth: a, Mounts: d.Mounts()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return ts.URL
 }
