@@ -128,11 +128,14 @@ func (m *memberRun) wake(ctx context.Context, n int) (opening string, out outcom
 		_ = json.Unmarshal(r.input, &prompt)
 		return prompt, outcome{}, true
 	}
-	if n > m.tc.td.maxWakes+1 {
-		return "", outcome{kind: failed, reason: fmt.Sprintf("teammate %s reached its limit of %d wakes", m.tc.self, m.tc.td.maxWakes)}, false
-	}
+	// Each wake is piece of work n; the first is the prompt's.
+	limit := outcome{kind: failed, reason: fmt.Sprintf("teammate %s reached its limit of %d wakes", m.tc.self, m.tc.td.maxWakes)}
+	over := n > m.tc.td.maxWakes+1
 	for _, k := range []string{key + "/wake", key + "/await/resumed"} {
 		if rec, ok := r.recorded[k]; ok {
+			if over {
+				return "", limit, false
+			}
 			ev, err := decodeEvent(rec)
 			if err != nil {
 				return "", outcome{kind: interrupted, err: &storeError{err}}, false
@@ -146,6 +149,9 @@ func (m *memberRun) wake(ctx context.Context, n int) (opening string, out outcom
 		return "", outcome{kind: interrupted, err: err}, false
 	}
 	_, idle := r.recorded[key+"/await"]
+	if busy && over {
+		return "", limit, false
+	}
 	evs := m.pending
 	m.pending = nil
 	if busy {

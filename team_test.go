@@ -515,21 +515,15 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 	}
 }
 
-// TestTeamWakesAreBounded: two teammates that answer each other's every
-// mail would call their models forever; MaxWakes ends that with a reason.
+// TestTeamWakesAreBounded: a teammate woken again and again (two
+// teammates answering each other's mail would be) fails at MaxWakes with a
+// reason instead of calling its model forever.
 func TestTeamWakesAreBounded(t *testing.T) {
 	ctx := ctxT(t)
-	ping := func(to string) []scripted.Step {
-		var steps []scripted.Step
-		for range 10 {
-			steps = append(steps, scripted.Tools(scripted.CallTool("send_message", map[string]string{"to": to, "content": "your turn"})), scripted.Text("sent"))
-		}
-		return steps
-	}
-	script := scripted.Script{"alice": ping("bob"), "bob": append([]scripted.Step{scripted.Text("ready")}, ping("alice")...)}
+	script := scripted.Script{"bob": {scripted.Text("one"), scripted.Text("two"), scripted.Text("three"), scripted.Text("four")}}
 	team := seedTeam(func(s *swarm.TeamSpec) {
 		s.MaxWakes = 2
-		s.Members = []swarm.Teammate{{Name: "bob", Prompt: "Wait."}, {Name: "alice", Prompt: "Start the game with bob."}}
+		s.Members = []swarm.Teammate{{Name: "bob"}} // no prompt: idle until mail
 	})
 	rt, _ := swarmtest.NewRuntime(t, script)
 	tr, err := team.Start(ctx, rt, "")
@@ -537,23 +531,21 @@ func TestTeamWakesAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ms []swarm.MemberStatus
-	until(t, ctx, "a teammate fails at its wake limit", func() bool {
-		if ms, err = tr.Roster(ctx); err != nil {
+	for i := range 3 {
+		ms = settledRoster(t, ctx, tr, "bob")
+		if ms[1].State != swarm.MemberIdle {
+			t.Fatalf("before mail %d bob is %s (%s)", i+1, ms[1].State, ms[1].Reason)
+		}
+		if _, err := tr.Send(ctx, "bob", "again"); err != nil {
 			t.Fatal(err)
 		}
-		return slices.ContainsFunc(ms, func(m swarm.MemberStatus) bool { return m.State == swarm.MemberFailed })
-	})
-	for _, m := range ms {
-		if m.State == swarm.MemberFailed && !strings.Contains(m.Reason, "reached its limit of 2 wakes") {
-			t.Errorf("%s failed with %q", m.Name, m.Reason)
-		}
 	}
-	// Both end, and neither called its model past the limit.
-	ms = settledRoster(t, ctx, tr, "alice", "bob")
-	for _, m := range ms[1:] {
-		if st, _ := rt.Status(ctx, m.RunID); st.Usage.Calls > 6 {
-			t.Errorf("%s made %d model calls", m.Name, st.Usage.Calls)
-		}
+	ms = settledRoster(t, ctx, tr, "bob")
+	if ms[1].State != swarm.MemberFailed || !strings.Contains(ms[1].Reason, "reached its limit of 2 wakes") {
+		t.Errorf("after 3 mails bob is %s (%s), want failed at its wake limit", ms[1].State, ms[1].Reason)
+	}
+	if st, _ := rt.Status(ctx, ms[1].RunID); st.Usage.Calls != 2 {
+		t.Errorf("bob made %d model calls, want 2 (one per allowed wake)", st.Usage.Calls)
 	}
 }
 
