@@ -72,9 +72,6 @@ func registerOnce(rt *Runtime, d Definition) error {
 // run id names its team too). It fails with ErrNotFound for an unknown run
 // and ErrNotTeam for a run that is not a team's.
 func (rt *Runtime) OpenTeam(ctx context.Context, id string) (*TeamRun, error) {
-	if team, _, ok := strings.Cut(id, "~"); ok {
-		id = team
-	}
 	run, err := rt.store.Get(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("team %s: %w", id, err)
@@ -83,8 +80,11 @@ func (rt *Runtime) OpenTeam(ctx context.Context, id string) (*TeamRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	if info.team == nil || run.Parent != "" {
+	if info.team == nil {
 		return nil, fmt.Errorf("run %s (swarm %s): %w", id, run.Swarm, ErrNotTeam)
+	}
+	if run.Parent != "" {
+		id = run.Parent // a teammate's run: its team is its parent
 	}
 	return &TeamRun{rt: rt, id: id, td: info.team}, nil
 }

@@ -669,3 +669,23 @@ func TestTeamSayWhileMailWakesTheLead(t *testing.T) {
 		t.Errorf("the lead received %+v", got)
 	}
 }
+
+// TestOpenTeamByAnyMemberRun: a team is found from its lead's run or a
+// teammate's, whatever characters the team's run id has.
+func TestOpenTeamByAnyMemberRun(t *testing.T) {
+	ctx := ctxT(t)
+	team := seedTeam(func(s *swarm.TeamSpec) { s.Members = []swarm.Teammate{{Name: "alice"}} })
+	rt, _ := swarmtest.NewRuntime(t, nil)
+	if _, err := team.Start(ctx, rt, "", swarm.WithID("crew~1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"crew~1", "crew~1~alice"} {
+		tr, err := rt.OpenTeam(ctx, id)
+		if err != nil || tr.ID() != "crew~1" {
+			t.Errorf("OpenTeam(%q) = %v, %v, want team crew~1", id, tr, err)
+		}
+	}
+	if _, err := rt.OpenTeam(ctx, "crew"); !errors.Is(err, swarm.ErrNotFound) {
+		t.Errorf("OpenTeam of a prefix: %v, want ErrNotFound", err)
+	}
+}
