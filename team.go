@@ -220,10 +220,8 @@ func CheckMemberName(name string) error {
 	if name == "" || len(name) > 32 {
 		return fmt.Errorf("member name %q must have 1 to 32 characters", name)
 	}
-	for _, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return fmt.Errorf("member name %q may only have letters, digits, '_' and '-'", name)
-		}
+	if checkName(name) != nil {
+		return fmt.Errorf("member name %q may only have letters, digits, '_' and '-'", name)
 	}
 	return nil
 }
