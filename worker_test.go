@@ -187,6 +187,10 @@ func TestWorkFailoverPostgres(t *testing.T) {
 	// Wait until every run has recorded its tool call, then kill A in the
 	// middle of the second model call.
 	waitTurn(t, b, ids...)
+	// On a loaded machine A can miss a heartbeat before the kill and lose a
+	// lease in the middle of a tool call; that run's tool may then run again
+	// (tools are at least once). Each such loss allows one more call.
+	lostBefore := a.Metrics().LeasesLost
 	ka.dead.Store(true)
 	killed := time.Now()
 	a.Close() // its releases fail: the leases stay until they expire
@@ -226,8 +230,8 @@ func TestWorkFailoverPostgres(t *testing.T) {
 		}
 	}
 	t.Logf("all %d runs continued and completed %v after A died (lease 1s)", runs, time.Since(killed).Round(time.Millisecond))
-	if n := toolCalls.Load(); n != runs {
-		t.Errorf("tool ran %d times for %d runs", n, runs)
+	if n := toolCalls.Load(); n < runs || n > runs+lostBefore {
+		t.Errorf("tool ran %d times for %d runs (%d leases lost before A died)", n, runs, lostBefore)
 	}
 	if m := b.Metrics(); m.RunsClaimed < int64(orphans) || m.Notifications == 0 {
 		t.Errorf("B's metrics %+v", m)
