@@ -70,6 +70,7 @@ type run struct {
 	inbox   []store.Message
 	pool    store.Pool
 	mbox    *mailbox // nil until the first mail
+	snap    *store.Snapshot
 }
 
 // New returns an empty in-memory store.
@@ -606,4 +607,44 @@ func cloneBytes[T ~[]byte](b T) T {
 		return nil
 	}
 	return append(T(make([]byte, 0, len(b))), b...)
+}
+
+// PutSnapshot implements store.Snapshots.
+func (s *Store) PutSnapshot(ctx context.Context, id string, sn store.Snapshot) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r, err := s.lookup(id)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := store.CheckSnapshot(id, sn, r.row.LastSeq); err != nil {
+		return err
+	}
+	if r.snap == nil || sn.Seq > r.snap.Seq {
+		sn.Data = cloneBytes(sn.Data)
+		r.snap = &sn
+	}
+	return nil
+}
+
+// Snapshot implements store.Snapshots.
+func (s *Store) Snapshot(ctx context.Context, id string) (store.Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return store.Snapshot{}, err
+	}
+	r, err := s.lookup(id)
+	if err != nil {
+		return store.Snapshot{}, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.snap == nil {
+		return store.Snapshot{}, fmt.Errorf("run %q: %w", id, store.ErrNoSnapshot)
+	}
+	sn := *r.snap
+	sn.Data = cloneBytes(sn.Data)
+	return sn, nil
 }

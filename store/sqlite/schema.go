@@ -18,7 +18,7 @@ const ApplicationID = 0x5357524D
 
 // SchemaVersion is the version of the schema this package writes. A store
 // with a newer version is refused.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // upgrades[v-2] brings a schema from version v-1 to version v. A new store
 // is created at version 1 and upgraded like an old one.
@@ -39,6 +39,8 @@ var upgrades = [][]string{
 	},
 	// 5: teams' task boards and protocol requests (team.go).
 	teamSchema,
+	// 6: runs' snapshots (snapshot.go).
+	snapshotSchema,
 }
 
 // ErrNotStore is returned by Open for a file that is not a swarm store: not a
