@@ -353,15 +353,26 @@ func (rt *Runtime) adoptRun(ctx context.Context, run store.Run) {
 
 // lastPause returns the newest paused event of run id.
 func (rt *Runtime) lastPause(ctx context.Context, id string) (Event, bool) {
-	recs, err := rt.store.Read(ctx, id, 0, 0)
+	run, err := rt.store.Get(ctx, id)
 	if err != nil {
 		return Event{}, false
 	}
-	for i := len(recs) - 1; i >= 0; i-- {
-		if recs[i].Type == string(EventPaused) {
-			ev, err := decodeEvent(recs[i])
-			return ev, err == nil
+	// The pause is most often the newest record: read the journal from
+	// its end, further back each time.
+	end := run.LastSeq
+	for span := int64(16); end > 0; span *= 8 {
+		after := max(end-span, 0)
+		recs, err := rt.store.Read(ctx, id, after, int(end-after))
+		if err != nil {
+			return Event{}, false
 		}
+		for i := len(recs) - 1; i >= 0; i-- {
+			if recs[i].Type == string(EventPaused) {
+				ev, err := decodeEvent(recs[i])
+				return ev, err == nil
+			}
+		}
+		end = after
 	}
 	return Event{}, false
 }

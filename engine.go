@@ -86,6 +86,14 @@ type runner struct {
 	// compacted is how far each history stream is compacted (compact.go),
 	// under mu.
 	compacted map[string]*compactState
+
+	// snap is the snapshot load continued from (nil: the journal was read
+	// from its start), base the newest snapshot, loaded or taken, and
+	// snapSeq its record; noSnap makes load read the whole journal
+	// (snapshot.go).
+	snap, base *runSnap
+	snapSeq    int64
+	noSnap     bool
 }
 
 type outcomeKind int
@@ -137,8 +145,11 @@ func (r *runner) execute(ctx context.Context) outcome {
 	}
 	ctx = r.runContext(ctx)
 	return r.underDeadline(ctx, func(ctx context.Context) outcome {
-		if out, stop := r.guardInput(ctx); stop {
-			return out
+		// A run continued from a snapshot is past its input's check.
+		if r.snap == nil {
+			if out, stop := r.guardInput(ctx); stop {
+				return out
+			}
 		}
 		return r.plan.strategy.drive(ctx, r)
 	})
@@ -146,11 +157,11 @@ func (r *runner) execute(ctx context.Context) outcome {
 
 // load rebuilds the run's state from its journal and delivers its inbox.
 func (r *runner) load(ctx context.Context) (outcome, bool) {
-	recs, err := r.rt.store.Read(ctx, r.id, 0, 0)
+	run, err := r.rt.store.Get(ctx, r.id)
 	if err != nil {
 		return outcome{kind: interrupted, err: err}, true
 	}
-	run, err := r.rt.store.Get(ctx, r.id)
+	recs, err := r.readJournal(ctx, run)
 	if err != nil {
 		return outcome{kind: interrupted, err: err}, true
 	}
@@ -158,6 +169,9 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 	r.recorded = make(map[string]store.Record, len(recs))
 	if len(recs) > 0 {
 		r.seq.Store(recs[len(recs)-1].Seq)
+	}
+	if r.snap != nil {
+		r.restoreRunner()
 	}
 	var started *Event
 	var pausedAt []Event
@@ -207,6 +221,12 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 	r.plan, err = r.rt.buildPlan(r.info, r.input, r.values, started.Params, started.Customization)
 	if err != nil {
 		return outcome{kind: failed, reason: "cannot rebuild the run's definition: " + err.Error()}, true
+	}
+	if r.snap != nil && r.snap.Kind != snapKindOf(r.plan.strategy) {
+		// The definition's strategy changed since the snapshot.
+		r.rt.log.Warn("snapshot of another strategy; replaying the whole journal", "run", r.id, "kind", r.snap.Kind)
+		r.reset()
+		return r.load(ctx)
 	}
 	// The pause still waiting for its answer, if any.
 	pending, budgetPause, idle := "", false, false
@@ -1033,7 +1053,8 @@ func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *ag
 		}
 		return &storeError{err}
 	}
-	r.seq.Store(last)
+	for cur := r.seq.Load(); last > cur && !r.seq.CompareAndSwap(cur, last); cur = r.seq.Load() {
+	}
 	r.rt.notes.notify(r.id)
 	if ap == nil {
 		return nil

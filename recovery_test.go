@@ -27,6 +27,24 @@ type dying struct {
 	after   int64
 }
 
+// dyingSnap is a dying store that keeps snapshots; like the journal, they
+// stop being written when the process dies.
+type dyingSnap struct {
+	*dying
+	snaps store.Snapshots
+}
+
+func (d *dyingSnap) PutSnapshot(ctx context.Context, id string, s store.Snapshot) error {
+	if d.dead() {
+		return errKilled
+	}
+	return d.snaps.PutSnapshot(ctx, id, s)
+}
+
+func (d *dyingSnap) Snapshot(ctx context.Context, id string) (store.Snapshot, error) {
+	return d.snaps.Snapshot(ctx, id)
+}
+
 func (d *dying) dead() bool { return d.after > 0 && d.appends.Load() >= d.after }
 
 func (d *dying) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
@@ -120,42 +138,46 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 		t.Fatalf("only %d appends in a clean run", appends)
 	}
 
-	for k := int64(1); k < appends; k++ {
-		if !t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
-			ctx := ctxT(t)
-			effects.mu.Lock()
-			effects.runs = map[string][]string{}
-			effects.mu.Unlock()
-			process.Store("A")
-			b, id, s, journaledAtDeath := crashAndRecover(t, def, script, []byte(`"go"`), k, func() { process.Store("B") })
-			if s.State != swarm.StateCompleted {
-				t.Fatalf("state %s (%s)", s.State, s.Reason)
-			}
-			run, err := def.Attach(ctx, b, id)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := run.Result(ctx)
-			if got.(swarm.Completed[Activity]).Output != want {
-				t.Errorf("result %+v, want %+v", got, want)
-			}
-			swarmtest.AssertJournal(t, b, id)
-			if n := int64(len(swarmtest.Events(t, b, id))); n != total {
-				t.Errorf("journal has %d records, a clean run %d", n, total)
-			}
-			effects.mu.Lock()
-			defer effects.mu.Unlock()
-			if len(effects.runs) != 2 {
-				t.Errorf("book ran for %d distinct calls, want 2: %v", len(effects.runs), effects.runs)
-			}
-			for key, procs := range effects.runs {
-				// The idempotency key is run id + the step key of the result.
-				if journaledAtDeath[key] && len(procs) > 1 {
-					t.Errorf("call %s ran again after its result was journaled: %v", key, procs)
+	// Without snapshots, and with one at every boundary: a recovery then
+	// continues from the newest snapshot the dead process wrote.
+	for _, every := range []int{0, 1} {
+		for k := int64(1); k < appends; k++ {
+			if !t.Run(fmt.Sprintf("snapshot_every_%d/after_append_%d", every, k), func(t *testing.T) {
+				ctx := ctxT(t)
+				effects.mu.Lock()
+				effects.runs = map[string][]string{}
+				effects.mu.Unlock()
+				process.Store("A")
+				b, id, s, journaledAtDeath := crashAndRecoverSnap(t, def, script, []byte(`"go"`), k, func() { process.Store("B") }, every)
+				if s.State != swarm.StateCompleted {
+					t.Fatalf("state %s (%s)", s.State, s.Reason)
 				}
+				run, err := def.Attach(ctx, b, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _ := run.Result(ctx)
+				if got.(swarm.Completed[Activity]).Output != want {
+					t.Errorf("result %+v, want %+v", got, want)
+				}
+				swarmtest.AssertJournal(t, b, id)
+				if n := int64(len(swarmtest.Events(t, b, id))); n != total {
+					t.Errorf("journal has %d records, a clean run %d", n, total)
+				}
+				effects.mu.Lock()
+				defer effects.mu.Unlock()
+				if len(effects.runs) != 2 {
+					t.Errorf("book ran for %d distinct calls, want 2: %v", len(effects.runs), effects.runs)
+				}
+				for key, procs := range effects.runs {
+					// The idempotency key is run id + the step key of the result.
+					if journaledAtDeath[key] && len(procs) > 1 {
+						t.Errorf("call %s ran again after its result was journaled: %v", key, procs)
+					}
+				}
+			}) {
+				break // one broken boundary is enough: the next ones would each wait out their deadline
 			}
-		}) {
-			break // one broken boundary is enough: the next ones would each wait out their deadline
 		}
 	}
 }
@@ -167,10 +189,17 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 // run id, as idempotency keys are) journaled when the first one died.
 func crashAndRecover(t *testing.T, def swarm.Definition, script scripted.Script, input []byte, k int64, restart func()) (*swarm.Runtime, string, swarm.Status, map[string]bool) {
 	t.Helper()
+	return crashAndRecoverSnap(t, def, script, input, k, restart, 0)
+}
+
+// crashAndRecoverSnap is crashAndRecover with both runtimes snapshotting
+// runs every `every` records (0: the default).
+func crashAndRecoverSnap(t *testing.T, def swarm.Definition, script scripted.Script, input []byte, k int64, restart func(), every int) (*swarm.Runtime, string, swarm.Status, map[string]bool) {
+	t.Helper()
 	ctx := ctxT(t)
 	mem := memory.New()
-	d := &dying{Store: mem, after: k}
-	a, err := swarm.New(swarm.Config{Store: d, Model: scripted.New(script), Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A"})
+	d := &dyingSnap{&dying{Store: mem, after: k}, mem}
+	a, err := swarm.New(swarm.Config{Store: d, Model: scripted.New(script), Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A", SnapshotEvery: every})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +225,7 @@ func crashAndRecover(t *testing.T, def swarm.Definition, script scripted.Script,
 	}
 	time.Sleep(80 * time.Millisecond) // A's lease runs out
 	restart()
-	b, err := swarm.New(swarm.Config{Store: mem, Model: scripted.New(script), Lease: time.Second, RetryBackoff: time.Millisecond, Owner: "B", PollInterval: 5 * time.Millisecond})
+	b, err := swarm.New(swarm.Config{Store: mem, Model: scripted.New(script), Lease: time.Second, RetryBackoff: time.Millisecond, Owner: "B", PollInterval: 5 * time.Millisecond, SnapshotEvery: every})
 	if err != nil {
 		t.Fatal(err)
 	}

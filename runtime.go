@@ -106,6 +106,12 @@ type Config struct {
 	// output messages, tool arguments and results) on spans. Off by
 	// default: content may be sensitive.
 	CaptureContent bool
+	// SnapshotEvery is how many journal records a run may add before its
+	// state is snapshotted again (default 500; negative: never), so that
+	// recovering a run reads its newest snapshot and the records after it
+	// rather than its whole journal. Only stores that implement
+	// store.Snapshots keep them.
+	SnapshotEvery int
 }
 
 // Runtime registers swarms and agents and drives their runs. It is safe for
@@ -178,6 +184,9 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if cfg.MaxDepth <= 0 {
 		cfg.MaxDepth = 8
+	}
+	if cfg.SnapshotEvery == 0 {
+		cfg.SnapshotEvery = 500
 	}
 	if cfg.MaxParallel <= 0 {
 		cfg.MaxParallel = 16

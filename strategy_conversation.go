@@ -156,7 +156,29 @@ func (conversationStrategy) drive(ctx context.Context, r *runner) outcome {
 		}
 	}
 	ctx = context.WithValue(ctx, convKey{}, st)
-	for n := 1; ; n++ {
+	first := 1
+	if s := r.restored(snapConversation); s != nil {
+		first, c.active = s.Next, s.Active
+		if len(s.Shared) > 0 {
+			st.cur = s.Shared
+		}
+		for _, e := range s.Log {
+			c.log = append(c.log, convEntry{n: e.N, agent: e.Agent, msg: e.Msg})
+		}
+	}
+	for n := first; ; n++ {
+		if n > 1 {
+			// A boundary: the messages before are answered.
+			if seq, live, ok := r.boundary("m"+strconv.Itoa(n-1)+"/reply", false); ok {
+				r.checkpoint(ctx, snapConversation, seq, live, func(s *runSnap) {
+					s.Next, s.Active, s.Shared = n, c.active, st.get()
+					s.Log = make([]convSnap, len(c.log))
+					for i, e := range c.log {
+						s.Log[i] = convSnap{N: e.n, Agent: e.agent, Msg: e.msg}
+					}
+				})
+			}
+		}
 		if out, more := c.message(ctx, n); !more {
 			return out
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/swarmrt/swarm/model"
@@ -25,7 +26,18 @@ func (simpleLoop) drive(ctx context.Context, r *runner) outcome {
 func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) outcome {
 	msgs := make([]model.Message, 1, 8)
 	msgs[0] = model.Message{Role: model.RoleUser, Content: input}
-	for turn := 1; ; turn++ {
+	first := 1
+	if s := r.restored(snapSimple); s != nil && path == "" {
+		msgs, first = slices.Clone(s.Msgs), s.Next
+	}
+	for turn := first; ; turn++ {
+		if path == "" && turn > first {
+			// A boundary: the rounds before are journaled (the one
+			// before, by this drive).
+			if seq, live, ok := r.boundary("t"+strconv.Itoa(turn-1)+"/done", true); ok {
+				r.checkpoint(ctx, snapSimple, seq, live, func(s *runSnap) { s.Next, s.Msgs = turn, msgs })
+			}
+		}
 		if turn > ap.maxTurns {
 			return outcome{kind: failed, reason: fmt.Sprintf("%s exceeded its max turns (%d)", ap.name, ap.maxTurns)}
 		}

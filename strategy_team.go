@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,12 +54,22 @@ func (s memberStrategy) drive(ctx context.Context, r *runner) outcome {
 	tc := &teamCtx{r: r, td: td, team: team, self: s.member.Name, lead: s.lead, member: s.member}
 	ctx = context.WithValue(ctx, teamKey{}, tc)
 	m := &memberRun{r: r, tc: tc, mb: mb, tb: tb, ap: r.plan.root}
-	if s.lead {
+	first := 1
+	if snap := r.restored(snapMember); snap != nil {
+		// Past the spawning of the declared teammates, too.
+		m.msgs, first = slices.Clone(snap.Msgs), snap.Next
+	} else if s.lead {
 		if out, stop := m.spawnDeclared(ctx); stop {
 			return out
 		}
 	}
-	for n := 1; ; n++ {
+	for n := first; ; n++ {
+		if n > 1 {
+			// A boundary: the pieces of work before are answered.
+			if seq, live, ok := r.boundary(m.prefix(n-1)+"/reply", false); ok {
+				r.checkpoint(ctx, snapMember, seq, live, func(s *runSnap) { s.Next, s.Msgs = n, m.msgs })
+			}
+		}
 		opening, out, ok := m.wake(ctx, n)
 		if !ok {
 			return out

@@ -1,0 +1,421 @@
+package swarm_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/swarmtest"
+)
+
+// reqLog records every model request by agent and call number, as the
+// JSON of its system prompt and messages. A request made again (a retry
+// after a crash) must equal the first.
+type reqLog struct {
+	mu   sync.Mutex
+	reqs map[string]string
+	bad  []string
+	m    model.Model
+}
+
+func newReqLog(m model.Model) *reqLog { return &reqLog{reqs: map[string]string{}, m: m} }
+
+func (l *reqLog) model() model.Model {
+	return model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+		b, _ := json.Marshal(struct {
+			System   string
+			Messages []model.Message
+		}{req.System, req.Messages})
+		key := fmt.Sprintf("%s#%d", req.Agent, req.Call)
+		l.mu.Lock()
+		if old, ok := l.reqs[key]; ok && old != string(b) {
+			l.bad = append(l.bad, fmt.Sprintf("%s:\n  was %s\n  now %s", key, old, b))
+		}
+		l.reqs[key] = string(b)
+		l.mu.Unlock()
+		return l.m.Generate(ctx, req)
+	})
+}
+
+// same reports the requests of l that differ from those of want.
+func (l *reqLog) same(t *testing.T, want *reqLog) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range l.bad {
+		t.Errorf("a request was made again with other messages: %s", b)
+	}
+	for key, got := range l.reqs {
+		if w, ok := want.reqs[key]; !ok || w != got {
+			t.Errorf("request %s:\n  got  %s\n  want %s", key, got, w)
+		}
+	}
+}
+
+// readCounter is a memory store that counts the journal records it returns.
+type readCounter struct {
+	*memory.Store
+	read atomic.Int64
+}
+
+func (c *readCounter) Read(ctx context.Context, id string, after int64, limit int) ([]store.Record, error) {
+	recs, err := c.Store.Read(ctx, id, after, limit)
+	c.read.Add(int64(len(recs)))
+	return recs, err
+}
+
+// longLoop is a swarm whose orchestrator calls a tool in each of rounds
+// rounds (two at once in every third, and hands off to an agent in the
+// second), then answers.
+func longLoop(rounds int) (swarm.Definition, scripted.Script) {
+	step := swarm.NewTool("step", "a step", func(ctx context.Context, in struct {
+		N int `json:"n"`
+	}) (string, error) {
+		return fmt.Sprintf("step %d done", in.N), nil
+	})
+	helper := &swarm.Agent{Name: "helper", Instructions: "help"}
+	def := swarm.Define[string, string]("long", "", func(string) swarm.Spec {
+		return swarm.Spec{Tools: []swarm.Tool{step}, Handoffs: []swarm.Handoff{swarm.ToAgent(helper)}, MaxTurns: rounds + 2}
+	})
+	var steps []scripted.Step
+	for i := 1; i <= rounds; i++ {
+		calls := []scripted.ToolCall{scripted.CallTool("step", map[string]int{"n": i})}
+		switch {
+		case i == 2:
+			calls = append(calls, scripted.CallTool("handoff_to_helper", map[string]string{"request": "help"}))
+		case i%3 == 0:
+			calls = append(calls, scripted.CallTool("step", map[string]int{"n": -i}))
+		}
+		steps = append(steps, scripted.Tools(calls...))
+	}
+	steps = append(steps, scripted.Text("all done"))
+	return def, scripted.Script{"long": steps, "helper": {scripted.Text("helped")}}
+}
+
+// TestSnapshotCrashMatrix: a run killed after any append and recovered
+// from its newest snapshot (one at every boundary) makes exactly the model
+// requests of a run that never crashed, and the same journal.
+func TestSnapshotCrashMatrix(t *testing.T) {
+	def, script := longLoop(6)
+	clean := newReqLog(scripted.New(script))
+	counter := &dying{Store: memory.New()}
+	rt0, err := swarm.New(swarm.Config{Store: counter, Model: clean.model(), SnapshotEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt0.Close()
+	if err := rt0.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	id0, err := rt0.Start(ctx, "long", []byte(`"go"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0, err := rt0.Wait(ctx, id0)
+	if err != nil || s0.State != swarm.StateCompleted {
+		t.Fatalf("clean run: %+v, %v", s0, err)
+	}
+	total := len(swarmtest.Events(t, rt0, id0))
+	appends := counter.appends.Load()
+
+	usedSnapshot := false
+	// A snapshots at every boundary, or never (then B snapshots the
+	// boundaries it replays).
+	for _, everyA := range []int{1, -1} {
+		for k := int64(1); k < appends; k++ {
+			if !t.Run(fmt.Sprintf("a_every_%d/after_append_%d", everyA, k), func(t *testing.T) {
+				ctx := ctxT(t)
+				mem := &readCounter{Store: memory.New()}
+				d := &dyingSnap{&dying{Store: mem, after: k}, mem}
+				log := newReqLog(scripted.New(script))
+				a, err := swarm.New(swarm.Config{Store: d, Model: log.model(), Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A", SnapshotEvery: everyA})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer a.Close()
+				if err := a.Register(def); err != nil {
+					t.Fatal(err)
+				}
+				id, err := a.Start(ctx, "long", []byte(`"go"`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for !d.dead() {
+					if s, _ := mem.Get(ctx, id); s.State.Terminal() {
+						break
+					}
+					time.Sleep(time.Millisecond)
+				}
+				time.Sleep(80 * time.Millisecond) // A's lease runs out
+				_, snapErr := mem.Snapshot(ctx, id)
+				b, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), Lease: time.Second, RetryBackoff: time.Millisecond, Owner: "B", SnapshotEvery: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer b.Close()
+				if err := b.Register(def); err != nil {
+					t.Fatal(err)
+				}
+				before := mem.read.Load()
+				if _, err := b.Recover(ctx); err != nil {
+					t.Fatal(err)
+				}
+				s, err := b.Wait(ctx, id)
+				if err != nil || s.State != swarm.StateCompleted || string(s.Result) != `"all done"` {
+					t.Fatalf("recovered run: %+v, %v", s, err)
+				}
+				read := mem.read.Load() - before
+				swarmtest.AssertJournal(t, b, id)
+				if n := len(swarmtest.Events(t, b, id)); n != total {
+					t.Errorf("journal has %d records, a clean run %d", n, total)
+				}
+				log.same(t, clean)
+				if snapErr == nil && read < int64(total) {
+					usedSnapshot = true
+				}
+				checkSnapshotCounts(t, mem, id)
+			}) {
+				break
+			}
+		}
+	}
+	if !usedSnapshot {
+		t.Error("no recovery read less than the whole journal: snapshots were never used")
+	}
+}
+
+// checkSnapshotCounts checks that run id's snapshot, if any, counts the
+// model calls of each agent journaled up to its record, no more, no less.
+func checkSnapshotCounts(t *testing.T, mem *readCounter, id string) {
+	t.Helper()
+	sn, err := mem.Snapshot(t.Context(), id)
+	if err != nil {
+		return
+	}
+	var s struct {
+		Seq   int64          `json:"seq"`
+		Calls map[string]int `json:"calls"`
+	}
+	if err := json.Unmarshal(sn.Data, &s); err != nil || s.Seq != sn.Seq {
+		t.Fatalf("snapshot %s: %v", sn.Data, err)
+	}
+	recs, err := mem.Store.Read(t.Context(), id, 0, int(sn.Seq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for _, rec := range recs {
+		if rec.Type == string(swarm.EventModelResponse) || rec.Type == string(swarm.EventModelError) {
+			var ev struct{ Agent string }
+			_ = json.Unmarshal(rec.Data, &ev)
+			want[ev.Agent]++
+		}
+	}
+	if fmt.Sprint(s.Calls) != fmt.Sprint(want) {
+		t.Errorf("snapshot at record %d counts model calls %v; the journal up to it has %v", s.Seq, s.Calls, want)
+	}
+}
+
+// shopScript scripts n messages of the shop conversation: in each four,
+// the receptionist hands over to sales, which applies a discount and
+// answers; sales answers; sales hands back; the receptionist answers.
+func shopScript(n int) scripted.Script {
+	var rec, sales []scripted.Step
+	for i := 1; i <= n; i++ {
+		switch i % 4 {
+		case 1:
+			calls := []scripted.ToolCall{scripted.CallTool("transfer_to_sales", map[string]any{"topic": fmt.Sprint("topic ", i)})}
+			if i == 1 {
+				calls = append([]scripted.ToolCall{scripted.CallTool("lookup_customer", map[string]any{"name": "Ada"})}, calls...)
+			}
+			rec = append(rec, scripted.Tools(calls...))
+			sales = append(sales, scripted.Tools(scripted.CallTool("apply_discount", map[string]any{"percent": i})), scripted.Text(fmt.Sprint("offer ", i)))
+		case 2:
+			sales = append(sales, scripted.Text(fmt.Sprint("answer ", i)))
+		case 3:
+			sales = append(sales, scripted.Tools(scripted.CallTool("transfer_to_receptionist", map[string]any{})))
+			rec = append(rec, scripted.Text(fmt.Sprint("back ", i)))
+		case 0:
+			rec = append(rec, scripted.Text(fmt.Sprint("hello ", i)))
+		}
+	}
+	return scripted.Script{"receptionist": rec, "sales": sales}
+}
+
+// TestSnapshotConversation: a long conversation continued from snapshots
+// (each message is a new drive of the run, in this process or after a
+// restart) sends the model exactly the requests of one replayed from its
+// journal's start, and each message reads a bounded part of the journal
+// rather than all of it.
+func TestSnapshotConversation(t *testing.T) {
+	const messages, every = 60, 12
+	script := shopScript(messages)
+	conv := shop(&effects{n: map[string]int{}}, nil)
+	talk := func(t *testing.T, every int, restartAt int) (*reqLog, []int64) {
+		ctx := ctxT(t)
+		mem := &readCounter{Store: memory.New()}
+		log := newReqLog(scripted.New(script))
+		open := func() *swarm.Runtime {
+			rt, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), RetryBackoff: time.Millisecond, SnapshotEvery: every})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { rt.Close() })
+			return rt
+		}
+		rt := open()
+		sess, err := conv.Start(ctx, rt, swarm.WithID("chat"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reads []int64
+		for i := 1; i <= messages; i++ {
+			if i == restartAt {
+				rt.Close()
+				rt = open()
+				if sess, err = conv.Start(ctx, rt, swarm.WithID("chat")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := mem.read.Load()
+			r, err := sess.Say(ctx, fmt.Sprint("message ", i))
+			if err != nil || r.Text == "" {
+				t.Fatalf("message %d: %+v, %v", i, r, err)
+			}
+			reads = append(reads, mem.read.Load()-before)
+		}
+		if every > 0 {
+			checkSnapshotCounts(t, mem, "chat")
+		}
+		return log, reads
+	}
+	clean, fullReads := talk(t, -1, 0)
+	snapped, reads := talk(t, every, messages/2)
+	snapped.same(t, clean)
+	// A message adds at most 12 records here. Say reads the newest ones
+	// (its pause, its answer: a few dozen), and with snapshots the drive
+	// reads the records since the newest snapshot: up to every, and the
+	// message's.
+	bound := int64(every + 6*12)
+	for i, n := range reads {
+		if i >= 2*every && n > bound {
+			t.Errorf("message %d read %d journal records with snapshots every %d (bound %d)", i+1, n, every, bound)
+		}
+	}
+	if last := fullReads[len(fullReads)-1]; last <= 3*bound {
+		t.Fatalf("without snapshots the last message read only %d records: the test cannot tell", last)
+	}
+	t.Logf("records read by the last message: %d without snapshots, %d with", fullReads[len(fullReads)-1], reads[len(reads)-1])
+}
+
+// TestSnapshotTeamLead: a team lead (the member strategy) answering many
+// messages, continued from snapshots, sends the model exactly the requests
+// of one replayed from its journal's start.
+func TestSnapshotTeamLead(t *testing.T) {
+	const messages = 30
+	note := swarm.NewTool("note", "takes a note", func(ctx context.Context, in struct {
+		N int `json:"n"`
+	}) (string, error) {
+		return fmt.Sprint("noted ", in.N), nil
+	})
+	var steps []scripted.Step
+	for i := 1; i <= messages; i++ {
+		if i%3 == 0 {
+			steps = append(steps, scripted.Tools(scripted.CallTool("note", map[string]int{"n": i})))
+		}
+		steps = append(steps, scripted.Text(fmt.Sprint("reply ", i)))
+	}
+	script := scripted.Script{"lead": steps}
+	crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead.", Tools: []swarm.Tool{note}}})
+	talk := func(every int) *reqLog {
+		ctx := ctxT(t)
+		mem := &readCounter{Store: memory.New()}
+		log := newReqLog(scripted.New(script))
+		rt, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), RetryBackoff: time.Millisecond, SnapshotEvery: every})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		team, err := crew.Start(ctx, rt, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= messages; i++ {
+			if reply, err := team.Say(ctx, fmt.Sprint("message ", i)); err != nil || reply != fmt.Sprint("reply ", i) {
+				t.Fatalf("message %d: %q, %v", i, reply, err)
+			}
+		}
+		if every > 0 {
+			if _, err := mem.Snapshot(ctx, team.ID()); err != nil {
+				t.Fatalf("no snapshot after %d messages: %v", messages, err)
+			}
+			checkSnapshotCounts(t, mem, team.ID())
+		}
+		return log
+	}
+	talk(5).same(t, talk(-1))
+}
+
+// TestSnapshotUnusable: a snapshot that cannot be used (not JSON, another
+// layout, another strategy's, a record the journal does not have) costs
+// only a replay from the journal's start.
+func TestSnapshotUnusable(t *testing.T) {
+	script := shopScript(8)
+	conv := shop(&effects{n: map[string]int{}}, nil)
+	var clean *reqLog
+	for _, data := range []string{
+		"", // none: the requests to expect
+		`not json`,
+		`{"v":99,"kind":"conversation","seq":%d,"next":3}`,
+		`{"v":1,"kind":"simple","seq":%d,"next":3,"msgs":[{"role":"user","content":"bogus"}]}`,
+		`{"v":1,"kind":"conversation","seq":%d,"next":1}`,
+	} {
+		ctx := ctxT(t)
+		mem := &readCounter{Store: memory.New()}
+		log := newReqLog(scripted.New(script))
+		rt, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), RetryBackoff: time.Millisecond, SnapshotEvery: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		sess, err := conv.Start(ctx, rt, swarm.WithID("chat"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= 8; i++ {
+			if i == 5 && data != "" {
+				run, _ := mem.Get(ctx, "chat")
+				seq := run.LastSeq
+				if data == `{"v":1,"kind":"conversation","seq":%d,"next":1}` {
+					seq-- // a seq the snapshot does not claim
+				}
+				raw := data
+				if strings.Contains(data, "%d") {
+					raw = fmt.Sprintf(data, run.LastSeq)
+				}
+				if err := mem.PutSnapshot(ctx, "chat", store.Snapshot{Seq: seq, Data: []byte(raw), Time: time.Now()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if r, err := sess.Say(ctx, fmt.Sprint("message ", i)); err != nil || r.Text == "" {
+				t.Fatalf("%s: message %d: %+v, %v", data, i, r, err)
+			}
+		}
+		if data == "" {
+			clean = log
+			continue
+		}
+		log.same(t, clean)
+	}
+}
