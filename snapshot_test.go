@@ -419,3 +419,72 @@ func TestSnapshotUnusable(t *testing.T) {
 		log.same(t, clean)
 	}
 }
+
+// TestSnapshotTeammate: a teammate woken by mail again and again,
+// continued from snapshots, sends the model exactly the requests of one
+// replayed from its journal's start.
+func TestSnapshotTeammate(t *testing.T) {
+	const wakes = 20
+	var steps []scripted.Step
+	for i := 1; i <= wakes; i++ {
+		steps = append(steps, scripted.Text(fmt.Sprint("done ", i)))
+	}
+	script := scripted.Script{"bob": steps}
+	crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{
+		Lead:    &swarm.Agent{Name: "lead", Instructions: "Lead."},
+		Members: []swarm.Teammate{{Name: "bob", Role: "helper"}},
+	})
+	talk := func(every int) *reqLog {
+		ctx := ctxT(t)
+		mem := &readCounter{Store: memory.New()}
+		log := newReqLog(scripted.New(script))
+		rt, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond, SnapshotEvery: every})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		team, err := crew.Start(ctx, rt, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob := team.ID() + "~bob"
+		// idle waits until bob has answered n pieces of work and is idle.
+		idle := func(n int) {
+			for {
+				s, err := rt.Status(ctx, bob)
+				if err == nil && s.State == swarm.StatePaused && s.Reason == swarm.AwaitingMail {
+					evs := swarmtest.Events(t, rt, bob)
+					replies := 0
+					for _, ev := range evs {
+						if ev.Type == swarm.EventReply {
+							replies++
+						}
+					}
+					if replies >= n {
+						return
+					}
+				}
+				select {
+				case <-ctx.Done():
+					t.Fatalf("bob did not answer %d pieces of work", n)
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
+		}
+		idle(0)
+		for i := 1; i <= wakes; i++ {
+			if _, err := team.Send(ctx, "bob", fmt.Sprint("task ", i)); err != nil {
+				t.Fatal(err)
+			}
+			idle(i)
+		}
+		if every > 0 {
+			if _, err := mem.Snapshot(ctx, bob); err != nil {
+				t.Fatalf("no snapshot after %d wakes: %v", wakes, err)
+			}
+			checkSnapshotCounts(t, mem, bob)
+		}
+		return log
+	}
+	talk(4).same(t, talk(-1))
+}
