@@ -746,3 +746,53 @@ func TestOpenTeamByAnyMemberRun(t *testing.T) {
 		t.Errorf("OpenTeam of a prefix: %v, want ErrNotFound", err)
 	}
 }
+
+// TestTeamLeadFoundRunningPausesAgain: a lead whose row says running while
+// its journal waits for the user (as a post of an earlier version, which
+// woke every paused recipient, could leave it) is paused again when it is
+// claimed, not released to be claimed again and again; the user's next
+// message is then taken as usual.
+func TestTeamLeadFoundRunningPausesAgain(t *testing.T) {
+	ctx := ctxT(t)
+	st := memory.New()
+	rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(scripted.Script{"lead": {scripted.Text("Hello.")}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if _, err := seedTeam().Start(ctx, rt, "", swarm.WithID("asleep")); err != nil {
+		t.Fatal(err)
+	}
+	row, err := st.Get(ctx, "asleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Read(ctx, "asleep", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		recs[i].Seq = 0
+	}
+	// The same journal under a row that is running and unowned.
+	if _, err := st.Create(ctx, store.Run{ID: "woken", Swarm: row.Swarm, MaxTurns: row.MaxTurns}, "", time.Minute, recs); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := rt.Recover(ctx); err != nil || !slices.Contains(ids, "woken") {
+		t.Fatalf("Recover = %v, %v; want it to claim the woken lead", ids, err)
+	}
+	until(t, ctx, "the woken lead pauses again", func() bool {
+		r, err := st.Get(ctx, "woken")
+		return err == nil && r.State == store.Paused
+	})
+	if r, _ := st.Get(ctx, "woken"); r.Reason != swarm.AwaitingMessage || r.Owner != "" || r.LastSeq != row.LastSeq {
+		t.Fatalf("the lead paused again as %+v; want reason %q, unowned, last record %d", r, swarm.AwaitingMessage, row.LastSeq)
+	}
+	tr, err := rt.OpenTeam(ctx, "woken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := tr.Say(ctx, "Hi."); err != nil || reply != "Hello." {
+		t.Fatalf("Say = %q, %v", reply, err)
+	}
+}
