@@ -241,11 +241,13 @@ func (s *Session[Ctx]) settle(ctx context.Context, sub *liveSub, fn func(Event))
 }
 
 // settle waits until run id is not running, driving it here when its
-// owner is gone. With sub, streamed deltas go to fn meanwhile.
+// owner is gone. With sub, streamed deltas go to fn meanwhile, and those of
+// a turn that ended before settle looked go to fn before it returns.
 func (rt *Runtime) settle(ctx context.Context, id string, sub *liveSub, fn func(Event)) (Status, error) {
 	for {
 		st, err := rt.Status(ctx, id)
 		if err != nil || st.State != StateRunning {
+			sub.drain(fn)
 			return st, err
 		}
 		rt.adoptChild(ctx, id)
@@ -283,16 +285,25 @@ func (rt *Runtime) waitLive(ctx context.Context, id string, sub *liveSub, fn fun
 		case d := <-sub.ch:
 			fn(d)
 		case res := <-done:
-			// Every delta of the turn was published before its end was
-			// journaled.
-			for {
-				select {
-				case d := <-sub.ch:
-					fn(d)
-				default:
-					return res.st, res.err
-				}
-			}
+			sub.drain(fn)
+			return res.st, res.err
+		}
+	}
+}
+
+// drain passes the deltas waiting in s (if not nil) to fn. Once a turn's
+// end is journaled, all its deltas are waiting: they were published
+// before.
+func (s *liveSub) drain(fn func(Event)) {
+	if s == nil {
+		return
+	}
+	for {
+		select {
+		case d := <-s.ch:
+			fn(d)
+		default:
+			return
 		}
 	}
 }
