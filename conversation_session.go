@@ -140,60 +140,85 @@ func (s *Session[Ctx]) Close(ctx context.Context) error {
 // error wrapping ErrTurnFailed; the session stays open. Say on a closed
 // session fails with ErrInvalidState.
 func (s *Session[Ctx]) Say(ctx context.Context, message string, opts ...SayOption) (Reply[Ctx], error) {
+	var rep Reply[Ctx]
+	n, ev, st, err := s.rt.say(ctx, "conversation", s.id, message, opts)
+	switch {
+	case ev != nil:
+		return s.replyOf(n, *ev), err
+	case err != nil:
+		return rep, err
+	}
+	// Paused without an answer: a child swarm asks a human.
+	rep.Message, rep.Waiting, rep.Active = n, st.Reason, st.Agent
+	return rep, nil
+}
+
+// say sends message from the user to run id (what names it in errors: a
+// conversation, a team), which waits for it, and waits for the answer. The
+// message is a resume pinned to the pause the run waits at, so that of two
+// messages sent at once one is refused (ErrInvalidState) rather than both
+// answering the same pause. A run still working is waited for (and driven
+// here if its process died) before the message is sent.
+//
+// It returns the number n of the message and the run's status once it has
+// settled. ev is the run's answer to message n (its "m<n>/reply"
+// record), nil when the run paused again without one (a child swarm asks a
+// human; err is nil) or ended (err says how). An answer that is a failure
+// comes with an error wrapping ErrTurnFailed.
+func (rt *Runtime) say(ctx context.Context, what, id, message string, opts []SayOption) (n int, ev *Event, st Status, err error) {
 	var sc sayConfig
 	for _, o := range opts {
 		o(&sc)
 	}
-	var rep Reply[Ctx]
 	if strings.TrimSpace(message) == "" {
-		return rep, fmt.Errorf("%w: empty message", ErrInvalidInput)
+		return 0, nil, st, fmt.Errorf("%w: empty message", ErrInvalidInput)
 	}
-	st, err := s.settle(ctx, nil, nil)
-	if err != nil {
-		return rep, err
+	if st, err = rt.settle(ctx, id, nil, nil); err != nil {
+		return 0, nil, st, err
 	}
 	if st.State != StatePaused {
-		return rep, fmt.Errorf("conversation %s is %s: %w", s.id, st.State, ErrInvalidState)
+		return 0, nil, st, fmt.Errorf("%s %s is %s: %w", what, id, st.State, ErrInvalidState)
 	}
-	p, ok := s.rt.lastPause(ctx, s.id)
+	p, ok := rt.lastPause(ctx, id)
 	if !ok {
-		return rep, fmt.Errorf("conversation %s: no pause in its journal: %w", s.id, ErrInvalidState)
+		return 0, nil, st, fmt.Errorf("%s %s: no pause in its journal: %w", what, id, ErrInvalidState)
 	}
-	n := messageNumber(p.Key)
+	n = messageNumber(p.Key)
 	var sub *liveSub
 	if sc.stream != nil {
-		sub = s.rt.live.subscribe(s.id)
-		defer s.rt.live.unsubscribe(s.id, sub)
+		sub = rt.live.subscribe(id)
+		defer rt.live.unsubscribe(id, sub)
 	}
-	if _, err := s.rt.store.Send(ctx, s.id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now()}); err != nil {
+	if _, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now(), Pause: p.Seq}); err != nil {
 		if errors.Is(err, store.ErrInvalidState) {
-			return rep, fmt.Errorf("conversation %s is answering another message: %w", s.id, err)
+			return n, nil, st, fmt.Errorf("%s %s is answering another message: %w", what, id, err)
 		}
-		return rep, fmt.Errorf("say to %s: %w", s.id, err)
+		return n, nil, st, fmt.Errorf("say to %s %s: %w", what, id, err)
 	}
-	if st, err = s.settle(ctx, sub, sc.stream); err != nil {
-		return rep, err
+	if err := rt.wake(ctx, id); err != nil {
+		return n, nil, st, fmt.Errorf("say to %s %s: %w", what, id, err)
 	}
-	evs, err := s.rt.History(ctx, s.id, p.Seq)
+	if st, err = rt.settle(ctx, id, sub, sc.stream); err != nil {
+		return n, nil, st, err
+	}
+	evs, err := rt.History(ctx, id, p.Seq)
 	if err != nil {
-		return rep, err
+		return n, nil, st, err
 	}
 	key := "m" + strconv.Itoa(n) + "/reply"
-	for _, ev := range evs {
-		if ev.Key != key {
+	for i := range evs {
+		if evs[i].Key != key {
 			continue
 		}
-		rep = s.replyOf(n, ev)
-		if ev.IsError {
-			return rep, fmt.Errorf("%w: message %d: %s", ErrTurnFailed, n, ev.Reason)
+		if evs[i].IsError {
+			err = fmt.Errorf("%w: message %d: %s", ErrTurnFailed, n, evs[i].Reason)
 		}
-		return rep, nil
+		return n, &evs[i], st, err
 	}
 	if st.State == StatePaused {
-		rep.Message, rep.Waiting, rep.Active = n, st.Reason, st.Agent
-		return rep, nil
+		return n, nil, st, nil
 	}
-	return rep, fmt.Errorf("conversation %s ended before answering: %s %s: %w", s.id, st.State, st.Reason, ErrInvalidState)
+	return n, nil, st, fmt.Errorf("%s %s ended before answering: %s %s: %w", what, id, st.State, st.Reason, ErrInvalidState)
 }
 
 func (s *Session[Ctx]) replyOf(n int, ev Event) Reply[Ctx] {
@@ -216,11 +241,13 @@ func (s *Session[Ctx]) settle(ctx context.Context, sub *liveSub, fn func(Event))
 }
 
 // settle waits until run id is not running, driving it here when its
-// owner is gone. With sub, streamed deltas go to fn meanwhile.
+// owner is gone. With sub, streamed deltas go to fn meanwhile, and those of
+// a turn that ended before settle looked go to fn before it returns.
 func (rt *Runtime) settle(ctx context.Context, id string, sub *liveSub, fn func(Event)) (Status, error) {
 	for {
 		st, err := rt.Status(ctx, id)
 		if err != nil || st.State != StateRunning {
+			sub.drain(fn)
 			return st, err
 		}
 		rt.adoptChild(ctx, id)
@@ -258,16 +285,25 @@ func (rt *Runtime) waitLive(ctx context.Context, id string, sub *liveSub, fn fun
 		case d := <-sub.ch:
 			fn(d)
 		case res := <-done:
-			// Every delta of the turn was published before its end was
-			// journaled.
-			for {
-				select {
-				case d := <-sub.ch:
-					fn(d)
-				default:
-					return res.st, res.err
-				}
-			}
+			sub.drain(fn)
+			return res.st, res.err
+		}
+	}
+}
+
+// drain passes the deltas waiting in s (if not nil) to fn. Once a turn's
+// end is journaled, all its deltas are waiting: they were published
+// before.
+func (s *liveSub) drain(fn func(Event)) {
+	if s == nil {
+		return
+	}
+	for {
+		select {
+		case d := <-s.ch:
+			fn(d)
+		default:
+			return
 		}
 	}
 }

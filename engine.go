@@ -934,8 +934,10 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 			evs = append(evs, Event{Type: EventStopped, Key: "end", Agent: r.info.id, Reason: sc.reason})
 			u = store.Update{State: store.Stopped, Reason: sc.reason, ClearReason: true, AckInbox: sc.msg}
 		case errors.Is(cause, errStillPaused):
-			// Woken by something that does not answer its pause (mail
-			// to a lead that waits for the user): paused again.
+			// Running, but its journal still waits at a pause that no
+			// message answers (a lead woken by mail before posts woke
+			// only runs that wait for mail): paused again, as its
+			// journal says, rather than released to be claimed again.
 			if r.waiting != "" {
 				return r.append(bg, nil, store.Update{State: store.Paused, Reason: r.waiting}, r.plan.root)
 			}

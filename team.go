@@ -69,8 +69,10 @@ const (
 )
 
 // AwaitingMail is the reason of an idle teammate: paused until mail (or a
-// message sent to it with Resume) arrives.
-const AwaitingMail = "idle: awaiting mail"
+// message sent to it with Resume) arrives. It is the store's reason of a
+// run that waits for mail: a post wakes such a run and no other (a lead
+// waiting for the user sees its mail at its next turn).
+const AwaitingMail = store.AwaitingMail
 
 // UserSender is the From of mail sent by the user (through the API), not
 // by a member.

@@ -475,6 +475,10 @@ func TestTeamBroadcastAcrossProcesses(t *testing.T) {
 			stop()
 			<-done
 		}()
+		lead, err := rt.Store().Get(ctx, tr.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
 		to, err := tr.Broadcast(ctx, "status update: phase 1 complete")
 		if err != nil {
 			t.Fatal(err)
@@ -483,6 +487,12 @@ func TestTeamBroadcastAcrossProcesses(t *testing.T) {
 			t.Fatalf("broadcast reached %v, want the lead and %d teammates", to, n)
 		}
 		ms := waitIdle(t, ctx, tr, n+1)
+		// The lead, waiting for the user, was neither woken nor claimed
+		// by any of the processes.
+		if after, err := rt.Store().Get(ctx, tr.ID()); err != nil || after.State != store.Paused || after.Reason != swarm.AwaitingMessage ||
+			after.Epoch != lead.Epoch || after.LastSeq != lead.LastSeq {
+			t.Errorf("the lead after the broadcast: %+v, %v; want paused for the user at epoch %d, last record %d", after, err, lead.Epoch, lead.LastSeq)
+		}
 		for _, m := range ms {
 			got, _ := consumed(t, ctx, rt, m.RunID)
 			unread, err := tr.Inbox(ctx, m.Name)

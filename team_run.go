@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/swarmrt/swarm/store"
 )
@@ -45,10 +42,6 @@ func (t *Team) Start(ctx context.Context, rt *Runtime, task string, opts ...Star
 	}
 	return tr, nil
 }
-
-// maxSayTries bounds how often Say sends its message again when the lead
-// was woken by mail at that moment.
-const maxSayTries = 20
 
 // registerOnce registers d with rt unless it is; another definition with
 // d's id is an error.
@@ -107,69 +100,14 @@ func (t *TeamRun) Events(ctx context.Context, after int64, opts ...EventsOption)
 // [Session.Say]: durable once sent, continued by another process if this
 // one dies. Streamed text goes to WithStream's function.
 func (t *TeamRun) Say(ctx context.Context, message string, opts ...SayOption) (string, error) {
-	var sc sayConfig
-	for _, o := range opts {
-		o(&sc)
-	}
-	if strings.TrimSpace(message) == "" {
-		return "", fmt.Errorf("%w: empty message", ErrInvalidInput)
-	}
-	var sub *liveSub
-	if sc.stream != nil {
-		sub = t.rt.live.subscribe(t.id)
-		defer t.rt.live.unsubscribe(t.id, sub)
-	}
-	// Mail to the lead makes its run runnable for a moment (the store
-	// wakes every paused recipient; the lead pauses again at once), and a
-	// message sent in that moment is refused: wait and send again, a
-	// bounded number of times.
-	var p Event
-	for try := 0; ; try++ {
-		st, err := t.rt.settle(ctx, t.id, nil, nil)
-		if err != nil {
-			return "", err
-		}
-		if st.State != StatePaused {
-			return "", fmt.Errorf("team %s is %s: %w", t.id, st.State, ErrInvalidState)
-		}
-		var ok bool
-		if p, ok = t.rt.lastPause(ctx, t.id); !ok {
-			return "", fmt.Errorf("team %s: no pause in its journal: %w", t.id, ErrInvalidState)
-		}
-		_, err = t.rt.store.Send(ctx, t.id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now(), Pause: p.Seq})
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, store.ErrInvalidState) && !errors.Is(err, store.ErrPauseNotCurrent) || try >= maxSayTries {
-			return "", fmt.Errorf("say to team %s: %w", t.id, err)
-		}
-	}
-	if err := t.rt.wake(ctx, t.id); err != nil {
-		return "", fmt.Errorf("say to team %s: %w", t.id, err)
-	}
-	n := messageNumber(p.Key)
-	st, err := t.rt.settle(ctx, t.id, sub, sc.stream)
-	if err != nil {
+	_, ev, st, err := t.rt.say(ctx, "team", t.id, message, opts)
+	switch {
+	case err != nil:
 		return "", err
-	}
-	evs, err := t.rt.History(ctx, t.id, p.Seq)
-	if err != nil {
-		return "", err
-	}
-	key := "m" + strconv.Itoa(n) + "/reply"
-	for _, ev := range evs {
-		if ev.Key != key {
-			continue
-		}
-		if ev.IsError {
-			return "", fmt.Errorf("%w: message %d: %s", ErrTurnFailed, n, ev.Reason)
-		}
-		return ev.Text, nil
-	}
-	if st.State == StatePaused {
+	case ev == nil:
 		return "", fmt.Errorf("team %s paused: %s: %w", t.id, st.Reason, ErrInvalidState)
 	}
-	return "", fmt.Errorf("team %s ended before answering: %s %s: %w", t.id, st.State, st.Reason, ErrInvalidState)
+	return ev.Text, nil
 }
 
 // Roster returns the team's members (the lead first, then the teammates

@@ -634,39 +634,96 @@ func TestTeamCloseStopsTeammatesAfterRestart(t *testing.T) {
 }
 
 // mailInTheWay is a store in which mail reaches a team's lead just before
-// the first message sent to it: the mail makes the lead's run runnable for
-// a moment, which is when the message arrives.
+// the first message sent to it.
 type mailInTheWay struct {
 	*memory.Store
+	lead string
 	once sync.Once
 }
 
 func (m *mailInTheWay) Send(ctx context.Context, id string, msg store.Message) (store.Message, error) {
-	m.once.Do(func() {
-		_, _ = m.Post(ctx, []string{id}, store.Mail{ID: "early", From: "alice", Type: swarm.MailMessage, Content: "done early"})
-	})
+	if id == m.lead && msg.Kind == store.MsgResume {
+		m.once.Do(func() {
+			_, _ = m.Post(ctx, []string{id}, store.Mail{ID: "early", From: "alice", Type: swarm.MailMessage, Content: "done early"})
+		})
+	}
 	return m.Store.Send(ctx, id, msg)
 }
 
-func TestTeamSayWhileMailWakesTheLead(t *testing.T) {
+// TestTeamMailLeavesTheLeadPaused: mail to a lead that waits for the
+// user's next message (from an idle teammate that mail woke, or posted
+// just before the user's message) leaves the lead paused as it was: no
+// claim, no record. The user's message is taken at once, and the lead
+// reads its mail at that turn, as an <inbox> message.
+func TestTeamMailLeavesTheLeadPaused(t *testing.T) {
 	ctx := ctxT(t)
-	script := scripted.Script{"lead": {scripted.Text("Noted alice's mail.")}}
-	st := &mailInTheWay{Store: memory.New()}
-	rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script)})
+	script := scripted.Script{
+		"alice": {
+			scripted.Tools(scripted.CallTool("send_message", map[string]string{"to": "lead", "content": "the parser is done"})),
+			scripted.Text("Told the lead."),
+		},
+		"lead": {scripted.Text("Noted alice's mails.")},
+	}
+	const id = "team-quiet"
+	st := &mailInTheWay{Store: memory.New(), lead: id}
+	rec := &recorder{m: scripted.New(script)}
+	rt, err := swarm.New(swarm.Config{Store: st, Model: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	tr, err := seedTeam().Start(ctx, rt, "")
+	team := seedTeam(func(s *swarm.TeamSpec) { s.Members = []swarm.Teammate{{Name: "alice", Role: "coder"}} })
+	tr, err := team.Start(ctx, rt, "", swarm.WithID(id))
 	if err != nil {
 		t.Fatal(err)
 	}
+	settledRoster(t, ctx, tr, "alice")
+	before, err := st.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.State != store.Paused || before.Reason != swarm.AwaitingMessage {
+		t.Fatalf("the lead before any mail: %s %q", before.State, before.Reason)
+	}
+
+	// The user's mail wakes idle alice, who mails the lead.
+	if _, err := tr.Send(ctx, "alice", "Tell the lead when the parser is done."); err != nil {
+		t.Fatal(err)
+	}
+	ms := settledRoster(t, ctx, tr, "alice")
+	if ms[0].State != swarm.MemberIdle || ms[0].Unread != 1 {
+		t.Fatalf("roster after alice's mail: %s, the lead with %d unread", states(ms), ms[0].Unread)
+	}
+	if got := received(t, rt, tr, "alice"); len(got) != 1 || got[0].From != swarm.UserSender {
+		t.Fatalf("alice received %+v, want the user's mail", got)
+	}
+	after, err := st.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.State != store.Paused || after.Reason != swarm.AwaitingMessage || after.Owner != "" ||
+		after.Epoch != before.Epoch || after.LastSeq != before.LastSeq {
+		t.Fatalf("mail changed the lead's run: %s %q owner %q epoch %d last record %d; want paused, %q, unowned, epoch %d, last record %d",
+			after.State, after.Reason, after.Owner, after.Epoch, after.LastSeq, swarm.AwaitingMessage, before.Epoch, before.LastSeq)
+	}
+
+	// More mail comes just before the user's message, which is taken at
+	// the first try.
 	reply, err := tr.Say(ctx, "Anything from alice?")
-	if err != nil || reply != "Noted alice's mail." {
+	if err != nil || reply != "Noted alice's mails." {
 		t.Fatalf("Say = %q, %v", reply, err)
 	}
-	if got := received(t, rt, tr, "lead"); len(got) != 1 || got[0].Content != "done early" {
-		t.Errorf("the lead received %+v", got)
+	got := received(t, rt, tr, "lead")
+	if len(got) != 2 || got[0].Content != "the parser is done" || got[1].Content != "done early" {
+		t.Fatalf("the lead received %+v", got)
+	}
+	msgs := rec.last("lead").Messages
+	inbox := msgs[len(msgs)-1].Content
+	if !strings.HasPrefix(inbox, "<inbox>") || !strings.Contains(inbox, "the parser is done") || !strings.Contains(inbox, "done early") {
+		t.Errorf("the lead's model was last given %q, want both mails in its inbox", inbox)
+	}
+	if m := msgs[len(msgs)-2].Content; m != "Anything from alice?" {
+		t.Errorf("the lead's model was given %q before its inbox, want the user's message", m)
 	}
 }
 
@@ -687,5 +744,55 @@ func TestOpenTeamByAnyMemberRun(t *testing.T) {
 	}
 	if _, err := rt.OpenTeam(ctx, "crew"); !errors.Is(err, swarm.ErrNotFound) {
 		t.Errorf("OpenTeam of a prefix: %v, want ErrNotFound", err)
+	}
+}
+
+// TestTeamLeadFoundRunningPausesAgain: a lead whose row says running while
+// its journal waits for the user (as a post of an earlier version, which
+// woke every paused recipient, could leave it) is paused again when it is
+// claimed, not released to be claimed again and again; the user's next
+// message is then taken as usual.
+func TestTeamLeadFoundRunningPausesAgain(t *testing.T) {
+	ctx := ctxT(t)
+	st := memory.New()
+	rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(scripted.Script{"lead": {scripted.Text("Hello.")}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if _, err := seedTeam().Start(ctx, rt, "", swarm.WithID("asleep")); err != nil {
+		t.Fatal(err)
+	}
+	row, err := st.Get(ctx, "asleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.Read(ctx, "asleep", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		recs[i].Seq = 0
+	}
+	// The same journal under a row that is running and unowned.
+	if _, err := st.Create(ctx, store.Run{ID: "woken", Swarm: row.Swarm, MaxTurns: row.MaxTurns}, "", time.Minute, recs); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := rt.Recover(ctx); err != nil || !slices.Contains(ids, "woken") {
+		t.Fatalf("Recover = %v, %v; want it to claim the woken lead", ids, err)
+	}
+	until(t, ctx, "the woken lead pauses again", func() bool {
+		r, err := st.Get(ctx, "woken")
+		return err == nil && r.State == store.Paused
+	})
+	if r, _ := st.Get(ctx, "woken"); r.Reason != swarm.AwaitingMessage || r.Owner != "" || r.LastSeq != row.LastSeq {
+		t.Fatalf("the lead paused again as %+v; want reason %q, unowned, last record %d", r, swarm.AwaitingMessage, row.LastSeq)
+	}
+	tr, err := rt.OpenTeam(ctx, "woken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := tr.Say(ctx, "Hi."); err != nil || reply != "Hello." {
+		t.Fatalf("Say = %q, %v", reply, err)
 	}
 }

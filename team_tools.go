@@ -549,10 +549,6 @@ func memberState(run store.Run, leaving bool) string {
 		return MemberSpawning
 	case run.State == store.Paused && (run.Reason == AwaitingMail || run.Reason == AwaitingMessage):
 		return MemberIdle
-	case run.State == store.Running && run.Owner == "" && run.Reason == AwaitingMessage:
-		// A lead made runnable by mail, which does not wake it: it
-		// pauses again as soon as it is claimed.
-		return MemberIdle
 	}
 	return MemberWorking
 }
@@ -607,7 +603,7 @@ func (rt *Runtime) sendMail(ctx context.Context, team, from string, to []string,
 	case err != nil:
 		return store.Mail{}, err
 	}
-	// An idle recipient is runnable now.
+	// A recipient that waited for mail is runnable now.
 	for _, id := range ids {
 		if err := rt.wake(ctx, id); err != nil {
 			rt.log.Warn("waking a team member", "run", id, "err", err)

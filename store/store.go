@@ -374,17 +374,31 @@ const MaxMailBytes = 64 << 10
 // ErrTooLarge: a mail's content exceeds MaxMailBytes.
 var ErrTooLarge = errors.New("too large")
 
+// AwaitingMail is the Reason of a run paused until mail arrives (an idle
+// teammate): [Mailboxes.Post] wakes such a run, and only such a run.
+const AwaitingMail = "idle: awaiting mail"
+
+// WaitsForMail reports whether a run in state state with reason reason is
+// one that [Mailboxes.Post] wakes: Paused with Reason AwaitingMail.
+func WaitsForMail(state State, reason string) bool {
+	return state == Paused && reason == AwaitingMail
+}
+
 // Mailboxes is implemented by stores that keep mailboxes. It is optional:
 // teams need it; plain runs do not.
 type Mailboxes interface {
 	// Post appends m to the mailbox of each run of to, in one transaction:
 	// all or nothing. An unknown run gives ErrNotFound, a finished one
 	// ErrInvalidState, content over MaxMailBytes ErrTooLarge (wrapped,
-	// naming the run), and then nothing is posted. A recipient that is
-	// Paused becomes Running and unowned (runnable) in the same
-	// transaction, like a Send, so a mail is never lost between a
-	// teammate going idle and waking up; Watchers see ChangeInbox and,
-	// for a woken run, ChangeRunnable. Post returns, per recipient, the
+	// naming the run), and then nothing is posted. A recipient that waits
+	// for mail (see [WaitsForMail]: Paused with Reason AwaitingMail)
+	// becomes Running and unowned (runnable) in the same transaction, like
+	// a Send, so a mail is never lost between a teammate going idle and
+	// waking up. Any other recipient is left as it is (a run paused for
+	// something else, such as a user's message or a human's answer, keeps
+	// its state, reason and owner; it reads the mail when it runs next).
+	// Watchers see ChangeInbox and, for a woken run, ChangeRunnable.
+	// Post returns, per recipient, the
 	// mail as stored (with its Seq and Time; an ID already in that
 	// mailbox returns the stored one). Posts to one mailbox are totally
 	// ordered, and one sender's posts keep their order.
@@ -404,11 +418,13 @@ const (
 	// ChangeAppended: records were appended to the run's journal or its row
 	// changed (by Create or Append).
 	ChangeAppended ChangeKind = "appended"
-	// ChangeInbox: a message was sent to the run (Send).
+	// ChangeInbox: a message was sent to the run (Send), or a mail posted
+	// to it (Post).
 	ChangeInbox ChangeKind = "inbox"
 	// ChangeRunnable: the run became Running and unowned, so any process
 	// may claim it now (a Release, an Append with Update.Release, a Send
-	// to a paused run, a Create without an owner). An expired lease is
+	// to a paused run, a Post to a run that waits for mail, a Create
+	// without an owner). An expired lease is
 	// not reported: claimers also poll.
 	ChangeRunnable ChangeKind = "runnable"
 )

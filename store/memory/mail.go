@@ -79,7 +79,7 @@ func (s *Store) Post(ctx context.Context, to []string, m store.Mail) (_ []store.
 			r.mbox.ids[m.ID] = nm.Seq
 			out[i] = nm
 			posted[i] = true
-			woke[i] = r.deliver(now)
+			woke[i] = r.deliver(now, store.WaitsForMail(r.row.State, r.row.Reason))
 		}
 	}()
 	if err != nil {

@@ -531,16 +531,16 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (_ store.M
 	}
 	m.ID = s.msgID.Add(1)
 	r.inbox = append(r.inbox, m)
-	woke = r.deliver(now)
+	woke = r.deliver(now, row.State == store.Paused)
 	return m, nil
 }
 
-// deliver notes that a message or mail reached the run at now and, if the
-// run is paused, makes it Running and unowned (runnable), which it
-// reports. The caller holds r.mu.
-func (r *run) deliver(now time.Time) (woke bool) {
+// deliver notes that a message or mail reached the run at now and, if
+// wake, makes it Running and unowned (runnable), which it reports. The
+// caller holds r.mu.
+func (r *run) deliver(now time.Time, wake bool) (woke bool) {
 	row := &r.row
-	if row.State == store.Paused {
+	if wake {
 		woke = true
 		row.State = store.Running
 		row.Owner = ""

@@ -28,13 +28,14 @@ func ackMailSQL(n int) string {
 // and a post and a pause of one run are serialized), and only when it
 // finds them all and none is finished does it add the mail to each
 // mailbox that lacks its ID, numbered after the mailbox's last mail, and
-// deliver it (the step a Send takes, with the states read under the
+// deliver it (the step a Send takes, waking only the runs that wait for
+// mail: paused with reason $8, store.AwaitingMail, as read under the
 // lock). It returns a row per run found: its state, whether the mail is
 // new there, and the mail as stored. A concurrent post of the same ID
 // that this statement's snapshot misses fails it on swarm_mail_id; run
 // again, it finds that mail.
 func postSQL(deliver func(src string) string) string {
-	return `WITH rc AS (SELECT rid, id, state FROM swarm_runs WHERE id = ANY($1::text[]) ORDER BY rid FOR UPDATE),
+	return `WITH rc AS (SELECT rid, id, state, reason FROM swarm_runs WHERE id = ANY($1::text[]) ORDER BY rid FOR UPDATE),
 	ok AS (SELECT count(*) = cardinality($1::text[])
 			AND coalesce(bool_and(state NOT IN ('completed', 'failed', 'stopped')), false) AS ok FROM rc),
 	e AS (SELECT rid, seq, sender, type, request_id, reply_to, content, time
@@ -47,7 +48,7 @@ func postSQL(deliver func(src string) string) string {
 	n AS (INSERT INTO swarm_mail (rid, seq, id, sender, type, request_id, reply_to, content, time)
 		SELECT b.rid, b.last, $2, $3, $4, $5, $6, $7, t.now FROM b, t
 		RETURNING rid, seq, sender, type, request_id, reply_to, content, time),
-	d AS (` + deliver(`SELECT rc.rid, rc.state FROM rc JOIN n ON n.rid = rc.rid`) + `)
+	d AS (` + deliver(`SELECT rc.rid, rc.state = 'paused' AND rc.reason = $8 AS wake FROM rc JOIN n ON n.rid = rc.rid`) + `)
 	SELECT rc.id, rc.state, n.rid IS NOT NULL, coalesce(n.seq, e.seq), coalesce(n.sender, e.sender),
 		coalesce(n.type, e.type), coalesce(n.request_id, e.request_id), coalesce(n.reply_to, e.reply_to),
 		coalesce(n.content, e.content), coalesce(n.time, e.time)
@@ -64,7 +65,8 @@ const mailboxSQL = `SELECT coalesce(b.acked, 0), m.seq, m.id, m.sender, m.type, 
 	WHERE r.id = $1 ORDER BY m.seq`
 
 // Post implements store.Mailboxes in one statement: the mails, the
-// waking of paused recipients and their notifications commit together. A
+// waking of the recipients that wait for mail and their notifications
+// commit together. A
 // post broken off with its connection, or that raced with a post of the
 // same ID, is tried once more: posting an ID twice delivers it once.
 func (s *Store) Post(ctx context.Context, to []string, m store.Mail) ([]store.Mail, error) {
@@ -95,7 +97,7 @@ func sameID(err error) bool {
 }
 
 func (s *Store) post(ctx context.Context, to []string, m store.Mail) ([]store.Mail, error) {
-	rows, err := s.pool.Query(ctx, s.q.post, to, m.ID, m.From, m.Type, m.RequestID, m.ReplyTo, m.Content)
+	rows, err := s.pool.Query(ctx, s.q.post, to, m.ID, m.From, m.Type, m.RequestID, m.ReplyTo, m.Content, store.AwaitingMail)
 	if err != nil {
 		return nil, err
 	}

@@ -49,18 +49,18 @@ func newQueries(channel string) queries {
 			kind, idExpr, maxPayloadID, ch)
 	}
 	// deliver notes that a message or mail reached runs now and makes the
-	// paused ones Running and unowned (runnable), announcing both. src
-	// gives (rid, state) of the runs, as locked by the transaction: the
-	// state decides the waking.
+	// ones it wakes Running and unowned (runnable), announcing both. src
+	// gives (rid, wake) of the runs, wake computed from their rows as
+	// locked by the transaction.
 	deliver := func(src string) string {
 		return `UPDATE swarm_runs r SET updated_at = ` + nowNS + `,
-				state = CASE WHEN o.state = 'paused' THEN 'running' ELSE r.state END,
-				owner = CASE WHEN o.state = 'paused' THEN '' ELSE r.owner END,
-				lease_until = CASE WHEN o.state = 'paused' THEN 0 ELSE r.lease_until END
+				state = CASE WHEN o.wake THEN 'running' ELSE r.state END,
+				owner = CASE WHEN o.wake THEN '' ELSE r.owner END,
+				lease_until = CASE WHEN o.wake THEN 0 ELSE r.lease_until END
 			FROM (` + src + `) o
 			WHERE r.rid = o.rid
 			RETURNING ` + notify(kindInbox, "r.id") + `,
-				CASE WHEN o.state = 'paused' THEN ` + notify(kindRunnable, "r.id") + ` END`
+				CASE WHEN o.wake THEN ` + notify(kindRunnable, "r.id") + ` END`
 	}
 	// records are arguments $a..$a+3: keys, types, data, times.
 	records := func(a int) string {
@@ -125,8 +125,8 @@ func newQueries(channel string) queries {
 		exists: `SELECT true FROM swarm_runs WHERE id = $1`,
 		lease:  `SELECT rid, state, owner, lease_until > ` + nowNS + ` FROM swarm_runs WHERE id = $1`,
 
-		// Send runs it after locking run $1.
-		deliver: deliver(`SELECT rid, state FROM swarm_runs WHERE rid = ANY($1::bigint[])`),
+		// Send runs it after locking run $1: a message wakes a paused run.
+		deliver: deliver(`SELECT rid, state = 'paused' AS wake FROM swarm_runs WHERE rid = ANY($1::bigint[])`),
 		post:    postSQL(deliver),
 	}
 }

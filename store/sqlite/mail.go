@@ -43,7 +43,7 @@ var mailSchema = []string{
 
 // mailStmts are the writer's statements for mailboxes.
 type mailStmts struct {
-	stored, next, insert, ack *sql.Stmt
+	stored, next, insert, ack, wake *sql.Stmt
 }
 
 // mailStmts prepares the mailbox statements on first use.
@@ -63,6 +63,9 @@ func (w *writer) mailStmts() (*mailStmts, error) {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING mid`},
 		// Forward only, and never past the last mail.
 		{&m.ack, `UPDATE mailboxes SET acked = min(?1, last) WHERE rid = ?2 AND acked < ?1`},
+		// Only a run that waits for mail (store.WaitsForMail).
+		{&m.wake, `UPDATE runs SET state = 'running', owner = '', lease_until = 0, updated_at = ?1
+			WHERE rid = ?2 AND state = 'paused' AND reason = ?3`},
 	} {
 		st, err := w.conn.PrepareContext(context.Background(), p.q)
 		if err != nil {
@@ -94,7 +97,7 @@ type posted struct {
 }
 
 // post checks every recipient, then appends m to each mailbox that does
-// not hold its ID yet, waking paused recipients as a Send does.
+// not hold its ID yet, waking the recipients that wait for mail.
 func (w *writer) post(to []string, m store.Mail, out []posted) error {
 	curs := make([]lease, len(to))
 	for i, id := range to {
@@ -128,7 +131,7 @@ func (w *writer) post(to []string, m store.Mail, out []posted) error {
 		if err := st.next.QueryRow(cur.rid).Scan(&p.mail.Seq); err != nil {
 			return err
 		}
-		if p.woke, err = w.deliver(cur); err != nil {
+		if p.woke, err = w.deliverMail(st, cur); err != nil {
 			return err
 		}
 		if err := st.insert.QueryRow(cur.rid, p.mail.Seq, m.ID, m.From, m.Type, m.RequestID, m.ReplyTo, m.Content,
@@ -139,6 +142,22 @@ func (w *writer) post(to []string, m store.Mail, out []posted) error {
 		out[i] = p
 	}
 	return nil
+}
+
+// deliverMail notes that a mail reached run cur now and, if the run waits
+// for mail, makes it Running and unowned (runnable), which it reports.
+func (w *writer) deliverMail(st *mailStmts, cur lease) (woke bool, err error) {
+	if cur.state == store.Paused {
+		res, err := st.wake.Exec(sqlval.Nanos(w.now), cur.rid, store.AwaitingMail)
+		if err != nil {
+			return false, err
+		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err == nil, err
+		}
+	}
+	_, err = w.setUpd.Exec(sqlval.Nanos(w.now), cur.rid)
+	return false, err
 }
 
 // Post implements store.Mailboxes: one write request, so one transaction.

@@ -34,7 +34,8 @@ func TestMailFourHandles(t *testing.T) {
 
 // TestWatchSeesOtherProcessMail: a mail posted through another Store on
 // the same file is reported to this Store's watchers, as ChangeInbox, and
-// also ChangeRunnable when it woke a paused run.
+// also ChangeRunnable when it woke a run that waits for mail (and only
+// then).
 func TestWatchSeesOtherProcessMail(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -47,7 +48,14 @@ func TestWatchSeesOtherProcessMail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := owner.Append(ctx, pl, nil, store.Update{State: store.Paused}); err != nil {
+	if _, err := owner.Append(ctx, pl, nil, store.Update{State: store.Paused, Reason: store.AwaitingMail}); err != nil {
+		t.Fatal(err)
+	}
+	al, err := owner.Create(ctx, store.Run{ID: "asking"}, "owner", time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Append(ctx, al, nil, store.Update{State: store.Paused, Reason: "awaiting user message"}); err != nil {
 		t.Fatal(err)
 	}
 	changes := make(chan store.Change, 100)
@@ -78,6 +86,15 @@ func TestWatchSeesOtherProcessMail(t *testing.T) {
 	}
 	if c := next(); c != (store.Change{RunID: "idle", Kind: store.ChangeRunnable}) {
 		t.Fatalf("mail to a paused run: %+v, want it runnable", c)
+	}
+	// A run paused for the user is told of the mail, and stays paused.
+	for _, id := range []string{"asking", "busy"} {
+		if _, err := other.Post(ctx, []string{id}, store.Mail{ID: "m3"}); err != nil {
+			t.Fatal(err)
+		}
+		if c := next(); c != (store.Change{RunID: id, Kind: store.ChangeInbox}) {
+			t.Fatalf("mail to %s: %+v, want only its inbox", id, c)
+		}
 	}
 }
 

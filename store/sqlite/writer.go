@@ -424,8 +424,8 @@ func (w *writer) send(id string, m *store.Message, woke *bool) error {
 	return err
 }
 
-// deliver notes that a message or mail reached run cur now and, if the run
-// is paused, makes it Running and unowned (runnable), which it reports.
+// deliver notes that a message reached run cur now and, if the run is
+// paused, makes it Running and unowned (runnable), which it reports.
 func (w *writer) deliver(cur lease) (woke bool, err error) {
 	if cur.state == store.Paused {
 		_, err = w.wake.Exec(sqlval.Nanos(w.now), cur.rid)

@@ -27,6 +27,7 @@ var mailTests = []struct {
 	{"MailTooLarge", testMailTooLarge},
 	{"MailBadInput", testMailBadInput},
 	{"MailWakesPaused", testMailWakesPaused},
+	{"MailLeavesOtherPauses", testMailLeavesOtherPauses},
 	{"MailBroadcast", testMailBroadcast},
 	{"MailConcurrent", testMailConcurrent},
 }
@@ -209,7 +210,7 @@ func testMailAllOrNothing(t *testing.T, s store.Store) {
 	mb := mailboxes(t, s)
 	l := create(t, s, "r1", "o", long)
 	create(t, s, "r2", "o", long)
-	appendOK(t, s, l, recs("idle"), store.Update{State: store.Paused})
+	appendOK(t, s, l, recs("idle"), store.Update{State: store.Paused, Reason: store.AwaitingMail})
 	_, err := mb.Post(t.Context(), []string{"r1", "nope", "r2"}, store.Mail{ID: "m"})
 	wantErr(t, "Post with an unknown recipient", err, store.ErrNotFound)
 	if !strings.Contains(err.Error(), "nope") {
@@ -284,14 +285,14 @@ func testMailBadInput(t *testing.T, s store.Store) {
 	wantMailbox(t, mb, "r1", 0)
 }
 
-// testMailWakesPaused: a mail to a paused run makes it runnable in the
-// same step, and watchers hear of it; a mail to a running run leaves its
-// owner alone.
+// testMailWakesPaused: a mail to a run that waits for mail makes it
+// runnable in the same step, and watchers hear of it; a mail to a running
+// run leaves its owner alone.
 func testMailWakesPaused(t *testing.T, s store.Store) {
 	mb := mailboxes(t, s)
 	ctx := t.Context()
 	l := create(t, s, "r1", "o1", long)
-	appendOK(t, s, l, recs("idle"), store.Update{State: store.Paused, Reason: "idle"})
+	appendOK(t, s, l, recs("idle"), store.Update{State: store.Paused, Reason: store.AwaitingMail})
 	var ch <-chan store.Change
 	if _, ok := s.(store.Watcher); ok {
 		ch = watcher(t, ctx, s)
@@ -320,6 +321,66 @@ func testMailWakesPaused(t *testing.T, s store.Store) {
 	}
 }
 
+// testMailLeavesOtherPauses: a mail to a run paused for anything but mail
+// (a user's next message, a human's answer, no reason at all) is kept in
+// its mailbox and changes nothing else: the run stays paused with its
+// reason, unowned, at its epoch and last record, and nobody may claim it;
+// a resume still wakes it as usual, and the mail is still there.
+func testMailLeavesOtherPauses(t *testing.T, s store.Store) {
+	mb := mailboxes(t, s)
+	ctx := t.Context()
+	reasons := []string{"awaiting user message", "approve the refund?", "", store.AwaitingMail + " (not quite)"}
+	var to []string
+	before := map[string]store.Run{}
+	for i, reason := range reasons {
+		id := fmt.Sprint("p", i)
+		l := create(t, s, id, "o1", long)
+		appendOK(t, s, l, recs("pause"), store.Update{State: store.Paused, Reason: reason, Release: true})
+		to = append(to, id)
+		before[id] = get(t, s, id)
+	}
+	var ch <-chan store.Change
+	if _, ok := s.(store.Watcher); ok {
+		ch = watcher(t, ctx, s)
+	}
+	post(t, mb, to, store.Mail{ID: "m1", From: "alice", Content: "done"})
+	post(t, mb, to[:1], store.Mail{ID: "m2", From: "bob", Content: "done too"})
+	for i, id := range to {
+		r, b := get(t, s, id), before[id]
+		if r.State != store.Paused || r.Reason != reasons[i] || r.Owner != "" || r.Epoch != b.Epoch || r.LastSeq != b.LastSeq {
+			t.Fatalf("a mail changed %s, paused with reason %q: state %s reason %q owner %q epoch %d last %d; want paused, the same reason, unowned, epoch %d, last %d",
+				id, reasons[i], r.State, r.Reason, r.Owner, r.Epoch, r.LastSeq, b.Epoch, b.LastSeq)
+		}
+		checkJournal(t, s, id, "pause")
+	}
+	wantMailbox(t, mb, "p0", 0, "m1", "m2")
+	wantMailbox(t, mb, "p1", 0, "m1")
+	if ch != nil {
+		// Told of the mail, never that the run is runnable: the marker's
+		// change comes after every change of the posts.
+		create(t, s, "marker", "o1", long)
+		want := []store.Change{change("p0", store.ChangeInbox)}
+		for _, id := range to {
+			want = append(want, change(id, store.ChangeInbox))
+		}
+		expect(t, ch, "mail to runs paused for something else", append(want, change("marker", store.ChangeAppended))...)
+	}
+	if ls, err := s.ClaimExpired(ctx, "o2", long, 10); err != nil || len(ls) != 0 {
+		t.Fatalf("ClaimExpired after the mails = %+v, %v; want nothing", ls, err)
+	}
+	_, err := s.Claim(ctx, "p0", "o2", long)
+	wantErr(t, "Claim of a paused run that got mail", err, store.ErrInvalidState)
+
+	// A resume answers the pause as it always does; the mail waits.
+	if _, err := s.Send(ctx, "p0", store.Message{Kind: store.MsgResume, Text: "next", Pause: before["p0"].LastSeq}); err != nil {
+		t.Fatalf("resume after the mail: %v", err)
+	}
+	if r := get(t, s, "p0"); r.State != store.Running || r.Owner != "" {
+		t.Fatalf("after the resume: state %s owner %q; want running, unowned", r.State, r.Owner)
+	}
+	wantMailbox(t, mb, "p0", 0, "m1", "m2")
+}
+
 func testMailBroadcast(t *testing.T, s store.Store) {
 	mb := mailboxes(t, s)
 	const members = 20
@@ -327,8 +388,11 @@ func testMailBroadcast(t *testing.T, s store.Store) {
 	for i := range members {
 		id := fmt.Sprint("member", i)
 		l := create(t, s, id, "o", long)
-		if i%2 == 0 {
-			appendOK(t, s, l, recs("idle"), store.Update{State: store.Paused})
+		switch i % 3 {
+		case 0:
+			appendOK(t, s, l, recs("idle"), store.Update{State: store.Paused, Reason: store.AwaitingMail})
+		case 1:
+			appendOK(t, s, l, recs("asking"), store.Update{State: store.Paused, Reason: "awaiting user message"})
 		}
 		to = append(to, id)
 	}
@@ -340,13 +404,18 @@ func testMailBroadcast(t *testing.T, s store.Store) {
 		}
 	}
 	post(t, mb, to, m) // a retried broadcast
-	for _, id := range to {
+	for i, id := range to {
 		ms := wantMailbox(t, mb, id, 0, "b1")
 		if ms[0].Content != m.Content || ms[0].Type != "broadcast" {
 			t.Fatalf("mailbox of %s: %+v", id, ms[0])
 		}
-		if r := get(t, s, id); r.State != store.Running {
-			t.Fatalf("broadcast left %s %s", id, r.State)
+		// The idle members woke up; the one asking the user still waits.
+		want := store.Running
+		if i%3 == 1 {
+			want = store.Paused
+		}
+		if r := get(t, s, id); r.State != want {
+			t.Fatalf("broadcast left %s %s, want %s", id, r.State, want)
 		}
 	}
 }
