@@ -233,7 +233,7 @@ type Model struct {
 	api         API
 	maxTokens   int64
 	agentHeader bool
-	chat        openai.ChatCompletionService
+	client      openai.Client // for Chat Completions, whose bodies chatBody encodes
 	responses   responses.ResponseService
 }
 
@@ -276,7 +276,9 @@ func New(opts ...Option) (*Model, error) {
 	if c.api == Responses {
 		m.responses = responses.NewResponseService(ro...)
 	} else {
-		m.chat = openai.NewChatCompletionService(ro...)
+		// Not openai.NewClient, which reads the environment: New
+		// reads none.
+		m.client = openai.Client{Options: ro}
 	}
 	return m, nil
 }
