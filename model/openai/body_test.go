@@ -1,10 +1,16 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
+	"github.com/swarmrt/swarm/model/modeltest"
+	"net"
+	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3"
@@ -140,6 +146,56 @@ func TestAppendString(t *testing.T) {
 		}
 		if string(got) != string(std) {
 			t.Errorf("%q: got %s, encoding/json gives %s", s, got, std)
+		}
+	}
+}
+
+// countingConn counts the writes to a connection.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// A request goes out in one write: headers and body together, streamed or
+// not.
+func TestChatRequestOneWrite(t *testing.T) {
+	srv := modeltest.NewServer(modeltest.OpenAIChat, func(*modeltest.Call) (modeltest.Reply, modeltest.Fault) {
+		return modeltest.Reply{Text: "hi"}, modeltest.Fault{}
+	})
+	defer srv.Close()
+	var writes atomic.Int64
+	var d net.Dialer
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		return countingConn{c, &writes}, err
+	}}}
+	defer client.CloseIdleConnections()
+	m, err := New(WithBaseURL(srv.URL), WithHTTPClient(client), WithModel("m"), WithAPIKey("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, stream := range []bool{false, true} {
+		req := &model.Request{System: "s", Messages: []model.Message{{Role: model.RoleUser, Content: strings.Repeat("x", 2000)}}}
+		if stream {
+			req.OnDelta = func(model.Delta) {}
+		}
+		before := writes.Load()
+		resp, err := m.Generate(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Message.Content != "hi" {
+			t.Fatalf("stream %v: answer %q", stream, resp.Message.Content)
+		}
+		if n := writes.Load() - before; n != 1 {
+			t.Errorf("stream %v: the request took %d writes, want 1", stream, n)
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"github.com/openai/openai-go/v3/packages/ssestream"
+	"io"
 	"net/http"
 	"strings"
 
@@ -71,6 +73,7 @@ func (m *Model) generateChat(ctx context.Context, req *model.Request, name strin
 	if err != nil {
 		return nil, err
 	}
+	ro = append(ro, inMemoryBody(body))
 	if req.OnDelta != nil {
 		return m.streamChat(ctx, req, name, body, ro)
 	}
@@ -100,6 +103,17 @@ func (m *Model) generateChat(ctx context.Context, req *model.Request, name strin
 		out.Message.ToolCalls = append(out.Message.ToolCalls, model.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: arguments(tc.Function.Arguments)})
 	}
 	return m.finish(name, out, ch.Message.Refusal)
+}
+
+// inMemoryBody hands net/http the request body as the in-memory reader it
+// is. The SDK wraps every body in a closer of its own, which hides that
+// from net/http: it then flushes the headers before copying the body, two
+// writes to the connection per request instead of one (golang/go#22088).
+func inMemoryBody(body []byte) option.RequestOption {
+	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		return next(req)
+	})
 }
 
 // arguments are a tool call's arguments: the JSON text of the string the
