@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"github.com/swarmrt/swarm/model/modeltest"
 	"net"
 	"net/http"
 	"reflect"
@@ -18,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/modeltest"
 )
 
 // sdkBody encodes req through the SDK's own request params, the reference
