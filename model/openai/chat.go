@@ -66,19 +66,16 @@ type chatCompletion struct {
 	} `json:"usage"`
 }
 
-const chatPath = "chat/completions"
-
 func (m *Model) generateChat(ctx context.Context, req *model.Request, name string, ro []option.RequestOption) (*model.Response, error) {
 	body, err := m.chatBody(req, name, req.OnDelta != nil)
 	if err != nil {
 		return nil, err
 	}
-	ro = append(ro, inMemoryBody(body))
 	if req.OnDelta != nil {
 		return m.streamChat(ctx, req, name, body, ro)
 	}
 	var raw []byte
-	if err := m.client.Post(ctx, chatPath, body, &raw, ro...); err != nil {
+	if err := m.post(ctx, body, &raw, ro); err != nil {
 		return nil, m.classify(ctx, name, err)
 	}
 	var c chatCompletion
@@ -103,6 +100,16 @@ func (m *Model) generateChat(ctx context.Context, req *model.Request, name strin
 		out.Message.ToolCalls = append(out.Message.ToolCalls, model.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: arguments(tc.Function.Arguments)})
 	}
 	return m.finish(name, out, ch.Message.Refusal)
+}
+
+// post sends a Chat Completions request with body through the SDK's
+// service, the response going to into: a *[]byte, or a **http.Response to
+// stream it. The service's params are left empty (marshalling them costs
+// little) and body replaces them.
+func (m *Model) post(ctx context.Context, body []byte, into any, ro []option.RequestOption) error {
+	ro = append(ro, option.WithRequestBody("application/json", body), option.WithResponseBodyInto(into), inMemoryBody(body))
+	_, err := m.chat.New(ctx, openai.ChatCompletionNewParams{}, ro...)
+	return err
 }
 
 // inMemoryBody hands net/http the request body as the in-memory reader it
@@ -160,7 +167,7 @@ func chatUsage(u openai.CompletionUsage) model.Usage {
 // split across chunks.
 func (m *Model) streamChat(ctx context.Context, req *model.Request, name string, body []byte, ro []option.RequestOption) (*model.Response, error) {
 	var res *http.Response
-	err := m.client.Post(ctx, chatPath, body, &res, ro...)
+	err := m.post(ctx, body, &res, ro)
 	stream := ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(res), err)
 	defer stream.Close()
 	var (

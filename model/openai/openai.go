@@ -233,7 +233,7 @@ type Model struct {
 	api         API
 	maxTokens   int64
 	agentHeader bool
-	client      openai.Client // for Chat Completions, whose bodies chatBody encodes
+	chat        openai.ChatCompletionService // sends the bodies chatBody encodes
 	responses   responses.ResponseService
 }
 
@@ -276,9 +276,7 @@ func New(opts ...Option) (*Model, error) {
 	if c.api == Responses {
 		m.responses = responses.NewResponseService(ro...)
 	} else {
-		// Not openai.NewClient, which reads the environment: New
-		// reads none.
-		m.client = openai.Client{Options: ro}
+		m.chat = openai.NewChatCompletionService(ro...)
 	}
 	return m, nil
 }
