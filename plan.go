@@ -308,10 +308,11 @@ func (rt *Runtime) planChild(ap *agentPlan, name string, h Handoff) error {
 // The built-in tools' definitions go out with every orchestrator call, so
 // they are kept short: names and descriptions carry the meaning.
 var (
-	pauseDef = model.ToolDef{Name: toolPause, Description: "Wait for a human's decision on reason (context: what they need to know); their answer is the result.",
+	pauseDef = model.ToolDef{Name: toolPause, Description: "Ask a human; their answer is the result.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"},"context":{"type":"string"}},"required":["reason"]}`)}
-	failDef = model.ToolDef{Name: toolFail, Description: "Give up: the task cannot be done, for reason.",
-		Parameters: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}},"required":["reason"]}`)}
+	// fail's reason may be left out: the run then fails "the model gave up".
+	failDef = model.ToolDef{Name: toolFail, Description: "Give up on the task.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"}}}`)}
 	textBuiltins = []model.ToolDef{pauseDef, failDef}
 )
 

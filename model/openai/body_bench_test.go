@@ -32,11 +32,7 @@ func BenchmarkChatBody(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := m.chatParams(req, "m")
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := p.MarshalJSON(); err != nil {
+		if _, err := m.chatBody(req, "m", false); err != nil {
 			b.Fatal(err)
 		}
 	}

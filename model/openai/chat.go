@@ -1,16 +1,16 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+	"io"
+	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/swarmrt/swarm/model"
 )
@@ -35,135 +35,108 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	return m.generateChat(ctx, req, name, ro)
 }
 
-// chatParams builds the Chat Completions request for req.
-func (m *Model) chatParams(req *model.Request, name string) (openai.ChatCompletionNewParams, error) {
-	p := openai.ChatCompletionNewParams{Model: name}
-	msgs := make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
-	if req.System != "" {
-		msgs = append(msgs, openai.SystemMessage(req.System))
-	}
-	for i := range req.Messages {
-		msg := &req.Messages[i]
-		switch msg.Role {
-		case model.RoleUser:
-			msgs = append(msgs, openai.UserMessage(msg.Content))
-		case model.RoleTool:
-			msgs = append(msgs, openai.ToolMessage(msg.Content, msg.ToolCallID))
-		case model.RoleAssistant:
-			var a openai.ChatCompletionAssistantMessageParam
-			if msg.Content != "" || len(msg.ToolCalls) == 0 {
-				a.Content.OfString = param.NewOpt(msg.Content)
-			}
-			if len(msg.ToolCalls) > 0 {
-				a.ToolCalls = make([]openai.ChatCompletionMessageToolCallUnionParam, len(msg.ToolCalls))
-				for j, tc := range msg.ToolCalls {
-					args := string(tc.Arguments)
-					if args == "" {
-						args = "{}"
-					}
-					a.ToolCalls[j] = openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID: tc.ID, Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
-					}}
-				}
-			}
-			msgs = append(msgs, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
-		default:
-			return p, m.badRequest(name, "message with unknown role "+string(msg.Role))
-		}
-	}
-	p.Messages = msgs
-	if len(req.Tools) > 0 {
-		p.Tools = make([]openai.ChatCompletionToolUnionParam, len(req.Tools))
-		for i, t := range req.Tools {
-			tool, err := chatTool(t)
-			if err != nil {
-				return p, m.badRequest(name, "tool "+t.Name+": "+err.Error())
-			}
-			p.Tools[i] = tool
-		}
-	}
-	if schema := m.schemaObject(req.ResultSchema); schema != nil {
-		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-			Name: "result", Schema: json.RawMessage(req.ResultSchema), Strict: param.NewOpt(false),
-		}}
-	}
-	if m.maxTokens > 0 {
-		if m.provider == "openai" {
-			p.MaxCompletionTokens = param.NewOpt(m.maxTokens)
-		} else {
-			p.MaxTokens = param.NewOpt(m.maxTokens)
-		}
-	}
-	return p, nil
+// chatCompletion is the part of a Chat Completions response the model
+// reads, decoded with encoding/json rather than the SDK's reflective
+// decoder, for the same reason as [Model.chatBody].
+type chatCompletion struct {
+	Choices []struct {
+		Message struct {
+			Content   string `json:"content"`
+			Refusal   string `json:"refusal"`
+			ToolCalls []struct {
+				ID       string `json:"id"`
+				Type     string `json:"type"`
+				Function struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens        int64 `json:"prompt_tokens"`
+		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+		CompletionTokensDetails struct {
+			ReasoningTokens int64 `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	} `json:"usage"`
 }
-
-// chatTool is a tool definition of a chat request. Its JSON is encoded
-// once and cached: the same definitions go out with every call of a run,
-// and encoding their schemas is a good part of a request's cost.
-func chatTool(t model.ToolDef) (openai.ChatCompletionToolUnionParam, error) {
-	key := t.Name + "\x00" + t.Description + "\x00" + string(t.Parameters)
-	if v, ok := toolCache.Load(key); ok {
-		return v.(openai.ChatCompletionToolUnionParam), nil
-	}
-	if _, err := params(t.Parameters); err != nil { // a JSON object
-		return openai.ChatCompletionToolUnionParam{}, err
-	}
-	fn := struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters"`
-	}{t.Name, t.Description, t.Parameters}
-	if len(fn.Parameters) == 0 {
-		fn.Parameters = json.RawMessage(`{"type":"object","properties":{}}`)
-	}
-	raw, err := json.Marshal(struct {
-		Type     string `json:"type"`
-		Function any    `json:"function"`
-	}{"function", fn})
-	if err != nil {
-		return openai.ChatCompletionToolUnionParam{}, err
-	}
-	tool := openai.ChatCompletionToolUnionParam{OfFunction: &openai.ChatCompletionFunctionToolParam{}}
-	param.SetJSON(raw, tool.OfFunction)
-	if toolCount.Add(1) <= maxCachedParams {
-		toolCache.Store(key, tool)
-	}
-	return tool, nil
-}
-
-var (
-	toolCache sync.Map
-	toolCount atomic.Int64
-)
 
 func (m *Model) generateChat(ctx context.Context, req *model.Request, name string, ro []option.RequestOption) (*model.Response, error) {
-	p, err := m.chatParams(req, name)
+	body, err := m.chatBody(req, name, req.OnDelta != nil)
 	if err != nil {
 		return nil, err
 	}
 	if req.OnDelta != nil {
-		return m.streamChat(ctx, req, name, p, ro)
+		return m.streamChat(ctx, req, name, body, ro)
 	}
-	c, err := m.chat.New(ctx, p, ro...)
-	if err != nil {
+	var raw []byte
+	if err := m.post(ctx, body, &raw, ro); err != nil {
 		return nil, m.classify(ctx, name, err)
+	}
+	var c chatCompletion
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, &model.Error{Kind: model.KindServer, Provider: m.provider, Model: name, Message: "malformed response: " + err.Error()}
 	}
 	if len(c.Choices) == 0 {
 		return nil, &model.Error{Kind: model.KindServer, Provider: m.provider, Model: name, Message: "malformed response: no choices"}
 	}
 	ch := &c.Choices[0]
+	u := &c.Usage
 	out := &model.Response{
-		Message:      model.Message{Role: model.RoleAssistant, Content: ch.Message.Content},
-		Usage:        chatUsage(c.Usage),
+		Message: model.Message{Role: model.RoleAssistant, Content: ch.Message.Content},
+		Usage: model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
+			CachedInputTokens: u.PromptTokensDetails.CachedTokens, ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens},
 		FinishReason: ch.FinishReason,
 	}
 	for _, tc := range ch.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			continue
 		}
-		out.Message.ToolCalls = append(out.Message.ToolCalls, model.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: json.RawMessage(tc.Function.Arguments)})
+		out.Message.ToolCalls = append(out.Message.ToolCalls, model.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: arguments(tc.Function.Arguments)})
 	}
 	return m.finish(name, out, ch.Message.Refusal)
+}
+
+// post sends a Chat Completions request with body through the SDK's
+// service, the response going to into: a *[]byte, or a **http.Response to
+// stream it. The service's params are left empty (marshalling them costs
+// little) and body replaces them.
+func (m *Model) post(ctx context.Context, body []byte, into any, ro []option.RequestOption) error {
+	ro = append(ro, option.WithRequestBody("application/json", body), option.WithResponseBodyInto(into), inMemoryBody(body))
+	_, err := m.chat.New(ctx, openai.ChatCompletionNewParams{}, ro...)
+	return err
+}
+
+// inMemoryBody hands net/http the request body as the in-memory reader it
+// is. The SDK wraps every body in a closer of its own, which hides that
+// from net/http: it then flushes the headers before copying the body, two
+// writes to the connection per request instead of one (golang/go#22088).
+func inMemoryBody(body []byte) option.RequestOption {
+	return option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		return next(req)
+	})
+}
+
+// arguments are a tool call's arguments: the JSON text of the string the
+// API sends, or, from a server that sends the object itself, that object.
+func arguments(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || raw[0] != '"' {
+		if string(raw) == "null" {
+			return nil
+		}
+		return raw
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return raw
+	}
+	return json.RawMessage(s)
 }
 
 // finish turns refusals and content-filter stops without output into
@@ -192,9 +165,10 @@ func chatUsage(u openai.CompletionUsage) model.Usage {
 // streamChat streams a chat completion, passing text deltas to req.OnDelta
 // and assembling the message, including tool calls whose arguments arrive
 // split across chunks.
-func (m *Model) streamChat(ctx context.Context, req *model.Request, name string, p openai.ChatCompletionNewParams, ro []option.RequestOption) (*model.Response, error) {
-	p.StreamOptions.IncludeUsage = param.NewOpt(true)
-	stream := m.chat.NewStreaming(ctx, p, ro...)
+func (m *Model) streamChat(ctx context.Context, req *model.Request, name string, body []byte, ro []option.RequestOption) (*model.Response, error) {
+	var res *http.Response
+	err := m.post(ctx, body, &res, ro)
+	stream := ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(res), err)
 	defer stream.Close()
 	var (
 		text, refusal strings.Builder

@@ -233,7 +233,7 @@ type Model struct {
 	api         API
 	maxTokens   int64
 	agentHeader bool
-	chat        openai.ChatCompletionService
+	chat        openai.ChatCompletionService // sends the bodies chatBody encodes
 	responses   responses.ResponseService
 }
 

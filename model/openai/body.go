@@ -1,0 +1,237 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/swarmrt/swarm/model"
+)
+
+// chatBody encodes req as a Chat Completions request body.
+//
+// The body is written here, not through the SDK's request params: the SDK
+// encodes them by reflection, which cost as much CPU per call as the rest
+// of a journaled round. The parts that repeat on every call of a run — a
+// tool's definition, the result schema — are checked and encoded once and
+// then copied.
+func (m *Model) chatBody(req *model.Request, name string, stream bool) ([]byte, error) {
+	b := make([]byte, 0, 512+len(req.System)+256*len(req.Messages)+256*len(req.Tools))
+	b = append(b, `{"model":`...)
+	b = appendString(b, name)
+	b = append(b, `,"messages":[`...)
+	if req.System != "" {
+		b = append(b, `{"role":"system","content":`...)
+		b = appendString(b, req.System)
+		b = append(b, '}')
+	}
+	for i := range req.Messages {
+		msg := &req.Messages[i]
+		if i > 0 || req.System != "" {
+			b = append(b, ',')
+		}
+		switch msg.Role {
+		case model.RoleUser:
+			b = append(b, `{"role":"user","content":`...)
+			b = appendString(b, msg.Content)
+		case model.RoleTool:
+			b = append(b, `{"role":"tool","tool_call_id":`...)
+			b = appendString(b, msg.ToolCallID)
+			b = append(b, `,"content":`...)
+			b = appendString(b, msg.Content)
+		case model.RoleAssistant:
+			b = append(b, `{"role":"assistant"`...)
+			if msg.Content != "" || len(msg.ToolCalls) == 0 {
+				b = append(b, `,"content":`...)
+				b = appendString(b, msg.Content)
+			}
+			if len(msg.ToolCalls) > 0 {
+				b = append(b, `,"tool_calls":[`...)
+				for j, tc := range msg.ToolCalls {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					b = append(b, `{"id":`...)
+					b = appendString(b, tc.ID)
+					b = append(b, `,"type":"function","function":{"name":`...)
+					b = appendString(b, tc.Name)
+					b = append(b, `,"arguments":`...)
+					if len(tc.Arguments) == 0 {
+						b = append(b, `"{}"`...)
+					} else {
+						b = appendString(b, string(tc.Arguments))
+					}
+					b = append(b, "}}"...)
+				}
+				b = append(b, ']')
+			}
+		default:
+			return nil, m.badRequest(name, "message with unknown role "+string(msg.Role))
+		}
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if len(req.Tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, t := range req.Tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			enc, err := chatTool(t)
+			if err != nil {
+				return nil, m.badRequest(name, "tool "+t.Name+": "+err.Error())
+			}
+			b = append(b, enc...)
+		}
+		b = append(b, ']')
+	}
+	if schema := m.resultSchema(req.ResultSchema); schema != nil {
+		b = append(b, `,"response_format":{"type":"json_schema","json_schema":{"name":"result","strict":false,"schema":`...)
+		b = append(b, schema...)
+		b = append(b, "}}"...)
+	}
+	if m.maxTokens > 0 {
+		if m.provider == "openai" {
+			b = append(b, `,"max_completion_tokens":`...)
+		} else {
+			b = append(b, `,"max_tokens":`...)
+		}
+		b = strconv.AppendInt(b, m.maxTokens, 10)
+	}
+	if stream {
+		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
+	}
+	return append(b, '}'), nil
+}
+
+// resultSchema returns the result schema, compacted, when structured output
+// applies: it is on and the schema describes a JSON object (OpenAI requires
+// one at the root). The answer is cached per schema.
+func (m *Model) resultSchema(schema json.RawMessage) []byte {
+	if !m.structured || len(schema) == 0 {
+		return nil
+	}
+	return cached(&schemaCache, string(schema), func() []byte {
+		var obj struct {
+			Type any `json:"type"`
+		}
+		var c bytes.Buffer
+		if json.Unmarshal(schema, &obj) != nil || obj.Type != "object" || json.Compact(&c, schema) != nil {
+			return nil
+		}
+		return c.Bytes()
+	})
+}
+
+// chatTool returns the JSON of a tool definition in a chat request. It is
+// encoded once and cached: the same definitions go out with every call of
+// a run.
+func chatTool(t model.ToolDef) ([]byte, error) {
+	var err error
+	enc := cached(&toolCache, t.Name+"\x00"+t.Description+"\x00"+string(t.Parameters), func() []byte {
+		params := []byte(`{"type":"object","properties":{}}`)
+		if len(t.Parameters) > 0 {
+			var obj map[string]any
+			if uerr := json.Unmarshal(t.Parameters, &obj); uerr != nil {
+				err = fmt.Errorf("tool parameters are not a JSON object: %w", uerr)
+				return nil
+			}
+			var c bytes.Buffer
+			_ = json.Compact(&c, t.Parameters) // valid: it was just decoded
+			params = c.Bytes()
+		}
+		b := append([]byte(`{"type":"function","function":{"name":`), nil...)
+		b = appendString(b, t.Name)
+		if t.Description != "" {
+			b = append(b, `,"description":`...)
+			b = appendString(b, t.Description)
+		}
+		b = append(b, `,"parameters":`...)
+		b = append(b, params...)
+		return append(b, "}}"...)
+	})
+	return enc, err
+}
+
+// A cache of encoded request parts, keyed by their source. It holds at
+// most maxCached entries per kind; past that, parts are encoded on every
+// call. A failed encoding (nil) is not cached.
+type partCache struct {
+	m sync.Map
+	n atomic.Int64
+}
+
+const maxCached = 4096
+
+var schemaCache, toolCache partCache
+
+func cached(c *partCache, key string, encode func() []byte) []byte {
+	if v, ok := c.m.Load(key); ok {
+		return v.([]byte)
+	}
+	enc := encode()
+	if enc != nil && c.n.Add(1) <= maxCached {
+		c.m.Store(key, enc)
+	}
+	return enc
+}
+
+const hex = "0123456789abcdef"
+
+// appendString appends s as a JSON string, escaping as encoding/json does
+// except for HTML characters, which need no escaping in a request body.
+// Invalid UTF-8 becomes U+FFFD.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		// U+2028 and U+2029 are valid JSON but not valid JavaScript;
+		// encoding/json escapes them, and so does this.
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, `\u202`...)
+			b = append(b, hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
