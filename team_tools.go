@@ -743,8 +743,15 @@ func (rt *Runtime) wakeIdle(ctx context.Context, team string) {
 }
 
 // nudge wakes idle teammate id, to look at its mailbox and the task board.
+// Only a teammate that waits for mail is woken: the resume names the
+// run's newest record, so a teammate that has moved on since (to work, or
+// to a pause for a human, which this resume must not answer) refuses it.
 func (rt *Runtime) nudge(ctx context.Context, id string) {
-	_, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Time: time.Now()})
+	run, err := rt.store.Get(ctx, id)
+	if err != nil || !store.WaitsForMail(run.State, run.Reason) {
+		return
+	}
+	_, err = rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Time: time.Now(), Pause: run.LastSeq})
 	if err == nil {
 		err = rt.wake(ctx, id)
 	}
