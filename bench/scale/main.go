@@ -13,9 +13,9 @@
 // way the runtime leaves runs: each is inserted running, with one journal
 // record, and then (in PostgreSQL, where an update leaves the old version
 // behind until a vacuum) updated to its final state. PostgreSQL's table is
-// measured as the fill left it (never vacuumed nor analyzed: autovacuum is
-// off for the measured schema, so no vacuum runs at a random moment) and
-// once more after VACUUM ANALYZE. PostgreSQL's store lives in a schema of
+// measured as the fill left it (autovacuum is off for the measured schema,
+// so that no vacuum runs at a random moment), then after a VACUUM (what
+// autovacuum does once 2% of the table changed), then after an ANALYZE. PostgreSQL's store lives in a schema of
 // its own (search_path), dropped at the end; SQLite's in a temporary
 // directory, removed at the end.
 //
@@ -92,48 +92,44 @@ func run(o options) error {
 		host, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), o.finished, o.paused, o.running, o.reps)
 	for _, name := range strings.Split(o.stores, ",") {
 		var (
-			cols []column
-			err  error
+			pairs []pair
+			err   error
 		)
 		switch strings.TrimSpace(name) {
 		case "sqlite":
-			cols, err = measureSQLite(ctx, o)
+			pairs, err = measureSQLite(ctx, o)
 		case "postgres":
-			cols, err = measurePostgres(ctx, o)
+			pairs, err = measurePostgres(ctx, o)
 		default:
 			err = fmt.Errorf("unknown store %q (want sqlite or postgres)", name)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		printTable(name, cols)
+		printTable(name, pairs)
 	}
 	return nil
 }
 
-func printTable(name string, cols []column) {
+// pair is a measurement of an empty store and of a filled one, taken
+// together (their operations interleaved, so that both see the same load
+// on the machine).
+type pair struct{ empty, filled column }
+
+func printTable(name string, pairs []pair) {
 	fmt.Printf("\n%s (ms)\n\n| operation |", name)
-	for i, c := range cols {
-		fmt.Printf(" %s |", c.name)
-		if i > 0 {
-			fmt.Printf(" ratio |")
-		}
+	for _, p := range pairs {
+		fmt.Printf(" %s | %s | ratio |", p.empty.name, p.filled.name)
 	}
 	fmt.Print("\n| --- |")
-	for i := range cols {
-		fmt.Print(" ---: |")
-		if i > 0 {
-			fmt.Print(" ---: |")
-		}
+	for range pairs {
+		fmt.Print(" ---: | ---: | ---: |")
 	}
 	fmt.Println()
 	for _, op := range ops {
 		fmt.Printf("| %s |", op)
-		for i, c := range cols {
-			fmt.Printf(" %.3f |", c.ms[op])
-			if i > 0 {
-				fmt.Printf(" %.2f× |", c.ms[op]/cols[0].ms[op])
-			}
+		for _, p := range pairs {
+			fmt.Printf(" %.3f | %.3f | %.2f× |", p.empty.ms[op], p.filled.ms[op], p.filled.ms[op]/p.empty.ms[op])
 		}
 		fmt.Println()
 	}
@@ -200,7 +196,7 @@ func (f fill) statements(runs, journal string, seq func(n int) string, now int64
 	st := []string{
 		// Every run is created running, leased, with its first record.
 		fmt.Sprintf(`INSERT INTO %s (id, swarm, parent, state, epoch, owner, lease_until, last_seq, created_at, updated_at)
-			SELECT CASE WHEN %s THEN %s ELSE %s END, %s, '', 'running', 1, 'node-gone', %d, 1, %d + i, %d + i FROM %s`,
+			SELECT CASE WHEN %s THEN %s ELSE %s END, %s, '', 'running', 1, 'node-gone', %d + i, 1, %d + i, %d + i FROM %s`,
 			runs, pausedWhen, concat("'p'", "i"), concat("'f'", "i"), concat("'sw'", "(i % 20)"), now-int64(time.Hour), now-int64(2*time.Hour), now-int64(2*time.Hour), seq(f.total())),
 		fmt.Sprintf(`INSERT INTO %s (rid, seq, key, type, data, time)
 			SELECT rid, 1, 'start', 'run_started', %s, created_at FROM %s`, journal, blob(`{"input":"a question of a few words"}`, pg), runs),
@@ -224,7 +220,7 @@ func blob(s string, pg bool) string {
 	return "CAST('" + s + "' AS BLOB)"
 }
 
-func measureSQLite(ctx context.Context, o options) ([]column, error) {
+func measureSQLite(ctx context.Context, o options) ([]pair, error) {
 	dir := o.dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "swarm-scale-")
@@ -234,39 +230,38 @@ func measureSQLite(ctx context.Context, o options) ([]column, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	var cols []column
-	for _, n := range []int{0, 1} {
-		path := filepath.Join(dir, fmt.Sprintf("scale-%d.db", n))
+	empty, full := filepath.Join(dir, "empty.db"), filepath.Join(dir, "filled.db")
+	for _, path := range []string{empty, full} {
 		s, err := sqlite.Open(ctx, path)
 		if err != nil {
 			return nil, err
 		}
-		f := newFill(o)
-		name := "empty"
-		if n == 1 {
-			name = "filled"
-			s.Close()
-			start := time.Now()
-			if err := fillSQLite(ctx, path, f); err != nil {
-				return nil, err
-			}
-			fi, _ := os.Stat(path)
-			fmt.Printf("sqlite: filled in %s, %d MB\n", time.Since(start).Round(time.Second), fi.Size()>>20)
-			if s, err = sqlite.Open(ctx, path); err != nil {
-				return nil, err
-			}
-		} else {
-			f = fill{every: 1}
-		}
-		ms, err := measure(ctx, s, f, o.reps, 0)
 		s.Close()
-		os.Remove(path)
+	}
+	f := newFill(o)
+	start := time.Now()
+	if err := fillSQLite(ctx, full, f); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(full)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("sqlite: filled in %s, %d MB\n", time.Since(start).Round(time.Second), fi.Size()>>20)
+	var stores []store.Store
+	for _, path := range []string{empty, full} {
+		s, err := sqlite.Open(ctx, path)
 		if err != nil {
 			return nil, err
 		}
-		cols = append(cols, column{name, ms})
+		defer s.Close()
+		stores = append(stores, s)
 	}
-	return cols, nil
+	ms, err := measure(ctx, []target{{stores[0], fill{every: 1}}, {stores[1], f}}, o.reps, 0)
+	if err != nil {
+		return nil, err
+	}
+	return []pair{{column{"empty", ms[0]}, column{"filled", ms[1]}}}, nil
 }
 
 func fillSQLite(ctx context.Context, path string, f fill) error {
@@ -292,87 +287,105 @@ func fillSQLite(ctx context.Context, path string, f fill) error {
 	return tx.Commit()
 }
 
-func measurePostgres(ctx context.Context, o options) ([]column, error) {
+func measurePostgres(ctx context.Context, o options) ([]pair, error) {
 	base, err := pgx.Connect(ctx, o.pgURL)
 	if err != nil {
 		return nil, err
 	}
 	defer base.Close(ctx)
-	var cols []column
-	for _, n := range []int{0, 1} {
+	var stores []store.Store
+	var conns []*pgx.Conn
+	for range 2 {
 		var b [6]byte
 		_, _ = rand.Read(b[:])
 		schema := "swarm_scale_" + hex.EncodeToString(b[:])
 		if _, err := base.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 			return nil, err
 		}
-		c, err := measureSchema(ctx, o, n == 1, schema)
-		if _, derr := base.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE"); derr != nil && err == nil {
-			err = derr
-		}
+		defer func() {
+			if _, err := base.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+				fmt.Fprintf(os.Stderr, "scale: drop schema %s: %v\n", schema, err)
+			}
+		}()
+		s, conn, err := openSchema(ctx, o.pgURL, schema)
 		if err != nil {
 			return nil, err
 		}
-		cols = append(cols, c...)
+		defer s.Close()
+		defer conn.Close(ctx)
+		stores, conns = append(stores, s), append(conns, conn)
 	}
-	return cols, nil
+	f := newFill(o)
+	start := time.Now()
+	var now int64
+	if err := conns[1].QueryRow(ctx, `SELECT (extract(epoch from clock_timestamp()) * 1000000000)::bigint`).Scan(&now); err != nil {
+		return nil, err
+	}
+	seq := func(n int) string { return fmt.Sprintf("generate_series(1, %d) i", n) }
+	for _, q := range f.statements("swarm_runs", "swarm_journal", seq, now, true) {
+		if _, err := conns[1].Exec(ctx, q); err != nil {
+			return nil, fmt.Errorf("fill: %w", err)
+		}
+	}
+	var size int64
+	if err := conns[1].QueryRow(ctx, `SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c
+		WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r'`).Scan(&size); err != nil {
+		return nil, err
+	}
+	fmt.Printf("postgres: filled in %s, %d MB\n", time.Since(start).Round(time.Second), size>>20)
+	var pairs []pair
+	for pass, c := range []struct{ name, sql string }{
+		{"filled", ""},
+		{"vacuumed", "VACUUM swarm_runs"},
+		{"analyzed", "ANALYZE swarm_runs"},
+	} {
+		if c.sql != "" {
+			if _, err := conns[1].Exec(ctx, c.sql); err != nil {
+				return nil, err
+			}
+		}
+		// Write what the fill or the vacuum dirtied now, not while
+		// the operations are measured.
+		if _, err := conns[1].Exec(ctx, "CHECKPOINT"); err != nil {
+			fmt.Fprintf(os.Stderr, "scale: checkpoint (measuring without): %v\n", err)
+		}
+		ms, err := measure(ctx, []target{{stores[0], fill{every: 1}}, {stores[1], f}}, o.reps, pass)
+		if err != nil {
+			return nil, err
+		}
+		pairs = append(pairs, pair{column{"empty", ms[0]}, column{c.name, ms[1]}})
+	}
+	return pairs, nil
 }
 
-func measureSchema(ctx context.Context, o options, filled bool, schema string) ([]column, error) {
-	u, err := url.Parse(o.pgURL)
+// openSchema opens a store in schema, and a connection of its own to
+// fill and vacuum it. Autovacuum is off for its tables, so that no vacuum
+// runs at a moment of its own.
+func openSchema(ctx context.Context, pgURL, schema string) (*postgres.Store, *pgx.Conn, error) {
+	u, err := url.Parse(pgURL)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	s, err := postgres.Open(ctx, u.String())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer s.Close()
 	conn, err := pgx.Connect(ctx, u.String())
 	if err != nil {
-		return nil, err
+		s.Close()
+		return nil, nil, err
 	}
-	defer conn.Close(ctx)
-	// No vacuum at a moment of its own: the table is measured as the
-	// fill left it, then after VACUUM ANALYZE.
 	for _, t := range []string{"swarm_runs", "swarm_journal", "swarm_inbox"} {
 		if _, err := conn.Exec(ctx, "ALTER TABLE "+t+" SET (autovacuum_enabled = false)"); err != nil {
-			return nil, err
+			s.Close()
+			conn.Close(ctx)
+			return nil, nil, err
 		}
 	}
-	if !filled {
-		ms, err := measure(ctx, s, fill{every: 1}, o.reps, 0)
-		return []column{{"empty", ms}}, err
-	}
-	f := newFill(o)
-	start := time.Now()
-	var now int64
-	if err := conn.QueryRow(ctx, `SELECT (extract(epoch from clock_timestamp()) * 1000000000)::bigint`).Scan(&now); err != nil {
-		return nil, err
-	}
-	seq := func(n int) string { return fmt.Sprintf("generate_series(1, %d) i", n) }
-	for _, q := range f.statements("swarm_runs", "swarm_journal", seq, now, true) {
-		if _, err := conn.Exec(ctx, q); err != nil {
-			return nil, fmt.Errorf("fill: %w", err)
-		}
-	}
-	var size int64
-	_ = conn.QueryRow(ctx, `SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = $1 AND c.relkind = 'r'`, schema).Scan(&size)
-	fmt.Printf("postgres: filled in %s, %d MB\n", time.Since(start).Round(time.Second), size>>20)
-	ms, err := measure(ctx, s, f, o.reps, 0)
-	if err != nil {
-		return nil, err
-	}
-	cols := []column{{"filled", ms}}
-	if _, err := conn.Exec(ctx, "VACUUM ANALYZE swarm_runs"); err != nil {
-		return nil, err
-	}
-	ms, err = measure(ctx, s, f, o.reps, 1)
-	return append(cols, column{"filled, vacuumed", ms}), err
+	return s, conn, nil
 }
 
 // step is one measured operation: prepare (not timed), do (timed), then
@@ -381,28 +394,82 @@ type step struct {
 	prepare, do, after func(i int) error
 }
 
-// measure runs each operation reps times, the operations in turn, and
-// returns the median of each in ms. Runs it creates are unique to the
-// call. Paused runs to resume and runs to read come from f when it holds
-// any, else are created first.
-func measure(ctx context.Context, s store.Store, f fill, reps, pass int) (map[string]float64, error) {
+// target is a store to measure and what its fill put in it.
+type target struct {
+	s store.Store
+	f fill
+}
+
+// measure runs each operation reps times (after a few unmeasured) on
+// each target, interleaved: the operations in turn, each on one target
+// after the other. It returns the medians in ms, per target.
+func measure(ctx context.Context, targets []target, reps, pass int) ([]map[string]float64, error) {
+	const warm = 10
+	n := reps + warm
+	steps := make([]map[string]step, len(targets))
+	times := make([]map[string][]time.Duration, len(targets))
+	for t, tg := range targets {
+		var err error
+		if steps[t], err = operations(ctx, tg.s, tg.f, n, pass); err != nil {
+			return nil, err
+		}
+		times[t] = map[string][]time.Duration{}
+	}
+	for i := range n {
+		for _, op := range ops {
+			for t := range targets {
+				st := steps[t][op]
+				if st.prepare != nil {
+					if err := st.prepare(i); err != nil {
+						return nil, fmt.Errorf("%s: %w", op, err)
+					}
+				}
+				start := time.Now()
+				err := st.do(i)
+				d := time.Since(start)
+				if err == nil && st.after != nil {
+					err = st.after(i)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", op, err)
+				}
+				if i >= warm {
+					times[t][op] = append(times[t][op], d)
+				}
+			}
+		}
+	}
+	out := make([]map[string]float64, len(targets))
+	for t := range targets {
+		out[t] = map[string]float64{}
+		for op, ds := range times[t] {
+			slices.Sort(ds)
+			out[t][op] = float64(ds[len(ds)/2].Microseconds()) / 1000
+		}
+	}
+	return out, nil
+}
+
+// operations are the measured operations on s for n iterations. Runs they
+// create have ids unique to the call. Paused runs to resume and runs to
+// read come from f when it holds enough (other ones at each pass), else
+// are created first.
+func operations(ctx context.Context, s store.Store, f fill, n, pass int) (map[string]step, error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	tag := hex.EncodeToString(b[:])
 	const owner, lease = "node-bench", time.Hour
 	id := func(kind string, i int) string { return fmt.Sprintf("%s-%s-%d", kind, tag, i) }
-	rec := func(i int) []store.Record {
+	rec := func() []store.Record {
 		return []store.Record{{Key: "start", Type: "run_started", Data: []byte(`{"input":"a question of a few words"}`), Time: time.Now()}}
 	}
-	warm := 10
-	n := reps + warm
 	paused, reads := f.pausedIDs(n, pass), f.anyIDs(n)
 	if len(paused) < n || len(reads) < n {
 		// And 50 more, so that every list by state finds a page.
 		paused, reads = nil, nil
 		for i := range n + 50 {
 			pid := id("paused", i)
-			l, err := s.Create(ctx, store.Run{ID: pid, Swarm: "sw3"}, owner, lease, rec(i))
+			l, err := s.Create(ctx, store.Run{ID: pid, Swarm: "sw3"}, owner, lease, rec())
 			if err != nil {
 				return nil, err
 			}
@@ -412,19 +479,19 @@ func measure(ctx context.Context, s store.Store, f fill, reps, pass int) (map[st
 			paused, reads = append(paused, pid), append(reads, pid)
 		}
 	}
-	steps := map[string]step{
+	return map[string]step{
 		"start": {do: func(i int) error {
-			_, err := s.Create(ctx, store.Run{ID: id("start", i), Swarm: "sw3"}, owner, lease, rec(i))
+			_, err := s.Create(ctx, store.Run{ID: id("start", i), Swarm: "sw3"}, owner, lease, rec())
 			return err
 		}},
 		"claim": {
 			prepare: func(i int) error {
-				_, err := s.Create(ctx, store.Run{ID: id("claim", i), Swarm: "sw3"}, "", 0, rec(i))
+				_, err := s.Create(ctx, store.Run{ID: id("claim", i), Swarm: "sw3"}, "", 0, rec())
 				return err
 			},
 			do: func(i int) error { _, err := s.Claim(ctx, id("claim", i), owner, lease); return err },
 		},
-		"poll": {do: func(i int) error {
+		"poll": {do: func(int) error {
 			ls, err := s.ClaimExpired(ctx, owner, lease, 100)
 			if err == nil && len(ls) > 0 {
 				err = fmt.Errorf("the idle poll claimed %d runs: nothing should be runnable", len(ls))
@@ -440,43 +507,14 @@ func measure(ctx context.Context, s store.Store, f fill, reps, pass int) (map[st
 			after: func(i int) error { _, err := s.Claim(ctx, paused[i], owner, lease); return err },
 		},
 		"status": {do: func(i int) error { _, err := s.Get(ctx, reads[i]); return err }},
-		"list state": {do: func(i int) error {
+		"list state": {do: func(int) error {
 			return list(ctx, s, store.Filter{State: store.Paused, Limit: 50})
 		}},
-		"list swarm": {do: func(i int) error {
+		"list swarm": {do: func(int) error {
 			return list(ctx, s, store.Filter{Swarm: "sw3", Limit: 50})
 		}},
-		"list newest": {do: func(i int) error { return list(ctx, s, store.Filter{Limit: 50}) }},
-	}
-	times := map[string][]time.Duration{}
-	for i := range n {
-		for _, op := range ops {
-			st := steps[op]
-			if st.prepare != nil {
-				if err := st.prepare(i); err != nil {
-					return nil, fmt.Errorf("%s: %w", op, err)
-				}
-			}
-			start := time.Now()
-			err := st.do(i)
-			d := time.Since(start)
-			if err == nil && st.after != nil {
-				err = st.after(i)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("%s (%d): %w", op, i, err)
-			}
-			if i >= warm {
-				times[op] = append(times[op], d)
-			}
-		}
-	}
-	out := map[string]float64{}
-	for op, ds := range times {
-		slices.Sort(ds)
-		out[op] = float64(ds[len(ds)/2].Microseconds()) / 1000
-	}
-	return out, nil
+		"list newest": {do: func(int) error { return list(ctx, s, store.Filter{Limit: 50}) }},
+	}, nil
 }
 
 func list(ctx context.Context, s store.Store, f store.Filter) error {
