@@ -2,22 +2,26 @@
 // grows with the number of runs it holds: each operation through the
 // store's API on an empty store and on one holding -finished finished runs,
 // -paused paused runs and -running runs leased to another node, in SQLite
-// and in PostgreSQL. It prints one table of medians (ms) and the ratios.
+// and in PostgreSQL. The two stores are measured together, their
+// operations interleaved, so that both see the same load on the machine.
+// It prints a table of medians (ms) and ratios per store.
 //
-// Run it from the repository's root:
+// Run it from the repository's root (about 8 minutes on 2 cores, 1.3 GB
+// of disk at the most):
 //
 //	go run ./bench/scale                      # 1,000,000 finished + 100,000 paused runs
 //	go run ./bench/scale -finished 100000 -paused 10000 -stores sqlite
 //
 // The filled store is written with bulk SQL in the store's own schema, the
-// way the runtime leaves runs: each is inserted running, with one journal
-// record, and then (in PostgreSQL, where an update leaves the old version
-// behind until a vacuum) updated to its final state. PostgreSQL's table is
-// measured as the fill left it (autovacuum is off for the measured schema,
-// so that no vacuum runs at a random moment), then after a VACUUM (what
-// autovacuum does once 2% of the table changed), then after an ANALYZE. PostgreSQL's store lives in a schema of
-// its own (search_path), dropped at the end; SQLite's in a temporary
-// directory, removed at the end.
+// way the runtime leaves runs: each is inserted running and leased, with
+// one journal record, and then updated to its final state (in PostgreSQL
+// the update leaves the old version behind until a vacuum). PostgreSQL's
+// table is measured as the fill left it (autovacuum is off for the
+// measured schemas, so that no vacuum runs at a moment of its own), then
+// after a VACUUM (what autovacuum does once 2% of the table changed), then
+// after an ANALYZE. PostgreSQL's stores live in schemas of their own
+// (search_path), dropped at the end; SQLite's in a temporary directory,
+// removed at the end.
 //
 // The operations: start (Create a run leased to this node, with one
 // record), claim (Claim by id of a runnable run), poll (ClaimExpired with
@@ -62,7 +66,7 @@ func main() {
 	flag.IntVar(&o.finished, "finished", 1_000_000, "finished runs in the filled store")
 	flag.IntVar(&o.paused, "paused", 100_000, "paused runs in the filled store")
 	flag.IntVar(&o.running, "running", 1_000, "running runs leased to another node in the filled store")
-	flag.IntVar(&o.reps, "reps", 101, "measurements of each operation (the median is reported)")
+	flag.IntVar(&o.reps, "reps", 201, "measurements of each operation (the median is reported)")
 	flag.StringVar(&o.stores, "stores", "sqlite,postgres", "comma-separated stores to measure: sqlite, postgres")
 	flag.StringVar(&o.pgURL, "postgres", "postgres://127.0.0.1:5432/test?sslmode=disable", "PostgreSQL database (a schema of its own is created in it and dropped)")
 	flag.StringVar(&o.dir, "dir", "", "directory for the SQLite files (default: a temporary one)")
@@ -402,7 +406,8 @@ type target struct {
 
 // measure runs each operation reps times (after a few unmeasured) on
 // each target, interleaved: the operations in turn, each on one target
-// after the other. It returns the medians in ms, per target.
+// after the other (which goes first changes at each iteration). It
+// returns the medians in ms, per target.
 func measure(ctx context.Context, targets []target, reps, pass int) ([]map[string]float64, error) {
 	const warm = 10
 	n := reps + warm
@@ -417,7 +422,8 @@ func measure(ctx context.Context, targets []target, reps, pass int) ([]map[strin
 	}
 	for i := range n {
 		for _, op := range ops {
-			for t := range targets {
+			for k := range targets {
+				t := (i + k) % len(targets)
 				st := steps[t][op]
 				if st.prepare != nil {
 					if err := st.prepare(i); err != nil {
