@@ -19,8 +19,8 @@
 // table is measured as the fill left it (autovacuum is off for the
 // measured schemas, so that no vacuum runs at a moment of its own), then
 // after a VACUUM (what autovacuum does once 2% of the table changed), then
-// after an ANALYZE, then with 2% of the table's runs finished since (the
-// most that autovacuum leaves). PostgreSQL's stores live in schemas of their own
+// after an ANALYZE, then with 2% of the table's runs finished since
+// (about what autovacuum lets accumulate). PostgreSQL's stores live in schemas of their own
 // (search_path), dropped at the end; SQLite's in a temporary directory,
 // removed at the end.
 //
@@ -339,8 +339,9 @@ func measurePostgres(ctx context.Context, o options) ([]pair, error) {
 	}
 	fmt.Printf("postgres: filled in %s, %d MB\n", time.Since(start).Round(time.Second), size>>20)
 	var pairs []pair
-	// The last state is the most that autovacuum (after 2% of the table
-	// changed) leaves: that many more runs finished since the vacuum.
+	// The last state is about what autovacuum (after 2% of the table
+	// changed) lets accumulate: that many more runs finished since the
+	// vacuum.
 	churn := f.total() / 50
 	for pass, c := range []struct {
 		name string
