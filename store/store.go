@@ -279,7 +279,11 @@ type Store interface {
 	Claim(ctx context.Context, id, owner string, lease time.Duration) (Lease, error)
 
 	// ClaimExpired claims up to limit Running runs that have no owner or an
-	// expired lease, oldest first.
+	// expired lease, and returns their leases oldest run first. When more
+	// are claimable, the ones waiting longest are taken: those without an
+	// owner first, then by lease expiry, ties oldest run first. (That is the
+	// order of an index by lease expiry, so that a store's poll when nothing
+	// is claimable reads no run that is not.)
 	ClaimExpired(ctx context.Context, owner string, lease time.Duration, limit int) ([]Lease, error)
 
 	// Renew extends, to now+lease, every Running run leased to owner, and

@@ -427,15 +427,32 @@ func (s *Store) ClaimExpired(ctx context.Context, owner string, lease time.Durat
 	if owner == "" {
 		return nil, errors.New("claim expired runs: empty owner")
 	}
-	runs := s.all()
-	slices.SortFunc(runs, func(a, b *run) int { return cmp.Compare(a.order, b.order) })
-	var out []store.Lease
-	for _, r := range runs {
-		if limit > 0 && len(out) >= limit {
-			break
+	// The claimable runs, by lease expiry (zero when unowned), then age.
+	type due struct {
+		until time.Time
+		r     *run
+	}
+	var dues []due
+	for _, r := range s.all() {
+		r.mu.Lock()
+		if r.row.State == store.Running && (r.row.Owner == "" || !r.row.LeaseUntil.After(time.Now())) {
+			dues = append(dues, due{r.row.LeaseUntil, r})
 		}
+		r.mu.Unlock()
+	}
+	slices.SortFunc(dues, func(a, b due) int {
+		return cmp.Or(a.until.Compare(b.until), cmp.Compare(a.r.order, b.r.order))
+	})
+	if limit > 0 && len(dues) > limit {
+		dues = dues[:limit]
+	}
+	slices.SortFunc(dues, func(a, b due) int { return cmp.Compare(a.r.order, b.r.order) })
+	var out []store.Lease
+	for _, d := range dues {
+		r := d.r
 		r.mu.Lock()
 		now := time.Now()
+		// Checked again: the run may have changed since.
 		if r.row.State == store.Running && (r.row.Owner == "" || !r.row.LeaseUntil.After(now)) {
 			out = append(out, r.claim(owner, now, lease))
 		}

@@ -101,8 +101,15 @@ func newQueries(channel string) queries {
 			WHERE id = $1 AND state = 'running' AND (owner = '' OR owner = $2 OR lease_until <= ` + nowNS + `)
 			RETURNING epoch`,
 
-		claimExpired: `WITH c AS (SELECT rid FROM swarm_runs WHERE state = 'running' AND lease_until <= ` + nowNS + `
-				ORDER BY rid LIMIT $3 FOR UPDATE SKIP LOCKED)
+		// The claimable runs in the order of swarm_runs_claim_due
+		// (migration 0008), so that a scan of that index, bounded by now,
+		// reads only runs whose lease ran out (and versions of runs that
+		// a vacuum has not yet removed), whatever the statistics, and
+		// none that another node holds (see TestQueryPlans). now is a
+		// subquery: clock_timestamp() is volatile, and a volatile
+		// expression cannot bound an index scan.
+		claimExpired: `WITH c AS (SELECT rid FROM swarm_runs WHERE state = 'running' AND lease_until <= (SELECT ` + nowNS + `)
+				ORDER BY lease_until, rid LIMIT $3 FOR UPDATE SKIP LOCKED)
 			UPDATE swarm_runs r SET owner = $1, epoch = r.epoch + 1, lease_until = ` + nowNS + ` + $2, updated_at = ` + nowNS + `
 			FROM c WHERE r.rid = c.rid
 			RETURNING r.rid, r.id, r.epoch`,

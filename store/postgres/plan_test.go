@@ -13,10 +13,11 @@ import (
 
 // TestQueryPlans runs EXPLAIN on each list query and on the claim query
 // over 100,000 runs, most of them created running and then finished, as
-// every run is: without statistics (autovacuum off, never analyzed) and
-// after ANALYZE. A filtered list must scan its own index in rid order (no
-// sort, no walk of the primary key), the claim query an index of running
-// runs; no query may scan the table.
+// every run is, and some held by a node: without statistics (autovacuum
+// off, never analyzed) and after ANALYZE. A filtered list must scan its
+// own index in rid order (no sort, no walk of the primary key), the claim
+// query swarm_runs_claim_due up to now (not the runs another node holds);
+// no query may scan the table.
 func TestQueryPlans(t *testing.T) {
 	url := pgtest.URL(t) // skips loudly without a server
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -30,11 +31,14 @@ func TestQueryPlans(t *testing.T) {
 		`ALTER TABLE swarm_runs SET (autovacuum_enabled = false)`,
 		`INSERT INTO swarm_runs (id, swarm, parent, state, epoch, owner, lease_until, created_at, updated_at)
 			SELECT 'r' || i, 'sw' || (i % 20), CASE WHEN i % 10 = 0 THEN 'p' || (i % 100) ELSE '' END,
-				'running', 1, 'node', 9000000000000000000, 0, 0
+				'running', 1, 'node', i, 0, 0
 			FROM generate_series(1, 100000) i`,
 		// Runs finish (or pause) after they are created.
 		`UPDATE swarm_runs SET state = CASE WHEN rid % 20 = 1 THEN 'paused' ELSE 'completed' END, owner = '', lease_until = 0
 			WHERE rid % 20 <> 0`,
+		// The rest are held by a node that renews their lease: an idle
+		// node's poll must not read them.
+		`UPDATE swarm_runs SET lease_until = 9000000000000000000 WHERE state = 'running'`,
 	} {
 		if _, err := s.pool.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -43,6 +47,7 @@ func TestQueryPlans(t *testing.T) {
 	type node struct {
 		Type  string `json:"Node Type"`
 		Index string `json:"Index Name"`
+		Cond  string `json:"Index Cond"`
 		Rel   string `json:"Relation Name"`
 		Plans []node `json:"Plans"`
 	}
@@ -96,19 +101,27 @@ func TestQueryPlans(t *testing.T) {
 			}
 		}
 		// The claim query's scan (under LockRows; the scan of the
-		// primary key after it is the UPDATE's join) is of running
-		// runs only: swarm_runs_claim, or swarm_runs_state_rid (running
-		// runs in rid order, filtered by lease).
+		// primary key after it is the UPDATE's join) is an index scan
+		// of swarm_runs_claim_due bounded by the lease: it stops at the
+		// runs whose lease runs (not a walk of every running run in rid
+		// order, nor a bitmap scan, which would not mark dead entries).
 		plan := explain(s.q.claimExpired, "owner", int64(time.Minute), 10)
+		locks := 0
 		for i, n := range plan {
 			if n.Type == "Seq Scan" {
 				t.Errorf("%s: claim query scans %s: %s", stats, n.Rel, describe(plan))
 			}
-			if n.Type == "LockRows" {
-				if i+1 >= len(plan) || (plan[i+1].Index != "swarm_runs_claim" && plan[i+1].Index != "swarm_runs_state_rid") {
-					t.Errorf("%s: claim query does not find running runs by an index of them: %s", stats, describe(plan))
-				}
+			if n.Type != "LockRows" {
+				continue
 			}
+			locks++
+			if i+1 >= len(plan) || plan[i+1].Type != "Index Scan" || plan[i+1].Index != "swarm_runs_claim_due" ||
+				!strings.Contains(plan[i+1].Cond, "lease_until <=") {
+				t.Errorf("%s: claim query does not scan swarm_runs_claim_due up to now: %s", stats, describe(plan))
+			}
+		}
+		if locks != 1 {
+			t.Errorf("%s: claim query locks %d times: %s", stats, locks, describe(plan))
 		}
 	}
 	check("without statistics")

@@ -13,7 +13,7 @@ import (
 // TestQueryPlans runs EXPLAIN QUERY PLAN on each list query and on the
 // claim query: each filtered list searches an index already in its order
 // (no scan of every run, no sort), and the claim query searches
-// runs_claim.
+// runs_claim in its order.
 func TestQueryPlans(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -74,7 +74,7 @@ func TestQueryPlans(t *testing.T) {
 			t.Errorf("list %s does not search %s: %s", c.name, c.index, joined)
 		}
 	}
-	if joined := strings.Join(plan(expiredQuery, int64(0), 10), "; "); !strings.Contains(joined, "SEARCH runs USING INDEX runs_claim") {
-		t.Errorf("claim query does not search runs_claim: %s", joined)
+	if joined := strings.Join(plan(expiredQuery, int64(0), 10), "; "); !strings.Contains(joined, "SEARCH runs USING INDEX runs_claim") || strings.Contains(joined, "TEMP B-TREE") {
+		t.Errorf("claim query does not search runs_claim in its order: %s", joined)
 	}
 }

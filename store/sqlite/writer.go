@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,12 +39,12 @@ type writer struct {
 	all  []*sql.Stmt
 }
 
-// expiredQuery finds claimable runs, oldest first, through runs_claim:
-// only the runs whose lease ran out. (runs_state would also give running
-// runs in rid order, but the idle poll would then walk every running run
-// that another node holds.)
+// expiredQuery finds claimable runs in runs_claim's order (lease expiry,
+// 0 for unowned runs, then rid): only the runs whose lease ran out, without
+// a sort. (runs_state would give running runs in rid order, but the idle
+// poll would then walk every running run that another node holds.)
 const expiredQuery = `SELECT rid, id, epoch FROM runs INDEXED BY runs_claim WHERE state = 'running' AND lease_until <= ?
-	ORDER BY rid LIMIT ?`
+	ORDER BY lease_until, rid LIMIT ?`
 
 // maxRowsPerInsert is the most records one INSERT statement adds.
 const maxRowsPerInsert = 8
@@ -319,21 +321,18 @@ func (w *writer) claimExpired(owner string, lease time.Duration, limit int) ([]s
 	if err != nil {
 		return nil, err
 	}
-	var (
-		out  []store.Lease
-		rids []int64
-	)
+	type due struct {
+		rid int64
+		l   store.Lease
+	}
+	var dues []due
 	for rows.Next() {
-		var (
-			l   store.Lease
-			rid int64
-		)
-		if err := rows.Scan(&rid, &l.RunID, &l.Epoch); err != nil {
+		var d due
+		if err := rows.Scan(&d.rid, &d.l.RunID, &d.l.Epoch); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		out = append(out, l)
-		rids = append(rids, rid)
+		dues = append(dues, d)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
@@ -341,8 +340,11 @@ func (w *writer) claimExpired(owner string, lease time.Duration, limit int) ([]s
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	for i := range out {
-		if out[i], err = w.take(rids[i], out[i].RunID, owner, out[i].Epoch+1, lease); err != nil {
+	// Oldest run first (the query gives them by lease expiry).
+	slices.SortFunc(dues, func(a, b due) int { return cmp.Compare(a.rid, b.rid) })
+	out := make([]store.Lease, len(dues))
+	for i, d := range dues {
+		if out[i], err = w.take(d.rid, d.l.RunID, owner, d.l.Epoch+1, lease); err != nil {
 			return nil, err
 		}
 	}

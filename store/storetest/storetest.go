@@ -92,6 +92,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ClaimErrors", testClaimErrors},
 		{"ClaimExpired", testClaimExpired},
 		{"ClaimExpiredLimit", testClaimExpiredLimit},
+		{"ClaimExpiredOrder", testClaimExpiredOrder},
 		{"Renew", testRenew},
 		{"Release", testRelease},
 		{"SendResume", testSendResume},
@@ -962,6 +963,35 @@ func testClaimExpiredLimit(t *testing.T, s store.Store) {
 	}
 	if want := []string{"r0", "r1", "r2", "r3", "r4"}; !slices.Equal(got, want) {
 		t.Fatalf("ClaimExpired in batches of 2 claimed %q, want %q", got, want)
+	}
+}
+
+// testClaimExpiredOrder: with more runs claimable than the limit, the ones
+// waiting longest are claimed (unowned runs, then by lease expiry), and
+// the leases come oldest run first.
+func testClaimExpiredOrder(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	create(t, s, "r1", "o", 2*short) // expires last
+	create(t, s, "r2", "o", short)   // expires first
+	l3 := create(t, s, "r3", "o", long)
+	if err := s.Release(ctx, l3); err != nil { // unowned
+		t.Fatal(err)
+	}
+	time.Sleep(short + pastShort)
+	var got [][]string
+	for range 2 {
+		ls, err := s.ClaimExpired(ctx, "c", long, 2)
+		if err != nil {
+			t.Fatalf("ClaimExpired: %v", err)
+		}
+		var ids []string
+		for _, l := range ls {
+			ids = append(ids, l.RunID)
+		}
+		got = append(got, ids)
+	}
+	if want := [][]string{{"r2", "r3"}, {"r1"}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("ClaimExpired twice with limit 2 claimed %q, want %q", got, want)
 	}
 }
 
