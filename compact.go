@@ -117,8 +117,8 @@ type compactState struct {
 	upto    int // msgs[1:upto] are replaced by summary
 	summary string
 	print   [32]byte // digest of msgs[:upto], to check the stream is the same
-	// settled: the cut is at or before the history's last user message,
-	// so later requests of the stream repeat msgs[:upto] unchanged. A
+	// settled: what is cut ends at or before the history's last user
+	// message, which later requests of the stream repeat unchanged. A
 	// conversation's text-only history policy, say, rewrites the agent's
 	// tool calls of the message being answered once it is answered: a cut
 	// among them holds only while that message is.
@@ -139,16 +139,31 @@ func (st *compactState) valid(msgs []model.Message) *compactState {
 	return nil
 }
 
+// lastUser is the index of the last user message of msgs (0 if none).
+func lastUser(msgs []model.Message) int {
+	for i := len(msgs) - 1; i > 0; i-- {
+		if msgs[i].Role == model.RoleUser {
+			return i
+		}
+	}
+	return 0
+}
+
+// settledCut is the latest of the cuts starts that is settled, or 0.
+func settledCut(msgs []model.Message, starts []int) int {
+	u, cut := lastUser(msgs), 0
+	for _, s := range starts {
+		if s <= u+1 {
+			cut = s
+		}
+	}
+	return cut
+}
+
 // next is the state after summarizing msgs[:cut] on top of st (the valid
 // state, or nil).
 func (st *compactState) next(msgs []model.Message, cut int, summary string) *compactState {
-	lastUser := 0
-	for i, m := range msgs {
-		if m.Role == model.RoleUser {
-			lastUser = i
-		}
-	}
-	n := &compactState{upto: cut, summary: summary, print: fingerprint(msgs[:cut]), settled: cut <= lastUser}
+	n := &compactState{upto: cut, summary: summary, print: fingerprint(msgs[:cut]), settled: cut <= lastUser(msgs)+1}
 	if !n.settled && st != nil {
 		n.base = st
 		if !st.settled {
@@ -268,6 +283,16 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 	var prev string
 	if st != nil {
 		prev = st.summary
+	}
+	if settled := settledCut(msgs, starts); cut > settled && settled > from {
+		// Rather cut where later requests repeat the history unchanged
+		// (see compactState.settled), if what that keeps takes at most
+		// half the trigger: summarizing it again at the next message
+		// would cost more than keeping it.
+		rest := estimate(ap.system+prev, ap.toolDefs, msgs[settled:]) + estimate("", nil, msgs[:1])
+		if rest <= int(cc.trigger*float64(cc.window))/2 && (cc.messages == 0 || len(msgs)-settled < cc.messages/2) {
+			cut = settled
+		}
 	}
 	summary, usage, err := r.summarize(ctx, ap, cc, prev, msgs[from:cut])
 	if err != nil {
