@@ -59,6 +59,26 @@ func (w *windowed) Generate(ctx context.Context, req *model.Request) (*model.Res
 	return w.Model.Generate(ctx, req)
 }
 
+// within checks that every request was within the window with its tool
+// pairs whole (compact), or that some passed it (the test would show
+// nothing otherwise). It reports whether compact is true.
+func (w *windowed) within(t *testing.T, compact bool) bool {
+	t.Helper()
+	if !compact {
+		if w.over.Load() == 0 {
+			t.Fatal("without compaction the requests should pass the window (the test would show nothing)")
+		}
+		return false
+	}
+	if n := w.over.Load(); n != 0 {
+		t.Errorf("%d requests over the window (largest %d tokens)", n, w.largest.Load())
+	}
+	if n := w.orphans.Load(); n != 0 {
+		t.Errorf("%d tool calls or results sent without their pair", n)
+	}
+	return true
+}
+
 // longScript: rounds tool calls of echo with padding, then an answer; the
 // summarizer answers each summary call.
 func longScript(rounds int) scripted.Script {
@@ -116,17 +136,8 @@ func TestCompactionKeepsRequestsInTheWindow(t *testing.T) {
 			if res.State() != swarm.StateCompleted {
 				t.Fatalf("result %#v", res)
 			}
-			if !compact {
-				if m.over.Load() == 0 {
-					t.Fatal("without compaction the requests should pass the window (the test would show nothing)")
-				}
+			if !m.within(t, compact) {
 				return
-			}
-			if n := m.over.Load(); n != 0 {
-				t.Errorf("%d requests over the window (largest %d tokens)", n, m.largest.Load())
-			}
-			if n := m.orphans.Load(); n != 0 {
-				t.Errorf("%d tool results sent without their call", n)
 			}
 			evs := swarmtest.Events(t, rt, run.ID())
 			compactions, results := 0, 0
@@ -342,17 +353,8 @@ func TestConversationCompactionKeepsRequestsInTheWindow(t *testing.T) {
 					t.Fatalf("message %d: reply %+v, %v", i, rep, err)
 				}
 			}
-			if !tc.compact {
-				if m.over.Load() == 0 {
-					t.Fatal("without compaction the requests should pass the window (the test would show nothing)")
-				}
+			if !m.within(t, tc.compact) {
 				return
-			}
-			if n := m.over.Load(); n != 0 {
-				t.Errorf("%d requests over the window (largest %d tokens)", n, m.largest.Load())
-			}
-			if n := m.orphans.Load(); n != 0 {
-				t.Errorf("%d tool calls or results sent without their pair", n)
 			}
 			got := compactions(t, rt, sess.ID())
 			if len(got) == 0 || int64(len(got)) != m.summaries.Load() {
