@@ -59,6 +59,7 @@ func TestTelemetry(t *testing.T) {
 	if code, st := c.wait(id); code != http.StatusOK || st.State != swarm.StateCompleted {
 		t.Fatalf("run: %d %+v", code, st)
 	}
+	rt.Close() // every drive has ended its spans and counted its run
 
 	got := spans.GetSpans()
 	if len(got) == 0 {
