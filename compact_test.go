@@ -2,6 +2,7 @@ package swarm_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -503,5 +504,39 @@ func TestConversationCompactionCrashRecovers(t *testing.T) {
 				t.Errorf("after recovery: %d requests over the window, %d orphans", mb.over.Load(), mb.orphans.Load())
 			}
 		})
+	}
+}
+
+// TestTeamCompaction: a team's compaction summarizes its lead's history
+// (and a teammate's own compaction is checked when the team is defined).
+func TestTeamCompaction(t *testing.T) {
+	ctx := ctxT(t)
+	var answers []scripted.Step
+	for i := range 6 {
+		answers = append(answers, scripted.Text(fmt.Sprint("answer ", i)))
+	}
+	m := &windowed{Model: scripted.New(scripted.Script{"lead": answers, "lead_compact": {scripted.Text("the user said hello")}}), window: 1 << 20}
+	rt, err := swarm.New(swarm.Config{Model: m, RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	lead := &swarm.Agent{Name: "lead", Instructions: "Lead."}
+	tr, err := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: lead, Compaction: &swarm.Compaction{Messages: 4, Keep: 1}}).Start(ctx, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if reply, err := tr.Say(ctx, "hello"); err != nil || reply != fmt.Sprint("answer ", i) {
+			t.Fatalf("message %d: %q %v", i, reply, err)
+		}
+	}
+	got := compactions(t, rt, tr.ID())
+	if len(got) == 0 || int64(len(got)) != m.summaries.Load() {
+		t.Errorf("compactions %v, %d summary calls", got, m.summaries.Load())
+	}
+	bad := swarm.DefineTeam("bad", "", swarm.TeamSpec{Lead: lead, Members: []swarm.Teammate{{Name: "x", Compaction: &swarm.Compaction{Keep: -1}}}})
+	if err := rt.Register(bad); !errors.Is(err, swarm.ErrInvalid) {
+		t.Errorf("a teammate with a negative keep: %v", err)
 	}
 }
