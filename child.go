@@ -230,9 +230,14 @@ func (r *runner) surfacedPause(ctx context.Context, rd *round, key string, c mod
 	return ev
 }
 
-// settleChild records a swarm handoff's outcome, adding the child's usage
-// to this run's. childID is empty when no child run was created.
+// settleChild records a swarm handoff's outcome, once the GuardHandoffResult
+// guardrails have checked it, adding the child's usage to this run's.
+// childID is empty when no child run was created.
 func (r *runner) settleChild(ctx context.Context, rd *round, key string, c model.ToolCall, ct *childTarget, childID, output string, isError bool, usage *model.Usage) callResult {
+	output, isError, stop, pause := r.guardResult(ctx, rd.ap, key, GuardHandoffResult, c, ct.swarm, output, isError)
+	if stop != nil {
+		return *stop
+	}
 	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: rd.ap.name, Target: ct.swarm, Child: childID,
 		Tool: c.Name, CallID: c.ID, Output: output, IsError: isError, Usage: usage}, store.Update{Agent: rd.ap.name})
 	r.mu.Lock()
@@ -246,7 +251,7 @@ func (r *runner) settleChild(ctx context.Context, rd *round, key string, c model
 		return callResult{err: err}
 	}
 	r.usage = total
-	return callResult{output: output, isError: isError}
+	return callResult{output: output, isError: isError, childPause: pause}
 }
 
 // waitChild waits until the child run is paused or finished. It drives the

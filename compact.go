@@ -117,6 +117,60 @@ type compactState struct {
 	upto    int // msgs[1:upto] are replaced by summary
 	summary string
 	print   [32]byte // digest of msgs[:upto], to check the stream is the same
+	// settled: what is cut ends at or before the history's last user
+	// message, which later requests of the stream repeat unchanged. A
+	// conversation's text-only history policy, say, rewrites the agent's
+	// tool calls of the message being answered once it is answered: a cut
+	// among them holds only while that message is.
+	settled bool
+	// base is the newest settled state this one builds on (nil for a
+	// settled one): what the stream falls back to once this one no
+	// longer matches, rather than summarizing the whole history again.
+	base *compactState
+}
+
+// valid returns the newest state of st's chain that matches msgs, or nil.
+func (st *compactState) valid(msgs []model.Message) *compactState {
+	for ; st != nil; st = st.base {
+		if st.upto <= len(msgs) && fingerprint(msgs[:st.upto]) == st.print {
+			return st
+		}
+	}
+	return nil
+}
+
+// lastUser is the index of the last user message of msgs (0 if none).
+func lastUser(msgs []model.Message) int {
+	for i := len(msgs) - 1; i > 0; i-- {
+		if msgs[i].Role == model.RoleUser {
+			return i
+		}
+	}
+	return 0
+}
+
+// settledCut is the latest of the cuts starts that is settled, or 0.
+func settledCut(msgs []model.Message, starts []int) int {
+	u, cut := lastUser(msgs), 0
+	for _, s := range starts {
+		if s <= u+1 {
+			cut = s
+		}
+	}
+	return cut
+}
+
+// next is the state after summarizing msgs[:cut] on top of st (the valid
+// state, or nil).
+func (st *compactState) next(msgs []model.Message, cut int, summary string) *compactState {
+	n := &compactState{upto: cut, summary: summary, print: fingerprint(msgs[:cut]), settled: cut <= lastUser(msgs)+1}
+	if !n.settled && st != nil {
+		n.base = st
+		if !st.settled {
+			n.base = st.base
+		}
+	}
+	return n
 }
 
 // CompactionInfo is what a compacted event records: the messages of the
@@ -141,9 +195,9 @@ func fingerprint(msgs []model.Message) [32]byte {
 }
 
 // view is msgs with the compacted part replaced by the summary, folded
-// into the first message.
+// into the first message (st is a valid state, or nil).
 func (st *compactState) view(msgs []model.Message) []model.Message {
-	if st == nil || st.upto == 0 || st.upto > len(msgs) || fingerprint(msgs[:st.upto]) != st.print {
+	if st == nil || st.upto == 0 {
 		return msgs
 	}
 	out := make([]model.Message, 0, len(msgs)-st.upto+1)
@@ -178,7 +232,7 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 	if r.compacted == nil {
 		r.compacted = map[string]*compactState{}
 	}
-	st := r.compacted[stream]
+	st := r.compacted[stream].valid(msgs)
 	r.mu.Unlock()
 	key := tkey + "/compact"
 	if rec, ok := r.recorded[key]; ok {
@@ -189,11 +243,11 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 		if ev.Compaction == nil || ev.Compaction.To > len(msgs) {
 			return nil, &storeError{fmt.Errorf("compacted record %s does not match the history", key)}
 		}
-		st = &compactState{upto: ev.Compaction.To, summary: ev.Text, print: fingerprint(msgs[:ev.Compaction.To])}
+		next := st.next(msgs, ev.Compaction.To, ev.Text)
 		r.mu.Lock()
-		r.compacted[stream] = st
+		r.compacted[stream] = next
 		r.mu.Unlock()
-		return st.view(msgs), nil
+		return next.view(msgs), nil
 	}
 	view := st.view(msgs)
 	if _, done := r.recorded[tkey+"/model"]; done {
@@ -206,7 +260,7 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 	// The cut: before the keep-th latest model response after what is
 	// compacted already (with fewer rounds than that, half of them).
 	from := 1
-	if st != nil && st.upto <= len(msgs) && fingerprint(msgs[:st.upto]) == st.print {
+	if st != nil {
 		from = st.upto
 	}
 	var starts []int
@@ -227,14 +281,24 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 		return view, nil // nothing to compact
 	}
 	var prev string
-	if from > 1 {
+	if st != nil {
 		prev = st.summary
+	}
+	if settled := settledCut(msgs, starts); cut > settled && settled > from {
+		// Rather cut where later requests repeat the history unchanged
+		// (see compactState.settled), if what that keeps takes at most
+		// half the trigger: summarizing it again at the next message
+		// would cost more than keeping it.
+		rest := estimate(ap.system+prev, ap.toolDefs, msgs[settled:]) + estimate("", nil, msgs[:1])
+		if rest <= int(cc.trigger*float64(cc.window))/2 && (cc.messages == 0 || len(msgs)-settled < cc.messages/2) {
+			cut = settled
+		}
 	}
 	summary, usage, err := r.summarize(ctx, ap, cc, prev, msgs[from:cut])
 	if err != nil {
 		return nil, err
 	}
-	next := &compactState{upto: cut, summary: summary, print: fingerprint(msgs[:cut])}
+	next := st.next(msgs, cut, summary)
 	after := estimate(ap.system, ap.toolDefs, next.view(msgs))
 	ev := Event{Type: EventCompacted, Key: key, Agent: ap.name, Turn: turn, Text: summary, Usage: &usage,
 		Compaction: &CompactionInfo{From: from, To: cut, TokensBefore: before, TokensAfter: after}}
@@ -298,25 +362,31 @@ func (r *runner) summarize(ctx context.Context, ap *agentPlan, cc *compaction, p
 // planCompaction resolves the compaction of each agent of p: its own, or
 // the swarm's.
 func (p *plan) planCompaction(swarmC *Compaction) error {
-	set := func(ap *agentPlan, c *Compaction) error {
-		rc, err := resolveCompaction(c, ap.modelSpec)
-		if err != nil {
-			return fmt.Errorf("%s: %w", ap.name, err)
-		}
-		ap.compaction = rc
-		return nil
-	}
-	if err := set(p.root, swarmC); err != nil {
+	if err := p.root.setCompaction(swarmC, nil); err != nil {
 		return err
 	}
 	for name, ap := range p.agents {
-		c := swarmC
-		if src, ok := p.srcs[name]; ok && src.agent != nil && src.agent.Compaction != nil {
-			c = src.agent.Compaction
+		var own *Compaction
+		if src, ok := p.srcs[name]; ok && src.agent != nil {
+			own = src.agent.Compaction
 		}
-		if err := set(ap, c); err != nil {
+		if err := ap.setCompaction(swarmC, own); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// setCompaction resolves ap's compaction: own if set, else outer's.
+func (ap *agentPlan) setCompaction(outer, own *Compaction) error {
+	c := outer
+	if own != nil {
+		c = own
+	}
+	rc, err := resolveCompaction(c, ap.modelSpec)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ap.name, err)
+	}
+	ap.compaction = rc
 	return nil
 }

@@ -2,7 +2,9 @@ package swarm_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,7 +26,7 @@ type windowed struct {
 	over      atomic.Int64
 	largest   atomic.Int64
 	summaries atomic.Int64
-	orphans   atomic.Int64
+	orphans   atomic.Int64 // tool results without their call, and calls without their result
 }
 
 func (w *windowed) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
@@ -32,17 +34,19 @@ func (w *windowed) Generate(ctx context.Context, req *model.Request) (*model.Res
 	for _, t := range req.Tools {
 		n += len(t.Name) + len(t.Description) + len(t.Parameters)
 	}
-	calls := map[string]bool{}
+	calls, open := map[string]bool{}, map[string]bool{}
 	for _, m := range req.Messages {
 		n += len(m.Content) + 16
 		for _, c := range m.ToolCalls {
 			n += len(c.Name) + len(c.ID) + len(c.Arguments)
-			calls[c.ID] = true
+			calls[c.ID], open[c.ID] = true, true
 		}
 		if m.Role == model.RoleTool && !calls[m.ToolCallID] {
 			w.orphans.Add(1) // a result whose call is not in the request
 		}
+		delete(open, m.ToolCallID)
 	}
+	w.orphans.Add(int64(len(open))) // calls whose result is not in the request
 	tokens := int64(n / 4)
 	if tokens > int64(w.window) {
 		w.over.Add(1)
@@ -54,6 +58,26 @@ func (w *windowed) Generate(ctx context.Context, req *model.Request) (*model.Res
 		w.summaries.Add(1)
 	}
 	return w.Model.Generate(ctx, req)
+}
+
+// within checks that every request was within the window with its tool
+// pairs whole (compact), or that some passed it (the test would show
+// nothing otherwise). It reports whether compact is true.
+func (w *windowed) within(t *testing.T, compact bool) bool {
+	t.Helper()
+	if !compact {
+		if w.over.Load() == 0 {
+			t.Fatal("without compaction the requests should pass the window (the test would show nothing)")
+		}
+		return false
+	}
+	if n := w.over.Load(); n != 0 {
+		t.Errorf("%d requests over the window (largest %d tokens)", n, w.largest.Load())
+	}
+	if n := w.orphans.Load(); n != 0 {
+		t.Errorf("%d tool calls or results sent without their pair", n)
+	}
+	return true
 }
 
 // longScript: rounds tool calls of echo with padding, then an answer; the
@@ -113,17 +137,8 @@ func TestCompactionKeepsRequestsInTheWindow(t *testing.T) {
 			if res.State() != swarm.StateCompleted {
 				t.Fatalf("result %#v", res)
 			}
-			if !compact {
-				if m.over.Load() == 0 {
-					t.Fatal("without compaction the requests should pass the window (the test would show nothing)")
-				}
+			if !m.within(t, compact) {
 				return
-			}
-			if n := m.over.Load(); n != 0 {
-				t.Errorf("%d requests over the window (largest %d tokens)", n, m.largest.Load())
-			}
-			if n := m.orphans.Load(); n != 0 {
-				t.Errorf("%d tool results sent without their call", n)
 			}
 			evs := swarmtest.Events(t, rt, run.ID())
 			compactions, results := 0, 0
@@ -221,7 +236,9 @@ func TestCompactionCrashRecovers(t *testing.T) {
 // journals a compaction.
 type dieAfterCompaction struct {
 	store.Store
-	dead atomic.Bool
+	after int64 // compactions journaled before the one it dies after
+	seen  atomic.Int64
+	dead  atomic.Bool
 }
 
 func (d *dieAfterCompaction) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
@@ -230,7 +247,7 @@ func (d *dieAfterCompaction) Append(ctx context.Context, l store.Lease, recs []s
 	}
 	n, err := d.Store.Append(ctx, l, recs, u)
 	for _, r := range recs {
-		if err == nil && r.Type == string(swarm.EventCompacted) {
+		if err == nil && r.Type == string(swarm.EventCompacted) && d.seen.Add(1) > d.after {
 			d.dead.Store(true)
 		}
 	}
@@ -249,4 +266,277 @@ func (d *dieAfterCompaction) Release(ctx context.Context, l store.Lease) error {
 		return errKilled
 	}
 	return d.Store.Release(ctx, l)
+}
+
+// chatScript: each of messages user messages is answered after two rounds
+// of echo calls with padding (message big, if any, after eight); the
+// summarizer answers each summary call.
+func chatScript(messages, big int) scripted.Script {
+	pad := strings.Repeat("y", 150)
+	var steps []scripted.Step
+	for i := range messages {
+		rounds := 2
+		if i == big {
+			rounds = 8
+		}
+		for j := range rounds {
+			steps = append(steps, scripted.Tools(scripted.ToolCall{ID: fmt.Sprintf("m%dc%d", i, j), Name: "echo", Arguments: map[string]any{"pad": pad}}))
+		}
+		steps = append(steps, scripted.Text(fmt.Sprintf("answer %d", i)))
+	}
+	return scripted.Script{"chat": steps, "chat_compact": {scripted.Text("summary: the user sent messages, echo echoed padding")}}
+}
+
+func chatConv(c *swarm.Compaction, policy swarm.HistoryPolicy) *swarm.Conversation[Sale] {
+	echo := swarm.NewTool("echo", "echoes", func(_ context.Context, in struct {
+		Pad string `json:"pad"`
+	}) (string, error) {
+		return "echoed " + in.Pad, nil
+	})
+	chat := &swarm.Agent{Name: "chat", Instructions: "Talk.", Tools: []swarm.Tool{echo}}
+	return swarm.DefineConversation("talk", "", swarm.ConversationSpec[Sale]{Queen: chat, History: policy, MaxTurns: 10, Compaction: c})
+}
+
+// compactions lists the compacted events of a run as "key from-to".
+func compactions(t *testing.T, rt *swarm.Runtime, id string) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type == swarm.EventCompacted {
+			out = append(out, fmt.Sprintf("%s %d-%d", ev.Key, ev.Compaction.From, ev.Compaction.To))
+		}
+	}
+	return out
+}
+
+// TestConversationCompactionKeepsRequestsInTheWindow: a conversation of
+// 150 user messages (300 messages, besides its tool calls) with a
+// 1,500-token window never sends a request over the window, never
+// separates a tool call from its result, and summarizes incrementally:
+// under the text history policy too, which rewrites an answered
+// message's tool calls, a cut among them does not make every later
+// message summarize the whole conversation again.
+func TestConversationCompactionKeepsRequestsInTheWindow(t *testing.T) {
+	const messages, window, big = 150, 1500, 100
+	for _, tc := range []struct {
+		policy  swarm.HistoryPolicy
+		compact bool
+	}{{swarm.HistoryOwnTools, false}, {swarm.HistoryOwnTools, true}, {swarm.HistoryText, true}} {
+		t.Run(fmt.Sprint(tc.policy, "/compact=", tc.compact), func(t *testing.T) {
+			// A long conversation under the race detector: a longer bound.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			messages := messages
+			if !tc.compact {
+				messages = 20 // enough to pass the window
+			}
+			m := &windowed{Model: scripted.New(chatScript(messages, big)), window: window}
+			rt, err := swarm.New(swarm.Config{Model: m, RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			var c *swarm.Compaction
+			if tc.compact {
+				c = &swarm.Compaction{Window: window, Trigger: 0.7, Keep: 1}
+			}
+			conv := chatConv(c, tc.policy)
+			if err := rt.Register(conv); err != nil {
+				t.Fatal(err)
+			}
+			sess, err := conv.Start(ctx, rt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range messages {
+				rep, err := sess.Say(ctx, fmt.Sprintf("message %d", i))
+				if err != nil || rep.Text != fmt.Sprintf("answer %d", i) {
+					t.Fatalf("message %d: reply %+v, %v", i, rep, err)
+				}
+			}
+			if !m.within(t, tc.compact) {
+				return
+			}
+			got := compactions(t, rt, sess.ID())
+			if len(got) == 0 || int64(len(got)) != m.summaries.Load() {
+				t.Errorf("%d compactions journaled, %d summary calls", len(got), m.summaries.Load())
+			}
+			// Summaries are incremental: each starts where the previous
+			// one ended, but the one after the long message 100, whose
+			// own rounds had to be cut (a cut the text policy rewrites
+			// once the message is answered): it starts where the one
+			// before that ended, not at the start of the conversation.
+			last, again := 0, 0
+			for i, c := range got {
+				var key string
+				var from, to int
+				if _, err := fmt.Sscanf(c, "%s %d-%d", &key, &from, &to); err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case i > 0 && from == 1:
+					t.Errorf("compaction %s summarizes the whole conversation again: %v", c, got)
+				case i > 0 && from < last:
+					again++
+				}
+				last = to
+			}
+			if max := map[bool]int{true: 1, false: 0}[tc.policy == swarm.HistoryText]; again > max {
+				t.Errorf("%d summaries start before the previous one ended: %v", again, got)
+			}
+			results := 0
+			for _, ev := range swarmtest.Events(t, rt, sess.ID()) {
+				if ev.Type == swarm.EventToolResult {
+					results++
+				}
+			}
+			if want := 2*messages + 6; results != want {
+				t.Errorf("journal holds %d tool results, want all %d", results, want)
+			}
+		})
+	}
+}
+
+// TestConversationCompactionCrashRecovers kills a conversation right
+// after it journals its third compaction, in the middle of a message, and
+// recovers it elsewhere: no summary is asked for twice, the recovered
+// conversation compacts exactly as one that never crashed (the summaries
+// of earlier messages are restored from the journal, not made again), and
+// its requests stay within the window.
+func TestConversationCompactionCrashRecovers(t *testing.T) {
+	const messages, window = 40, 1500
+	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {
+		t.Run(policy.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			// The text policy's history grows slowly: a message count
+			// triggers its compactions.
+			conv := chatConv(&swarm.Compaction{Window: window, Trigger: 0.7, Keep: 2, Messages: 16}, policy)
+			say := func(ctx context.Context, sess *swarm.Session[Sale], from int) error {
+				for i := from; i < messages; i++ {
+					if _, err := sess.Say(ctx, fmt.Sprintf("message %d", i)); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			// A clean run: the compactions to expect.
+			clean, _ := convRuntime(t, chatScript(messages, -1), nil)
+			if err := clean.Register(conv); err != nil {
+				t.Fatal(err)
+			}
+			sess, err := conv.Start(ctx, clean)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := say(ctx, sess, 0); err != nil {
+				t.Fatal(err)
+			}
+			want := compactions(t, clean, sess.ID())
+			if len(want) < 5 {
+				t.Fatalf("a clean run compacts %d times: %v", len(want), want)
+			}
+
+			mem := memory.New()
+			d := &dieAfterCompaction{Store: mem, after: 2}
+			ma := &windowed{Model: scripted.New(chatScript(messages, -1)), window: window}
+			a, err := swarm.New(swarm.Config{Store: d, Model: ma, Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A", PollInterval: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Register(conv); err != nil {
+				t.Fatal(err)
+			}
+			actx, kill := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if s, err := conv.Start(actx, a, swarm.WithID("chat")); err == nil {
+					_ = say(actx, s, 0)
+				}
+			}()
+			for !d.dead.Load() {
+				select {
+				case <-done:
+					if !d.dead.Load() {
+						t.Fatal("A finished without dying")
+					}
+				case <-time.After(time.Millisecond):
+				}
+			}
+			kill()
+			<-done
+			a.Close()
+			time.Sleep(80 * time.Millisecond) // A's lease runs out
+			atDeath := compactions(t, a, "chat")
+
+			mb := &windowed{Model: scripted.New(chatScript(messages, -1)), window: window}
+			b, err := swarm.New(swarm.Config{Store: mem, Model: mb, RetryBackoff: time.Millisecond, Owner: "B", PollInterval: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			if err := b.Register(conv); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.Recover(ctx); err != nil {
+				t.Fatal(err)
+			}
+			sess, err = conv.Attach(ctx, b, "chat")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st, err := sess.Wait(ctx); err != nil || st.State != swarm.StatePaused {
+				t.Fatalf("recovered: %+v %v", st, err)
+			}
+			said, _ := sess.Transcript(ctx)
+			if err := say(ctx, sess, said[len(said)-1].Message); err != nil {
+				t.Fatal(err)
+			}
+			got := compactions(t, b, "chat")
+			if len(atDeath) != 3 || !slices.Equal(got, want) {
+				t.Errorf("compactions at death %v\nafter recovery %v\nclean run %v", atDeath, got, want)
+			}
+			if n := ma.summaries.Load() + mb.summaries.Load(); n != int64(len(got)) {
+				t.Errorf("%d summary calls (A %d, B %d) for %d compactions: a recorded summary was asked for again", n, ma.summaries.Load(), mb.summaries.Load(), len(got))
+			}
+			if mb.over.Load() != 0 || mb.orphans.Load() != 0 {
+				t.Errorf("after recovery: %d requests over the window, %d orphans", mb.over.Load(), mb.orphans.Load())
+			}
+		})
+	}
+}
+
+// TestTeamCompaction: a team's compaction summarizes its lead's history
+// (and a teammate's own compaction is checked when the team is defined).
+func TestTeamCompaction(t *testing.T) {
+	ctx := ctxT(t)
+	var answers []scripted.Step
+	for i := range 6 {
+		answers = append(answers, scripted.Text(fmt.Sprint("answer ", i)))
+	}
+	m := &windowed{Model: scripted.New(scripted.Script{"lead": answers, "lead_compact": {scripted.Text("the user said hello")}}), window: 1 << 20}
+	rt, err := swarm.New(swarm.Config{Model: m, RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	lead := &swarm.Agent{Name: "lead", Instructions: "Lead."}
+	tr, err := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: lead, Compaction: &swarm.Compaction{Messages: 4, Keep: 1}}).Start(ctx, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if reply, err := tr.Say(ctx, "hello"); err != nil || reply != fmt.Sprint("answer ", i) {
+			t.Fatalf("message %d: %q %v", i, reply, err)
+		}
+	}
+	got := compactions(t, rt, tr.ID())
+	if len(got) == 0 || int64(len(got)) != m.summaries.Load() {
+		t.Errorf("compactions %v, %d summary calls", got, m.summaries.Load())
+	}
+	bad := swarm.DefineTeam("bad", "", swarm.TeamSpec{Lead: lead, Members: []swarm.Teammate{{Name: "x", Compaction: &swarm.Compaction{Keep: -1}}}})
+	if err := rt.Register(bad); !errors.Is(err, swarm.ErrInvalid) {
+		t.Errorf("a teammate with a negative keep: %v", err)
+	}
 }

@@ -112,6 +112,16 @@ type ConversationSpec[Ctx any] struct {
 	// Context is the initial shared context of sessions started without
 	// one (Start, a null input to Runtime.Start, swarm chat).
 	Context Ctx
+	// Guardrails guard every agent of the conversation (an agent's own
+	// come after them). Their GuardInput check is on each user message,
+	// with the guardrails of the agent that is to answer it: a rejected
+	// message is answered with a failed turn (and left out of what the
+	// agents see), a tripwire fails the conversation, a pause waits for a
+	// resume that approves the message.
+	Guardrails []Guardrail
+	// Compaction keeps each agent's view of the conversation within its
+	// model's context window (an agent's own Compaction wins).
+	Compaction *Compaction
 	// OnStep is called after each round of a live turn (not during
 	// recovery), on the run's goroutine.
 	OnStep func(ctx context.Context, step ConversationStep[Ctx])
@@ -178,6 +188,10 @@ type convDef struct {
 	canonical func(json.RawMessage) (json.RawMessage, error)
 	decode    func(json.RawMessage) (any, error)
 	onStep    func(ctx context.Context, s ConversationStep[json.RawMessage])
+	// guards are each agent's guardrails (the conversation's, then its
+	// own); compaction is the conversation's.
+	guards     map[string]guards
+	compaction *Compaction
 }
 
 func (cd *convDef) policy(agent string) HistoryPolicy {
@@ -232,6 +246,20 @@ func defineConversation[Ctx any](id string, spec ConversationSpec[Ctx]) (*convDe
 		}
 		cd.agents[a.Name] = a
 		names = append(names, a.Name)
+	}
+	cd.compaction, cd.guards = spec.Compaction, map[string]guards{}
+	for name, a := range cd.agents {
+		ap := &agentPlan{name: name}
+		if err := ap.addGuards(spec.Guardrails); err != nil {
+			return fail("%w", err)
+		}
+		if err := ap.addGuards(a.Guardrails); err != nil {
+			return fail("agent %s: %w", name, err)
+		}
+		if err := ap.setCompaction(spec.Compaction, a.Compaction); err != nil {
+			return fail("%w", err)
+		}
+		cd.guards[name] = ap.guards
 	}
 	for name := range spec.AgentHistory {
 		if _, ok := cd.agents[name]; !ok {

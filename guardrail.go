@@ -18,7 +18,9 @@ type GuardPoint string
 
 // The points a guardrail can check.
 const (
-	// GuardInput checks the run's input before the first model call.
+	// GuardInput checks the run's input before the first model call and,
+	// in a conversation or a team's lead, each user message before it is
+	// answered (a rejected message gets a failed turn as its answer).
 	GuardInput GuardPoint = "input"
 	// GuardOutput checks each model response of the agents it guards
 	// (text and tool calls), the final output included, before the
@@ -31,8 +33,8 @@ const (
 	// GuardHandoff checks a handoff (to an agent or a swarm) before it
 	// starts.
 	GuardHandoff GuardPoint = "handoff"
-	// GuardHandoffResult checks what an agent handed off to returns
-	// before the delegating model sees it.
+	// GuardHandoffResult checks what an agent or a swarm handed off to
+	// returns before the delegating model sees it.
 	GuardHandoffResult GuardPoint = "handoff_result"
 )
 
@@ -48,7 +50,9 @@ const (
 	// another attempt (at most [MaxGuardRetries] in a row); a rejected
 	// tool call or handoff gets the message as its error result; a
 	// rejected result is replaced by the message as an error result. A
-	// rejected input fails the run (there is no model turn to give).
+	// rejected input fails the run (there is no model turn to give); a
+	// rejected user message of a conversation or a team's lead is
+	// answered with a failed turn whose reason is the rejection.
 	Reject Action = "reject"
 	// Tripwire fails the run at once with the reason
 	// "guardrail <name>: <message>".
@@ -140,35 +144,37 @@ func checkGuardrail(g *Guardrail) error {
 
 // planGuards gives each agent of p the swarm's guardrails and its own.
 func (p *plan) planGuards(swarmGuards []Guardrail) error {
-	add := func(ap *agentPlan, gs []Guardrail) error {
-		for i := range gs {
-			g := &gs[i]
-			if err := checkGuardrail(g); err != nil {
-				return err
-			}
-			if ap.guards == nil {
-				ap.guards = guards{}
-			}
-			for _, pt := range g.Points {
-				// A guardrail named twice (by the swarm and the agent)
-				// checks once: its verdicts are journaled by name.
-				if !slices.ContainsFunc(ap.guards[pt], func(o *Guardrail) bool { return o.Name == g.Name }) {
-					ap.guards[pt] = append(ap.guards[pt], g)
-				}
-			}
-		}
-		return nil
-	}
-	if err := add(p.root, swarmGuards); err != nil {
+	if err := p.root.addGuards(swarmGuards); err != nil {
 		return err
 	}
 	for name, ap := range p.agents {
-		if err := add(ap, swarmGuards); err != nil {
+		if err := ap.addGuards(swarmGuards); err != nil {
 			return err
 		}
 		if src, ok := p.srcs[name]; ok && src.agent != nil {
-			if err := add(ap, src.agent.Guardrails); err != nil {
+			if err := ap.addGuards(src.agent.Guardrails); err != nil {
 				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addGuards adds gs to ap's guardrails, after those it has.
+func (ap *agentPlan) addGuards(gs []Guardrail) error {
+	for i := range gs {
+		g := &gs[i]
+		if err := checkGuardrail(g); err != nil {
+			return err
+		}
+		if ap.guards == nil {
+			ap.guards = guards{}
+		}
+		for _, pt := range g.Points {
+			// A guardrail named twice (by the swarm and the agent)
+			// checks once: its verdicts are journaled by name.
+			if !slices.ContainsFunc(ap.guards[pt], func(o *Guardrail) bool { return o.Name == g.Name }) {
+				ap.guards[pt] = append(ap.guards[pt], g)
 			}
 		}
 	}
@@ -275,25 +281,38 @@ const guardrailKind = "guardrail"
 
 // guardInput checks the run's input once, before its strategy starts.
 func (r *runner) guardInput(ctx context.Context) (outcome, bool) {
-	ap := r.plan.root
-	if len(ap.guards.at(GuardInput)) == 0 {
-		return outcome{}, false
+	v, g, out, stop := r.guardText(ctx, r.plan.root, "input", r.info.inputText(r.input))
+	if v.Action == Reject {
+		return outcome{kind: failed, reason: guardReason(g, v), abort: true}, true
 	}
-	c := GuardCheck{Point: GuardInput, RunID: r.id, Agent: ap.name, Text: r.info.inputText(r.input)}
-	v, g, err := r.judge(ctx, ap, "input/guard/", c)
+	return out, stop
+}
+
+// guardText checks an input of ap (the run's, or a user message), whose
+// verdicts are journaled under key+"/guard/". stop reports an outcome that
+// ends the drive: an error, a pause (journaled here) or a tripwire; else
+// the verdict is Allow or Reject (with its guardrail).
+func (r *runner) guardText(ctx context.Context, ap *agentPlan, key, text string) (Verdict, *Guardrail, outcome, bool) {
+	if len(ap.guards.at(GuardInput)) == 0 {
+		return Verdict{Action: Allow}, nil, outcome{}, false
+	}
+	c := GuardCheck{Point: GuardInput, RunID: r.id, Agent: ap.name, Text: text}
+	v, g, err := r.judge(ctx, ap, key+"/guard/", c)
 	switch {
 	case err != nil:
-		return outcome{kind: interrupted, err: err}, true
-	case v.Action == Allow:
-		return outcome{}, false
+		return v, g, outcome{kind: interrupted, err: err}, true
+	case v.Action == Allow, v.Action == Reject:
+		return v, g, outcome{}, false
 	case v.Action == Pause:
-		ev := guardPause("input/guard/"+g.Name, ap, g, v)
-		if err := r.append(ctx, []Event{*ev}, store.Update{State: store.Paused, Reason: ev.Reason}, ap); err != nil {
-			return outcome{kind: interrupted, err: err}, true
+		ev := guardPause(key+"/guard/"+g.Name, ap, g, v)
+		if _, waiting := r.recorded[ev.Key]; !waiting {
+			if err := r.append(ctx, []Event{*ev}, store.Update{State: store.Paused, Reason: ev.Reason}, ap); err != nil {
+				return v, g, outcome{kind: interrupted, err: err}, true
+			}
 		}
-		return outcome{kind: paused}, true
+		return v, g, outcome{kind: paused}, true
 	}
-	return outcome{kind: failed, reason: guardReason(g, v), abort: true}, true
+	return v, g, outcome{kind: failed, reason: guardReason(g, v), abort: true}, true
 }
 
 // guardCall checks a tool call or handoff of round rd before it runs. stop

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -403,6 +404,201 @@ func TestHeldBackStreaming(t *testing.T) {
 			}
 			if !hold && !leaked {
 				t.Errorf("without holding, the stream should show the text; got %q", streamed.String())
+			}
+		})
+	}
+}
+
+// screen is an input guardrail that rejects a message mentioning a
+// secret, pauses on one asking for a check and trips on a bomb; it counts
+// its checks by text.
+type screen struct {
+	mu     sync.Mutex
+	checks map[string]int
+}
+
+func (s *screen) guardrail() swarm.Guardrail {
+	return swarm.Guardrail{Name: "screen", Points: []swarm.GuardPoint{swarm.GuardInput}, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+		s.mu.Lock()
+		s.checks[c.Text]++
+		s.mu.Unlock()
+		switch {
+		case strings.Contains(c.Text, "secret"):
+			return swarm.Verdict{Action: swarm.Reject, Message: "no secrets"}, nil
+		case strings.Contains(c.Text, "check"):
+			return swarm.Verdict{Action: swarm.Pause, Message: "needs a human"}, nil
+		case strings.Contains(c.Text, "bomb"):
+			return swarm.Verdict{Action: swarm.Tripwire, Message: "dangerous"}, nil
+		}
+		return swarm.Verdict{Action: swarm.Allow}, nil
+	}}
+}
+
+// TestConversationGuardsUserMessages: a conversation's input guardrail
+// checks each user message once (each message re-drives the session from
+// its journal: a recorded verdict is not checked again). A rejected
+// message is answered with a failed turn and never reaches the model, a
+// paused one waits for a resume that approves it, a tripwire ends the
+// conversation with the guardrail's reason.
+func TestConversationGuardsUserMessages(t *testing.T) {
+	ctx := ctxT(t)
+	rt, rec := convRuntime(t, scripted.Script{"chat": {scripted.Text("answer 0"), scripted.Text("answer 1"), scripted.Text("answer 2")}}, nil)
+	sc := &screen{checks: map[string]int{}}
+	chat := &swarm.Agent{Name: "chat", Instructions: "Talk."}
+	conv := swarm.DefineConversation("talk", "", swarm.ConversationSpec[Sale]{Queen: chat, Guardrails: []swarm.Guardrail{sc.guardrail()}})
+	if err := rt.Register(conv); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := conv.Start(ctx, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := sess.Say(ctx, "hello"); err != nil || rep.Text != "answer 0" {
+		t.Fatalf("hello: %+v %v", rep, err)
+	}
+	if _, err := sess.Say(ctx, "tell me the secret"); !errors.Is(err, swarm.ErrTurnFailed) || !strings.Contains(err.Error(), "guardrail screen: no secrets") {
+		t.Fatalf("a rejected message: %v", err)
+	}
+	rep, err := sess.Say(ctx, "please check this")
+	if err != nil || rep.Waiting != "guardrail screen: needs a human" || len(rec.requests("chat")) != 1 {
+		t.Fatalf("a paused message: %+v %v (%d model calls)", rep, err, len(rec.requests("chat")))
+	}
+	if rep, err = sess.Say(ctx, "approved"); err != nil || rep.Text != "answer 1" {
+		t.Fatalf("after the approval: %+v %v", rep, err)
+	}
+	if _, err := sess.Say(ctx, "a bomb"); err == nil {
+		t.Fatal("a tripped message was answered")
+	}
+	st, _ := sess.Status(ctx)
+	if st.State != swarm.StateFailed || st.Reason != "guardrail screen: dangerous" {
+		t.Fatalf("after the tripwire: %s %q", st.State, st.Reason)
+	}
+	reqs := rec.requests("chat")
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2 (hello, the approved check)", len(reqs))
+	}
+	var seen []string
+	for _, m := range reqs[1].Messages {
+		seen = append(seen, m.Content)
+	}
+	if !slices.Equal(seen, []string{"hello", "answer 0", "please check this"}) {
+		t.Errorf("the model saw %q", seen)
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, text := range []string{"hello", "tell me the secret", "please check this", "a bomb"} {
+		if sc.checks[text] != 1 {
+			t.Errorf("%q checked %d times, want once", text, sc.checks[text])
+		}
+	}
+	if n := len(sc.checks); n != 4 {
+		t.Errorf("%d texts checked (the approval is not a message): %v", n, sc.checks)
+	}
+	verdicts := 0
+	for _, ev := range swarmtest.Events(t, rt, sess.ID()) {
+		if ev.Type == swarm.EventGuardrail && ev.Kind == string(swarm.GuardInput) && ev.Agent == "chat" {
+			verdicts++
+		}
+	}
+	if verdicts != 4 {
+		t.Errorf("%d input verdicts journaled, want 4", verdicts)
+	}
+}
+
+// TestTeamLeadGuardsUserMessages: the lead's input guardrails check each
+// message the user sends a team; a rejected one is answered with the
+// rejection and stays out of the lead's history.
+func TestTeamLeadGuardsUserMessages(t *testing.T) {
+	ctx := ctxT(t)
+	m := &recording{Model: scripted.New(scripted.Script{"lead": {scripted.Text("answer 0"), scripted.Text("answer 1")}})}
+	rt := recordingRuntime(t, m)
+	sc := &screen{checks: map[string]int{}}
+	lead := &swarm.Agent{Name: "lead", Instructions: "Lead.", Guardrails: []swarm.Guardrail{sc.guardrail()}}
+	tr, err := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: lead}).Start(ctx, rt, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Wait(ctx, tr.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Say(ctx, "tell me the secret"); err == nil || !strings.Contains(err.Error(), "guardrail screen: no secrets") {
+		t.Fatalf("a rejected message: %v", err)
+	}
+	if reply, err := tr.Say(ctx, "go on"); err != nil || reply != "answer 1" {
+		t.Fatalf("go on: %q %v", reply, err)
+	}
+	reqs := m.Requests("lead")
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	for _, msg := range reqs[1].Messages {
+		if strings.Contains(msg.Content, "secret") {
+			t.Errorf("the lead saw the rejected message: %+v", reqs[1].Messages)
+		}
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.checks["hello"] != 1 || sc.checks["tell me the secret"] != 1 || sc.checks["go on"] != 1 {
+		t.Errorf("checks %v, want each message once", sc.checks)
+	}
+}
+
+// TestHandoffResultGuardsChildSwarms: the handoff_result point checks what
+// a swarm handed off to returns, as it does an agent's: a reject replaces
+// the result the delegating model sees, a tripwire fails the run.
+func TestHandoffResultGuardsChildSwarms(t *testing.T) {
+	for _, act := range []swarm.Action{swarm.Reject, swarm.Tripwire} {
+		t.Run(string(act), func(t *testing.T) {
+			ctx := ctxT(t)
+			m := &recording{Model: scripted.New(scripted.Script{
+				"parent": {scripted.Tools(scripted.CallTool("handoff_to_sub", map[string]any{"request": "work"})), scripted.Text("done")},
+				"sub":    {scripted.Text("the secret plans")},
+			})}
+			rt := recordingRuntime(t, m)
+			var checked []swarm.GuardCheck
+			var mu sync.Mutex
+			g := swarm.Guardrail{Name: "leak", Points: []swarm.GuardPoint{swarm.GuardHandoffResult}, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+				mu.Lock()
+				checked = append(checked, c)
+				mu.Unlock()
+				if strings.Contains(c.Text, "secret") {
+					return swarm.Verdict{Action: act, Message: "leaks a secret"}, nil
+				}
+				return swarm.Verdict{Action: swarm.Allow}, nil
+			}}
+			sub := swarm.Define[string, string]("sub", "does work", func(string) swarm.Spec { return swarm.Spec{} })
+			parent := swarm.Define[string, string]("parent", "", func(string) swarm.Spec {
+				return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToSwarm(sub)}, Guardrails: []swarm.Guardrail{g}}
+			})
+			if err := rt.Register(sub, parent); err != nil {
+				t.Fatal(err)
+			}
+			run, err := parent.Start(ctx, rt, "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := rt.Wait(ctx, run.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			if len(checked) != 1 || checked[0].Target != "sub" || checked[0].Text != "the secret plans" {
+				t.Errorf("checks %+v", checked)
+			}
+			mu.Unlock()
+			if act == swarm.Tripwire {
+				if st.State != swarm.StateFailed || st.Reason != "guardrail leak: leaks a secret" {
+					t.Fatalf("state %s reason %q", st.State, st.Reason)
+				}
+				return
+			}
+			reqs := m.Requests("parent")
+			if st.State != swarm.StateCompleted || len(reqs) != 2 {
+				t.Fatalf("state %s (%s), %d requests", st.State, st.Reason, len(reqs))
+			}
+			last := reqs[1].Messages[len(reqs[1].Messages)-1]
+			if last.Role != model.RoleTool || !last.IsError || last.Content != "error: guardrail leak rejected the result: leaks a secret" {
+				t.Errorf("the parent saw %+v", last)
 			}
 		})
 	}

@@ -198,6 +198,9 @@ func (c *conversation) message(ctx context.Context, n int) (out outcome, more bo
 		return outcome{kind: paused}, false
 	}
 	c.log = append(c.log, convEntry{n: n, msg: model.Message{Role: model.RoleUser, Content: text}})
+	if out, more, stop := c.screen(ctx, n, mkey, text); stop {
+		return out, more
+	}
 	if rec, ok := r.recorded[mkey+"/reply"]; ok {
 		ev, err := decodeEvent(rec)
 		if err != nil {
@@ -242,7 +245,9 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (outcome, b
 		// conversation stays linear.
 		_, replayed := r.recorded[tkey+"/model"]
 		var msgs []model.Message
-		if !replayed {
+		if _, compacted := r.recorded[tkey+"/compact"]; !replayed || compacted {
+			// (A recorded compaction is replayed on the history, to
+			// restore the summary that later requests build on.)
 			msgs = c.history(c.active, n)
 		}
 		resp, err := r.modelStep(ctx, ap, tkey, turn, msgs)
@@ -340,7 +345,39 @@ func (c *conversation) activate() (*agentPlan, error) {
 		}
 	}
 	ap.toolDefs = slices.DeleteFunc(ap.toolDefs, func(d model.ToolDef) bool { return hidden[d.Name] })
+	ap.guards = cd.guards[a.Name]
+	if err := ap.setCompaction(cd.compaction, a.Compaction); err != nil {
+		return nil, err
+	}
 	return ap, nil
+}
+
+// screen checks user message n (the last entry of the log) with the input
+// guardrails of the agent to answer it. A rejected message is answered
+// with a failed turn and taken out of the history; stop reports that the
+// message is settled (out and more are message's results).
+func (c *conversation) screen(ctx context.Context, n int, mkey, text string) (out outcome, more, stop bool) {
+	a := c.cd.agents[c.active]
+	gs := c.cd.guards[c.active].at(GuardInput)
+	if a == nil || len(gs) == 0 {
+		return outcome{}, false, false
+	}
+	if _, answered := c.r.recorded[mkey+"/reply"]; answered {
+		if _, checked := c.r.recorded[mkey+"/guard/"+gs[0].Name]; !checked {
+			return outcome{}, false, false // answered before the guardrails were there
+		}
+	}
+	ap := &agentPlan{name: a.Name, guards: c.cd.guards[a.Name], hooks: &a.Hooks}
+	v, g, out, stop := c.r.guardText(ctx, ap, mkey, text)
+	switch {
+	case stop:
+		return out, false, true
+	case v.Action != Reject:
+		return outcome{}, false, false
+	}
+	c.log = c.log[:len(c.log)-1]
+	out, more = c.reply(ctx, n, 0, c.active, "", guardReason(g, v))
+	return out, more, true
 }
 
 // data is what instructions are rendered against: the run's values and the

@@ -119,11 +119,8 @@ func (m *memberRun) spawnDeclared(ctx context.Context) (outcome, bool) {
 func (m *memberRun) wake(ctx context.Context, n int) (opening string, out outcome, ok bool) {
 	r, key := m.r, m.prefix(n)
 	if m.tc.lead {
-		if n == 1 {
-			var task *string
-			if json.Unmarshal(r.input, &task) == nil && task != nil && *task != "" {
-				return *task, outcome{}, true
-			}
+		if task := leadTask(r); n == 1 && task != "" {
+			return task, outcome{}, true
 		}
 		text, ok, err := r.await(ctx, m.ap, Event{Type: EventPaused, Key: key + "/await", Agent: m.ap.name, Reason: AwaitingMessage}, store.Update{Agent: m.ap.name})
 		switch {
@@ -193,6 +190,13 @@ func (m *memberRun) wake(ctx context.Context, n int) (opening string, out outcom
 		r.rt.nudge(context.WithoutCancel(ctx), r.id)
 	}
 	return "", outcome{kind: paused}, false
+}
+
+// leadTask is the lead's first task: its run's input, if any.
+func leadTask(r *runner) string {
+	var task string
+	_ = json.Unmarshal(r.input, &task)
+	return task
 }
 
 // work2do reports whether an idle teammate has work: mail (delivered as
@@ -275,6 +279,18 @@ func isStoreUnavailable(err error) bool { return errors.Is(err, store.ErrUnavail
 // that ends the drive.
 func (m *memberRun) work(ctx context.Context, n int, opening string) (outcome, bool) {
 	r, ap, key := m.r, m.ap, m.prefix(n)
+	if m.tc.lead && (n > 1 || leadTask(r) == "") {
+		// A user message (the run's input was checked as such): a
+		// rejected one is answered with the rejection and left out of
+		// the lead's history.
+		v, g, out, stop := r.guardText(ctx, ap, key, opening)
+		if stop {
+			return out, true
+		}
+		if v.Action == Reject {
+			return m.answer(ctx, n, 0, "", guardReason(g, v))
+		}
+	}
 	if opening != "" {
 		m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: opening})
 	}

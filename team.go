@@ -113,6 +113,10 @@ type TeamSpec struct {
 	// MaxMembers bounds the number of teammates (DefaultMaxMembers if
 	// zero).
 	MaxMembers int
+	// Compaction keeps each member's history within its model's context
+	// window (the lead's Agent.Compaction and a Teammate's Compaction
+	// win).
+	Compaction *Compaction
 }
 
 // Teammate is a member of a team other than its lead.
@@ -135,6 +139,9 @@ type Teammate struct {
 	// PlanApproval: the teammate must submit a plan (submit_plan) and
 	// have it approved by the lead before any of its own Tools runs.
 	PlanApproval bool
+	// Compaction keeps the teammate's history within its model's
+	// context window (nil: the team's).
+	Compaction *Compaction
 }
 
 // defaultTeammateInstructions is the system prompt of a teammate without
@@ -165,6 +172,7 @@ type teamDef struct {
 	maxWakes   int
 	maxTurns   int
 	maxMembers int
+	compaction *Compaction
 }
 
 // DefineTeam makes a team definition. Mistakes (no lead, a bad or repeated
@@ -186,7 +194,14 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 		return nil, fmt.Errorf("%w: team %s: lead: %w", ErrInvalid, id, err)
 	}
 	td := &teamDef{lead: spec.Lead, members: map[string]Teammate{}, template: spec.Template, autonomous: spec.Autonomous,
-		timeout: spec.RequestTimeout, maxWakes: spec.MaxWakes, maxTurns: spec.MaxTurns, maxMembers: spec.MaxMembers}
+		timeout: spec.RequestTimeout, maxWakes: spec.MaxWakes, maxTurns: spec.MaxTurns, maxMembers: spec.MaxMembers, compaction: spec.Compaction}
+	check := &agentPlan{name: spec.Lead.Name}
+	if err := check.setCompaction(spec.Compaction, spec.Lead.Compaction); err != nil {
+		return nil, fmt.Errorf("team %s: %w", id, err)
+	}
+	if err := check.addGuards(spec.Lead.Guardrails); err != nil {
+		return nil, fmt.Errorf("team %s: lead: %w", id, err)
+	}
 	if td.timeout <= 0 {
 		td.timeout = DefaultRequestTimeout
 	}
@@ -208,6 +223,9 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 		}
 		if _, dup := td.members[m.Name]; dup || m.Name == spec.Lead.Name {
 			return nil, fmt.Errorf("%w: team %s: two members are named %q", ErrDuplicate, id, m.Name)
+		}
+		if err := (&agentPlan{name: m.Name}).setCompaction(spec.Compaction, m.Compaction); err != nil {
+			return nil, fmt.Errorf("team %s: %w", id, err)
 		}
 		td.members[m.Name] = m
 		td.order = append(td.order, m.Name)
@@ -287,7 +305,7 @@ func (rt *Runtime) planTeam(info *defInfo, input json.RawMessage, values map[str
 	var handoffs []Handoff
 	if lead {
 		a := td.lead
-		m = Teammate{Name: a.Name, Role: "lead", Instructions: a.Instructions, Model: a.Model, Tools: a.Tools}
+		m = Teammate{Name: a.Name, Role: "lead", Instructions: a.Instructions, Model: a.Model, Tools: a.Tools, Compaction: a.Compaction}
 		hooks, handoffs = &a.Hooks, a.Handoffs
 	} else {
 		var ok bool
@@ -316,6 +334,15 @@ func (rt *Runtime) planTeam(info *defInfo, input json.RawMessage, values map[str
 	p := &plan{agents: map[string]*agentPlan{}}
 	ap, err := rt.planAgent(p, m.Name, false, m.Instructions, m.Model, tools, handoffs, td.maxTurns, hooks, data, info)
 	if err != nil {
+		return nil, fmt.Errorf("team %s: %w", info.id, err)
+	}
+	if lead {
+		// The lead's input guardrails check each user message.
+		if err := ap.addGuards(td.lead.Guardrails); err != nil {
+			return nil, fmt.Errorf("team %s: %w", info.id, err)
+		}
+	}
+	if err := ap.setCompaction(td.compaction, m.Compaction); err != nil {
 		return nil, fmt.Errorf("team %s: %w", info.id, err)
 	}
 	p.root = ap

@@ -12,7 +12,7 @@ import (
 
 // The fields of a conversation and of one of its handovers.
 var (
-	conversationFields = []string{"description", "queen", "agents", "handovers", "return_to_queen", "max_turns", "history", "agent_history", "name_speakers", "context"}
+	conversationFields = []string{"description", "queen", "agents", "handovers", "return_to_queen", "max_turns", "history", "agent_history", "name_speakers", "context", "guardrails", "compaction"}
 	handoverFields     = []string{"agent", "description", "sets"}
 	historyPolicies    = []string{"own_tools", "full", "text"}
 )
@@ -30,6 +30,8 @@ type conversationDef struct {
 	agentHistory  map[string]swarm.HistoryPolicy
 	nameSpeakers  bool
 	context       map[string]any
+	guardrails    []*guardDef
+	compaction    *swarm.Compaction
 }
 
 // ConversationIDs returns the ids of the file's conversations, in the
@@ -106,6 +108,12 @@ func (p *parser) conversations(top map[string]field) []*conversationDef {
 		}
 		if fd, ok := fs["context"]; ok && !isNull(fd.val) {
 			c.context = p.context(fd.val, what)
+		}
+		if fd, ok := fs["guardrails"]; ok {
+			c.guardrails = p.guardrailRefs(fd.val, what)
+		}
+		if fd, ok := fs["compaction"]; ok {
+			c.compaction = p.compaction(fd.val, what)
 		}
 		for _, hs := range c.handovers {
 			for _, h := range hs {
@@ -262,6 +270,8 @@ func (c *conversationDef) define(byName map[string]*swarm.Agent) swarm.Definitio
 		AgentHistory:  c.agentHistory,
 		NameSpeakers:  c.nameSpeakers,
 		Context:       c.context,
+		Guardrails:    guardrails(c.guardrails),
+		Compaction:    c.compaction,
 	}
 	for _, a := range c.agents {
 		spec.Agents = append(spec.Agents, byName[a])

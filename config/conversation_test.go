@@ -46,29 +46,34 @@ sales:
   - text: Yes, monthly billing.
 `
 
-func TestConversationFromYAML(t *testing.T) {
-	dir := t.TempDir()
-	path := write(t, dir, "swarm.yaml", conversationFile, 0o644)
-	write(t, dir, "script.yaml", conversationScript, 0o644)
+// loadConversation loads the file at path into a new runtime and returns
+// its conversation id.
+func loadConversation(t *testing.T, path, id string) (*config.File, *swarm.Runtime, *swarm.Conversation[map[string]any]) {
+	t.Helper()
 	f, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if got := f.ConversationIDs(); !slices.Equal(got, []string{"front-desk"}) {
-		t.Fatalf("conversations %q", got)
 	}
 	rt := newRuntime(t, nil)
 	if err := f.Register(rt); err != nil {
 		t.Fatal(err)
 	}
-	var conv *swarm.Conversation[map[string]any]
 	for _, d := range rt.Swarms() {
-		if c, ok := d.(*swarm.Conversation[map[string]any]); ok && d.ID() == "front-desk" {
-			conv = c
+		if c, ok := d.(*swarm.Conversation[map[string]any]); ok && d.ID() == id {
+			return f, rt, c
 		}
 	}
-	if conv == nil {
-		t.Fatal("conversation not registered")
+	t.Fatalf("conversation %s not registered", id)
+	return nil, nil, nil
+}
+
+func TestConversationFromYAML(t *testing.T) {
+	dir := t.TempDir()
+	path := write(t, dir, "swarm.yaml", conversationFile, 0o644)
+	write(t, dir, "script.yaml", conversationScript, 0o644)
+	f, rt, conv := loadConversation(t, path, "front-desk")
+	if got := f.ConversationIDs(); !slices.Equal(got, []string{"front-desk"}) {
+		t.Fatalf("conversations %q", got)
 	}
 	ctx := ctxT(t)
 	sess, err := conv.Start(ctx, rt)

@@ -4,6 +4,8 @@ package config_test
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +123,80 @@ swarms:
 		{"swarms:\n  s: {compaction: {trigger: 2}}\n", "trigger: want a fraction"},
 		{"swarms:\n  s: {compaction: {window: -1}}\n", "window: want a positive number"},
 		{"agents:\n  a: {compaction: {size: 1}}\n", `unknown field "size"`},
+	} {
+		_, err := config.Parse([]byte("version: 1\n"+tc.yaml), ".")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}
+
+// TestConversationGuardrailsAndCompactionFromYAML: a conversation's
+// guardrails check its user messages and its compaction summarizes its
+// history.
+func TestConversationGuardrailsAndCompactionFromYAML(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "screen.sh", `#!/bin/sh
+case "$(cat)" in
+  *secret*) echo '{"verdict": "reject", "message": "no secrets"}' ;;
+esac
+`, 0o755)
+	write(t, dir, "script.yaml", `
+chat:
+  - text: answer 1
+  - text: answer 2
+  - text: answer 3
+  - text: answer 4
+chat_compact:
+  - text: the user said hello a few times
+`, 0o644)
+	path := write(t, dir, "swarm.yaml", `
+version: 1
+model: scripted:script.yaml
+guardrails:
+  screen:
+    command: [./screen.sh]
+    points: [input]
+agents:
+  chat:
+    instructions: Talk.
+conversations:
+  talk:
+    queen: chat
+    guardrails: [screen]
+    compaction: {messages: 4, keep: 1}
+`, 0o644)
+	_, rt, conv := loadConversation(t, path, "talk")
+	ctx := ctxT(t)
+	sess, err := conv.Start(ctx, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sess.Say(ctx, "my secret"); !errors.Is(err, swarm.ErrTurnFailed) || !strings.Contains(err.Error(), "guardrail screen: no secrets") {
+		t.Fatalf("a secret: %v", err)
+	}
+	for i := 1; i <= 4; i++ {
+		if rep, err := sess.Say(ctx, "hello"); err != nil || rep.Text != fmt.Sprint("answer ", i) {
+			t.Fatalf("hello %d: %+v %v", i, rep, err)
+		}
+	}
+	evs, err := rt.History(ctx, sess.ID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compacted := 0
+	for _, e := range evs {
+		if e.Type == swarm.EventCompacted && e.Text == "the user said hello a few times" {
+			compacted++
+		}
+	}
+	if compacted == 0 {
+		t.Error("the conversation never compacted")
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"agents:\n  a: {}\nconversations:\n  c: {queen: a, compaction: {trigger: 2}}\n", "conversation c: compaction: trigger: want a fraction"},
+		{"agents:\n  a: {}\nconversations:\n  c: {queen: a, guardrails: [nope]}\n", `unknown guardrail "nope"`},
+		{"agents:\n  a: {}\nteams:\n  t: {lead: a, compaction: {keep: -1}}\n", "team t: compaction: keep: want a positive number"},
 	} {
 		_, err := config.Parse([]byte("version: 1\n"+tc.yaml), ".")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -10,7 +10,7 @@ import (
 
 // The fields of a team and of one of its declared members.
 var (
-	teamFields   = []string{"description", "lead", "members", "teammate", "autonomous", "request_timeout", "max_wakes", "max_turns", "max_members"}
+	teamFields   = []string{"description", "lead", "members", "teammate", "autonomous", "request_timeout", "max_wakes", "max_turns", "max_members", "compaction"}
 	memberFields = []string{"role", "prompt", "agent", "plan_approval"}
 )
 
@@ -25,6 +25,7 @@ type teamDef struct {
 	maxWakes          int
 	maxTurns          int
 	maxMembers        int
+	compaction        *swarm.Compaction
 }
 
 // memberDef is a declared teammate.
@@ -92,6 +93,9 @@ func (p *parser) teams(top map[string]field, conversations []*conversationDef) [
 		p.whole(fs, what, "max_wakes", 1, &t.maxWakes)
 		p.whole(fs, what, "max_turns", 1, &t.maxTurns)
 		p.whole(fs, what, "max_members", 1, &t.maxMembers)
+		if fd, ok := fs["compaction"]; ok {
+			t.compaction = p.compaction(fd.val, what)
+		}
 		out = append(out, t)
 	}
 	return out
@@ -145,7 +149,7 @@ func (p *parser) members(n *yaml.Node, what, lead string) []memberDef {
 // define makes the team's definition from the file's agents.
 func (t *teamDef) define(byName map[string]*swarm.Agent) *swarm.Team {
 	spec := swarm.TeamSpec{Lead: byName[t.lead], Autonomous: t.autonomous, RequestTimeout: t.timeout,
-		MaxWakes: t.maxWakes, MaxTurns: t.maxTurns, MaxMembers: t.maxMembers}
+		MaxWakes: t.maxWakes, MaxTurns: t.maxTurns, MaxMembers: t.maxMembers, Compaction: t.compaction}
 	if a := byName[t.teammate]; a != nil {
 		spec.Template = teammateOf(a)
 	}
@@ -163,8 +167,8 @@ func (t *teamDef) define(byName map[string]*swarm.Agent) *swarm.Team {
 	return swarm.DefineTeam(t.name, t.description, spec)
 }
 
-// teammateOf is a teammate made of agent a: its instructions, model and
-// tools.
+// teammateOf is a teammate made of agent a: its instructions, model,
+// tools and compaction.
 func teammateOf(a *swarm.Agent) swarm.Teammate {
-	return swarm.Teammate{Instructions: a.Instructions, Model: a.Model, Tools: a.Tools}
+	return swarm.Teammate{Instructions: a.Instructions, Model: a.Model, Tools: a.Tools, Compaction: a.Compaction}
 }

@@ -1,0 +1,62 @@
+package swarm_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model/scripted"
+)
+
+// A guardrail rejects a tool call, whose error result the model sees
+// before it tries again, and trips the run on an answer that leaks a
+// password.
+func ExampleGuardrail() {
+	policy := swarm.Guardrail{
+		Name:   "policy",
+		Points: []swarm.GuardPoint{swarm.GuardToolCall, swarm.GuardOutput},
+		Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+			switch {
+			case c.Point == swarm.GuardToolCall && strings.Contains(string(c.Arguments), "rm -rf"):
+				return swarm.Verdict{Action: swarm.Reject, Message: "destructive commands are not allowed"}, nil
+			case c.Point == swarm.GuardOutput && strings.Contains(c.Text, "password"):
+				return swarm.Verdict{Action: swarm.Tripwire, Message: "the answer leaks a password"}, nil
+			}
+			return swarm.Verdict{Action: swarm.Allow}, nil
+		},
+	}
+	shell := swarm.NewTool("shell", "Runs a command", func(_ context.Context, in struct {
+		Command string `json:"command"`
+	}) (string, error) {
+		return "ran " + in.Command, nil
+	})
+	ops := swarm.Define[string, string]("ops", "Operates servers", func(string) swarm.Spec {
+		return swarm.Spec{Tools: []swarm.Tool{shell}, Guardrails: []swarm.Guardrail{policy}}
+	})
+	m := scripted.New(scripted.Script{"ops": {
+		scripted.Tools(scripted.CallTool("shell", map[string]any{"command": "rm -rf /tmp/cache"})),
+		scripted.Tools(scripted.CallTool("shell", map[string]any{"command": "ls /tmp/cache"})),
+		scripted.Text("The cache is clean; the admin password is hunter2."),
+	}})
+	rt, _ := swarm.New(swarm.Config{Model: m})
+	defer rt.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, run, err := ops.Run(ctx, rt, "clean the cache")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for ev := range run.Events(ctx, 0) {
+		if ev.Type == swarm.EventToolResult {
+			fmt.Println("tool result:", ev.Output)
+		}
+	}
+	fmt.Println(res.State(), res.(swarm.Failed).Reason)
+	// Output:
+	// tool result: error: guardrail policy rejected this call: destructive commands are not allowed
+	// tool result: ran ls /tmp/cache
+	// failed guardrail policy: the answer leaks a password
+}
