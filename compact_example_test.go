@@ -45,6 +45,6 @@ func ExampleCompaction() {
 	}
 	fmt.Println(res.State(), res.(swarm.Completed[string]).Output)
 	// Output:
-	// t5/compact: messages 1-7 summarized, 665 tokens became 266
+	// t5/compact: messages 1-7 summarized, 639 tokens became 239
 	// completed report written
 }

@@ -54,11 +54,11 @@ type runSnap struct {
 	Seq  int64  `json:"seq"`
 
 	// The runner's.
-	Calls     map[string]int         `json:"calls,omitempty"`
-	Lifted    bool                   `json:"lifted,omitempty"`
-	Spawned   bool                   `json:"spawned,omitempty"`
-	Found     []string               `json:"found,omitempty"`
-	Compacted map[string]compactSnap `json:"compacted,omitempty"`
+	Calls     map[string]int          `json:"calls,omitempty"`
+	Lifted    bool                    `json:"lifted,omitempty"`
+	Spawned   bool                    `json:"spawned,omitempty"`
+	Found     []string                `json:"found,omitempty"`
+	Compacted map[string]*compactSnap `json:"compacted,omitempty"`
 
 	// The strategy's: the next round (simple) or message / piece of work
 	// (conversation, member), and its history.
@@ -71,9 +71,27 @@ type runSnap struct {
 
 // compactSnap is a compactState.
 type compactSnap struct {
-	Upto    int    `json:"upto"`
-	Summary string `json:"summary"`
-	Print   []byte `json:"print"`
+	Upto    int          `json:"upto"`
+	Summary string       `json:"summary"`
+	Print   []byte       `json:"print"`
+	Settled bool         `json:"settled,omitempty"`
+	Base    *compactSnap `json:"base,omitempty"`
+}
+
+func snapOfCompact(c *compactState) *compactSnap {
+	if c == nil {
+		return nil
+	}
+	return &compactSnap{Upto: c.upto, Summary: c.summary, Print: c.print[:], Settled: c.settled, Base: snapOfCompact(c.base)}
+}
+
+func (c *compactSnap) state() *compactState {
+	if c == nil {
+		return nil
+	}
+	st := &compactState{upto: c.Upto, summary: c.Summary, settled: c.Settled, base: c.Base.state()}
+	copy(st.print[:], c.Print)
+	return st
 }
 
 // convSnap is a convEntry.
@@ -145,9 +163,7 @@ func (r *runner) restoreRunner() {
 	if len(s.Compacted) > 0 {
 		r.compacted = map[string]*compactState{}
 		for k, c := range s.Compacted {
-			st := &compactState{upto: c.Upto, summary: c.Summary}
-			copy(st.print[:], c.Print)
-			r.compacted[k] = st
+			r.compacted[k] = c.state()
 		}
 	}
 }
@@ -195,9 +211,9 @@ func (r *runner) checkpoint(ctx context.Context, kind string, seq int64, live bo
 	}
 	s.Found = slices.Sorted(maps.Keys(r.found))
 	if len(r.compacted) > 0 {
-		s.Compacted = map[string]compactSnap{}
+		s.Compacted = map[string]*compactSnap{}
 		for k, c := range r.compacted {
-			s.Compacted[k] = compactSnap{Upto: c.upto, Summary: c.summary, Print: c.print[:]}
+			s.Compacted[k] = snapOfCompact(c)
 		}
 	}
 	r.mu.Unlock()
