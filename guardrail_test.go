@@ -603,3 +603,69 @@ func TestHandoffResultGuardsChildSwarms(t *testing.T) {
 		})
 	}
 }
+
+// TestTeamGuardrailsCheckTeammates: a team's guardrails check every
+// member's steps, and a teammate's own guardrails (after the team's) its
+// steps only: a call the teammate's guardrail rejects never runs, and its
+// model gets the rejection and another turn.
+func TestTeamGuardrailsCheckTeammates(t *testing.T) {
+	ctx := ctxT(t)
+	m := &recording{Model: scripted.New(scripted.Script{
+		"lead": {scripted.Tools(scripted.CallTool("danger", map[string]any{})), scripted.Text("lead done")},
+		"bob":  {scripted.Tools(scripted.CallTool("danger", map[string]any{})), scripted.Text("bob done")},
+	})}
+	rt := recordingRuntime(t, m)
+	var ran atomic.Int64
+	danger := swarm.NewTool("danger", "does harm", func(context.Context, struct{}) (string, error) {
+		ran.Add(1)
+		return "harm done", nil
+	})
+	var mu sync.Mutex
+	seen := map[string][]string{} // guardrail -> agents whose calls it checked
+	guard := func(name string) swarm.Guardrail {
+		return swarm.Guardrail{Name: name, Points: []swarm.GuardPoint{swarm.GuardToolCall}, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+			mu.Lock()
+			seen[name] = append(seen[name], c.Agent)
+			mu.Unlock()
+			if name == "bob" {
+				return swarm.Verdict{Action: swarm.Reject, Message: "no harm"}, nil
+			}
+			return swarm.Verdict{Action: swarm.Allow}, nil
+		}}
+	}
+	crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{
+		Lead:       &swarm.Agent{Name: "lead", Instructions: "Lead.", Tools: []swarm.Tool{danger}},
+		Members:    []swarm.Teammate{{Name: "bob", Role: "helper", Prompt: "work", Tools: []swarm.Tool{danger}, Guardrails: []swarm.Guardrail{guard("bob")}}},
+		Guardrails: []swarm.Guardrail{guard("team")},
+	})
+	tr, err := crew.Start(ctx, rt, "start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Wait(ctx, tr.ID()); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		s, err := rt.Status(ctx, tr.ID()+"~bob")
+		if err == nil && s.State == swarm.StatePaused && s.Reason == swarm.AwaitingMail {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("bob did not finish its prompt")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	if n := ran.Load(); n != 1 {
+		t.Fatalf("the tool ran %d times; want once, for the lead", n)
+	}
+	if reqs := m.Requests("bob"); len(reqs) != 2 || !strings.Contains(fmt.Sprint(reqs[1].Messages), "no harm") {
+		t.Errorf("bob: %d requests; the second should carry the rejection: %+v", len(reqs), reqs)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(seen["team"])
+	if fmt.Sprint(seen["team"]) != "[bob lead]" || fmt.Sprint(seen["bob"]) != "[bob]" {
+		t.Errorf("checked calls: %v; want the team's guardrail on lead and bob, bob's on bob only", seen)
+	}
+}

@@ -117,6 +117,10 @@ type TeamSpec struct {
 	// window (the lead's Agent.Compaction and a Teammate's Compaction
 	// win).
 	Compaction *Compaction
+	// Guardrails check every member's steps (see [Guardrail]); the lead's
+	// Agent.Guardrails and a Teammate's Guardrails come after them. The
+	// input point checks the lead's user messages and a teammate's prompt.
+	Guardrails []Guardrail
 }
 
 // Teammate is a member of a team other than its lead.
@@ -142,6 +146,8 @@ type Teammate struct {
 	// Compaction keeps the teammate's history within its model's
 	// context window (nil: the team's).
 	Compaction *Compaction
+	// Guardrails check the teammate's steps, after the team's.
+	Guardrails []Guardrail
 }
 
 // defaultTeammateInstructions is the system prompt of a teammate without
@@ -173,6 +179,7 @@ type teamDef struct {
 	maxTurns   int
 	maxMembers int
 	compaction *Compaction
+	guardrails []Guardrail
 }
 
 // DefineTeam makes a team definition. Mistakes (no lead, a bad or repeated
@@ -194,9 +201,13 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 		return nil, fmt.Errorf("%w: team %s: lead: %w", ErrInvalid, id, err)
 	}
 	td := &teamDef{lead: spec.Lead, members: map[string]Teammate{}, template: spec.Template, autonomous: spec.Autonomous,
-		timeout: spec.RequestTimeout, maxWakes: spec.MaxWakes, maxTurns: spec.MaxTurns, maxMembers: spec.MaxMembers, compaction: spec.Compaction}
+		timeout: spec.RequestTimeout, maxWakes: spec.MaxWakes, maxTurns: spec.MaxTurns, maxMembers: spec.MaxMembers, compaction: spec.Compaction,
+		guardrails: spec.Guardrails}
 	check := &agentPlan{name: spec.Lead.Name}
 	if err := check.setCompaction(spec.Compaction, spec.Lead.Compaction); err != nil {
+		return nil, fmt.Errorf("team %s: %w", id, err)
+	}
+	if err := check.addGuards(spec.Guardrails); err != nil {
 		return nil, fmt.Errorf("team %s: %w", id, err)
 	}
 	if err := check.addGuards(spec.Lead.Guardrails); err != nil {
@@ -226,6 +237,9 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 		}
 		if err := (&agentPlan{name: m.Name}).setCompaction(spec.Compaction, m.Compaction); err != nil {
 			return nil, fmt.Errorf("team %s: %w", id, err)
+		}
+		if err := (&agentPlan{name: m.Name}).addGuards(m.Guardrails); err != nil {
+			return nil, fmt.Errorf("team %s: member %s: %w", id, m.Name, err)
 		}
 		td.members[m.Name] = m
 		td.order = append(td.order, m.Name)
@@ -305,7 +319,7 @@ func (rt *Runtime) planTeam(info *defInfo, input json.RawMessage, values map[str
 	var handoffs []Handoff
 	if lead {
 		a := td.lead
-		m = Teammate{Name: a.Name, Role: "lead", Instructions: a.Instructions, Model: a.Model, Tools: a.Tools, Compaction: a.Compaction}
+		m = Teammate{Name: a.Name, Role: "lead", Instructions: a.Instructions, Model: a.Model, Tools: a.Tools, Compaction: a.Compaction, Guardrails: a.Guardrails}
 		hooks, handoffs = &a.Hooks, a.Handoffs
 	} else {
 		var ok bool
@@ -336,9 +350,10 @@ func (rt *Runtime) planTeam(info *defInfo, input json.RawMessage, values map[str
 	if err != nil {
 		return nil, fmt.Errorf("team %s: %w", info.id, err)
 	}
-	if lead {
-		// The lead's input guardrails check each user message.
-		if err := ap.addGuards(td.lead.Guardrails); err != nil {
+	// The team's guardrails, then the member's (a lead's input guardrails
+	// check each user message).
+	for _, gs := range [][]Guardrail{td.guardrails, m.Guardrails} {
+		if err := ap.addGuards(gs); err != nil {
 			return nil, fmt.Errorf("team %s: %w", info.id, err)
 		}
 	}

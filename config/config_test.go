@@ -508,14 +508,7 @@ swarms:
     handoffs: [a, critic]
     loop: {strategy: adaptive, stall_threshold: 2, max_replans: 1, max_rounds: 5, on_exhausted: fail}
 `, 0o644)
-	f, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt := newRuntime(t, nil)
-	if err := f.Register(rt); err != nil {
-		t.Fatal(err)
-	}
+	_, rt := loadFile(t, path)
 	ctx := ctxT(t)
 	id, err := rt.Start(ctx, "research", []byte(`"task"`))
 	if err != nil {

@@ -48,7 +48,8 @@ sales:
 
 // loadConversation loads the file at path into a new runtime and returns
 // its conversation id.
-func loadConversation(t *testing.T, path, id string) (*config.File, *swarm.Runtime, *swarm.Conversation[map[string]any]) {
+// loadFile loads the swarm.yaml at path into a new runtime.
+func loadFile(t *testing.T, path string) (*config.File, *swarm.Runtime) {
 	t.Helper()
 	f, err := config.Load(path)
 	if err != nil {
@@ -58,6 +59,12 @@ func loadConversation(t *testing.T, path, id string) (*config.File, *swarm.Runti
 	if err := f.Register(rt); err != nil {
 		t.Fatal(err)
 	}
+	return f, rt
+}
+
+func loadConversation(t *testing.T, path, id string) (*config.File, *swarm.Runtime, *swarm.Conversation[map[string]any]) {
+	t.Helper()
+	f, rt := loadFile(t, path)
 	for _, d := range rt.Swarms() {
 		if c, ok := d.(*swarm.Conversation[map[string]any]); ok && d.ID() == id {
 			return f, rt, c

@@ -136,11 +136,7 @@ swarms:
 // history.
 func TestConversationGuardrailsAndCompactionFromYAML(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, "screen.sh", `#!/bin/sh
-case "$(cat)" in
-  *secret*) echo '{"verdict": "reject", "message": "no secrets"}' ;;
-esac
-`, 0o755)
+	writeScreen(t, dir)
 	write(t, dir, "script.yaml", `
 chat:
   - text: answer 1
@@ -203,4 +199,62 @@ conversations:
 			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
 		}
 	}
+}
+
+// TestTeamGuardrailsFromYAML: a team's guardrails check its lead's user
+// messages (and every member's steps).
+func TestTeamGuardrailsFromYAML(t *testing.T) {
+	dir := t.TempDir()
+	writeScreen(t, dir)
+	write(t, dir, "script.yaml", "lead:\n  - text: hello there\n", 0o644)
+	path := write(t, dir, "swarm.yaml", `
+version: 1
+model: scripted:script.yaml
+guardrails:
+  screen:
+    command: [./screen.sh]
+    points: [input]
+agents:
+  lead:
+    instructions: Lead.
+teams:
+  crew:
+    lead: lead
+    guardrails: [screen]
+`, 0o644)
+	_, rt := loadFile(t, path)
+	ctx := ctxT(t)
+	var team *swarm.Team
+	for _, d := range rt.Swarms() {
+		if tm, ok := d.(*swarm.Team); ok && d.ID() == "crew" {
+			team = tm
+		}
+	}
+	if team == nil {
+		t.Fatal("team crew not registered")
+	}
+	tr, err := team.Start(ctx, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Say(ctx, "my secret"); err == nil || !strings.Contains(err.Error(), "guardrail screen: no secrets") {
+		t.Fatalf("a secret: %v", err)
+	}
+	if reply, err := tr.Say(ctx, "hi"); err != nil || reply != "hello there" {
+		t.Fatalf("hi: %q %v", reply, err)
+	}
+	if _, err := config.Parse([]byte("version: 1\nagents:\n  a: {}\nteams:\n  t: {lead: a, guardrails: [nope]}\n"), "."); err == nil || !strings.Contains(err.Error(), `team t: unknown guardrail "nope"`) {
+		t.Errorf("an unknown guardrail: %v", err)
+	}
+}
+
+// writeScreen writes screen.sh into dir: a command guardrail that rejects
+// any check whose JSON mentions a secret.
+func writeScreen(t *testing.T, dir string) {
+	t.Helper()
+	write(t, dir, "screen.sh", `#!/bin/sh
+case "$(cat)" in
+  *secret*) echo '{"verdict": "reject", "message": "no secrets"}' ;;
+esac
+`, 0o755)
 }

@@ -10,7 +10,7 @@ import (
 
 // The fields of a team and of one of its declared members.
 var (
-	teamFields   = []string{"description", "lead", "members", "teammate", "autonomous", "request_timeout", "max_wakes", "max_turns", "max_members", "compaction"}
+	teamFields   = []string{"description", "lead", "members", "teammate", "autonomous", "request_timeout", "max_wakes", "max_turns", "max_members", "compaction", "guardrails"}
 	memberFields = []string{"role", "prompt", "agent", "plan_approval"}
 )
 
@@ -26,6 +26,7 @@ type teamDef struct {
 	maxTurns          int
 	maxMembers        int
 	compaction        *swarm.Compaction
+	guardrails        []*guardDef
 }
 
 // memberDef is a declared teammate.
@@ -96,6 +97,9 @@ func (p *parser) teams(top map[string]field, conversations []*conversationDef) [
 		if fd, ok := fs["compaction"]; ok {
 			t.compaction = p.compaction(fd.val, what)
 		}
+		if fd, ok := fs["guardrails"]; ok {
+			t.guardrails = p.guardrailRefs(fd.val, what)
+		}
 		out = append(out, t)
 	}
 	return out
@@ -149,7 +153,8 @@ func (p *parser) members(n *yaml.Node, what, lead string) []memberDef {
 // define makes the team's definition from the file's agents.
 func (t *teamDef) define(byName map[string]*swarm.Agent) *swarm.Team {
 	spec := swarm.TeamSpec{Lead: byName[t.lead], Autonomous: t.autonomous, RequestTimeout: t.timeout,
-		MaxWakes: t.maxWakes, MaxTurns: t.maxTurns, MaxMembers: t.maxMembers, Compaction: t.compaction}
+		MaxWakes: t.maxWakes, MaxTurns: t.maxTurns, MaxMembers: t.maxMembers, Compaction: t.compaction,
+		Guardrails: guardrails(t.guardrails)}
 	if a := byName[t.teammate]; a != nil {
 		spec.Template = teammateOf(a)
 	}
@@ -168,7 +173,7 @@ func (t *teamDef) define(byName map[string]*swarm.Agent) *swarm.Team {
 }
 
 // teammateOf is a teammate made of agent a: its instructions, model,
-// tools and compaction.
+// tools, compaction and guardrails.
 func teammateOf(a *swarm.Agent) swarm.Teammate {
-	return swarm.Teammate{Instructions: a.Instructions, Model: a.Model, Tools: a.Tools, Compaction: a.Compaction}
+	return swarm.Teammate{Instructions: a.Instructions, Model: a.Model, Tools: a.Tools, Compaction: a.Compaction, Guardrails: a.Guardrails}
 }
