@@ -74,6 +74,19 @@ func (c *readCounter) Read(ctx context.Context, id string, after int64, limit in
 	return recs, err
 }
 
+// snapRuntime opens a runtime on mem that snapshots runs every `every`
+// records, with its model requests logged in log; it is closed when the
+// test ends.
+func snapRuntime(t *testing.T, mem *readCounter, log *reqLog, every int) *swarm.Runtime {
+	t.Helper()
+	rt, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond, SnapshotEvery: every})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
 // longLoop is a swarm whose orchestrator calls a tool in each of rounds
 // rounds (two at once in every third, and hands off to an agent in the
 // second), then answers.
@@ -266,15 +279,7 @@ func TestSnapshotConversation(t *testing.T) {
 		ctx := ctxT(t)
 		mem := &readCounter{Store: memory.New()}
 		log := newReqLog(scripted.New(script))
-		open := func() *swarm.Runtime {
-			rt, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), RetryBackoff: time.Millisecond, SnapshotEvery: every})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { rt.Close() })
-			return rt
-		}
-		rt := open()
+		rt := snapRuntime(t, mem, log, every)
 		sess, err := conv.Start(ctx, rt, swarm.WithID("chat"))
 		if err != nil {
 			t.Fatal(err)
@@ -283,7 +288,7 @@ func TestSnapshotConversation(t *testing.T) {
 		for i := 1; i <= messages; i++ {
 			if i == restartAt {
 				rt.Close()
-				rt = open()
+				rt = snapRuntime(t, mem, log, every)
 				if sess, err = conv.Start(ctx, rt, swarm.WithID("chat")); err != nil {
 					t.Fatal(err)
 				}
@@ -342,11 +347,7 @@ func TestSnapshotTeamLead(t *testing.T) {
 		ctx := ctxT(t)
 		mem := &readCounter{Store: memory.New()}
 		log := newReqLog(scripted.New(script))
-		rt, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), RetryBackoff: time.Millisecond, SnapshotEvery: every})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rt.Close()
+		rt := snapRuntime(t, mem, log, every)
 		team, err := crew.Start(ctx, rt, "")
 		if err != nil {
 			t.Fatal(err)
@@ -384,11 +385,7 @@ func TestSnapshotUnusable(t *testing.T) {
 		ctx := ctxT(t)
 		mem := &readCounter{Store: memory.New()}
 		log := newReqLog(scripted.New(script))
-		rt, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), RetryBackoff: time.Millisecond, SnapshotEvery: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rt.Close()
+		rt := snapRuntime(t, mem, log, 1000)
 		sess, err := conv.Start(ctx, rt, swarm.WithID("chat"))
 		if err != nil {
 			t.Fatal(err)
@@ -438,11 +435,7 @@ func TestSnapshotTeammate(t *testing.T) {
 		ctx := ctxT(t)
 		mem := &readCounter{Store: memory.New()}
 		log := newReqLog(scripted.New(script))
-		rt, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond, SnapshotEvery: every})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rt.Close()
+		rt := snapRuntime(t, mem, log, every)
 		team, err := crew.Start(ctx, rt, "")
 		if err != nil {
 			t.Fatal(err)
