@@ -1,4 +1,4 @@
-// Command team plays seed 002's "Agent Teams" scenario end to end: a lead
+// Command team plays the "agent teams" scenario end to end: a lead
 // spawns alice (coder) and bob (tester), alice mails bob, bob reports to
 // the lead, the lead checks its inbox and broadcasts a status update, and
 // finally shuts its teammates down through the shutdown protocol. Every
