@@ -198,6 +198,15 @@ func TestPauseAndResume(t *testing.T) {
 	if res.IsError || out2.State != swarm.StateCompleted || string(out2.Result) != `{"plan":"hut booked"}` {
 		t.Fatalf("resume: error=%v text=%q outcome=%+v", res.IsError, text(res), out2)
 	}
+	// The completed run no longer shows the pause's reason, in the
+	// outcome nor in its result resource.
+	if out2.Reason != "" || out2.Context != "" || strings.Contains(text(res), "approve?") {
+		t.Errorf("completed run still shows its pause: text %q, outcome %+v", text(res), out2)
+	}
+	rr, err := cs.ReadResource(swarmtest.Context(t), &sdk.ReadResourceParams{URI: "swarm://runs/" + out.RunID + "/result"})
+	if err != nil || strings.Contains(rr.Contents[0].Text, "approve?") {
+		t.Errorf("result resource of the completed run: %v %v", rr, err)
+	}
 	if left := m.Unconsumed(out.RunID)["approval"]; left != 0 {
 		t.Errorf("approval script: %d steps left", left)
 	}
