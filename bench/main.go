@@ -64,6 +64,7 @@ type options struct {
 	latency            time.Duration
 	only               string
 	profile            string
+	memprofile         string
 }
 
 func main() {
@@ -75,6 +76,7 @@ func main() {
 	flag.IntVar(&o.reps, "reps", 3, "measurements of each implementation (medians are reported)")
 	flag.StringVar(&o.only, "only", "", "comma-separated subset of implementations: memory, sqlite, eino")
 	flag.StringVar(&o.profile, "cpuprofile", "", "write CPU profiles of this project's driver (runs one after another) to this directory")
+	flag.StringVar(&o.memprofile, "memprofile", "", "write heap profiles and peak memory statistics of this project's driver (concurrent runs) to this directory")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -168,7 +170,11 @@ func measure(ctx context.Context, im impl, o options) (sample, error) {
 		s.bytesBare = float64(counts.Bytes) / bare
 	}
 	// Concurrency: n runs at once, each model call answered after latency.
-	res, counts, rss, err := drive(ctx, im, o.latency, "-runs", fmt.Sprint(o.n), "-warm", "0", "-concurrent")
+	args = []string{"-runs", fmt.Sprint(o.n), "-warm", "0", "-concurrent"}
+	if o.memprofile != "" && im.store != "" {
+		args = append(args, "-memprofile", filepath.Join(o.memprofile, im.store+".heap"))
+	}
+	res, counts, rss, err := drive(ctx, im, o.latency, args...)
 	if err != nil {
 		return s, err
 	}

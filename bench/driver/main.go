@@ -9,6 +9,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"runtime/pprof"
 	"sync"
 	"syscall"
@@ -52,14 +54,15 @@ func main() {
 	concurrent := flag.Bool("concurrent", false, "start the measured runs all at once")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the measured runs to this file")
 	builtins := flag.Bool("builtins", true, "offer the orchestrator the built-in tools (Spec.NoBuiltins when false)")
+	memprofile := flag.String("memprofile", "", "with -concurrent, write to this file a heap profile taken when the most goroutines were alive, and the peak memory statistics to this file plus .txt")
 	flag.Parse()
-	if err := run(*url, *kind, *runs, *warm, *concurrent, *profile, *builtins); err != nil {
+	if err := run(*url, *kind, *runs, *warm, *concurrent, *profile, *memprofile, *builtins); err != nil {
 		fmt.Fprintln(os.Stderr, "driver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(url, kind string, runs, warm int, concurrent bool, profile string, builtins bool) error {
+func run(url, kind string, runs, warm int, concurrent bool, profile, memprofile string, builtins bool) error {
 	if url == "" || runs <= 0 || warm < 0 {
 		return errors.New("need -url, -runs > 0 and -warm >= 0")
 	}
@@ -133,6 +136,10 @@ func run(url, kind string, runs, warm int, concurrent bool, profile string, buil
 	}
 	cpu0, start := cpuTime(), time.Now()
 	if concurrent {
+		if memprofile != "" {
+			stop := sampleMemory(memprofile)
+			defer stop()
+		}
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		var first error
@@ -158,6 +165,54 @@ func run(url, kind string, runs, warm int, concurrent bool, profile string, buil
 	}
 	out := result{Runs: runs, WallNs: int64(time.Since(start)), CPUNs: int64(cpuTime() - cpu0)}
 	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// sampleMemory samples the memory statistics every 100 ms until stop is
+// called, keeping the peaks and a heap profile taken whenever the
+// goroutines reached a new high (by a tenth); stop writes the profile to
+// path and the peaks to path+".txt".
+func sampleMemory(path string) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	var peak struct{ goroutines, stack, heapInuse, heapLive, sys uint64 }
+	var heap bytes.Buffer
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			var ms goruntime.MemStats
+			goruntime.ReadMemStats(&ms)
+			g := uint64(goruntime.NumGoroutine())
+			if g > peak.goroutines+peak.goroutines/10 {
+				heap.Reset()
+				_ = pprof.Lookup("heap").WriteTo(&heap, 0)
+			}
+			peak.goroutines = max(peak.goroutines, g)
+			peak.stack = max(peak.stack, ms.StackInuse)
+			peak.heapInuse = max(peak.heapInuse, ms.HeapInuse)
+			peak.heapLive = max(peak.heapLive, ms.HeapAlloc)
+			peak.sys = max(peak.sys, ms.Sys)
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		if err := os.WriteFile(path, heap.Bytes(), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "driver:", err)
+		}
+		const mb = 1 << 20
+		txt := fmt.Sprintf("peak goroutines %d\npeak goroutine stacks %d MB\npeak heap in use %d MB\npeak heap allocated (live and not yet collected) %d MB\npeak memory from the OS %d MB\n",
+			peak.goroutines, peak.stack/mb, peak.heapInuse/mb, peak.heapLive/mb, peak.sys/mb)
+		if err := os.WriteFile(path+".txt", []byte(txt), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "driver:", err)
+		}
+	}
 }
 
 // cpuTime is the process's user and system CPU time so far.
