@@ -74,6 +74,15 @@ func (c *readCounter) Read(ctx context.Context, id string, after int64, limit in
 	return recs, err
 }
 
+// ctxLong bounds a test that talks to a run many times: dozens of drives,
+// each replaying the journal, take longer than ctxT allows on a busy
+// machine under the race detector.
+func ctxLong(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // snapRuntime opens a runtime on mem that snapshots runs every `every`
 // records, with its model requests logged in log; it is closed when the
 // test ends.
@@ -276,7 +285,7 @@ func TestSnapshotConversation(t *testing.T) {
 	script := shopScript(messages)
 	conv := shop(&effects{n: map[string]int{}}, nil)
 	talk := func(t *testing.T, every int, restartAt int) (*reqLog, []int64) {
-		ctx := ctxT(t)
+		ctx := ctxLong(t)
 		mem := &readCounter{Store: memory.New()}
 		log := newReqLog(scripted.New(script))
 		rt := snapRuntime(t, mem, log, every)
@@ -344,7 +353,7 @@ func TestSnapshotTeamLead(t *testing.T) {
 	script := scripted.Script{"lead": steps}
 	crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead.", Tools: []swarm.Tool{note}}})
 	talk := func(every int) *reqLog {
-		ctx := ctxT(t)
+		ctx := ctxLong(t)
 		mem := &readCounter{Store: memory.New()}
 		log := newReqLog(scripted.New(script))
 		rt := snapRuntime(t, mem, log, every)
@@ -382,7 +391,7 @@ func TestSnapshotUnusable(t *testing.T) {
 		`{"v":1,"kind":"simple","seq":%d,"next":3,"msgs":[{"role":"user","content":"bogus"}]}`,
 		`{"v":1,"kind":"conversation","seq":%d,"next":1}`,
 	} {
-		ctx := ctxT(t)
+		ctx := ctxLong(t)
 		mem := &readCounter{Store: memory.New()}
 		log := newReqLog(scripted.New(script))
 		rt := snapRuntime(t, mem, log, 1000)
@@ -432,7 +441,7 @@ func TestSnapshotTeammate(t *testing.T) {
 		Members: []swarm.Teammate{{Name: "bob", Role: "helper"}},
 	})
 	talk := func(every int) *reqLog {
-		ctx := ctxT(t)
+		ctx := ctxLong(t)
 		mem := &readCounter{Store: memory.New()}
 		log := newReqLog(scripted.New(script))
 		rt := snapRuntime(t, mem, log, every)
