@@ -218,7 +218,7 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 func (r *runner) surfacedPause(ctx context.Context, rd *round, key string, c model.ToolCall, child store.Run) *Event {
 	ev := &Event{Type: EventPaused, Key: key + "/pause/" + strconv.FormatInt(child.LastSeq, 10), Agent: rd.ap.name, Turn: rd.turn,
 		CallID: c.ID, Child: child.ID, Waiting: child.ID, Reason: child.Reason}
-	if p, ok := r.rt.lastPause(ctx, child.ID); ok {
+	if p, ok := r.rt.lastPause(ctx, child.ID, child.LastSeq); ok {
 		ev.Context = p.Context
 		if p.Waiting != "" {
 			ev.Waiting = p.Waiting
@@ -283,7 +283,7 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 					r.rt.notes.done(childID, w)
 					return run, &storeError{err}
 				}
-			case r.budgetLiftedBelow(ctx, childID):
+			case r.budgetLiftedBelow(ctx, childID, run.LastSeq):
 				// The child waits on the tree's budget, which a resume
 				// elsewhere in the tree lifted.
 				ev.Message = "The budget was lifted."
@@ -320,12 +320,12 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 }
 
 // budgetLiftedBelow reports whether paused child run id waits on a budget
-// that has been lifted since.
-func (r *runner) budgetLiftedBelow(ctx context.Context, id string) bool {
+// (whose newest record is lastSeq) that has been lifted since.
+func (r *runner) budgetLiftedBelow(ctx context.Context, id string, lastSeq int64) bool {
 	if r.budget == nil {
 		return false
 	}
-	if p, ok := r.rt.lastPause(ctx, id); !ok || !isBudgetPause(p) {
+	if p, ok := r.rt.lastPause(ctx, id, lastSeq); !ok || !isBudgetPause(p) {
 		return false
 	}
 	lifted, err := r.liftedNow(ctx)
@@ -356,15 +356,12 @@ func (rt *Runtime) adoptRun(ctx context.Context, run store.Run) {
 	}
 }
 
-// lastPause returns the newest paused event of run id.
-func (rt *Runtime) lastPause(ctx context.Context, id string) (Event, bool) {
-	run, err := rt.store.Get(ctx, id)
-	if err != nil {
-		return Event{}, false
-	}
+// lastPause returns the newest paused event of run id, whose newest
+// record is lastSeq (as the caller read the run's row).
+func (rt *Runtime) lastPause(ctx context.Context, id string, lastSeq int64) (Event, bool) {
 	// The pause is most often the newest record: read the journal from
 	// its end, further back each time.
-	end := run.LastSeq
+	end := lastSeq
 	for span := int64(16); end > 0; span *= 8 {
 		after := max(end-span, 0)
 		recs, err := rt.store.Read(ctx, id, after, int(end-after))

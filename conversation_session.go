@@ -179,7 +179,7 @@ func (rt *Runtime) say(ctx context.Context, what, id, message string, opts []Say
 	if st.State != StatePaused {
 		return 0, nil, st, fmt.Errorf("%s %s is %s: %w", what, id, st.State, ErrInvalidState)
 	}
-	p, ok := rt.lastPause(ctx, id)
+	p, ok := rt.lastPause(ctx, id, st.LastSeq)
 	if !ok {
 		return 0, nil, st, fmt.Errorf("%s %s: no pause in its journal: %w", what, id, ErrInvalidState)
 	}

@@ -704,7 +704,7 @@ func (rt *Runtime) Status(ctx context.Context, id string) (Status, error) {
 	}
 	s := statusOf(r)
 	if s.State == StatePaused {
-		if p, ok := rt.lastPause(ctx, id); ok {
+		if p, ok := rt.lastPause(ctx, id, r.LastSeq); ok {
 			s.Context, s.Waiting = p.Context, p.Waiting
 		}
 	}
