@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/swarmrt/swarm/model"
@@ -103,12 +104,13 @@ func (d *dynamicSets) resolve(ctx context.Context, ap *agentPlan) []Tool {
 	return out
 }
 
+// reservedTool reports whether n names a built-in tool or a handoff.
 func reservedTool(n string) bool {
 	switch n {
 	case toolComplete, toolPause, toolFail, toolRegistrySearch, toolRegistryHandoff:
 		return true
 	}
-	return len(n) >= len(handoffPre) && n[:len(handoffPre)] == handoffPre
+	return strings.HasPrefix(n, handoffPre)
 }
 
 // toolNamed returns ap's tool called name: a static one, or one its

@@ -172,7 +172,7 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 		if err := checkName(n); err != nil {
 			return nil, fmt.Errorf("%w: tool of %s: %w", ErrInvalid, name, err)
 		}
-		if strings.HasPrefix(n, handoffPre) || (root && (n == toolComplete || n == toolPause || n == toolFail || n == toolRegistrySearch || n == toolRegistryHandoff)) {
+		if strings.HasPrefix(n, handoffPre) || (root && reservedTool(n)) {
 			return nil, fmt.Errorf("%w: tool name %q of %s is reserved", ErrInvalid, n, name)
 		}
 		if _, dup := ap.tools[n]; dup {

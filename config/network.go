@@ -50,7 +50,6 @@ type shareDef struct {
 	kind                network.Kind
 	name, version, desc string
 	tags                []string
-	line                int
 }
 
 // Network returns the file's network node, nil when the file has no
@@ -139,7 +138,7 @@ func (p *parser) shares(n *yaml.Node) []shareDef {
 	for _, e := range n.Content {
 		e = deref(e)
 		fs := p.fields(e, "share", shareFields)
-		sd := shareDef{line: e.Line}
+		var sd shareDef
 		for _, k := range []network.Kind{network.KindTool, network.KindAgent, network.KindSwarm} {
 			if x, ok := fs[string(k)]; ok {
 				if sd.kind != "" {
@@ -221,7 +220,7 @@ func (p *parser) networkTools(n *yaml.Node, what string) *network.Filter {
 
 // catalog is the dynamic tool set of an agent's network_tools.
 func (f *File) catalog(filter *network.Filter) []swarm.Tool {
-	if filter == nil || f.net == nil || f.net.node == nil {
+	if filter == nil || f.net == nil {
 		return nil
 	}
 	return []swarm.Tool{f.net.node.Catalog(*filter)}
@@ -230,7 +229,7 @@ func (f *File) catalog(filter *network.Filter) []swarm.Tool {
 // share gives the node the file's shared items, once: the agents are
 // those of the first Register.
 func (f *File) share(agents []*swarm.Agent) error {
-	if f.net == nil || f.net.node == nil || len(f.net.shares) == 0 {
+	if f.net == nil || len(f.net.shares) == 0 {
 		return nil
 	}
 	f.net.once.Do(func() {
