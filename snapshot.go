@@ -64,7 +64,7 @@ type runSnap struct {
 	// (conversation, member), and its history.
 	Next   int             `json:"next"`
 	Msgs   []model.Message `json:"msgs,omitempty"`
-	Log    []convSnap      `json:"log,omitempty"`
+	Log    []convEntry     `json:"log,omitempty"`
 	Active string          `json:"active,omitempty"`
 	Shared json.RawMessage `json:"shared,omitempty"`
 }
@@ -92,13 +92,6 @@ func (c *compactSnap) state() *compactState {
 	st := &compactState{upto: c.Upto, summary: c.Summary, settled: c.Settled, base: c.Base.state()}
 	copy(st.print[:], c.Print)
 	return st
-}
-
-// convSnap is a convEntry.
-type convSnap struct {
-	N     int           `json:"n"`
-	Agent string        `json:"agent,omitempty"`
-	Msg   model.Message `json:"msg"`
 }
 
 // readJournal reads what load needs of run's journal: all of it, or, when

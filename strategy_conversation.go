@@ -116,9 +116,9 @@ type conversation struct {
 // convEntry is one message of the conversation, attributed to its agent
 // ("" for the user).
 type convEntry struct {
-	n     int
-	agent string
-	msg   model.Message
+	N     int           `json:"n"`
+	Agent string        `json:"agent,omitempty"`
+	Msg   model.Message `json:"msg"`
 }
 
 // conversationStrategy drives a conversation run: one turn per user
@@ -162,9 +162,7 @@ func (conversationStrategy) drive(ctx context.Context, r *runner) outcome {
 		if len(s.Shared) > 0 {
 			st.cur = s.Shared
 		}
-		for _, e := range s.Log {
-			c.log = append(c.log, convEntry{n: e.N, agent: e.Agent, msg: e.Msg})
-		}
+		c.log = slices.Clone(s.Log)
 	}
 	for n := first; ; n++ {
 		if n > 1 {
@@ -172,10 +170,7 @@ func (conversationStrategy) drive(ctx context.Context, r *runner) outcome {
 			if seq, live, ok := r.boundary("m"+strconv.Itoa(n-1)+"/reply", false); ok {
 				r.checkpoint(ctx, snapConversation, seq, live, func(s *runSnap) {
 					s.Next, s.Active, s.Shared = n, c.active, st.get()
-					s.Log = make([]convSnap, len(c.log))
-					for i, e := range c.log {
-						s.Log[i] = convSnap{N: e.n, Agent: e.agent, Msg: e.msg}
-					}
+					s.Log = c.log
 				})
 			}
 		}
@@ -197,7 +192,7 @@ func (c *conversation) message(ctx context.Context, n int) (out outcome, more bo
 	case !ok:
 		return outcome{kind: paused}, false
 	}
-	c.log = append(c.log, convEntry{n: n, msg: model.Message{Role: model.RoleUser, Content: text}})
+	c.log = append(c.log, convEntry{N: n, Msg: model.Message{Role: model.RoleUser, Content: text}})
 	if out, more, stop := c.screen(ctx, n, mkey, text); stop {
 		return out, more
 	}
@@ -257,7 +252,7 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (outcome, b
 			}
 			return fail(turn, err.Error())
 		}
-		c.log = append(c.log, convEntry{n: n, agent: c.active, msg: resp.Message})
+		c.log = append(c.log, convEntry{N: n, Agent: c.active, Msg: resp.Message})
 		calls := resp.Message.ToolCalls
 		if len(calls) == 0 {
 			if !replayed {
@@ -278,7 +273,7 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (outcome, b
 			return out, false
 		}
 		for i, call := range calls {
-			c.log = append(c.log, convEntry{n: n, agent: c.active, msg: model.Message{Role: model.RoleTool, ToolCallID: call.ID,
+			c.log = append(c.log, convEntry{N: n, Agent: c.active, Msg: model.Message{Role: model.RoleTool, ToolCallID: call.ID,
 				Name: call.Name, Content: results[i].output, IsError: results[i].isError}})
 		}
 		if !rd.ended.Load() {
@@ -413,11 +408,11 @@ func (c *conversation) history(agent string, n int) []model.Message {
 	pol := c.cd.policy(agent)
 	out := make([]model.Message, 0, len(c.log))
 	for _, e := range c.log {
-		m := e.msg
+		m := e.Msg
 		switch {
-		case e.agent == "":
-		case e.agent == agent:
-			if pol == HistoryText && e.n != n {
+		case e.Agent == "":
+		case e.Agent == agent:
+			if pol == HistoryText && e.N != n {
 				if m.Role != model.RoleAssistant || m.Content == "" {
 					continue
 				}
@@ -425,14 +420,14 @@ func (c *conversation) history(agent string, n int) []model.Message {
 			}
 		case pol == HistoryFull:
 			if c.cd.nameSpeakers && m.Content != "" && m.Role == model.RoleAssistant {
-				m.Content = "[" + e.agent + "] " + m.Content
+				m.Content = "[" + e.Agent + "] " + m.Content
 			}
 		case m.Role != model.RoleAssistant || m.Content == "":
 			continue
 		default:
 			m = model.Message{Role: model.RoleAssistant, Content: m.Content}
 			if c.cd.nameSpeakers {
-				m.Content = "[" + e.agent + "] " + m.Content
+				m.Content = "[" + e.Agent + "] " + m.Content
 			}
 		}
 		out = append(out, m)
@@ -448,7 +443,7 @@ func (c *conversation) step(ctx context.Context, n, turn int, resp *model.Respon
 	s := ConversationStep[json.RawMessage]{Message: n, Turn: turn, Agent: c.active, Text: resp.Message.Content,
 		ToolCalls: resp.Message.ToolCalls, HandoverTo: to, Context: c.st.get()}
 	for _, e := range results {
-		s.Results = append(s.Results, e.msg)
+		s.Results = append(s.Results, e.Msg)
 	}
 	c.cd.onStep(ctx, s)
 }
