@@ -349,14 +349,7 @@ func (r *runner) summarize(ctx context.Context, ap *agentPlan, cc *compaction, p
 		}
 		return "", model.Usage{}, fmt.Errorf("compaction of %s's history: %w", ap.name, err)
 	}
-	u := resp.Usage
-	if u.Calls == 0 {
-		u.Calls = 1
-	}
-	if u.Cost == 0 && ap.price != nil {
-		u.Cost = ap.price.Cost(u)
-	}
-	return resp.Message.Content, u, nil
+	return resp.Message.Content, ap.callUsage(resp.Usage), nil
 }
 
 // planCompaction resolves the compaction of each agent of p: its own, or

@@ -429,13 +429,7 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	}
 	calls := resp.Message.ToolCalls
 	normalizeCalls(calls, turn)
-	usage := resp.Usage
-	if usage.Calls == 0 {
-		usage.Calls = 1
-	}
-	if usage.Cost == 0 && ap.price != nil {
-		usage.Cost = ap.price.Cost(usage)
-	}
+	usage := ap.callUsage(resp.Usage)
 	if err := r.spent(ctx, usage); err != nil {
 		return err
 	}
@@ -484,6 +478,18 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 	}
 	r.usage = total
 	return nil
+}
+
+// callUsage is the usage of one of ap's model calls as reported: a call,
+// priced from ap's price table when the provider gave no cost.
+func (ap *agentPlan) callUsage(u model.Usage) model.Usage {
+	if u.Calls == 0 {
+		u.Calls = 1
+	}
+	if u.Cost == 0 && ap.price != nil {
+		u.Cost = ap.price.Cost(u)
+	}
+	return u
 }
 
 // announce appends to evs the events that announce calls of ap in round
