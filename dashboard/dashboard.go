@@ -165,31 +165,25 @@ func sessionOf(ctx context.Context) session {
 // sends the browser to the login page (a script gets 401).
 func (d *Dashboard) authed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var (
-			p      *auth.Principal
-			secret string
-			err    error
-		)
-		if d.opts.Auth.Required() {
-			if c, cerr := r.Cookie(auth.SessionCookie); cerr == nil && r.Header.Get("Authorization") == "" {
-				secret = c.Value
-				p, err = d.opts.Auth.AuthenticateSecret(secret)
-			} else {
-				if scheme, s, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-					secret = strings.TrimSpace(s)
-				}
-				p, err = d.opts.Auth.AuthenticateSecret(secret)
-			}
-			if err != nil {
-				if r.Method == http.MethodGet {
-					http.Redirect(w, r, "/ui/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-					return
-				}
-				d.error(w, r, http.StatusUnauthorized, "Log in again: your token is missing or no longer valid.")
+		// The session cookie, unless the request names a bearer token
+		// (without tokens every request is anonymous).
+		var secret string
+		if c, cerr := r.Cookie(auth.SessionCookie); cerr == nil && r.Header.Get("Authorization") == "" {
+			secret = c.Value
+		} else if scheme, s, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+			secret = strings.TrimSpace(s)
+		}
+		p, err := d.opts.Auth.AuthenticateSecret(secret)
+		if err != nil {
+			if r.Method == http.MethodGet {
+				http.Redirect(w, r, "/ui/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 				return
 			}
-		} else {
-			p, _ = d.opts.Auth.AuthenticateSecret("")
+			d.error(w, r, http.StatusUnauthorized, "Log in again: your token is missing or no longer valid.")
+			return
+		}
+		if !d.opts.Auth.Required() {
+			secret = ""
 		}
 		ctx := auth.WithPrincipal(r.Context(), p)
 		ctx = context.WithValue(ctx, sessionKey{}, session{principal: p, secret: secret})
