@@ -187,7 +187,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (opening string, out outcom
 	// Mail posted while the member was still running did not wake it:
 	// look again now that it is paused (a post from now on wakes it).
 	if mails, _, err := m.mb.Mailbox(ctx, r.id, 1); err == nil && len(mails) > 0 {
-		r.rt.nudge(context.WithoutCancel(ctx), r.id)
+		r.rt.nudge(context.WithoutCancel(ctx), r.id, r.seq.Load())
 	}
 	return "", outcome{kind: paused}, false
 }

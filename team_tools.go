@@ -736,22 +736,19 @@ func (rt *Runtime) wakeIdle(ctx context.Context, team string) {
 		return
 	}
 	for _, run := range runs {
-		if run.Reason == AwaitingMail {
-			rt.nudge(ctx, run.ID)
+		if store.WaitsForMail(run.State, run.Reason) {
+			rt.nudge(ctx, run.ID, run.LastSeq)
 		}
 	}
 }
 
 // nudge wakes idle teammate id, to look at its mailbox and the task board.
-// Only a teammate that waits for mail is woken: the resume names the
-// run's newest record, so a teammate that has moved on since (to work, or
-// to a pause for a human, which this resume must not answer) refuses it.
-func (rt *Runtime) nudge(ctx context.Context, id string) {
-	run, err := rt.store.Get(ctx, id)
-	if err != nil || !store.WaitsForMail(run.State, run.Reason) {
-		return
-	}
-	_, err = rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Time: time.Now(), Pause: run.LastSeq})
+// The caller saw it wait for mail with lastSeq its newest record; the
+// resume names that record, so a teammate that has moved on since (to
+// work, or to a pause for a human, which this resume must not answer)
+// refuses it.
+func (rt *Runtime) nudge(ctx context.Context, id string, lastSeq int64) {
+	_, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Time: time.Now(), Pause: lastSeq})
 	if err == nil {
 		err = rt.wake(ctx, id)
 	}
