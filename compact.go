@@ -343,6 +343,9 @@ func (r *runner) summarize(ctx context.Context, ap *agentPlan, cc *compaction, p
 	gctx, traced := r.traceChat(mctx, ap, req)
 	resp, err := ap.model.Generate(gctx, req)
 	traced(resp, err)
+	if err == nil && resp == nil {
+		err = &model.Error{Kind: model.KindInvalidOutput, Provider: "model", Model: req.Agent, Message: "no response"}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", model.Usage{}, context.Cause(ctx)

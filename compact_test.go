@@ -540,3 +540,30 @@ func TestTeamCompaction(t *testing.T) {
 		t.Errorf("a teammate with a negative keep: %v", err)
 	}
 }
+
+// TestCompactionWithoutAResponse: a summarizer that returns neither a
+// response nor an error fails the run with a reason; it does not crash.
+func TestCompactionWithoutAResponse(t *testing.T) {
+	const rounds, window = 30, 2000
+	ctx := ctxT(t)
+	script := scripted.New(longScript(rounds))
+	m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+		if strings.HasSuffix(req.Agent, "_compact") {
+			return nil, nil
+		}
+		return script.Generate(ctx, req)
+	})
+	rt, err := swarm.New(swarm.Config{Model: m, RetryBackoff: time.Millisecond, ModelRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	def := longSwarm(&swarm.Compaction{Window: window, Trigger: 0.7, Keep: 3}, rounds)
+	res, _, err := def.Run(ctx, rt, "echo a lot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := res.(swarm.Failed); !ok || !strings.Contains(f.Reason, "no response") {
+		t.Fatalf("result %#v, want a failure saying the summarizer gave no response", res)
+	}
+}
