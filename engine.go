@@ -752,14 +752,6 @@ func callTool(ctx context.Context, t Tool, args json.RawMessage) (out string, er
 	return t.Call(ctx, args)
 }
 
-func unknownTool(ap *agentPlan, name string) string {
-	names := make([]string, 0, len(ap.toolDefs))
-	for _, d := range ap.toolDefs {
-		names = append(names, d.Name)
-	}
-	return fmt.Sprintf("error: unknown tool %q; the available tools are: %s", name, strings.Join(names, ", "))
-}
-
 // builtin evaluates complete, pause and fail. ok false means the call is
 // invalid and res.output explains why (to be recorded as an error result).
 func (r *runner) builtin(ap *agentPlan, c model.ToolCall, all []model.ToolCall) (res callResult, ok bool) {
