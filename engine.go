@@ -840,8 +840,9 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 	if key, request, _ := ap.delegation(c, target); r.depth+depth > r.rt.cfg.MaxDepth {
 		output, isError = "error: cannot hand off to agent "+target+": "+r.depthLimit(), true
 	} else {
-		actx, traced := r.traceAgent(ctx, target)
-		sub := r.loop(context.WithValue(context.WithValue(actx, nestKey{}, depth), heldKey{}, held), r.plan.agents[key], nestedPath(rd.tkey, c.ID), request)
+		sap := r.plan.agents[key]
+		actx, traced := r.traceAgent(ctx, sap)
+		sub := r.loop(context.WithValue(context.WithValue(actx, nestKey{}, depth), heldKey{}, held), sap, nestedPath(rd.tkey, c.ID), request)
 		traced(sub)
 		switch {
 		case sub.kind == interrupted:
