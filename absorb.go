@@ -180,7 +180,8 @@ var ErrIncompatible = errors.New("incompatible input type")
 // Agent is the captain and Target the sibling, the sibling's steps under
 // the call's step key), so a run recovered after a crash resumes the
 // sibling's loop without redoing its recorded steps, and it counts towards
-// [Config.MaxDepth]. A skill with Remote set is performed by that tool
+// [Config.MaxDepth]. A call whose arguments are invalid is no delegation:
+// the captain's model gets an error tool result. A skill with Remote set is performed by that tool
 // instead, as an ordinary tool call of the captain.
 //
 // Absorb checks everything at once and changes nothing on error: a sibling
@@ -425,6 +426,19 @@ func (ap *agentPlan) delegation(c model.ToolCall, target string) (key, request, 
 		return target, args.Request, c.Name + " needs an object argument with a non-empty request string"
 	}
 	return target, args.Request, ""
+}
+
+// delegationProblem is what is wrong with the arguments of call c when ap
+// plans it as a delegation (a handoff or an absorbed sibling), "" when
+// nothing is or c is no delegation. A delegation with a problem never hands
+// off: it is a tool call whose result is the problem.
+func (ap *agentPlan) delegationProblem(c model.ToolCall) string {
+	target, ok := ap.handoffs[c.Name]
+	if !ok {
+		return ""
+	}
+	_, _, problem := ap.delegation(c, target)
+	return problem
 }
 
 // planAbsorbed plans the tool at of an absorbed sibling on ap: a remote one

@@ -260,7 +260,7 @@ func TestAbsorbToolsRoute(t *testing.T) {
 	var started []swarm.Event
 	for _, ev := range evs {
 		switch ev.Type {
-		case swarm.EventHandoffReturned:
+		case swarm.EventHandoffReturned, swarm.EventToolResult:
 			byCall[ev.CallID] = ev
 		case swarm.EventHandoffStarted:
 			started = append(started, ev)
@@ -268,8 +268,8 @@ func TestAbsorbToolsRoute(t *testing.T) {
 	}
 	for i, want := range []string{"quantity", "qty", "request"} {
 		ev := byCall[fmt.Sprintf("call_captain_0_%d", i)]
-		if !ev.IsError || !strings.Contains(ev.Output, want) {
-			t.Errorf("invalid call %d: %+v, want an error about %s", i, ev, want)
+		if ev.Type != swarm.EventToolResult || !ev.IsError || !strings.Contains(ev.Output, want) {
+			t.Errorf("invalid call %d: %+v, want an error tool result about %s", i, ev, want)
 		}
 	}
 	if n := len(rec.requests("orders")); n != 1 {
@@ -362,6 +362,61 @@ func TestAbsorbHooksTwoLayers(t *testing.T) {
 	if !slices.Equal(trace, want) {
 		t.Fatalf("hooks fired\n%s\nwant\n%s", strings.Join(trace, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// TestAbsorbInvalidArgumentsDoNotHandOff: a call to an absorbed sibling
+// whose arguments are invalid gives the captain's model an error result:
+// the sibling never runs, so there is no handoff event and the captain's
+// OnHandoff does not fire.
+func TestAbsorbInvalidArgumentsDoNotHandOff(t *testing.T) {
+	ctx := ctxT(t)
+	var mu sync.Mutex
+	var trace []string
+	note := func(hook string) func(context.Context, swarm.Event) {
+		return func(_ context.Context, e swarm.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			trace = append(trace, hook+" "+string(e.Type))
+		}
+	}
+	orders := &swarm.Agent{Name: "orders", Instructions: "Take orders.", Skills: []swarm.Skill{{Name: "place", Input: swarm.InputOf[order]()}}}
+	captain := &swarm.Agent{Name: "captain", Instructions: "Route.", Hooks: swarm.Hooks{OnHandoff: note("handoff"), OnToolUse: note("tool")}}
+	if err := captain.Absorb(orders); err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.New(scripted.Script{
+		"captain": {scripted.Tools(scripted.CallTool("orders", map[string]any{"item": "tea"})), scripted.Text("no order")},
+	})
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	res, run, err := swarm.Captain(captain).Run(ctx, rt, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "no order" {
+		t.Fatalf("result %#v", res)
+	}
+	var results []swarm.Event
+	for _, ev := range swarmtest.Events(t, rt, run.ID()) {
+		switch ev.Type {
+		case swarm.EventHandoffStarted, swarm.EventHandoffReturned:
+			t.Errorf("%s event for a call with invalid arguments: %+v", ev.Type, ev)
+		case swarm.EventToolResult:
+			results = append(results, ev)
+		}
+	}
+	if len(results) != 1 || !results[0].IsError || !strings.Contains(results[0].Output, "quantity") || results[0].Tool != "orders" {
+		t.Errorf("tool results %+v, want one error about the missing quantity", results)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(trace, []string{"tool tool_result"}) {
+		t.Errorf("captain's hooks fired %q, want only OnToolUse with the error result", trace)
+	}
+	swarmtest.AssertScriptConsumed(t, m, run.ID())
 }
 
 // TestAbsorbedSiblingRecovers kills the process inside an absorbed

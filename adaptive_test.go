@@ -328,6 +328,47 @@ func TestAdaptiveExhaustedFails(t *testing.T) {
 	}
 }
 
+// TestAdaptiveExhaustedFailReason: the failure after a delegated round
+// quotes the synthesized answer once, not also the last round's answer.
+func TestAdaptiveExhaustedFailReason(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("step"),
+			judge(true, false, "researcher", "try"),  // r1: progress: delegated
+			judge(false, false, "researcher", "try"), // r2: a stall, no replans left
+			scripted.Text("partial answer"),
+		},
+		"researcher": {scripted.Text("nothing")},
+	}
+	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1).OnExhaustedDo(swarm.ExhaustedFail), nil))
+	_, s := runResearch(t, rt, "topic")
+	want := "adaptive max_replans: the run stalled 1 times in a row after 0 replans; best answer: partial answer"
+	if s.State != swarm.StateFailed || s.Reason != want {
+		t.Fatalf("state %s, reason %q\nwant reason %q", s.State, s.Reason, want)
+	}
+}
+
+// TestAdaptivePlanReviewReportsMaxRounds: a run paused for a plan review
+// reports the bound of its loop (its max rounds), not a max turns the
+// adaptive loop does not use.
+func TestAdaptivePlanReviewReportsMaxRounds(t *testing.T) {
+	script := scripted.Script{
+		"research": {ledger("step"), judge(false, false, "researcher", "try")},
+	}
+	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1).WithMaxRounds(7), nil))
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StatePaused || s.MaxTurns != 7 {
+		t.Fatalf("state %s (%s), max turns %d, want paused with max turns 7 (the max rounds)", s.State, s.Reason, s.MaxTurns)
+	}
+	if evs := swarmtest.Events(t, rt, id); evs[0].MaxTurns != 7 {
+		t.Errorf("started event max turns %d, want 7", evs[0].MaxTurns)
+	}
+	rt2, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1), nil))
+	if _, s := runResearch(t, rt2, "topic"); s.State != swarm.StatePaused || s.MaxTurns != swarm.DefaultMaxRounds {
+		t.Fatalf("state %s, max turns %d, want paused with max turns %d (the default max rounds)", s.State, s.MaxTurns, swarm.DefaultMaxRounds)
+	}
+}
+
 // TestAdaptiveMaxRounds: the rounds are bounded and the final answer is
 // synthesized on that exit too.
 func TestAdaptiveMaxRounds(t *testing.T) {

@@ -51,11 +51,13 @@ func (d *dynamicTool) Err() error {
 }
 
 // dynamicSets is an agent plan's dynamic tool sets and what they offered at
-// the last model call.
+// the last model call: last by name, names in the order offered (last is
+// nil until an offer is known).
 type dynamicSets struct {
-	sets []*dynamicTool
-	mu   sync.Mutex
-	last map[string]Tool
+	sets  []*dynamicTool
+	mu    sync.Mutex
+	last  map[string]Tool
+	names []string
 }
 
 // offered returns the tool definitions of ap for a model call: its static
@@ -65,6 +67,7 @@ func (r *runner) offered(ctx context.Context, ap *agentPlan) []model.ToolDef {
 		return ap.toolDefs
 	}
 	tools := ap.dynamic.resolve(ctx, ap)
+	ap.dynamic.remember(tools)
 	defs := append([]model.ToolDef(nil), ap.toolDefs...)
 	for _, t := range tools {
 		defs = append(defs, model.ToolDef{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
@@ -72,8 +75,8 @@ func (r *runner) offered(ctx context.Context, ap *agentPlan) []model.ToolDef {
 	return defs
 }
 
-// resolve asks every set for its tools, keeps those whose names are free,
-// and remembers them for the tool calls of the response.
+// resolve asks every set for its tools and keeps those whose names are
+// free.
 func (d *dynamicSets) resolve(ctx context.Context, ap *agentPlan) []Tool {
 	var out []Tool
 	seen := map[string]bool{}
@@ -94,14 +97,19 @@ func (d *dynamicSets) resolve(ctx context.Context, ap *agentPlan) []Tool {
 			out = append(out, t)
 		}
 	}
-	last := make(map[string]Tool, len(out))
-	for _, t := range out {
-		last[t.Name()] = t
+	return out
+}
+
+// remember keeps tools as the offer the tool calls of a response run.
+func (d *dynamicSets) remember(tools []Tool) {
+	last := make(map[string]Tool, len(tools))
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		last[t.Name()], names[i] = t, t.Name()
 	}
 	d.mu.Lock()
-	d.last = last
+	d.last, d.names = last, names
 	d.mu.Unlock()
-	return out
 }
 
 // reservedTool reports whether n names a built-in tool or a handoff.
@@ -114,23 +122,46 @@ func reservedTool(n string) bool {
 }
 
 // toolNamed returns ap's tool called name: a static one, or one its
-// dynamic sets offered (resolved again when the last offer lacks it).
+// dynamic sets offered (resolved again when the last offer lacks it; when
+// no offer is known, as for a response recorded before a crash, that
+// resolution stands for the offer).
 func (r *runner) toolNamed(ctx context.Context, ap *agentPlan, name string) (Tool, bool) {
 	if t, ok := ap.tools[name]; ok || ap.dynamic == nil {
 		return t, ok
 	}
 	ap.dynamic.mu.Lock()
 	t, ok := ap.dynamic.last[name]
+	known := ap.dynamic.last != nil
 	ap.dynamic.mu.Unlock()
 	if ok {
 		return t, true
 	}
-	for _, t := range ap.dynamic.resolve(ctx, ap) {
+	tools := ap.dynamic.resolve(ctx, ap)
+	if !known {
+		ap.dynamic.remember(tools)
+	}
+	for _, t := range tools {
 		if t.Name() == name {
 			return t, true
 		}
 	}
 	return nil, false
+}
+
+// unknownTool is the error result of a call to name, which ap does not
+// have: it lists the tools of the offer the call answered, the dynamic
+// ones included.
+func unknownTool(ap *agentPlan, name string) string {
+	names := make([]string, 0, len(ap.toolDefs))
+	for _, d := range ap.toolDefs {
+		names = append(names, d.Name)
+	}
+	if ap.dynamic != nil {
+		ap.dynamic.mu.Lock()
+		names = append(names, ap.dynamic.names...)
+		ap.dynamic.mu.Unlock()
+	}
+	return fmt.Sprintf("error: unknown tool %q; the available tools are: %s", name, strings.Join(names, ", "))
 }
 
 // WithCallKey returns a context in which [RunID], [StepKey] and

@@ -11,6 +11,8 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/swarmtest"
 )
 
 // changing is a tool set whose content the test changes between model
@@ -107,5 +109,60 @@ func TestDynamicTools(t *testing.T) {
 	}
 	if len(outs) != 3 || outs[0] != "alpha ran" || outs[1] != "alpha ran" || !strings.Contains(outs[2], `unknown tool "alpha"`) {
 		t.Fatalf("tool results %q", outs)
+	}
+}
+
+// TestUnknownToolListsTheOffer: the error result of a call to a tool the
+// agent does not have lists exactly the tools of the request it answered,
+// the dynamic (network) ones included.
+func TestUnknownToolListsTheOffer(t *testing.T) {
+	set := &changing{}
+	set.set(echoTool("net_weather"))
+	var mu sync.Mutex
+	var offered []string
+	m := scripted.New(scripted.Script{"dyn": {
+		scripted.Tools(scripted.CallTool("no_such_tool", nil)),
+		scripted.Text("done"),
+	}})
+	spy := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+		mu.Lock()
+		if req.Call == 0 {
+			for _, d := range req.Tools {
+				offered = append(offered, d.Name)
+			}
+		}
+		mu.Unlock()
+		return m.Generate(ctx, req)
+	})
+	rt, err := swarm.New(swarm.Config{Model: spy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	sw := swarm.Define[string, string]("dyn", "", func(string) swarm.Spec {
+		return swarm.Spec{Tools: []swarm.Tool{echoTool("local"), swarm.DynamicTools("network", set)}}
+	})
+	if err := rt.Register(sw); err != nil {
+		t.Fatal(err)
+	}
+	ctx := swarmtest.Context(t)
+	_, run, err := sw.Run(ctx, rt, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	for _, ev := range swarmtest.Events(t, rt, run.ID()) {
+		if ev.Type == swarm.EventToolResult {
+			out = ev.Output
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Contains(offered, "net_weather") {
+		t.Fatalf("offered %q, want the dynamic tool among them", offered)
+	}
+	want := `error: unknown tool "no_such_tool"; the available tools are: ` + strings.Join(offered, ", ")
+	if out != want {
+		t.Fatalf("tool result %q\nwant %q", out, want)
 	}
 }

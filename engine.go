@@ -513,11 +513,13 @@ func (r *runner) announce(ctx context.Context, ap *agentPlan, tkey string, calls
 			}
 			evs = append(evs, ev)
 			agent = ct.swarm
-		} else if target, ok := ap.handoffs[c.Name]; ok {
+		} else if target, ok := ap.handoffs[c.Name]; ok && ap.delegationProblem(c) == "" {
 			_, request, _ := ap.delegation(c, target)
 			evs = append(evs, Event{Type: EventHandoffStarted, Key: tkey + "/call/" + c.ID, Agent: ap.name, Target: target, Tool: c.Name, CallID: c.ID, Request: request})
 			agent = target
 		} else {
+			// A tool call, or a delegation whose arguments are invalid: it
+			// never hands off, its result is an error.
 			evs = append(evs, Event{Type: EventToolCall, Key: tkey + "/call/" + c.ID, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: eventArgs(c.Arguments)})
 		}
 	}
@@ -700,6 +702,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 			return r.recordResult(ctx, rd, key, c, res.output, true)
 		}
 	}
+	if problem := ap.delegationProblem(c); problem != "" {
+		return r.recordResult(ctx, rd, key, c, "error: "+problem, true)
+	}
 	if res, stop := r.guardCall(ctx, rd, key, c); stop {
 		return res
 	}
@@ -750,14 +755,6 @@ func callTool(ctx context.Context, t Tool, args json.RawMessage) (out string, er
 		}
 	}()
 	return t.Call(ctx, args)
-}
-
-func unknownTool(ap *agentPlan, name string) string {
-	names := make([]string, 0, len(ap.toolDefs))
-	for _, d := range ap.toolDefs {
-		names = append(names, d.Name)
-	}
-	return fmt.Sprintf("error: unknown tool %q; the available tools are: %s", name, strings.Join(names, ", "))
 }
 
 // builtin evaluates complete, pause and fail. ok false means the call is
@@ -840,13 +837,12 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 	output, isError := "", false
 	depth := nesting(ctx) + 1
 	held := &heldAnswer{}
-	if key, request, problem := ap.delegation(c, target); problem != "" {
-		output, isError = "error: "+problem, true
-	} else if r.depth+depth > r.rt.cfg.MaxDepth {
+	if key, request, _ := ap.delegation(c, target); r.depth+depth > r.rt.cfg.MaxDepth {
 		output, isError = "error: cannot hand off to agent "+target+": "+r.depthLimit(), true
 	} else {
-		actx, traced := r.traceAgent(ctx, target)
-		sub := r.loop(context.WithValue(context.WithValue(actx, nestKey{}, depth), heldKey{}, held), r.plan.agents[key], nestedPath(rd.tkey, c.ID), request)
+		sap := r.plan.agents[key]
+		actx, traced := r.traceAgent(ctx, sap)
+		sub := r.loop(context.WithValue(context.WithValue(actx, nestKey{}, depth), heldKey{}, held), sap, nestedPath(rd.tkey, c.ID), request)
 		traced(sub)
 		switch {
 		case sub.kind == interrupted:

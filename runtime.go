@@ -493,7 +493,7 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		nr.root = ""
 	}
 	now := time.Now()
-	span, tp := rt.tel.startRunSpan(ctx, info, nr.id)
+	span, tp := rt.tel.startRunSpan(ctx, info, plan, nr.id)
 	ev := Event{Swarm: info.id, Input: nr.input, Values: nr.values, MaxTurns: plan.root.maxTurns, Agent: info.id,
 		Parent: nr.parent, Depth: nr.depth, Params: nr.params, Customization: nr.cust, Budget: nr.budget, Root: nr.root, Deadline: nr.deadline, Trace: tp}
 	data, err := json.Marshal(&ev)

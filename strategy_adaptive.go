@@ -122,6 +122,8 @@ func newAdaptive(l Loop, p *plan) (*adaptive, error) {
 	if l.OnExhausted == "" {
 		l.OnExhausted = ExhaustedPause
 	}
+	// The run's bound is its rounds: that is what its status reports.
+	p.root.maxTurns = l.MaxRounds
 	a := &adaptive{cfg: l}
 	if err := a.check(p); err != nil {
 		return nil, err
@@ -192,7 +194,7 @@ func (a *adaptive) drive(ctx context.Context, r *runner) outcome {
 		}
 		if pl.Replan {
 			if out, stop := x.replan(ctx, n); stop {
-				return x.ended(out)
+				return out
 			}
 			continue
 		}
@@ -205,10 +207,12 @@ func (a *adaptive) drive(ctx context.Context, r *runner) outcome {
 }
 
 // replan re-enters the outer loop in round n: a new task ledger, or, when
-// the replans are used up, escalation (a plan review or a failure).
+// the replans are used up, escalation (a plan review or a failure). An
+// outcome that ends the run is final: an exit has quoted its best answer.
 func (x *adaptiveRun) replan(ctx context.Context, n int) (outcome, bool) {
 	if x.replans < x.cfg.MaxReplans {
-		return x.newLedger(ctx, n, "stall", "")
+		out, stop := x.newLedger(ctx, n, "stall", "")
+		return x.ended(out), stop
 	}
 	detail := fmt.Sprintf("the run stalled %d times in a row after %d replans", x.stalls, x.replans)
 	if x.cfg.OnExhausted == ExhaustedFail {
@@ -229,7 +233,8 @@ func (x *adaptiveRun) replan(ctx context.Context, n int) (outcome, bool) {
 	case !ok:
 		return outcome{kind: paused}, true
 	}
-	return x.newLedger(ctx, n, "review", msg)
+	out, stop := x.newLedger(ctx, n, "review", msg)
+	return x.ended(out), stop
 }
 
 // newLedger makes and records the task ledger of round n (0: the start)

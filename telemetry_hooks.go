@@ -81,38 +81,53 @@ func providerOf(spec string) (provider, name string) {
 	return "", spec
 }
 
-// startRunSpan starts the invoke_agent span of a run of info in ctx (a
-// new run: its parent is the caller's span, if any) and returns the
-// traceparent to journal with the run.
-func (t *tel) startRunSpan(ctx context.Context, info *defInfo, id string) (trace.Span, string) {
+// agentAttrs are the attributes of the invoke_agent span of the agent
+// named name (id: its unique id) whose model is modelSpec, in run id.
+func agentAttrs(name, id, modelSpec, run string) []attribute.KeyValue {
+	provider, _ := providerOf(modelSpec)
+	return []attribute.KeyValue{
+		attribute.String("gen_ai.operation.name", "invoke_agent"),
+		attribute.String("gen_ai.provider.name", provider),
+		attribute.String("gen_ai.agent.id", id),
+		attribute.String("gen_ai.agent.name", name),
+		attribute.String("gen_ai.conversation.id", run),
+	}
+}
+
+// startRunSpan starts the invoke_agent span of a run of info with plan p
+// in ctx (a new run: its parent is the caller's span, if any) and returns
+// the traceparent to journal with the run.
+func (t *tel) startRunSpan(ctx context.Context, info *defInfo, p *plan, id string) (trace.Span, string) {
 	if t == nil || t.tracer == nil {
 		return nil, ""
 	}
 	_, span := t.tracer.Start(ctx, "invoke_agent "+info.id, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
-		attribute.String("gen_ai.operation.name", "invoke_agent"),
-		attribute.String("gen_ai.agent.name", info.id),
-		attribute.String("gen_ai.agent.description", info.description),
-		attribute.String("gen_ai.conversation.id", id),
+		append(agentAttrs(info.id, info.id, p.root.modelSpec, id), attribute.String("gen_ai.agent.description", info.description))...,
 	))
 	return span, traceparent(trace.ContextWithSpan(ctx, span))
 }
 
-// runContext puts the run's span in ctx: the one started with the run, or
-// (a run recovered or resumed here) a new invoke_agent span continuing the
-// journaled trace context, so that every drive of a run is in one trace.
+// runContext puts the run's span in ctx: the one started with the run, or,
+// for a later drive (a run recovered after a crash, resumed, or taken over
+// after a release), a new invoke_agent span. That span starts a trace of
+// its own with a link to the journaled trace context, not a child of it:
+// the first drive's span may never have been exported (its process was
+// killed), and a parent that no backend has would leave the recovered
+// drive dangling.
 func (r *runner) runContext(ctx context.Context) context.Context {
 	t := r.rt.tel
 	if t == nil || t.tracer == nil {
 		return ctx
 	}
 	if r.span == nil {
-		parent := traceContext.Extract(ctx, propagation.MapCarrier{"traceparent": r.trace})
-		_, r.span = t.tracer.Start(parent, "invoke_agent "+r.info.id, trace.WithAttributes(
-			attribute.String("gen_ai.operation.name", "invoke_agent"),
-			attribute.String("gen_ai.agent.name", r.info.id),
-			attribute.String("gen_ai.conversation.id", r.id),
-			attribute.Bool("swarm.run.resumed", true),
-		))
+		opts := []trace.SpanStartOption{trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+			append(agentAttrs(r.info.id, r.info.id, r.plan.root.modelSpec, r.id), attribute.Bool("swarm.run.resumed", true))...,
+		)}
+		first := trace.SpanContextFromContext(traceContext.Extract(context.Background(), propagation.MapCarrier{"traceparent": r.trace}))
+		if first.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: first}))
+		}
+		_, r.span = t.tracer.Start(ctx, "invoke_agent "+r.info.id, opts...)
 	}
 	return trace.ContextWithSpan(ctx, r.span)
 }
@@ -158,16 +173,15 @@ func (r *runner) endRun(ctx context.Context, out outcome, err error) {
 	r.span = nil
 }
 
-// traceAgent starts the invoke_agent span of an agent a handoff runs.
-func (r *runner) traceAgent(ctx context.Context, agent string) (context.Context, func(outcome)) {
+// traceAgent starts the invoke_agent span of the agent of plan ap that a
+// handoff runs.
+func (r *runner) traceAgent(ctx context.Context, ap *agentPlan) (context.Context, func(outcome)) {
 	t := r.rt.tel
 	if t == nil || t.tracer == nil {
 		return ctx, func(outcome) {}
 	}
-	ctx, span := t.tracer.Start(ctx, "invoke_agent "+agent, trace.WithAttributes(
-		attribute.String("gen_ai.operation.name", "invoke_agent"),
-		attribute.String("gen_ai.agent.name", agent),
-		attribute.String("gen_ai.conversation.id", r.id),
+	ctx, span := t.tracer.Start(ctx, "invoke_agent "+ap.name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+		agentAttrs(ap.name, ap.name, ap.modelSpec, r.id)...,
 	))
 	return ctx, func(out outcome) {
 		if out.kind == failed {
@@ -227,6 +241,12 @@ func (r *runner) traceChat(ctx context.Context, ap *agentPlan, req *model.Reques
 			if resp.FinishReason != "" {
 				span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{resp.FinishReason}))
 			}
+			if resp.ID != "" {
+				span.SetAttributes(attribute.String("gen_ai.response.id", resp.ID))
+			}
+			if resp.Model != "" {
+				span.SetAttributes(attribute.String("gen_ai.response.model", resp.Model))
+			}
 			if t.content {
 				span.SetAttributes(attribute.String("gen_ai.output.messages", jsonText([]model.Message{resp.Message})))
 			}
@@ -244,6 +264,9 @@ func (r *runner) traceTool(ctx context.Context, ap *agentPlan, c model.ToolCall)
 	ctx, span := t.tracer.Start(ctx, "execute_tool "+c.Name, trace.WithAttributes(
 		attribute.String("gen_ai.operation.name", "execute_tool"),
 		attribute.String("gen_ai.tool.name", c.Name),
+		// The runtime executes every tool the model calls (a handoff is
+		// one too): a function in the conventions' terms.
+		attribute.String("gen_ai.tool.type", "function"),
 		attribute.String("gen_ai.tool.call.id", c.ID),
 		attribute.String("gen_ai.agent.name", ap.name),
 		attribute.String("gen_ai.conversation.id", r.id),

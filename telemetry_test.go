@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -150,9 +149,11 @@ func TestGoldenSpanTree(t *testing.T) {
 	}
 }
 
-// TestTraceContinuesAfterCrash: a run killed mid-way and recovered by
-// another runtime continues the trace it started in.
-func TestTraceContinuesAfterCrash(t *testing.T) {
+// TestRecoveredRunLinksItsFirstTrace: a run killed mid-way never exports
+// its first span, so the drive that recovers it in another runtime starts
+// a trace of its own whose invoke_agent span links to the journaled trace
+// context: no recovered span points to a parent that was never exported.
+func TestRecoveredRunLinksItsFirstTrace(t *testing.T) {
 	for _, k := range []int64{2, 4} {
 		t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
 			ctx := ctxT(t)
@@ -174,6 +175,9 @@ func TestTraceContinuesAfterCrash(t *testing.T) {
 				t.Fatal(err)
 			}
 			for !d.dead() {
+				if ctx.Err() != nil {
+					t.Fatal("the store never failed")
+				}
 				time.Sleep(time.Millisecond)
 			}
 			time.Sleep(80 * time.Millisecond) // A's lease runs out
@@ -192,20 +196,93 @@ func TestTraceContinuesAfterCrash(t *testing.T) {
 			if err != nil || evs[0].Trace == "" {
 				t.Fatalf("no trace context journaled: %+v %v", evs[0], err)
 			}
-			want := strings.Split(evs[0].Trace, "-")[1]
-			var resumed atomic.Bool
-			for _, s := range expB.GetSpans() {
-				if got := s.SpanContext.TraceID().String(); got != want {
-					t.Errorf("recovered span %s in trace %s, want %s", s.Name, got, want)
+			first := strings.Split(evs[0].Trace, "-") // 00-trace-span-flags
+			spans := expB.GetSpans()
+			exported := map[string]bool{}
+			for _, s := range spans {
+				exported[s.SpanContext.SpanID().String()] = true
+			}
+			var resumed []tracetest.SpanStub
+			for _, s := range spans {
+				if s.Parent.IsValid() && !exported[s.Parent.SpanID().String()] {
+					t.Errorf("recovered span %s has parent %s, which was never exported", s.Name, s.Parent.SpanID())
 				}
 				if slices.Contains(s.Attributes, attribute.Bool("swarm.run.resumed", true)) {
-					resumed.Store(true)
+					resumed = append(resumed, s)
 				}
 			}
-			if !resumed.Load() {
-				t.Error("no resumed invoke_agent span in the recovering process")
+			if len(resumed) != 1 {
+				t.Fatalf("%d resumed invoke_agent spans, want 1", len(resumed))
+			}
+			r := resumed[0]
+			if r.Name != "invoke_agent trip" || r.Parent.IsValid() {
+				t.Errorf("resumed span %s with parent %v, want invoke_agent trip as a root", r.Name, r.Parent)
+			}
+			if len(r.Links) != 1 || r.Links[0].SpanContext.TraceID().String() != first[1] || r.Links[0].SpanContext.SpanID().String() != first[2] {
+				t.Errorf("resumed span links %+v, want one to the journaled trace context %s", r.Links, evs[0].Trace)
+			}
+			for _, s := range spans {
+				if s.SpanContext.TraceID() != r.SpanContext.TraceID() {
+					t.Errorf("recovered span %s in trace %s, want the recovered drive's %s", s.Name, s.SpanContext.TraceID(), r.SpanContext.TraceID())
+				}
 			}
 		})
+	}
+}
+
+// TestSpanAttributes: the attributes the GenAI conventions ask of each
+// span: the provider and agent id of invoke_agent spans, the response id
+// and model of chat spans, the tool type of execute_tool spans.
+func TestSpanAttributes(t *testing.T) {
+	ctx := ctxT(t)
+	exp := tracetest.NewInMemoryExporter()
+	trip, script := traced()
+	for agent, steps := range script {
+		for i := range steps {
+			steps[i].ResponseID, steps[i].Model = fmt.Sprintf("resp_%s_%d", agent, i), "demo-2026-01-01"
+		}
+	}
+	rt := tracingRuntime(t, exp, memory.New(), script)
+	if err := rt.Register(trip); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := trip.Run(ctx, rt, "a trip"); err != nil {
+		t.Fatal(err)
+	}
+	rt.Close()
+	attr := func(s tracetest.SpanStub, key string) string {
+		for _, kv := range s.Attributes {
+			if string(kv.Key) == key {
+				return kv.Value.Emit()
+			}
+		}
+		return "<missing>"
+	}
+	counts := map[string]int{}
+	chatIDs := map[string]bool{}
+	for _, s := range exp.GetSpans() {
+		op := attr(s, "gen_ai.operation.name")
+		counts[op]++
+		switch op {
+		case "invoke_agent":
+			name := attr(s, "gen_ai.agent.name")
+			if attr(s, "gen_ai.provider.name") != "scripted" || attr(s, "gen_ai.agent.id") != name {
+				t.Errorf("%s: provider %s, agent id %s, want scripted and %s", s.Name, attr(s, "gen_ai.provider.name"), attr(s, "gen_ai.agent.id"), name)
+			}
+		case "chat":
+			id := attr(s, "gen_ai.response.id")
+			if !strings.HasPrefix(id, "resp_"+attr(s, "gen_ai.agent.name")+"_") || attr(s, "gen_ai.response.model") != "demo-2026-01-01" {
+				t.Errorf("%s: response id %s, model %s", s.Name, id, attr(s, "gen_ai.response.model"))
+			}
+			chatIDs[id] = true
+		case "execute_tool":
+			if attr(s, "gen_ai.tool.type") != "function" {
+				t.Errorf("%s: tool type %s, want function", s.Name, attr(s, "gen_ai.tool.type"))
+			}
+		}
+	}
+	if counts["invoke_agent"] != 3 || counts["chat"] != 6 || len(chatIDs) != 6 || counts["execute_tool"] != 3 {
+		t.Errorf("spans by operation %v, %d distinct response ids; want 3 invoke_agent, 6 chat, 3 execute_tool", counts, len(chatIDs))
 	}
 }
 

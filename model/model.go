@@ -170,6 +170,11 @@ type Response struct {
 	Usage   Usage
 	// FinishReason is the provider's reason for stopping, when known.
 	FinishReason string
+	// ID is the provider's id of the response, when it gives one.
+	ID string
+	// Model is the model that answered as the provider names it (it may
+	// be more precise than the requested one, a dated version), when known.
+	Model string
 }
 
 // Model generates one assistant message for a conversation.

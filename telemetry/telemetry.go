@@ -14,10 +14,16 @@
 // Spans: invoke_agent {swarm} per drive of a run and invoke_agent {agent}
 // per handoff to an agent; chat {model} per model call; execute_tool {tool}
 // per tool call (handoffs included); apply_guardrail {guardrail} per check.
-// Each carries gen_ai.conversation.id (the run id) and gen_ai.agent.name.
-// A run's trace context is journaled with the run, so child runs, and a
-// run recovered after a crash in another process, continue its trace;
-// W3C traceparent headers carry it across A2A and MCP calls.
+// Each carries gen_ai.conversation.id (the run id) and gen_ai.agent.name;
+// invoke_agent spans gen_ai.agent.id and gen_ai.provider.name, chat spans
+// gen_ai.response.id and gen_ai.response.model when the provider gives
+// them, execute_tool spans gen_ai.tool.type "function". A run's trace
+// context is journaled with the run, so its child runs continue its trace;
+// W3C traceparent headers carry it across A2A and MCP calls. A later drive
+// of a run (recovered after a crash, resumed after a pause) starts a trace
+// of its own whose invoke_agent span links to the journaled context: the
+// first drive's span may never have been exported (a killed process), so
+// it is never made a parent.
 package telemetry
 
 import (

@@ -289,6 +289,8 @@ func convert(name string, msg *anthropic.Message) (*model.Response, error) {
 			OutputTokens:      msg.Usage.OutputTokens,
 			Calls:             1,
 		},
+		ID:    msg.ID,
+		Model: string(msg.Model),
 	}
 	var text strings.Builder
 	for _, b := range msg.Content {

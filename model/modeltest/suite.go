@@ -103,10 +103,13 @@ func run(t *testing.T, cfg Config, stream bool) {
 			usage.CacheWriteTokens = 7
 		}
 		text := "Hello there, world: streamed in pieces — with ünïcode."
-		f.reply = Reply{Text: text, Usage: usage}
+		f.reply = Reply{Text: text, Usage: usage, ID: "r42"}
 		resp, deltas, err := f.call(ctx, baseRequest(), stream)
 		if err != nil {
 			t.Fatalf("Generate: %v", err)
+		}
+		if !strings.HasSuffix(resp.ID, "r42") || resp.Model != "fake-model" {
+			t.Errorf("response id %q and model %q, want the provider's (ending r42, fake-model)", resp.ID, resp.Model)
 		}
 		if resp.Message.Role != model.RoleAssistant || resp.Message.Content != text || len(resp.Message.ToolCalls) != 0 {
 			t.Errorf("message = %+v, want assistant text %q", resp.Message, text)

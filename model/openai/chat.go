@@ -39,6 +39,8 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 // reads, decoded with encoding/json rather than the SDK's reflective
 // decoder, for the same reason as [Model.chatBody].
 type chatCompletion struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
 	Choices []struct {
 		Message struct {
 			Content   string `json:"content"`
@@ -92,6 +94,8 @@ func (m *Model) generateChat(ctx context.Context, req *model.Request, name strin
 		Usage: model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens,
 			CachedInputTokens: u.PromptTokensDetails.CachedTokens, ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens},
 		FinishReason: ch.FinishReason,
+		ID:           c.ID,
+		Model:        c.Model,
 	}
 	for _, tc := range ch.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
@@ -178,6 +182,9 @@ func (m *Model) streamChat(ctx context.Context, req *model.Request, name string,
 	)
 	for stream.Next() {
 		chunk := stream.Current()
+		if out.ID == "" {
+			out.ID, out.Model = chunk.ID, chunk.Model
+		}
 		if chunk.JSON.Usage.Valid() {
 			out.Usage = chatUsage(chunk.Usage)
 		}

@@ -116,6 +116,8 @@ func (m *Model) responseOf(name string, r *responses.Response) (*model.Response,
 			ReasoningTokens:   r.Usage.OutputTokensDetails.ReasoningTokens,
 		},
 		FinishReason: "stop",
+		ID:           r.ID,
+		Model:        string(r.Model),
 	}
 	var text, refusal strings.Builder
 	for _, item := range r.Output {

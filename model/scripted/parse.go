@@ -54,6 +54,8 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 //	                         # is used verbatim as the JSON text; absent means {}
 //	usage: {input_tokens: 120, output_tokens: 9, cached_input_tokens: 0, reasoning_tokens: 0}
 //	delay: 150ms             # a Go duration, waited before answering
+//	response_id: resp_1      # the response's id, as a provider gives it
+//	model: gpt-4o-2024-08-06 # the model that answered, as a provider names it
 //	error: rate_limited      # fail with this model.Kind instead of answering
 //
 // Mistakes, such as an unknown field or error kind, an invalid delay or a map
@@ -142,6 +144,10 @@ func parseStep(n *yaml.Node) (Step, error) {
 			err = parseUsage(v, &s)
 		case "delay":
 			s.Delay, err = parseDelay(v)
+		case "response_id":
+			s.ResponseID, err = scalar(v, "response_id")
+		case "model":
+			s.Model, err = scalar(v, "model")
 		case "error":
 			s.Error, err = scalar(v, "error")
 			if err == nil {
@@ -151,7 +157,7 @@ func parseStep(n *yaml.Node) (Step, error) {
 				}
 			}
 		default:
-			err = perr(k, "unknown field %q (want text, tool_calls, usage, delay or error)", k.Value)
+			err = perr(k, "unknown field %q (want text, tool_calls, usage, delay, response_id, model or error)", k.Value)
 		}
 		if err != nil {
 			return s, err

@@ -147,6 +147,25 @@ b: []
 	}
 }
 
+// TestResponseIDAndModel: a step reports the response id and model it
+// scripts, as a provider reports them, in Go and in a script file.
+func TestResponseIDAndModel(t *testing.T) {
+	s, err := scripted.Parse([]byte("a:\n  - text: hi\n    response_id: resp_7\n    model: gpt-4o-2024-08-06\n  - text: plain\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s["a"][0].ResponseID != "resp_7" || s["a"][0].Model != "gpt-4o-2024-08-06" {
+		t.Fatalf("parsed %#v", s["a"][0])
+	}
+	m := scripted.New(s)
+	if r := generate(t, m, "r", "a", 0); r.ID != "resp_7" || r.Model != "gpt-4o-2024-08-06" {
+		t.Errorf("response id %q, model %q", r.ID, r.Model)
+	}
+	if r := generate(t, m, "r", "a", 1); r.ID != "" || r.Model != "" {
+		t.Errorf("an unscripted id %q or model %q", r.ID, r.Model)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	cases := []struct {
 		name string

@@ -72,6 +72,9 @@ type Step struct {
 	// "rate_limited", "server_error", "timeout", "auth", "bad_request" or
 	// "context_too_long".
 	Error string
+	// ResponseID and Model are reported as the response's ID and Model,
+	// as a provider reports them (none when empty).
+	ResponseID, Model string
 }
 
 // ToolCall is one scripted tool call.
@@ -145,6 +148,7 @@ type compiled struct {
 	kind      model.Kind // non-empty for an error step
 	invalid   string     // non-empty when the step itself is malformed
 	finish    string
+	id, model string // the response's ID and Model
 }
 
 // New returns a model answering from script. The script is copied: later
@@ -223,7 +227,7 @@ func checkKind(s string) (model.Kind, error) {
 }
 
 func compile(agent string, index int, s Step) compiled {
-	c := compiled{text: s.Text, usage: s.Usage, delay: s.Delay, finish: "stop"}
+	c := compiled{text: s.Text, usage: s.Usage, delay: s.Delay, finish: "stop", id: s.ResponseID, model: s.Model}
 	invalid := func(format string, args ...any) compiled {
 		return compiled{invalid: fmt.Sprintf(format, args...)}
 	}
@@ -370,6 +374,8 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		Message:      model.Message{Role: model.RoleAssistant, Content: s.text},
 		Usage:        s.usage,
 		FinishReason: s.finish,
+		ID:           s.id,
+		Model:        s.model,
 	}
 	if s.usage == (model.Usage{}) {
 		resp.Usage = model.Usage{InputTokens: inputTokens(req), OutputTokens: s.outTokens}
