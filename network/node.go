@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -275,7 +276,11 @@ func (n *Node) addPeerLocked(url, source string) {
 }
 
 // Peers returns the node's peers, sorted by URL.
-func (n *Node) Peers() []PeerStatus {
+func (n *Node) Peers() []PeerStatus { return n.peerStatus(context.Background()) }
+
+// peerStatus returns the node's peers, each with the number of its
+// capabilities the caller in ctx may see.
+func (n *Node) peerStatus(ctx context.Context) []PeerStatus {
 	n.mu.Lock()
 	out := make([]PeerStatus, 0, len(n.peers))
 	for _, p := range n.peers {
@@ -284,16 +289,24 @@ func (n *Node) Peers() []PeerStatus {
 	n.mu.Unlock()
 	for i := range out {
 		if out[i].State == "up" {
-			out[i].Capabilities = len(n.reg.OfNode(out[i].Node))
+			out[i].Capabilities = len(visible(ctx, n.reg.OfNode(out[i].Node)))
 		}
 	}
 	slices.SortFunc(out, func(a, b PeerStatus) int { return strings.Compare(a.URL, b.URL) })
 	return out
 }
 
-// Status returns the node's view of the network.
-func (n *Node) Status() Status {
-	return Status{Node: n.Info(), Shared: n.Shared(), Peers: n.Peers(), Capabilities: n.reg.All()}
+// Status returns the node's view of the network as the caller in ctx may
+// see it: a token limited to capabilities (see package auth) sees only
+// those, shared by the node or offered by its peers. In-process callers
+// see everything.
+func (n *Node) Status(ctx context.Context) Status {
+	return Status{Node: n.Info(), Shared: n.hello(ctx).Capabilities, Peers: n.peerStatus(ctx), Capabilities: visible(ctx, n.reg.All())}
+}
+
+// visible keeps the offers the caller in ctx may see.
+func visible(ctx context.Context, offers []Offer) []Offer {
+	return slices.DeleteFunc(offers, func(o Offer) bool { return !auth.CapabilityAllowed(ctx, o.Name) })
 }
 
 func (n *Node) peerURLs() []string {

@@ -184,10 +184,10 @@ func (n *Node) serveQuery(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// servePeers answers with the node's view of the network, limited to the
+// capabilities the caller's token may see.
 func (n *Node) servePeers(w http.ResponseWriter, r *http.Request) {
-	st := n.Status()
-	st.Shared = n.hello(r.Context()).Capabilities
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, n.Status(r.Context()))
 }
 
 // serveCall performs a shared capability for a peer.

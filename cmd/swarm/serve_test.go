@@ -37,9 +37,18 @@ func serveWatched(t *testing.T, ctx context.Context, dir string, env []string, o
 
 func httpJSON(t *testing.T, method, url, body string, out any) int {
 	t.Helper()
+	return tokenJSON(t, method, url, "", body, out)
+}
+
+// tokenJSON is httpJSON with a bearer token (none if empty).
+func tokenJSON(t *testing.T, method, url, token, body string, out any) int {
+	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")

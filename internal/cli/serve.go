@@ -259,7 +259,7 @@ func serveTokens(tokenFile string, sec *config.Serve) ([]auth.Token, error) {
 			if secret == "" {
 				return nil, fmt.Errorf("serve token %q: environment variable %s is not set", t.Name, t.SecretEnv)
 			}
-			out = append(out, auth.Token{Name: t.Name, Secret: secret, Swarms: t.Swarms})
+			out = append(out, auth.Token{Name: t.Name, Secret: secret, Swarms: t.Swarms, Capabilities: t.Capabilities})
 		}
 	}
 	return out, nil
