@@ -30,6 +30,9 @@ var (
 	ErrUnknownCapability = errors.New("unknown capability")
 	// ErrTooMany: a hello carries more capabilities than the limit.
 	ErrTooMany = errors.New("too many capabilities")
+	// ErrTooLarge: a peer sent a message (an event of its change feed)
+	// larger than the limit, 16 MiB.
+	ErrTooLarge = errors.New("message too large")
 )
 
 // Capability is something a node shares: its name (a valid tool name,

@@ -22,6 +22,15 @@
 // store is a [store.NodeDirectory] (PostgreSQL), from the store's node
 // table, in which it announces itself every third of FailAfter.
 //
+// A hello is checked like any request (see package auth), but on a
+// loopback node without tokens anyone may send one, and the node follows
+// the URL it names: that is how nodes that configured one peer find each
+// other. What such a peer can cost is bounded: a node follows at most
+// 1000 peers beyond its configured ones, a hello carries at most
+// MaxCapabilities capabilities, and a hello's answer or one event of a
+// feed is at most 16 MiB ([ErrTooLarge]); a peer named by another that
+// breaks these limits is dropped at once.
+//
 // # Failure detection
 //
 // A node follows each peer's change feed. A feed that breaks (the peer's

@@ -29,6 +29,9 @@ const (
 	// learnedRetries bounds the attempts to reach a peer that another
 	// node named (or the node table listed) before it is forgotten.
 	learnedRetries = 20
+	// maxPeers bounds the peers a node follows beyond its configured
+	// ones: hellos and the node table cannot make it follow more.
+	maxPeers = 1000
 )
 
 // Options configures a [Node]. The zero value is usable.
@@ -269,6 +272,9 @@ func (n *Node) addPeerLocked(url, source string) {
 	if _, ok := n.peers[url]; ok {
 		return
 	}
+	if source != "config" && len(n.peers) >= maxPeers {
+		return
+	}
 	p := &peer{url: url, source: source, state: "connecting", tried: make(chan struct{})}
 	n.peers[url] = p
 	n.wg.Add(1)
@@ -347,7 +353,11 @@ func (n *Node) follow(p *peer) {
 		id := p.id
 		p.state, p.err = "down", err.Error()
 		p.failures++
-		forget := errors.Is(err, errSelf) || (p.source != "config" && p.failures > learnedRetries)
+		// A peer that someone else named is dropped at once when it
+		// breaks the protocol's limits, and after learnedRetries
+		// failures otherwise.
+		hostile := p.source != "config" && (errors.Is(err, ErrTooLarge) || errors.Is(err, ErrTooMany))
+		forget := errors.Is(err, errSelf) || hostile || (p.source != "config" && p.failures > learnedRetries)
 		if forget {
 			delete(n.peers, p.url)
 		}
@@ -360,6 +370,9 @@ func (n *Node) follow(p *peer) {
 		n.mu.Unlock()
 		if id != "" && !shared && n.reg.Remove(id) {
 			n.log.Info("network: peer removed", "node", id, "url", p.url, "err", err)
+		}
+		if hostile {
+			n.log.Warn("network: peer dropped", "node", id, "url", p.url, "err", err)
 		}
 		if forget {
 			return
@@ -519,7 +532,7 @@ func (n *Node) exchange(ctx context.Context, what, url string, msg, out any) err
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("%s: %s: %s", what, resp.Status, strings.TrimSpace(string(b)))
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(out); err != nil {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxMessage)).Decode(out); err != nil {
 		return fmt.Errorf("%w: %s: the peer's answer is not JSON of the right shape: %v", ErrInvalid, what, err)
 	}
 	return nil
@@ -528,43 +541,6 @@ func (n *Node) exchange(ctx context.Context, what, url string, msg, out any) err
 func (n *Node) authorize(req *http.Request) {
 	if n.opts.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+n.opts.Token)
-	}
-}
-
-// readEvents reads server-sent events, calling fn for each.
-func readEvents(r io.Reader, fn func(event string, data []byte) error) error {
-	br := newLineReader(r)
-	var event string
-	var data []byte
-	for {
-		line, err := br.line()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return errors.New("feed ended")
-			}
-			return fmt.Errorf("feed: %w", err)
-		}
-		switch {
-		case line == "":
-			if event != "" || data != nil {
-				if err := fn(event, data); err != nil {
-					return err
-				}
-			}
-			event, data = "", nil
-		case strings.HasPrefix(line, ":"):
-			if err := fn("comment", nil); err != nil {
-				return err
-			}
-		case strings.HasPrefix(line, "event:"):
-			event = strings.TrimSpace(line[len("event:"):])
-		case strings.HasPrefix(line, "data:"):
-			d := strings.TrimPrefix(line[len("data:"):], " ")
-			if data != nil {
-				data = append(data, '\n')
-			}
-			data = append(data, d...)
-		}
 	}
 }
 
