@@ -103,7 +103,11 @@
 // restarted node answering at its URL: the call is re-attached by its key,
 // to the run it recovered for a shared swarm or agent) or for a new one;
 // then the tool call fails with [ErrNoProvider] and the model sees the
-// error. A failover may perform the
+// error. A call in flight to a provider that leaves the registry (one
+// that hangs is removed after FailAfter) is given up at once and treated
+// like a lost connection, and a call ends with [ErrCallTimeout] after
+// Options.CallTimeout (default 10 minutes) whatever its providers do. A
+// failover may perform the
 // capability a second time on another provider (the first may have acted
 // before it died); a capability whose effect must happen at most once uses
 // the idempotency key it is given against the system it changes. The

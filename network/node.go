@@ -55,8 +55,10 @@ type Options struct {
 	// MaxCapabilities bounds the capabilities of one hello; a peer that
 	// sends more is refused (default [DefaultMaxCapabilities]).
 	MaxCapabilities int
-	// CallTimeout bounds a call a peer makes to a shared capability
-	// (default [DefaultCallTimeout]).
+	// CallTimeout bounds every network call: one this node makes to a
+	// peer's capability (its attempts and failovers together; past it
+	// the call fails with [ErrCallTimeout]) and one a peer makes to a
+	// capability this node shares. Default [DefaultCallTimeout].
 	CallTimeout time.Duration
 	// DedupTTL is how long the result of a shared tool's call is kept to
 	// answer a repeated call with the same idempotency key (default
@@ -80,17 +82,20 @@ type Node struct {
 	client  *http.Client
 	log     *slog.Logger
 
-	mu       sync.Mutex
-	url      string
-	rt       *swarm.Runtime
-	shared   map[string]*sharedItem
-	order    []string
-	gen      uint64
-	changed  chan struct{}
-	peers    map[string]*peer
-	running  bool
-	closed   bool
-	inflight map[string]int // calls in progress per provider node
+	mu      sync.Mutex
+	url     string
+	rt      *swarm.Runtime
+	shared  map[string]*sharedItem
+	order   []string
+	gen     uint64
+	changed chan struct{}
+	peers   map[string]*peer
+	running bool
+	closed  bool
+	// inflight holds the calls in progress per provider node: their
+	// number balances the load, and the calls to a provider that leaves
+	// the registry are canceled.
+	inflight map[string]map[*pending]struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -136,7 +141,7 @@ func New(opts Options) (*Node, error) {
 		opts.DedupTTL = DefaultDedupTTL
 	}
 	n := &Node{opts: opts, id: opts.ID, started: time.Now().UTC(), reg: NewRegistry(), client: opts.Client, log: opts.Logger,
-		shared: map[string]*sharedItem{}, changed: make(chan struct{}), peers: map[string]*peer{}, inflight: map[string]int{}}
+		shared: map[string]*sharedItem{}, changed: make(chan struct{}), peers: map[string]*peer{}, inflight: map[string]map[*pending]struct{}{}}
 	if n.client == nil {
 		n.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute}}
 	}
@@ -368,7 +373,7 @@ func (n *Node) follow(p *peer) {
 			}
 		}
 		n.mu.Unlock()
-		if id != "" && !shared && n.reg.Remove(id) {
+		if id != "" && !shared && n.dropPeer(id, err) {
 			n.log.Info("network: peer removed", "node", id, "url", p.url, "err", err)
 		}
 		if hostile {
@@ -387,7 +392,23 @@ func (n *Node) follow(p *peer) {
 	}
 }
 
-// followOnce says hello to the peer and reads its feed until it fails.
+// dropPeer removes the capabilities of node id from the registry and
+// cancels the calls in progress to it, for why; it reports whether the
+// registry knew the node.
+func (n *Node) dropPeer(id string, why error) bool {
+	if !n.reg.Remove(id) {
+		return false
+	}
+	cause := fmt.Errorf("it left the network: %w", why)
+	n.mu.Lock()
+	for pc := range n.inflight[id] {
+		pc.cancel(cause)
+	}
+	n.mu.Unlock()
+	return true
+}
+
+// closeOnce marks the first attempt to reach p as done.
 func closeOnce(p *peer) {
 	select {
 	case <-p.tried:
@@ -396,9 +417,20 @@ func closeOnce(p *peer) {
 	}
 }
 
+// followOnce says hello to the peer and reads its feed until it fails.
 func (n *Node) followOnce(p *peer, welcomed func()) error {
-	ctx, cancel := context.WithCancel(n.ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(n.ctx)
+	defer cancel(nil)
+	err := n.readFeed(ctx, cancel, p, welcomed)
+	if ctx.Err() != nil && n.ctx.Err() == nil {
+		return context.Cause(ctx) // the watchdog's
+	}
+	return err
+}
+
+// readFeed says hello to the peer and reads its feed until it fails; the
+// feed's watchdog ends it with cancel.
+func (n *Node) readFeed(ctx context.Context, cancel context.CancelCauseFunc, p *peer, welcomed func()) error {
 	h, err := n.sayHello(ctx, p.url)
 	if err != nil {
 		return err
@@ -415,7 +447,9 @@ func (n *Node) followOnce(p *peer, welcomed func()) error {
 	req.Header.Set("Accept", "text/event-stream")
 	// The watchdog ends the feed when the peer sends nothing for
 	// FailAfter: a hung or partitioned peer is detected like a dead one.
-	watchdog := time.AfterFunc(n.opts.FailAfter, cancel)
+	watchdog := time.AfterFunc(n.opts.FailAfter, func() {
+		cancel(fmt.Errorf("feed: nothing received for %s (fail_after)", n.opts.FailAfter))
+	})
 	defer watchdog.Stop()
 	resp, err := n.client.Do(req)
 	if err != nil {
@@ -457,7 +491,7 @@ func (n *Node) accept(p *peer, h *Hello) error {
 		// Another node now answers at this URL: the old one is gone.
 		old := p.id
 		n.mu.Unlock()
-		n.reg.Remove(old)
+		n.dropPeer(old, fmt.Errorf("node %s now answers at %s", h.Node.ID, p.url))
 		n.mu.Lock()
 	}
 	for _, q := range n.peers {
