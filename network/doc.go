@@ -60,6 +60,9 @@
 //	  event: hello      data: a Hello, at once and after every change of what
 //	                    the node shares or of the peers it knows
 //	  event: heartbeat  data: {"generation":3,"time":"..."}, every FailAfter/3
+//	  event: goodbye    data: {"node":"kitchen"}, when the node leaves (then
+//	                    the feed ends): followers drop its capabilities at once
+//	  A leaving node answers hellos and feeds with 503.
 //
 //	POST /v1/network/query   the seed's capability_query / capability_response
 //	  {"type":"capability_query","name":"check-inventory","tag":"food"}   (both optional)

@@ -100,6 +100,11 @@ type Node struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// leaving is closed by Leave; dirDone once the node's row is out of
+	// the store's node table (nil: the node has none).
+	leaving   chan struct{}
+	leaveOnce sync.Once
+	dirDone   chan struct{}
 
 	calls dedup
 }
@@ -149,6 +154,7 @@ func New(opts Options) (*Node, error) {
 		n.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.leaving = make(chan struct{})
 	n.calls.m = map[string]*call{}
 	for _, u := range opts.Peers {
 		if err := checkURL(u); err != nil {
@@ -236,6 +242,9 @@ func (n *Node) Start(ctx context.Context, so StartOptions) error {
 	}
 	if so.Runtime != nil {
 		if dir, ok := so.Runtime.Store().(store.NodeDirectory); ok {
+			n.mu.Lock()
+			n.dirDone = make(chan struct{})
+			n.mu.Unlock()
 			n.wg.Add(1)
 			go n.directoryLoop(dir)
 		}
@@ -243,8 +252,31 @@ func (n *Node) Start(ctx context.Context, so StartOptions) error {
 	return nil
 }
 
-// Close leaves the network: it stops following peers, ends the change
-// feeds it serves and waits for its goroutines.
+// Leave tells the network the node is going, before it stops serving:
+// the change feeds it serves end at once with a goodbye event (its peers
+// drop its capabilities without waiting for fail_after), it refuses new
+// hellos and feeds, and its row leaves the store's node table. Calls in
+// progress, served or made, go on until [Node.Close]. Leave waits (at
+// most until ctx ends) for the row to be removed; call it before closing
+// the store.
+func (n *Node) Leave(ctx context.Context) error {
+	n.leaveOnce.Do(func() { close(n.leaving) })
+	n.mu.Lock()
+	done := n.dirDone
+	n.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("network: leaving: %w", context.Cause(ctx))
+	}
+}
+
+// Close leaves the network (see [Node.Leave]) if the node did not, stops
+// following peers, ends the calls it serves and waits for its goroutines.
 func (n *Node) Close() error {
 	n.mu.Lock()
 	if n.closed {
@@ -253,9 +285,12 @@ func (n *Node) Close() error {
 	}
 	n.closed = true
 	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), n.opts.FailAfter)
+	defer cancel()
+	err := n.Leave(ctx)
 	n.cancel()
 	n.wg.Wait()
-	return nil
+	return err
 }
 
 // AddPeer connects the node to the node at url (a no-op for one it knows).
@@ -343,7 +378,12 @@ func (n *Node) bumpLocked() {
 // attempts.
 func (n *Node) heartbeat() time.Duration { return max(n.opts.FailAfter/3, 10*time.Millisecond) }
 
-var errSelf = errors.New("the peer is this node")
+var (
+	errSelf = errors.New("the peer is this node")
+	// errGoodbye: the peer said it is leaving; it finishes the calls it
+	// has in progress, so they are not canceled.
+	errGoodbye = errors.New("the peer left the network")
+)
 
 // follow keeps a peer's capabilities in the registry while it answers.
 func (n *Node) follow(p *peer) {
@@ -373,7 +413,7 @@ func (n *Node) follow(p *peer) {
 			}
 		}
 		n.mu.Unlock()
-		if id != "" && !shared && n.dropPeer(id, err) {
+		if id != "" && !shared && n.dropPeer(id, err, !errors.Is(err, errGoodbye)) {
 			n.log.Info("network: peer removed", "node", id, "url", p.url, "err", err)
 		}
 		if hostile {
@@ -392,12 +432,15 @@ func (n *Node) follow(p *peer) {
 	}
 }
 
-// dropPeer removes the capabilities of node id from the registry and
-// cancels the calls in progress to it, for why; it reports whether the
-// registry knew the node.
-func (n *Node) dropPeer(id string, why error) bool {
+// dropPeer removes the capabilities of node id from the registry and,
+// with cancel, the calls in progress to it, for why; it reports whether
+// the registry knew the node.
+func (n *Node) dropPeer(id string, why error, cancel bool) bool {
 	if !n.reg.Remove(id) {
 		return false
+	}
+	if !cancel {
+		return true
 	}
 	cause := fmt.Errorf("it left the network: %w", why)
 	n.mu.Lock()
@@ -472,6 +515,8 @@ func (n *Node) readFeed(ctx context.Context, cancel context.CancelCauseFunc, p *
 			n.mu.Lock()
 			p.lastSeen = time.Now()
 			n.mu.Unlock()
+		case "goodbye":
+			return errGoodbye
 		}
 		return nil
 	})
@@ -491,7 +536,7 @@ func (n *Node) accept(p *peer, h *Hello) error {
 		// Another node now answers at this URL: the old one is gone.
 		old := p.id
 		n.mu.Unlock()
-		n.dropPeer(old, fmt.Errorf("node %s now answers at %s", h.Node.ID, p.url))
+		n.dropPeer(old, fmt.Errorf("node %s now answers at %s", h.Node.ID, p.url), true)
 		n.mu.Lock()
 	}
 	for _, q := range n.peers {
@@ -579,16 +624,18 @@ func (n *Node) authorize(req *http.Request) {
 }
 
 // directoryLoop announces the node in the store's node table and follows
-// the other nodes listed there.
+// the other nodes listed there, until the node leaves: then it removes
+// the node's row.
 func (n *Node) directoryLoop(dir store.NodeDirectory) {
 	defer n.wg.Done()
+	n.mu.Lock()
+	url, done := n.url, n.dirDone
+	n.mu.Unlock()
+	defer close(done)
 	t := time.NewTicker(n.heartbeat())
 	defer t.Stop()
 	for {
 		ctx, cancel := context.WithTimeout(n.ctx, n.opts.FailAfter)
-		n.mu.Lock()
-		url := n.url
-		n.mu.Unlock()
 		if url != "" {
 			if err := dir.AnnounceNode(ctx, n.id, url); err != nil && n.ctx.Err() == nil {
 				n.log.Warn("network: announcing the node in the store failed", "err", err)
@@ -606,14 +653,18 @@ func (n *Node) directoryLoop(dir store.NodeDirectory) {
 			n.mu.Unlock()
 		}
 		select {
+		case <-n.leaving:
 		case <-n.ctx.Done():
-			if url != "" {
-				ctx, cancel := context.WithTimeout(context.Background(), n.opts.FailAfter)
-				_ = dir.RemoveNode(ctx, n.id)
-				cancel()
-			}
-			return
 		case <-t.C:
+			continue
 		}
+		if url != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), n.opts.FailAfter)
+			if err := dir.RemoveNode(ctx, n.id); err != nil {
+				n.log.Warn("network: removing the node from the store failed", "err", err)
+			}
+			cancel()
+		}
+		return
 	}
 }

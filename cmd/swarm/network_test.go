@@ -5,15 +5,19 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/swarmrt/swarm/network"
+	"github.com/swarmrt/swarm/store/postgres"
+	"github.com/swarmrt/swarm/store/postgres/pgtest"
 )
 
-// netNode starts `swarm serve` in a fresh directory holding files (the
-// swarm.yaml among them), with env added to its environment.
-func netNode(t *testing.T, ctx context.Context, files map[string]string, env ...string) *served {
+// netNode starts `swarm serve` with args in a fresh directory holding
+// files (the swarm.yaml among them), with env added to its environment
+// (the store is memory: unless env sets it).
+func netNode(t *testing.T, ctx context.Context, files map[string]string, env []string, args ...string) *served {
 	t.Helper()
 	dir := t.TempDir()
 	for name, text := range files {
@@ -21,7 +25,7 @@ func netNode(t *testing.T, ctx context.Context, files map[string]string, env ...
 			t.Fatal(err)
 		}
 	}
-	return serve(t, ctx, dir, append([]string{"SWARM_STORE=memory:"}, env...))
+	return serve(t, ctx, dir, append([]string{"SWARM_STORE=memory:"}, env...), args...)
 }
 
 // within polls cond every 20ms until it holds, failing the test with what
@@ -71,7 +75,7 @@ func TestServeTokenCapabilities(t *testing.T) {
 		"swarm.yaml":   kitchenYAML,
 		"script.yaml":  "prepare-meal:\n  - text: meal ready\n",
 		"inventory.sh": "#!/bin/sh\necho 3 left\n",
-	}, tokens...)
+	}, tokens)
 	netNode(t, ctx, map[string]string{
 		"swarm.yaml": `version: 1
 tools:
@@ -81,7 +85,7 @@ share:
   - {tool: dietary-check, tags: [food]}
 `,
 		"diet.sh": "#!/bin/sh\necho fine\n",
-	}, tokens...)
+	}, tokens)
 
 	names := func(caps []network.Capability) []string {
 		var out []string
@@ -143,5 +147,71 @@ share:
 	cr = network.CallResponse{}
 	if code := tokenJSON(t, "POST", kitchen.URL+network.PathCall, "stock-s3cret", `{"name":"check-inventory","input":{"item":"eggs"}}`, &cr); code != 200 || cr.IsError || cr.Output != "3 left" {
 		t.Errorf("the limited token calls check-inventory: %d %+v", code, cr)
+	}
+}
+
+// TestServeLeavesPromptly: SIGTERM to a `swarm serve` node with a peer
+// following its feed: the node ends the feed at once, so the peer drops
+// its capability long before fail_after or the shutdown timeout could
+// (both a minute here), and the process exits.
+func TestServeLeavesPromptly(t *testing.T) { leavePromptly(t, nil) }
+
+// TestServeLeavesPromptlyPostgres is TestServeLeavesPromptly on one
+// PostgreSQL store: the leaving node's row is gone from the node table.
+func TestServeLeavesPromptlyPostgres(t *testing.T) {
+	url := pgtest.URL(t, "pool_max_conns=4")
+	leavePromptly(t, &url)
+}
+
+func leavePromptly(t *testing.T, pg *string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var env []string
+	if pg != nil {
+		env = []string{"SWARM_STORE=" + *pg}
+	}
+	args := []string{"--shutdown-timeout", "1m"}
+	kitchen := netNode(t, ctx, map[string]string{
+		"swarm.yaml": `version: 1
+tools:
+  check-inventory: {description: Stock, command: ["./inventory.sh"]}
+network: {id: kitchen, fail_after: 1m}
+share:
+  - {tool: check-inventory, tags: [food]}
+`,
+		"inventory.sh": "#!/bin/sh\necho 3 left\n",
+	}, env, args...)
+	room := netNode(t, ctx, map[string]string{
+		"swarm.yaml": "version: 1\nnetwork: {id: room, peers: [" + kitchen.URL + "], fail_after: 1m}\n",
+	}, env, args...)
+	offered := func() bool {
+		var st network.Status
+		if httpJSON(t, "GET", room.URL+network.PathPeers, "", &st) != 200 {
+			t.Fatal("the room's status")
+		}
+		return slices.ContainsFunc(st.Capabilities, func(o network.Offer) bool { return o.Name == "check-inventory" })
+	}
+	within(t, 30*time.Second, "the room to see the kitchen's check-inventory", offered)
+	if err := kitchen.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	within(t, 20*time.Second, "the room to drop the kitchen after its SIGTERM", func() bool { return !offered() })
+	exitsCleanly(t, kitchen)
+	if pg == nil {
+		return
+	}
+	db, err := postgres.Open(ctx, *pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	nodes, err := db.Nodes(ctx, 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nd := range nodes {
+		if nd.ID == "kitchen" {
+			t.Fatalf("the kitchen's row is left in the node table: %+v\n%s", nd, kitchen.Log())
+		}
 	}
 }
