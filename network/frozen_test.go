@@ -167,3 +167,50 @@ func TestCallTimeout(t *testing.T) {
 		t.Fatal("the call did not return")
 	}
 }
+
+// TestLeaveKeepsCallsInFlight: a provider that leaves (as swarm serve
+// does at SIGTERM) is dropped by its followers at once, through the
+// goodbye of its feed, but a call in flight to it is still answered.
+func TestLeaveKeepsCallsInFlight(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	slow := swarm.NewTool("slow-stock", "Checks the stock slowly", func(ctx context.Context, in stockIn) (string, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+			return in.Item + ": 3 left", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	// FailAfter is long so that only the goodbye removes the provider.
+	p, ps := startNode(t, network.Options{ID: "kitchen", FailAfter: time.Minute}, nil, network.ShareTool(slow, "food"))
+	c, _ := startNode(t, network.Options{ID: "room", Peers: []string{ps.URL}, FailAfter: time.Minute}, nil)
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := c.Discover("slow-stock").Call(context.Background(), json.RawMessage(`{"item":"eggs"}`))
+		done <- result{out, err}
+	}()
+	wait(t, started, "the call to start")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := p.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the room to drop the kitchen", func() bool { return c.Registry().Len() == 0 })
+	if code, _ := post(t, ps.URL+network.PathHello, "", `{"type":"hello","node":{"id":"late"}}`); code != http.StatusServiceUnavailable {
+		t.Fatalf("hello to a leaving node: %d, want 503", code)
+	}
+	close(release)
+	select {
+	case r := <-done:
+		if r.err != nil || r.out != "eggs: 3 left" {
+			t.Fatalf("call in flight: %q %v", r.out, r.err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the call in flight did not return")
+	}
+}
