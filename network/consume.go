@@ -251,7 +251,7 @@ func (n *Node) callProvider(ctx context.Context, o Offer, req CallRequest) (Call
 	body, _ := json.Marshal(req)
 	for {
 		resp, retry, err := n.post(pctx, o.URL+PathCall, body)
-		if ctx.Err() == nil && pctx.Err() != nil {
+		if err != nil && ctx.Err() == nil && pctx.Err() != nil {
 			return CallResponse{}, &goneError{context.Cause(pctx)}
 		}
 		if err == nil || !retry {
