@@ -29,7 +29,7 @@ import (
 //	  room-service:
 //	    network_tools: {tags: [food]}   # or [check-inventory, dietary-check], or all
 var (
-	networkFields      = []string{"id", "url", "peers", "token_env", "fail_after"}
+	networkFields      = []string{"id", "url", "peers", "token_env", "fail_after", "call_timeout"}
 	shareFields        = []string{"tool", "agent", "swarm", "tags", "version", "description"}
 	networkToolsFields = []string{"names", "tags", "kinds"}
 )
@@ -93,12 +93,17 @@ func (p *parser) network(top map[string]field, f *File, usesNetwork bool) {
 				p.errf(x.val, "network: token_env: environment variable %s is not set", env)
 			}
 		}
-		if x, ok := fs["fail_after"]; ok && !isNull(x.val) {
-			s := p.str(x.val, what, "fail_after")
-			if d, err := time.ParseDuration(s); err != nil || d <= 0 {
-				p.errf(x.val, "network: invalid fail_after %q: want a positive duration such as 3s", s)
-			} else {
-				nd.opts.FailAfter = d
+		for _, f := range []struct {
+			name string
+			dst  *time.Duration
+		}{{"fail_after", &nd.opts.FailAfter}, {"call_timeout", &nd.opts.CallTimeout}} {
+			if x, ok := fs[f.name]; ok && !isNull(x.val) {
+				s := p.str(x.val, what, f.name)
+				if d, err := time.ParseDuration(s); err != nil || d <= 0 {
+					p.errf(x.val, "network: invalid %s %q: want a positive duration such as 3s", f.name, s)
+				} else {
+					*f.dst = d
+				}
 			}
 		}
 		usesNetwork = true

@@ -84,6 +84,7 @@ func TestNetworkBadInput(t *testing.T) {
 		{"shared twice", base + "share:\n  - tool: t\n  - tool: t\n", `share: "t" is shared twice`},
 		{"bad tag", base + "share:\n  - {tool: t, tags: [\"a b\"]}\n", `tag "a b"`},
 		{"bad fail_after", base + "network: {fail_after: soon}\n", `network: invalid fail_after "soon"`},
+		{"bad call_timeout", base + "network: {call_timeout: -1s}\n", `network: invalid call_timeout "-1s"`},
 		{"bad id", base + "network: {id: \"a b\"}\n", `node id "a b"`},
 		{"bad peer", base + "network: {peers: [ftp://x]}\n", `peer URL "ftp://x"`},
 		{"unset token", base + "network: {token_env: SWARM_TEST_UNSET_TOKEN}\n", "SWARM_TEST_UNSET_TOKEN is not set"},

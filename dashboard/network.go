@@ -3,7 +3,6 @@ package dashboard
 import (
 	"net/http"
 
-	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/network"
 )
 
@@ -20,21 +19,7 @@ func (d *Dashboard) networkPage(w http.ResponseWriter, r *http.Request) {
 	var data networkData
 	if d.opts.Network != nil {
 		data.On = true
-		data.Status = d.opts.Network.Status()
-		ctx := r.Context()
-		allowed := func(name string) bool { return auth.CapabilityAllowed(ctx, name) }
-		data.Status.Shared = keep(data.Status.Shared, func(c network.Capability) bool { return allowed(c.Name) })
-		data.Status.Capabilities = keep(data.Status.Capabilities, func(o network.Offer) bool { return allowed(o.Name) })
+		data.Status = d.opts.Network.Status(r.Context())
 	}
 	d.render(w, r, http.StatusOK, "network", data)
-}
-
-func keep[T any](s []T, ok func(T) bool) []T {
-	var out []T
-	for _, v := range s {
-		if ok(v) {
-			out = append(out, v)
-		}
-	}
-	return out
 }

@@ -1,13 +1,17 @@
 package network_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -218,4 +222,70 @@ func TestHungPeer(t *testing.T) {
 	if ps := c.Peers(); len(ps) != 1 || ps[0].State != "down" {
 		t.Fatalf("peers: %+v", ps)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestHostilePeerEndlessEvent: a peer named in an unauthenticated hello
+// streams one feed event of endless data lines. The node stops reading it
+// past the event limit (16 MiB), with a clear error, and drops the peer:
+// what it read is bounded by bytes, whatever the time it took.
+func TestHostilePeerEndlessEvent(t *testing.T) {
+	const giveUp = 96 << 20 // the hostile peer stops here if nobody stopped it
+	hello, _ := json.Marshal(network.Hello{Type: "hello", Node: network.NodeInfo{ID: "hostile"}})
+	sent := make(chan int64, 4)
+	line := []byte("data: " + strings.Repeat("x", 32<<10) + "\n")
+	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case network.PathHello:
+			_, _ = w.Write(hello)
+		case network.PathFeed:
+			w.Header().Set("Content-Type", "text/event-stream")
+			var n int64
+			defer func() { sent <- n }()
+			k, err := io.WriteString(w, "event: hello\n")
+			for n += int64(k); err == nil && n < giveUp; n += int64(k) {
+				k, err = w.Write(line)
+			}
+		}
+	}))
+	defer hostile.Close()
+	var logs syncBuffer
+	// FailAfter is long so that only the size ends the feed, not silence.
+	victim, s := startNode(t, network.Options{ID: "victim", FailAfter: time.Minute, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
+	if code, body := post(t, s.URL+network.PathHello, "", `{"type":"hello","node":{"id":"hostile","url":"`+hostile.URL+`"}}`); code != http.StatusOK {
+		t.Fatalf("hello naming the hostile peer: %d %s", code, body)
+	}
+	var n int64
+	select {
+	case n = <-sent:
+	case <-time.After(time.Minute):
+		t.Fatal("the node never opened the hostile peer's feed, or never stopped reading it")
+	}
+	// The node read at most the limit; the socket buffers between the
+	// two hold a few MiB more.
+	t.Logf("the hostile peer sent %d bytes", n)
+	if n >= 32<<20 {
+		t.Fatalf("the node took %d MiB of one feed event before stopping", n>>20)
+	}
+	eventually(t, "the hostile peer dropped with a clear error", func() bool {
+		return strings.Contains(logs.String(), "peer dropped") && strings.Contains(logs.String(), "larger than 16777216 bytes")
+	})
+	eventually(t, "the hostile peer forgotten", func() bool { return len(victim.Peers()) == 0 })
 }

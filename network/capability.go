@@ -30,6 +30,12 @@ var (
 	ErrUnknownCapability = errors.New("unknown capability")
 	// ErrTooMany: a hello carries more capabilities than the limit.
 	ErrTooMany = errors.New("too many capabilities")
+	// ErrTooLarge: a peer sent a message (an event of its change feed)
+	// larger than the limit, 16 MiB.
+	ErrTooLarge = errors.New("message too large")
+	// ErrCallTimeout: a network call got no answer within
+	// Options.CallTimeout.
+	ErrCallTimeout = errors.New("network call timed out")
 )
 
 // Capability is something a node shares: its name (a valid tool name,

@@ -149,11 +149,17 @@ func (t *capTool) Call(ctx context.Context, args json.RawMessage) (string, error
 // progress) while the registry still lists it, that is within FailAfter;
 // once it is removed the call moves to another provider.
 func (n *Node) call(ctx context.Context, name, version string, pinned bool, req CallRequest) (CallResponse, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, n.opts.CallTimeout,
+		fmt.Errorf("%w: capability %q: no answer within %s", ErrCallTimeout, name, n.opts.CallTimeout))
+	defer cancel()
 	tried := map[string]bool{}
 	gone := map[string]bool{} // providers lost during the call
 	var errs []error
 	waited, waitedGone := false, false
 	for {
+		if ctx.Err() != nil {
+			return CallResponse{}, context.Cause(ctx)
+		}
 		o, ok := n.pick(name, version, pinned, tried)
 		if !ok && len(errs) == 0 && !waited {
 			// A node that just started may not have heard from the
@@ -214,23 +220,40 @@ type goneError struct{ err error }
 func (e *goneError) Error() string { return "provider lost during the call: " + e.err.Error() }
 func (e *goneError) Unwrap() error { return e.err }
 
+// pending is a call in progress to a provider.
+type pending struct{ cancel context.CancelCauseFunc }
+
 // callProvider sends req to o, re-sending it while o is still registered
-// and the failure was the connection's.
+// and the failure was the connection's. The call is canceled when o
+// leaves the registry (see [Node.dropPeer]).
 func (n *Node) callProvider(ctx context.Context, o Offer, req CallRequest) (CallResponse, error) {
+	pctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	pc := &pending{cancel: cancel}
 	n.mu.Lock()
-	n.inflight[o.Node]++
+	if n.inflight[o.Node] == nil {
+		n.inflight[o.Node] = map[*pending]struct{}{}
+	}
+	n.inflight[o.Node][pc] = struct{}{}
 	n.mu.Unlock()
 	defer func() {
 		n.mu.Lock()
-		n.inflight[o.Node]--
-		if n.inflight[o.Node] <= 0 {
+		delete(n.inflight[o.Node], pc)
+		if len(n.inflight[o.Node]) == 0 {
 			delete(n.inflight, o.Node)
 		}
 		n.mu.Unlock()
 	}()
+	// The provider may have left between pick and now.
+	if !n.registered(o) {
+		return CallResponse{}, &goneError{errors.New("it left the network")}
+	}
 	body, _ := json.Marshal(req)
 	for {
-		resp, retry, err := n.post(ctx, o.URL+PathCall, body)
+		resp, retry, err := n.post(pctx, o.URL+PathCall, body)
+		if err != nil && ctx.Err() == nil && pctx.Err() != nil {
+			return CallResponse{}, &goneError{context.Cause(pctx)}
+		}
 		if err == nil || !retry {
 			return resp, err
 		}
@@ -238,9 +261,12 @@ func (n *Node) callProvider(ctx context.Context, o Offer, req CallRequest) (Call
 		// registered (it may come back within FailAfter), else fail over.
 		t := time.NewTimer(n.heartbeat())
 		select {
-		case <-ctx.Done():
+		case <-pctx.Done():
 			t.Stop()
-			return CallResponse{}, context.Cause(ctx)
+			if ctx.Err() != nil {
+				return CallResponse{}, context.Cause(ctx)
+			}
+			return CallResponse{}, &goneError{context.Cause(pctx)}
 		case <-t.C:
 		}
 		if !n.registered(o) {
@@ -338,7 +364,7 @@ func (n *Node) pick(name, version string, pinned bool, tried map[string]bool) (O
 	defer n.mu.Unlock()
 	best := cands[0]
 	for _, o := range cands[1:] {
-		if n.inflight[o.Node] < n.inflight[best.Node] {
+		if len(n.inflight[o.Node]) < len(n.inflight[best.Node]) {
 			best = o
 		}
 	}

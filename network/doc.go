@@ -22,6 +22,15 @@
 // store is a [store.NodeDirectory] (PostgreSQL), from the store's node
 // table, in which it announces itself every third of FailAfter.
 //
+// A hello is checked like any request (see package auth), but on a
+// loopback node without tokens anyone may send one, and the node follows
+// the URL it names: that is how nodes that configured one peer find each
+// other. What such a peer can cost is bounded: a node follows at most
+// 1000 peers beyond its configured ones, a hello carries at most
+// MaxCapabilities capabilities, and a hello's answer or one event of a
+// feed is at most 16 MiB ([ErrTooLarge]); a peer named by another that
+// breaks these limits is dropped at once.
+//
 // # Failure detection
 //
 // A node follows each peer's change feed. A feed that breaks (the peer's
@@ -51,6 +60,9 @@
 //	  event: hello      data: a Hello, at once and after every change of what
 //	                    the node shares or of the peers it knows
 //	  event: heartbeat  data: {"generation":3,"time":"..."}, every FailAfter/3
+//	  event: goodbye    data: {"node":"kitchen"}, when the node leaves (then
+//	                    the feed ends): followers drop its capabilities at once
+//	  A leaving node answers hellos and feeds with 503.
 //
 //	POST /v1/network/query   the seed's capability_query / capability_response
 //	  {"type":"capability_query","name":"check-inventory","tag":"food"}   (both optional)
@@ -94,7 +106,11 @@
 // restarted node answering at its URL: the call is re-attached by its key,
 // to the run it recovered for a shared swarm or agent) or for a new one;
 // then the tool call fails with [ErrNoProvider] and the model sees the
-// error. A failover may perform the
+// error. A call in flight to a provider that leaves the registry (one
+// that hangs is removed after FailAfter) is given up at once and treated
+// like a lost connection, and a call ends with [ErrCallTimeout] after
+// Options.CallTimeout (default 10 minutes) whatever its providers do. A
+// failover may perform the
 // capability a second time on another provider (the first may have acted
 // before it died); a capability whose effect must happen at most once uses
 // the idempotency key it is given against the system it changes. The

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -28,6 +29,9 @@ const (
 	// learnedRetries bounds the attempts to reach a peer that another
 	// node named (or the node table listed) before it is forgotten.
 	learnedRetries = 20
+	// maxPeers bounds the peers a node follows beyond its configured
+	// ones: hellos and the node table cannot make it follow more.
+	maxPeers = 1000
 )
 
 // Options configures a [Node]. The zero value is usable.
@@ -51,8 +55,10 @@ type Options struct {
 	// MaxCapabilities bounds the capabilities of one hello; a peer that
 	// sends more is refused (default [DefaultMaxCapabilities]).
 	MaxCapabilities int
-	// CallTimeout bounds a call a peer makes to a shared capability
-	// (default [DefaultCallTimeout]).
+	// CallTimeout bounds every network call: one this node makes to a
+	// peer's capability (its attempts and failovers together; past it
+	// the call fails with [ErrCallTimeout]) and one a peer makes to a
+	// capability this node shares. Default [DefaultCallTimeout].
 	CallTimeout time.Duration
 	// DedupTTL is how long the result of a shared tool's call is kept to
 	// answer a repeated call with the same idempotency key (default
@@ -76,21 +82,29 @@ type Node struct {
 	client  *http.Client
 	log     *slog.Logger
 
-	mu       sync.Mutex
-	url      string
-	rt       *swarm.Runtime
-	shared   map[string]*sharedItem
-	order    []string
-	gen      uint64
-	changed  chan struct{}
-	peers    map[string]*peer
-	running  bool
-	closed   bool
-	inflight map[string]int // calls in progress per provider node
+	mu      sync.Mutex
+	url     string
+	rt      *swarm.Runtime
+	shared  map[string]*sharedItem
+	order   []string
+	gen     uint64
+	changed chan struct{}
+	peers   map[string]*peer
+	running bool
+	closed  bool
+	// inflight holds the calls in progress per provider node: their
+	// number balances the load, and the calls to a provider that leaves
+	// the registry are canceled.
+	inflight map[string]map[*pending]struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// leaving is closed by Leave; dirDone once the node's row is out of
+	// the store's node table (nil: the node has none).
+	leaving   chan struct{}
+	leaveOnce sync.Once
+	dirDone   chan struct{}
 
 	calls dedup
 }
@@ -132,7 +146,7 @@ func New(opts Options) (*Node, error) {
 		opts.DedupTTL = DefaultDedupTTL
 	}
 	n := &Node{opts: opts, id: opts.ID, started: time.Now().UTC(), reg: NewRegistry(), client: opts.Client, log: opts.Logger,
-		shared: map[string]*sharedItem{}, changed: make(chan struct{}), peers: map[string]*peer{}, inflight: map[string]int{}}
+		shared: map[string]*sharedItem{}, changed: make(chan struct{}), peers: map[string]*peer{}, inflight: map[string]map[*pending]struct{}{}}
 	if n.client == nil {
 		n.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: time.Minute}}
 	}
@@ -140,6 +154,7 @@ func New(opts Options) (*Node, error) {
 		n.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.leaving = make(chan struct{})
 	n.calls.m = map[string]*call{}
 	for _, u := range opts.Peers {
 		if err := checkURL(u); err != nil {
@@ -227,6 +242,9 @@ func (n *Node) Start(ctx context.Context, so StartOptions) error {
 	}
 	if so.Runtime != nil {
 		if dir, ok := so.Runtime.Store().(store.NodeDirectory); ok {
+			n.mu.Lock()
+			n.dirDone = make(chan struct{})
+			n.mu.Unlock()
 			n.wg.Add(1)
 			go n.directoryLoop(dir)
 		}
@@ -234,8 +252,31 @@ func (n *Node) Start(ctx context.Context, so StartOptions) error {
 	return nil
 }
 
-// Close leaves the network: it stops following peers, ends the change
-// feeds it serves and waits for its goroutines.
+// Leave tells the network the node is going, before it stops serving:
+// the change feeds it serves end at once with a goodbye event (its peers
+// drop its capabilities without waiting for fail_after), it refuses new
+// hellos and feeds, and its row leaves the store's node table. Calls in
+// progress, served or made, go on until [Node.Close]. Leave waits (at
+// most until ctx ends) for the row to be removed; call it before closing
+// the store.
+func (n *Node) Leave(ctx context.Context) error {
+	n.leaveOnce.Do(func() { close(n.leaving) })
+	n.mu.Lock()
+	done := n.dirDone
+	n.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("network: leaving: %w", context.Cause(ctx))
+	}
+}
+
+// Close leaves the network (see [Node.Leave]) if the node did not, stops
+// following peers, ends the calls it serves and waits for its goroutines.
 func (n *Node) Close() error {
 	n.mu.Lock()
 	if n.closed {
@@ -244,9 +285,12 @@ func (n *Node) Close() error {
 	}
 	n.closed = true
 	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), n.opts.FailAfter)
+	defer cancel()
+	err := n.Leave(ctx)
 	n.cancel()
 	n.wg.Wait()
-	return nil
+	return err
 }
 
 // AddPeer connects the node to the node at url (a no-op for one it knows).
@@ -268,6 +312,9 @@ func (n *Node) addPeerLocked(url, source string) {
 	if _, ok := n.peers[url]; ok {
 		return
 	}
+	if source != "config" && len(n.peers) >= maxPeers {
+		return
+	}
 	p := &peer{url: url, source: source, state: "connecting", tried: make(chan struct{})}
 	n.peers[url] = p
 	n.wg.Add(1)
@@ -275,7 +322,11 @@ func (n *Node) addPeerLocked(url, source string) {
 }
 
 // Peers returns the node's peers, sorted by URL.
-func (n *Node) Peers() []PeerStatus {
+func (n *Node) Peers() []PeerStatus { return n.peerStatus(context.Background()) }
+
+// peerStatus returns the node's peers, each with the number of its
+// capabilities the caller in ctx may see.
+func (n *Node) peerStatus(ctx context.Context) []PeerStatus {
 	n.mu.Lock()
 	out := make([]PeerStatus, 0, len(n.peers))
 	for _, p := range n.peers {
@@ -284,16 +335,24 @@ func (n *Node) Peers() []PeerStatus {
 	n.mu.Unlock()
 	for i := range out {
 		if out[i].State == "up" {
-			out[i].Capabilities = len(n.reg.OfNode(out[i].Node))
+			out[i].Capabilities = len(visible(ctx, n.reg.OfNode(out[i].Node)))
 		}
 	}
 	slices.SortFunc(out, func(a, b PeerStatus) int { return strings.Compare(a.URL, b.URL) })
 	return out
 }
 
-// Status returns the node's view of the network.
-func (n *Node) Status() Status {
-	return Status{Node: n.Info(), Shared: n.Shared(), Peers: n.Peers(), Capabilities: n.reg.All()}
+// Status returns the node's view of the network as the caller in ctx may
+// see it: a token limited to capabilities (see package auth) sees only
+// those, shared by the node or offered by its peers. In-process callers
+// see everything.
+func (n *Node) Status(ctx context.Context) Status {
+	return Status{Node: n.Info(), Shared: n.hello(ctx).Capabilities, Peers: n.peerStatus(ctx), Capabilities: visible(ctx, n.reg.All())}
+}
+
+// visible keeps the offers the caller in ctx may see.
+func visible(ctx context.Context, offers []Offer) []Offer {
+	return slices.DeleteFunc(offers, func(o Offer) bool { return !auth.CapabilityAllowed(ctx, o.Name) })
 }
 
 func (n *Node) peerURLs() []string {
@@ -319,7 +378,12 @@ func (n *Node) bumpLocked() {
 // attempts.
 func (n *Node) heartbeat() time.Duration { return max(n.opts.FailAfter/3, 10*time.Millisecond) }
 
-var errSelf = errors.New("the peer is this node")
+var (
+	errSelf = errors.New("the peer is this node")
+	// errGoodbye: the peer said it is leaving; it finishes the calls it
+	// has in progress, so they are not canceled.
+	errGoodbye = errors.New("the peer left the network")
+)
 
 // follow keeps a peer's capabilities in the registry while it answers.
 func (n *Node) follow(p *peer) {
@@ -334,7 +398,11 @@ func (n *Node) follow(p *peer) {
 		id := p.id
 		p.state, p.err = "down", err.Error()
 		p.failures++
-		forget := errors.Is(err, errSelf) || (p.source != "config" && p.failures > learnedRetries)
+		// A peer that someone else named is dropped at once when it
+		// breaks the protocol's limits, and after learnedRetries
+		// failures otherwise.
+		hostile := p.source != "config" && (errors.Is(err, ErrTooLarge) || errors.Is(err, ErrTooMany))
+		forget := errors.Is(err, errSelf) || hostile || (p.source != "config" && p.failures > learnedRetries)
 		if forget {
 			delete(n.peers, p.url)
 		}
@@ -345,8 +413,11 @@ func (n *Node) follow(p *peer) {
 			}
 		}
 		n.mu.Unlock()
-		if id != "" && !shared && n.reg.Remove(id) {
+		if id != "" && !shared && n.dropPeer(id, err, !errors.Is(err, errGoodbye)) {
 			n.log.Info("network: peer removed", "node", id, "url", p.url, "err", err)
+		}
+		if hostile {
+			n.log.Warn("network: peer dropped", "node", id, "url", p.url, "err", err)
 		}
 		if forget {
 			return
@@ -361,7 +432,26 @@ func (n *Node) follow(p *peer) {
 	}
 }
 
-// followOnce says hello to the peer and reads its feed until it fails.
+// dropPeer removes the capabilities of node id from the registry and,
+// with cancel, the calls in progress to it, for why; it reports whether
+// the registry knew the node.
+func (n *Node) dropPeer(id string, why error, cancel bool) bool {
+	if !n.reg.Remove(id) {
+		return false
+	}
+	if !cancel {
+		return true
+	}
+	cause := fmt.Errorf("it left the network: %w", why)
+	n.mu.Lock()
+	for pc := range n.inflight[id] {
+		pc.cancel(cause)
+	}
+	n.mu.Unlock()
+	return true
+}
+
+// closeOnce marks the first attempt to reach p as done.
 func closeOnce(p *peer) {
 	select {
 	case <-p.tried:
@@ -370,9 +460,20 @@ func closeOnce(p *peer) {
 	}
 }
 
+// followOnce says hello to the peer and reads its feed until it fails.
 func (n *Node) followOnce(p *peer, welcomed func()) error {
-	ctx, cancel := context.WithCancel(n.ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(n.ctx)
+	defer cancel(nil)
+	err := n.readFeed(ctx, cancel, p, welcomed)
+	if ctx.Err() != nil && n.ctx.Err() == nil {
+		return context.Cause(ctx) // the watchdog's
+	}
+	return err
+}
+
+// readFeed says hello to the peer and reads its feed until it fails; the
+// feed's watchdog ends it with cancel.
+func (n *Node) readFeed(ctx context.Context, cancel context.CancelCauseFunc, p *peer, welcomed func()) error {
 	h, err := n.sayHello(ctx, p.url)
 	if err != nil {
 		return err
@@ -389,7 +490,9 @@ func (n *Node) followOnce(p *peer, welcomed func()) error {
 	req.Header.Set("Accept", "text/event-stream")
 	// The watchdog ends the feed when the peer sends nothing for
 	// FailAfter: a hung or partitioned peer is detected like a dead one.
-	watchdog := time.AfterFunc(n.opts.FailAfter, cancel)
+	watchdog := time.AfterFunc(n.opts.FailAfter, func() {
+		cancel(fmt.Errorf("feed: nothing received for %s (fail_after)", n.opts.FailAfter))
+	})
 	defer watchdog.Stop()
 	resp, err := n.client.Do(req)
 	if err != nil {
@@ -412,6 +515,8 @@ func (n *Node) followOnce(p *peer, welcomed func()) error {
 			n.mu.Lock()
 			p.lastSeen = time.Now()
 			n.mu.Unlock()
+		case "goodbye":
+			return errGoodbye
 		}
 		return nil
 	})
@@ -431,7 +536,7 @@ func (n *Node) accept(p *peer, h *Hello) error {
 		// Another node now answers at this URL: the old one is gone.
 		old := p.id
 		n.mu.Unlock()
-		n.reg.Remove(old)
+		n.dropPeer(old, fmt.Errorf("node %s now answers at %s", h.Node.ID, p.url), true)
 		n.mu.Lock()
 	}
 	for _, q := range n.peers {
@@ -506,7 +611,7 @@ func (n *Node) exchange(ctx context.Context, what, url string, msg, out any) err
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return fmt.Errorf("%s: %s: %s", what, resp.Status, strings.TrimSpace(string(b)))
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(out); err != nil {
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxMessage)).Decode(out); err != nil {
 		return fmt.Errorf("%w: %s: the peer's answer is not JSON of the right shape: %v", ErrInvalid, what, err)
 	}
 	return nil
@@ -518,54 +623,19 @@ func (n *Node) authorize(req *http.Request) {
 	}
 }
 
-// readEvents reads server-sent events, calling fn for each.
-func readEvents(r io.Reader, fn func(event string, data []byte) error) error {
-	br := newLineReader(r)
-	var event string
-	var data []byte
-	for {
-		line, err := br.line()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return errors.New("feed ended")
-			}
-			return fmt.Errorf("feed: %w", err)
-		}
-		switch {
-		case line == "":
-			if event != "" || data != nil {
-				if err := fn(event, data); err != nil {
-					return err
-				}
-			}
-			event, data = "", nil
-		case strings.HasPrefix(line, ":"):
-			if err := fn("comment", nil); err != nil {
-				return err
-			}
-		case strings.HasPrefix(line, "event:"):
-			event = strings.TrimSpace(line[len("event:"):])
-		case strings.HasPrefix(line, "data:"):
-			d := strings.TrimPrefix(line[len("data:"):], " ")
-			if data != nil {
-				data = append(data, '\n')
-			}
-			data = append(data, d...)
-		}
-	}
-}
-
 // directoryLoop announces the node in the store's node table and follows
-// the other nodes listed there.
+// the other nodes listed there, until the node leaves: then it removes
+// the node's row.
 func (n *Node) directoryLoop(dir store.NodeDirectory) {
 	defer n.wg.Done()
+	n.mu.Lock()
+	url, done := n.url, n.dirDone
+	n.mu.Unlock()
+	defer close(done)
 	t := time.NewTicker(n.heartbeat())
 	defer t.Stop()
 	for {
 		ctx, cancel := context.WithTimeout(n.ctx, n.opts.FailAfter)
-		n.mu.Lock()
-		url := n.url
-		n.mu.Unlock()
 		if url != "" {
 			if err := dir.AnnounceNode(ctx, n.id, url); err != nil && n.ctx.Err() == nil {
 				n.log.Warn("network: announcing the node in the store failed", "err", err)
@@ -583,14 +653,18 @@ func (n *Node) directoryLoop(dir store.NodeDirectory) {
 			n.mu.Unlock()
 		}
 		select {
+		case <-n.leaving:
 		case <-n.ctx.Done():
-			if url != "" {
-				ctx, cancel := context.WithTimeout(context.Background(), n.opts.FailAfter)
-				_ = dir.RemoveNode(ctx, n.id)
-				cancel()
-			}
-			return
 		case <-t.C:
+			continue
 		}
+		if url != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), n.opts.FailAfter)
+			if err := dir.RemoveNode(ctx, n.id); err != nil {
+				n.log.Warn("network: removing the node from the store failed", "err", err)
+			}
+			cancel()
+		}
+		return
 	}
 }

@@ -196,19 +196,9 @@ func TestProcesses(t *testing.T) {
 		t.Fatalf("call 3 offered %v", o)
 	}
 	rec.answers <- &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "served"}}
-	st, err := rt.Wait(ctx, id)
-	if err != nil || st.State != swarm.StateCompleted {
-		t.Fatalf("run: %+v %v", st, err)
-	}
-	evs, err := rt.History(ctx, id, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var results []string
-	for _, ev := range evs {
-		if ev.Type == swarm.EventToolResult {
-			results = append(results, ev.Output)
-		}
+	for _, ev := range completedToolResults(t, ctx, rt, id) {
+		results = append(results, ev.Output)
 	}
 	if len(results) != 2 || results[0] != "kitchen-2: in stock" || results[1] != "bakery: in stock" {
 		t.Fatalf("tool results %q", results)

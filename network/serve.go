@@ -89,6 +89,9 @@ func (n *Node) serveHello(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, "invalid", fmt.Sprintf("want a message of type hello, got %q", h.Type))
 		return
 	}
+	if n.left(w) {
+		return
+	}
 	if err := n.checkHello(&h); err != nil {
 		status := http.StatusBadRequest
 		if errors.Is(err, ErrTooMany) {
@@ -109,13 +112,28 @@ func (n *Node) serveHello(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, n.hello(r.Context()))
 }
 
+// left answers 503 to a request of a node that is leaving, and reports
+// whether it did.
+func (n *Node) left(w http.ResponseWriter) bool {
+	select {
+	case <-n.leaving:
+		writeErr(w, http.StatusServiceUnavailable, "leaving", "node "+n.id+" is leaving the network")
+		return true
+	default:
+		return false
+	}
+}
+
 // serveFeed streams the node's hello on connect and on every change of
-// what it shares or of its peers, and a heartbeat every third of
-// FailAfter.
+// what it shares or of its peers, a heartbeat every third of FailAfter,
+// and a goodbye when the node leaves.
 func (n *Node) serveFeed(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		writeErr(w, http.StatusInternalServerError, "internal", "streaming unsupported")
+		return
+	}
+	if n.left(w) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -146,6 +164,9 @@ func (n *Node) serveFeed(w http.ResponseWriter, r *http.Request) {
 			case <-r.Context().Done():
 				return
 			case <-n.ctx.Done():
+				return
+			case <-n.leaving:
+				send("goodbye", Goodbye{Node: n.id})
 				return
 			case <-changed:
 				resend = true
@@ -184,10 +205,10 @@ func (n *Node) serveQuery(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// servePeers answers with the node's view of the network, limited to the
+// capabilities the caller's token may see.
 func (n *Node) servePeers(w http.ResponseWriter, r *http.Request) {
-	st := n.Status()
-	st.Shared = n.hello(r.Context()).Capabilities
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, n.Status(r.Context()))
 }
 
 // serveCall performs a shared capability for a peer.

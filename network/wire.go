@@ -82,6 +82,12 @@ type Heartbeat struct {
 	Time       time.Time `json:"time"`
 }
 
+// Goodbye is the data of a feed's goodbye event: the node is leaving the
+// network, and its followers drop its capabilities at once.
+type Goodbye struct {
+	Node string `json:"node"`
+}
+
 // PeerStatus describes a peer as a node sees it (GET /v1/network/peers).
 type PeerStatus struct {
 	URL string `json:"url"`

@@ -37,9 +37,18 @@ func serveWatched(t *testing.T, ctx context.Context, dir string, env []string, o
 
 func httpJSON(t *testing.T, method, url, body string, out any) int {
 	t.Helper()
+	return tokenJSON(t, method, url, "", body, out)
+}
+
+// tokenJSON is httpJSON with a bearer token (none if empty).
+func tokenJSON(t *testing.T, method, url, token, body string, out any) int {
+	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -124,14 +133,7 @@ func TestServe(t *testing.T) {
 	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-s.Exited:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("swarm serve did not exit after SIGTERM: %s", s.Log())
-	}
-	if code := s.Cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit %d after SIGTERM: %s", code, s.Log())
-	}
+	exitsCleanly(t, s)
 	if r := storedRun(t, dir, "t1"); r.State == store.Running && r.Owner != "" {
 		t.Errorf("lease of t1 not released: owner %q", r.Owner)
 	}
@@ -141,6 +143,19 @@ func TestServe(t *testing.T) {
 	}
 	if r := storedRun(t, dir, "t1"); r.State != store.Completed || string(r.Result) != `{"plan":"hike on Saturday"}` {
 		t.Errorf("t1 after recover: %s %s", r.State, r.Result)
+	}
+}
+
+// exitsCleanly waits (bounded) for s, sent SIGTERM, to exit 0.
+func exitsCleanly(t *testing.T, s *served) {
+	t.Helper()
+	select {
+	case <-s.Exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("swarm serve did not exit after SIGTERM: %s", s.Log())
+	}
+	if code := s.Cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d after SIGTERM: %s", code, s.Log())
 	}
 }
 

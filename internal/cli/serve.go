@@ -116,6 +116,9 @@ func (a *app) serveCmd() *cobra.Command {
 			}
 			node := file.Network()
 			if node != nil {
+				// Deferred after closeRuntime, so run before it: the
+				// node stops while the store is open.
+				defer node.Close()
 				mounts = append(mounts, server.Mount{Pattern: "/v1/network/", Handler: node.Handler()})
 			}
 			// The web dashboard at / and /ui/, behind the same tokens as
@@ -206,6 +209,15 @@ func (a *app) serveCmd() *cobra.Command {
 			stopWork()
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownWait)
 			defer cancel()
+			if node != nil {
+				// The node leaves first: the feeds it serves end at once
+				// with a goodbye (peers drop it now, and the HTTP
+				// shutdown does not wait for the streams), and its row
+				// leaves the store's node table while the store is open.
+				if err := node.Leave(sctx); err != nil {
+					fmt.Fprintf(a.stderr, "swarm: %v\n", err)
+				}
+			}
 			err = hs.Shutdown(sctx)
 			srv.CloseStreams()
 			if err != nil {
@@ -259,7 +271,7 @@ func serveTokens(tokenFile string, sec *config.Serve) ([]auth.Token, error) {
 			if secret == "" {
 				return nil, fmt.Errorf("serve token %q: environment variable %s is not set", t.Name, t.SecretEnv)
 			}
-			out = append(out, auth.Token{Name: t.Name, Secret: secret, Swarms: t.Swarms})
+			out = append(out, auth.Token{Name: t.Name, Secret: secret, Swarms: t.Swarms, Capabilities: t.Capabilities})
 		}
 	}
 	return out, nil
