@@ -13,14 +13,7 @@ import (
 // caller may not see or that is not of the listed swarm, did not come from
 // a previous page: 400, not an empty page that reads as the end of the list.
 func TestCraftedCursorIsRefused(t *testing.T) {
-	a, err := auth.New([]auth.Token{
-		{Name: "echo-only", Secret: "s-echo", Swarms: []string{"echo"}},
-		{Name: "admin", Secret: "s-admin", Swarms: []string{"*"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, _, _ := newTest(t, Options{Auth: a})
+	ts, _, _ := newTest(t, Options{Auth: echoAndAdmin(t)})
 	echoOnly := client{t: t, base: ts.URL, token: "s-echo"}
 	admin := client{t: t, base: ts.URL, token: "s-admin"}
 	mine := echoOnly.start("echo", `{"input": "x"}`)
@@ -64,4 +57,18 @@ func TestCraftedCursorIsRefused(t *testing.T) {
 			t.Errorf("token %s, next page: %d %s", c.token, res.status, res.body)
 		}
 	}
+}
+
+// echoAndAdmin returns the tokens s-echo, for swarm echo only, and
+// s-admin, for every swarm.
+func echoAndAdmin(t *testing.T) *auth.Authenticator {
+	t.Helper()
+	a, err := auth.New([]auth.Token{
+		{Name: "echo-only", Secret: "s-echo", Swarms: []string{"echo"}},
+		{Name: "admin", Secret: "s-admin", Swarms: []string{"*"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
