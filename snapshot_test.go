@@ -173,12 +173,12 @@ func TestSnapshotCrashMatrix(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for !d.dead() {
-					if s, _ := mem.Get(ctx, id); s.State.Terminal() {
-						break
+				swarmtest.Until(t, ctx, "A dies or its run ends", func() error {
+					if s, err := mem.Get(ctx, id); err != nil || d.dead() || s.State.Terminal() {
+						return err
 					}
-					time.Sleep(time.Millisecond)
-				}
+					return swarmtest.Pending("A alive, its run not ended")
+				})
 				time.Sleep(80 * time.Millisecond) // A's lease runs out
 				_, snapErr := mem.Snapshot(ctx, id)
 				b, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), Lease: time.Second, RetryBackoff: time.Millisecond, Owner: "B", SnapshotEvery: 1})
@@ -452,26 +452,28 @@ func TestSnapshotTeammate(t *testing.T) {
 		bob := team.ID() + "~bob"
 		// idle waits until bob has answered n pieces of work and is idle.
 		idle := func(n int) {
-			for {
+			swarmtest.Until(t, ctx, fmt.Sprintf("bob answers %d pieces of work", n), func() error {
 				s, err := rt.Status(ctx, bob)
-				if err == nil && s.State == swarm.StatePaused && s.Reason == swarm.AwaitingMail {
-					evs := swarmtest.Events(t, rt, bob)
-					replies := 0
-					for _, ev := range evs {
-						if ev.Type == swarm.EventReply {
-							replies++
-						}
-					}
-					if replies >= n {
-						return
+				if err != nil {
+					return err
+				}
+				if s.State.Terminal() {
+					return fmt.Errorf("bob has ended: %s %s", s.State, s.Reason)
+				}
+				replies := 0
+				for _, ev := range swarmtest.Events(t, rt, bob) {
+					if ev.Type == swarm.EventReply {
+						replies++
 					}
 				}
-				select {
-				case <-ctx.Done():
-					t.Fatalf("bob did not answer %d pieces of work", n)
-				case <-time.After(5 * time.Millisecond):
+				switch {
+				case replies > n:
+					return fmt.Errorf("bob answered %d pieces of work, but was sent %d", replies, n)
+				case replies < n || s.State != swarm.StatePaused || s.Reason != swarm.AwaitingMail:
+					return swarmtest.Pending("bob %s (%s), %d answers", s.State, s.Reason, replies)
 				}
-			}
+				return nil
+			})
 		}
 		idle(0)
 		for i := 1; i <= wakes; i++ {

@@ -3,6 +3,7 @@ package swarm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -58,17 +59,16 @@ func seedScript() scripted.Script {
 	}
 }
 
-// until polls cond until it holds or ctx ends (then the test fails with
-// what).
+// until polls cond until it holds, failing the test with what if it does
+// not in time (see swarmtest.Until).
 func until(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting until %s", what)
-		case <-time.After(5 * time.Millisecond):
+	swarmtest.Until(t, ctx, what, func() error {
+		if cond() {
+			return nil
 		}
-	}
+		return swarmtest.Pending("not yet")
+	})
 }
 
 // settledRoster waits until every member of tr is idle (or ended) and
@@ -76,20 +76,20 @@ func until(t *testing.T, ctx context.Context, what string, cond func() bool) {
 func settledRoster(t *testing.T, ctx context.Context, tr *swarm.TeamRun, names ...string) []swarm.MemberStatus {
 	t.Helper()
 	var ms []swarm.MemberStatus
-	until(t, ctx, "the team settles", func() bool {
+	swarmtest.Until(t, ctx, "the team settles", func() error {
 		var err error
 		if ms, err = tr.Roster(ctx); err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if len(ms) != len(names)+1 {
-			return false
+			return swarmtest.Pending("%s", rosterText(ms))
 		}
 		for _, m := range ms {
 			if m.State != swarm.MemberIdle && m.State != swarm.MemberShutdown && m.State != swarm.MemberFailed || (!m.Lead && m.Unread > 0) {
-				return false
+				return swarmtest.Pending("%s", rosterText(ms))
 			}
 		}
-		return true
+		return nil
 	})
 	return ms
 }
@@ -123,6 +123,16 @@ func states(ms []swarm.MemberStatus) string {
 	var b []string
 	for _, m := range ms {
 		b = append(b, m.Name+"("+m.Role+"):"+m.State)
+	}
+	return strings.Join(b, " ")
+}
+
+// rosterText is states with each member's unread mail, to say where a
+// team stands when a wait for it times out.
+func rosterText(ms []swarm.MemberStatus) string {
+	var b []string
+	for _, m := range ms {
+		b = append(b, fmt.Sprintf("%s:%s(%d unread)", m.Name, m.State, m.Unread))
 	}
 	return strings.Join(b, " ")
 }
