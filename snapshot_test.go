@@ -218,7 +218,9 @@ func TestSnapshotCrashMatrix(t *testing.T) {
 }
 
 // checkSnapshotCounts checks that run id's snapshot, if any, counts the
-// model calls of each agent journaled up to its record, no more, no less.
+// model calls of each agent journaled up to its record, no more, no less,
+// and knows whether the run started child runs by then (which it stops
+// when it ends).
 func checkSnapshotCounts(t *testing.T, mem *readCounter, id string) {
 	t.Helper()
 	sn, err := mem.Snapshot(t.Context(), id)
@@ -226,8 +228,9 @@ func checkSnapshotCounts(t *testing.T, mem *readCounter, id string) {
 		return
 	}
 	var s struct {
-		Seq   int64          `json:"seq"`
-		Calls map[string]int `json:"calls"`
+		Seq     int64          `json:"seq"`
+		Calls   map[string]int `json:"calls"`
+		Spawned bool           `json:"spawned"`
 	}
 	if err := json.Unmarshal(sn.Data, &s); err != nil || s.Seq != sn.Seq {
 		t.Fatalf("snapshot %s: %v", sn.Data, err)
@@ -236,16 +239,24 @@ func checkSnapshotCounts(t *testing.T, mem *readCounter, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{}
+	want, spawned := map[string]int{}, false
 	for _, rec := range recs {
-		if rec.Type == string(swarm.EventModelResponse) || rec.Type == string(swarm.EventModelError) {
-			var ev struct{ Agent string }
-			_ = json.Unmarshal(rec.Data, &ev)
+		var ev struct{ Agent, Child string }
+		_ = json.Unmarshal(rec.Data, &ev)
+		switch swarm.EventType(rec.Type) {
+		case swarm.EventModelResponse, swarm.EventModelError:
 			want[ev.Agent]++
+		case swarm.EventHandoffStarted:
+			spawned = spawned || ev.Child != ""
+		case swarm.EventMember:
+			spawned = true
 		}
 	}
 	if fmt.Sprint(s.Calls) != fmt.Sprint(want) {
 		t.Errorf("snapshot at record %d counts model calls %v; the journal up to it has %v", s.Seq, s.Calls, want)
+	}
+	if s.Spawned != spawned {
+		t.Errorf("snapshot at record %d says the run started child runs: %v; the journal up to it: %v", s.Seq, s.Spawned, spawned)
 	}
 }
 
