@@ -57,8 +57,8 @@ func (s *Server) decodeCursor(ctx context.Context, v string, f store.Filter) (*c
 	if c.Filter != listFilter(f) {
 		return nil, badRequest("cursor: it belongs to a listing with other filters")
 	}
-	st, err := s.rt.Status(ctx, c.ID)
-	if errors.Is(err, store.ErrNotFound) || err == nil && (!auth.Allowed(ctx, st.Swarm) || f.Swarm != "" && st.Swarm != f.Swarm) {
+	run, err := s.rt.Store().Get(ctx, c.ID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && (!auth.Allowed(ctx, run.Swarm) || f.Swarm != "" && run.Swarm != f.Swarm) {
 		return nil, badRequest("cursor: not a cursor from a previous page")
 	}
 	if err != nil {
