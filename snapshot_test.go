@@ -173,12 +173,12 @@ func TestSnapshotCrashMatrix(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for !d.dead() {
-					if s, _ := mem.Get(ctx, id); s.State.Terminal() {
-						break
+				swarmtest.Until(t, ctx, "A dies or its run ends", func() error {
+					if s, err := mem.Get(ctx, id); err != nil || d.dead() || s.State.Terminal() {
+						return err
 					}
-					time.Sleep(time.Millisecond)
-				}
+					return swarmtest.Pending("A alive, its run not ended")
+				})
 				time.Sleep(80 * time.Millisecond) // A's lease runs out
 				_, snapErr := mem.Snapshot(ctx, id)
 				b, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), Lease: time.Second, RetryBackoff: time.Millisecond, Owner: "B", SnapshotEvery: 1})
@@ -218,7 +218,9 @@ func TestSnapshotCrashMatrix(t *testing.T) {
 }
 
 // checkSnapshotCounts checks that run id's snapshot, if any, counts the
-// model calls of each agent journaled up to its record, no more, no less.
+// model calls of each agent journaled up to its record, no more, no less,
+// and knows whether the run started child runs by then (which it stops
+// when it ends).
 func checkSnapshotCounts(t *testing.T, mem *readCounter, id string) {
 	t.Helper()
 	sn, err := mem.Snapshot(t.Context(), id)
@@ -226,8 +228,9 @@ func checkSnapshotCounts(t *testing.T, mem *readCounter, id string) {
 		return
 	}
 	var s struct {
-		Seq   int64          `json:"seq"`
-		Calls map[string]int `json:"calls"`
+		Seq     int64          `json:"seq"`
+		Calls   map[string]int `json:"calls"`
+		Spawned bool           `json:"spawned"`
 	}
 	if err := json.Unmarshal(sn.Data, &s); err != nil || s.Seq != sn.Seq {
 		t.Fatalf("snapshot %s: %v", sn.Data, err)
@@ -236,16 +239,24 @@ func checkSnapshotCounts(t *testing.T, mem *readCounter, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{}
+	want, spawned := map[string]int{}, false
 	for _, rec := range recs {
-		if rec.Type == string(swarm.EventModelResponse) || rec.Type == string(swarm.EventModelError) {
-			var ev struct{ Agent string }
-			_ = json.Unmarshal(rec.Data, &ev)
+		var ev struct{ Agent, Child string }
+		_ = json.Unmarshal(rec.Data, &ev)
+		switch swarm.EventType(rec.Type) {
+		case swarm.EventModelResponse, swarm.EventModelError:
 			want[ev.Agent]++
+		case swarm.EventHandoffStarted:
+			spawned = spawned || ev.Child != ""
+		case swarm.EventMember:
+			spawned = true
 		}
 	}
 	if fmt.Sprint(s.Calls) != fmt.Sprint(want) {
 		t.Errorf("snapshot at record %d counts model calls %v; the journal up to it has %v", s.Seq, s.Calls, want)
+	}
+	if s.Spawned != spawned {
+		t.Errorf("snapshot at record %d says the run started child runs: %v; the journal up to it: %v", s.Seq, s.Spawned, spawned)
 	}
 }
 
@@ -452,26 +463,28 @@ func TestSnapshotTeammate(t *testing.T) {
 		bob := team.ID() + "~bob"
 		// idle waits until bob has answered n pieces of work and is idle.
 		idle := func(n int) {
-			for {
+			swarmtest.Until(t, ctx, fmt.Sprintf("bob answers %d pieces of work", n), func() error {
 				s, err := rt.Status(ctx, bob)
-				if err == nil && s.State == swarm.StatePaused && s.Reason == swarm.AwaitingMail {
-					evs := swarmtest.Events(t, rt, bob)
-					replies := 0
-					for _, ev := range evs {
-						if ev.Type == swarm.EventReply {
-							replies++
-						}
-					}
-					if replies >= n {
-						return
+				if err != nil {
+					return err
+				}
+				if s.State.Terminal() {
+					return fmt.Errorf("bob has ended: %s %s", s.State, s.Reason)
+				}
+				replies := 0
+				for _, ev := range swarmtest.Events(t, rt, bob) {
+					if ev.Type == swarm.EventReply {
+						replies++
 					}
 				}
-				select {
-				case <-ctx.Done():
-					t.Fatalf("bob did not answer %d pieces of work", n)
-				case <-time.After(5 * time.Millisecond):
+				switch {
+				case replies > n:
+					return fmt.Errorf("bob answered %d pieces of work, but was sent %d", replies, n)
+				case replies < n || s.State != swarm.StatePaused || s.Reason != swarm.AwaitingMail:
+					return swarmtest.Pending("bob %s (%s), %d answers", s.State, s.Reason, replies)
 				}
-			}
+				return nil
+			})
 		}
 		idle(0)
 		for i := 1; i <= wakes; i++ {

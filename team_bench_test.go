@@ -15,6 +15,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/store/postgres/pgtest"
+	"github.com/swarmrt/swarm/swarmtest"
 )
 
 // benchStores runs f on SQLite and PostgreSQL (skipped loudly without a
@@ -71,20 +72,19 @@ func BenchmarkTeamDeliveryLatency(b *testing.B) {
 
 // waitPaused waits until run id is paused.
 func waitPaused(tb testing.TB, ctx context.Context, rt *swarm.Runtime, id string) {
-	for {
+	tb.Helper()
+	swarmtest.Until(tb, ctx, id+" goes idle", func() error {
 		r, err := rt.Store().Get(ctx, id)
-		if err != nil {
-			tb.Fatal(err)
+		switch {
+		case err != nil:
+			return err
+		case r.State.Terminal():
+			return fmt.Errorf("%s has ended: %s %s", id, r.State, r.Reason)
+		case r.State != store.Paused || r.Owner != "":
+			return swarmtest.Pending("%s %s, owner %q", id, r.State, r.Owner)
 		}
-		if r.State == store.Paused && r.Owner == "" {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			tb.Fatalf("timed out waiting for %s to go idle", id)
-		case <-time.After(time.Millisecond):
-		}
-	}
+		return nil
+	})
 }
 
 // BenchmarkTeamInbox: 4 processes post 1,000 mails each into one

@@ -23,6 +23,7 @@ import (
 	"github.com/swarmrt/swarm/store/postgres/pgtest"
 	_ "github.com/swarmrt/swarm/store/sqlite" // the "sqlite:" store scheme
 	"github.com/swarmrt/swarm/store/storetest"
+	"github.com/swarmrt/swarm/swarmtest"
 )
 
 // Cross-process team tests: this test binary re-executes itself as a
@@ -168,7 +169,9 @@ func (p *proc) stop(tb testing.TB) {
 	}()
 	select {
 	case err := <-p.done:
-		if err != nil {
+		// A test that failed ends its context first, which kills its
+		// children: that is not news.
+		if err != nil && !tb.Failed() {
 			tb.Errorf("child process: %v", err)
 		}
 	case <-time.After(time.Minute):
@@ -312,27 +315,29 @@ func startSinks(tb testing.TB, ctx context.Context, url string, n int) (*swarm.R
 }
 
 // waitIdle waits until tr has n members, all idle with no unread mail
-// (but the lead's, which it reads only when the user speaks).
+// (but the lead's, which it reads only when the user speaks). A member
+// that has ended fails the wait at once: it can never be idle again.
 func waitIdle(tb testing.TB, ctx context.Context, tr *swarm.TeamRun, n int) []swarm.MemberStatus {
 	tb.Helper()
-	for {
-		ms, err := tr.Roster(ctx)
-		if err != nil {
-			tb.Fatal(err)
+	var ms []swarm.MemberStatus
+	swarmtest.Until(tb, ctx, fmt.Sprintf("the team's %d members are idle with their mail read", n), func() error {
+		var err error
+		if ms, err = tr.Roster(ctx); err != nil {
+			return err
 		}
 		idle := len(ms) == n
 		for _, m := range ms {
+			if m.State == swarm.MemberFailed || m.State == swarm.MemberShutdown {
+				return fmt.Errorf("%s has ended (%s: %s)", m.Name, m.State, m.Reason)
+			}
 			idle = idle && m.State == swarm.MemberIdle && (m.Lead || m.Unread == 0)
 		}
-		if idle {
-			return ms
+		if !idle {
+			return swarmtest.Pending("%s", rosterText(ms))
 		}
-		select {
-		case <-ctx.Done():
-			tb.Fatalf("timed out waiting for the team to go idle: %s", states(ms))
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+		return nil
+	})
+	return ms
 }
 
 // consumed returns the mails run id consumed, in order, from its journal.
@@ -382,20 +387,20 @@ func drainAcross(tb testing.TB, url string, senders, perSender int) drainFigures
 	var f drainFigures
 	f.post = time.Since(start)
 	mb := rt.Store().(store.Mailboxes)
-	for {
-		left, _, err := mb.Mailbox(ctx, sink, 1)
+	swarmtest.Until(tb, ctx, "the teammate drains its inbox", func() error {
+		left, cursor, err := mb.Mailbox(ctx, sink, 1)
+		if err != nil || len(left) == 0 {
+			return err
+		}
+		run, err := rt.Store().Get(ctx, sink)
 		if err != nil {
-			tb.Fatal(err)
+			return err
 		}
-		if len(left) == 0 {
-			break
+		if run.State.Terminal() {
+			return fmt.Errorf("the teammate has ended with mail left (%s: %s)", run.State, run.Reason)
 		}
-		select {
-		case <-ctx.Done():
-			tb.Fatal("timed out waiting for the teammate to drain its inbox")
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+		return swarmtest.Pending("%d of %d mails acknowledged", cursor, senders*perSender)
+	})
 	f.all = time.Since(start)
 	waitIdle(tb, ctx, tr, 2)
 	worker.stop(tb)

@@ -15,10 +15,7 @@ import (
 // restartTeam: alice takes tasks and reports to the lead; bob needs an
 // approved plan before it deploys.
 func restartTeam(deploys *atomic.Int64) *swarm.Team {
-	deploy := swarm.NewTool("deploy", "Deploy the service.", func(ctx context.Context, _ struct{}) (string, error) {
-		deploys.Add(1)
-		return "deployed", nil
-	})
+	deploy := deployTool(deploys)
 	return swarm.DefineTeam("restart", "A team that outlives its processes", swarm.TeamSpec{
 		Lead: &swarm.Agent{Name: "lead", Instructions: "You lead alice and bob."},
 		Members: []swarm.Teammate{

@@ -3,6 +3,7 @@ package swarm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -58,17 +59,16 @@ func seedScript() scripted.Script {
 	}
 }
 
-// until polls cond until it holds or ctx ends (then the test fails with
-// what).
+// until polls cond until it holds, failing the test with what if it does
+// not in time (see swarmtest.Until).
 func until(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting until %s", what)
-		case <-time.After(5 * time.Millisecond):
+	swarmtest.Until(t, ctx, what, func() error {
+		if cond() {
+			return nil
 		}
-	}
+		return swarmtest.Pending("not yet")
+	})
 }
 
 // settledRoster waits until every member of tr is idle (or ended) and
@@ -76,20 +76,23 @@ func until(t *testing.T, ctx context.Context, what string, cond func() bool) {
 func settledRoster(t *testing.T, ctx context.Context, tr *swarm.TeamRun, names ...string) []swarm.MemberStatus {
 	t.Helper()
 	var ms []swarm.MemberStatus
-	until(t, ctx, "the team settles", func() bool {
+	swarmtest.Until(t, ctx, "the team settles", func() error {
 		var err error
 		if ms, err = tr.Roster(ctx); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if len(ms) != len(names)+1 {
-			return false
+		switch {
+		case len(ms) > len(names)+1:
+			return fmt.Errorf("the team has more members than the lead and %v (members never leave the roster): %s", names, rosterText(ms))
+		case len(ms) < len(names)+1:
+			return swarmtest.Pending("%s", rosterText(ms))
 		}
 		for _, m := range ms {
 			if m.State != swarm.MemberIdle && m.State != swarm.MemberShutdown && m.State != swarm.MemberFailed || (!m.Lead && m.Unread > 0) {
-				return false
+				return swarmtest.Pending("%s", rosterText(ms))
 			}
 		}
-		return true
+		return nil
 	})
 	return ms
 }
@@ -123,6 +126,16 @@ func states(ms []swarm.MemberStatus) string {
 	var b []string
 	for _, m := range ms {
 		b = append(b, m.Name+"("+m.Role+"):"+m.State)
+	}
+	return strings.Join(b, " ")
+}
+
+// rosterText is states with each member's unread mail, to say where a
+// team stands when a wait for it times out.
+func rosterText(ms []swarm.MemberStatus) string {
+	var b []string
+	for _, m := range ms {
+		b = append(b, fmt.Sprintf("%s:%s(%d unread)", m.Name, m.State, m.Unread))
 	}
 	return strings.Join(b, " ")
 }
@@ -329,13 +342,18 @@ func TestTeamShutdownHandshake(t *testing.T) {
 	}
 }
 
-func TestTeamPlanApprovalGate(t *testing.T) {
-	ctx := ctxT(t)
-	var deploys atomic.Int64
-	deploy := swarm.NewTool("deploy", "Deploy the service.", func(ctx context.Context, _ struct{}) (string, error) {
+// deployTool is a teammate's tool that counts its runs in deploys.
+func deployTool(deploys *atomic.Int64) swarm.Tool {
+	return swarm.NewTool("deploy", "Deploy the service.", func(ctx context.Context, _ struct{}) (string, error) {
 		deploys.Add(1)
 		return "deployed", nil
 	})
+}
+
+func TestTeamPlanApprovalGate(t *testing.T) {
+	ctx := ctxT(t)
+	var deploys atomic.Int64
+	deploy := deployTool(&deploys)
 	req := "team2~bob/c1/t2/tool/call_bob_1_0"
 	script := scripted.Script{
 		"lead": {

@@ -132,6 +132,16 @@ func csrf(t *testing.T, p page) string {
 	return m[1]
 }
 
+// wrongToken returns a token of the same length and alphabet as tok that
+// differs from it in its first character, so it is never the right one.
+func wrongToken(tok string) string {
+	first := byte('0')
+	if tok[0] == first {
+		first = '1'
+	}
+	return string(first) + tok[1:]
+}
+
 func start(t *testing.T, rt *swarm.Runtime, swarmID, id string) {
 	t.Helper()
 	if _, err := rt.Start(swarmtest.Context(t), swarmID, []byte(`"x"`), swarm.WithID(id)); err != nil {
@@ -237,7 +247,7 @@ func TestFormsNeedCSRFTokenAndSameOrigin(t *testing.T) {
 	if p := b.do("POST", "/ui/runs/slow-1/stop", url.Values{}, nil); p.status != http.StatusForbidden {
 		t.Errorf("stop without a CSRF token: %d, want 403", p.status)
 	}
-	if p := b.do("POST", "/ui/runs/slow-1/stop", url.Values{"csrf": {"0" + tok[1:]}}, nil); p.status != http.StatusForbidden {
+	if p := b.do("POST", "/ui/runs/slow-1/stop", url.Values{"csrf": {wrongToken(tok)}}, nil); p.status != http.StatusForbidden {
 		t.Errorf("stop with a wrong CSRF token: %d, want 403", p.status)
 	}
 	cross := map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -42,16 +44,32 @@ func (c cursor) encode() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeCursor(s, filter string) (*cursor, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
+// decodeCursor decodes cursor v of a listing with filters f. A cursor
+// from a previous page names a run the caller may see, of the listed
+// swarm; one naming any other run was made up, and would otherwise read
+// as an empty last page.
+func (s *Server) decodeCursor(ctx context.Context, v string, f store.Filter) (*cursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(v)
 	var c cursor
 	if err != nil || json.Unmarshal(b, &c) != nil || c.ID == "" {
 		return nil, badRequest("cursor: not a cursor from a previous page")
 	}
-	if c.Filter != filter {
+	if c.Filter != listFilter(f) {
 		return nil, badRequest("cursor: it belongs to a listing with other filters")
 	}
+	run, err := s.rt.Store().Get(ctx, c.ID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && (!auth.Allowed(ctx, run.Swarm) || f.Swarm != "" && run.Swarm != f.Swarm) {
+		return nil, badRequest("cursor: not a cursor from a previous page")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cursor: %w", err)
+	}
 	return &c, nil
+}
+
+// listFilter is the form of f's filters that a cursor is bound to.
+func listFilter(f store.Filter) string {
+	return f.Swarm + "\x00" + string(f.State)
 }
 
 const listChunk = 256
@@ -78,11 +96,10 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	filter := f.Swarm + "\x00" + string(f.State)
 	var c *cursor
 	if v := q.Get("cursor"); v != "" {
 		var err error
-		if c, err = decodeCursor(v, filter); err != nil {
+		if c, err = s.decodeCursor(r.Context(), v, f); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -94,7 +111,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	out := RunList{Runs: runs}
 	if next != nil {
-		next.Filter = filter
+		next.Filter = listFilter(f)
 		out.NextCursor = next.encode()
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -362,13 +362,7 @@ func TestReadyAndHealth(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
-	a, err := auth.New([]auth.Token{
-		{Name: "echo-only", Secret: "s-echo", Swarms: []string{"echo"}},
-		{Name: "admin", Secret: "s-admin", Swarms: []string{"*"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := echoAndAdmin(t)
 	var logs bytes.Buffer
 	mount := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "principal %s", auth.FromContext(r.Context()).Name)

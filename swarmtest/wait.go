@@ -2,6 +2,7 @@ package swarmtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,50 @@ func Recv[T any](t testing.TB, ctx context.Context, ch <-chan T, what string) T 
 	}
 	var zero T
 	return zero
+}
+
+// Pending returns the error a check given to [Until] returns while what it
+// waits for has not happened yet; its text, the state the check saw, is
+// reported if the wait times out.
+func Pending(format string, args ...any) error {
+	return &pendingError{fmt.Sprintf(format, args...)}
+}
+
+type pendingError struct{ state string }
+
+func (e *pendingError) Error() string { return e.state }
+
+// Until calls check every few milliseconds until it returns nil. A check
+// returns a [Pending] error while it should be called again, and any other
+// error for a state the wait can never leave (a run that failed, say):
+// the test then fails at once with it. The test also fails, naming what
+// it waited for and the last state check reported, when ctx ends or
+// [Timeout] has passed since the call, whichever comes first. So a wait
+// for something that never happens fails in seconds, with a message,
+// however long the test's own context is.
+func Until(t testing.TB, ctx context.Context, what string, check func() error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		var p *pendingError
+		if !errors.As(err, &p) {
+			t.Fatalf("waiting until %s: %v", what, err)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting until %s (%v); last seen: %s", what, context.Cause(ctx), p.state)
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // Barrier makes concurrent calls prove that they run at the same time:
