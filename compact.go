@@ -129,6 +129,55 @@ type compactState struct {
 	base *compactState
 }
 
+// compactStream is how far one history stream of a run is compacted.
+type compactStream struct {
+	st *compactState
+	// off is how many messages after the first the stream's histories
+	// lack: those its strategy dropped once they were summarized for good
+	// (see drop). The indexes of st are into the histories as they are
+	// given; those journaled count the dropped messages too, so a run
+	// journals the same ones whether or not it dropped them.
+	off int
+}
+
+// drop rebases cs on h, a history of the stream whose first len(h)
+// messages stay as they are (its strategy only appends to it), without
+// h[1:1+d] (d at most what its valid state summarizes): it returns that
+// history, whose first message and summary then stand for what was
+// dropped. A strategy that drops what is summarized keeps its history, its
+// snapshots and the checks of the prefix a summary replaces the size of
+// what is not summarized yet, however long the run.
+func (cs *compactStream) drop(h []model.Message, d int) []model.Message {
+	st := cs.st.valid(h)
+	if st == nil || d <= 0 || d >= st.upto {
+		return h
+	}
+	out := make([]model.Message, 0, len(h)-d)
+	out = append(append(out, h[0]), h[1+d:]...)
+	upto := st.upto - d
+	// What stays as it is is settled; states of other cuts are no longer
+	// needed (those before it were replaced by it, those after it do
+	// not match h).
+	cs.st = &compactState{upto: upto, summary: st.summary, print: fingerprint(out[:upto]), settled: true}
+	cs.off += d
+	return out
+}
+
+// dropCompacted is drop for the history msgs of ap's loop at path: all
+// that its valid state summarizes.
+func (r *runner) dropCompacted(ap *agentPlan, path string, msgs []model.Message) []model.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cs := r.compacted[streamOf(ap.name, path+"t1")]
+	if cs == nil {
+		return msgs
+	}
+	if st := cs.st.valid(msgs); st != nil {
+		return cs.drop(msgs, st.upto-1)
+	}
+	return msgs
+}
+
 // valid returns the newest state of st's chain that matches msgs, or nil.
 func (st *compactState) valid(msgs []model.Message) *compactState {
 	for ; st != nil; st = st.base {
@@ -209,14 +258,14 @@ func (st *compactState) view(msgs []model.Message) []model.Message {
 
 // streamOf names the history an agent's step of round tkey belongs to:
 // the agent, and the handoff it runs under.
-func streamOf(ap *agentPlan, tkey string) string {
+func streamOf(agent, tkey string) string {
 	path := ""
 	if i := strings.LastIndex(tkey, "/h/"); i >= 0 {
 		if j := strings.IndexByte(tkey[i+3:], '/'); j >= 0 {
 			path = tkey[:i+3+j]
 		}
 	}
-	return ap.name + "@" + path
+	return agent + "@" + path
 }
 
 // compact returns the messages to send for the model step of round tkey:
@@ -227,12 +276,17 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 	if cc == nil || len(msgs) < 2 {
 		return msgs, nil
 	}
-	stream := streamOf(ap, tkey)
+	stream := streamOf(ap.name, tkey)
 	r.mu.Lock()
 	if r.compacted == nil {
-		r.compacted = map[string]*compactState{}
+		r.compacted = map[string]*compactStream{}
 	}
-	st := r.compacted[stream].valid(msgs)
+	cs := r.compacted[stream]
+	if cs == nil {
+		cs = &compactStream{}
+		r.compacted[stream] = cs
+	}
+	st, off := cs.st.valid(msgs), cs.off
 	r.mu.Unlock()
 	key := tkey + "/compact"
 	if rec, ok := r.recorded[key]; ok {
@@ -240,12 +294,12 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 		if err != nil {
 			return nil, &storeError{err}
 		}
-		if ev.Compaction == nil || ev.Compaction.To > len(msgs) {
+		if ev.Compaction == nil || ev.Compaction.To-off < 1 || ev.Compaction.To-off > len(msgs) {
 			return nil, &storeError{fmt.Errorf("compacted record %s does not match the history", key)}
 		}
-		next := st.next(msgs, ev.Compaction.To, ev.Text)
+		next := st.next(msgs, ev.Compaction.To-off, ev.Text)
 		r.mu.Lock()
-		r.compacted[stream] = next
+		cs.st = next
 		r.mu.Unlock()
 		return next.view(msgs), nil
 	}
@@ -301,7 +355,7 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 	next := st.next(msgs, cut, summary)
 	after := estimate(ap.system, ap.toolDefs, next.view(msgs))
 	ev := Event{Type: EventCompacted, Key: key, Agent: ap.name, Turn: turn, Text: summary, Usage: &usage,
-		Compaction: &CompactionInfo{From: from, To: cut, TokensBefore: before, TokensAfter: after}}
+		Compaction: &CompactionInfo{From: from + off, To: cut + off, TokensBefore: before, TokensAfter: after}}
 	r.mu.Lock()
 	total := r.usage.Add(usage)
 	r.mu.Unlock()
@@ -310,7 +364,7 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 	}
 	r.mu.Lock()
 	r.usage = total
-	r.compacted[stream] = next
+	cs.st = next
 	r.mu.Unlock()
 	return next.view(msgs), nil
 }

@@ -3,6 +3,7 @@ package swarm_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -489,4 +490,80 @@ func TestSnapshotTeammate(t *testing.T) {
 		return log
 	}
 	talk(4).same(t, talk(-1))
+}
+
+// snapSize is the size of run id's snapshot in bytes (0: none yet).
+func snapSize(t *testing.T, mem *readCounter, id string) int {
+	t.Helper()
+	sn, err := mem.Snapshot(t.Context(), id)
+	if errors.Is(err, store.ErrNoSnapshot) {
+		return 0
+	}
+	if err != nil {
+		t.Fatalf("snapshot of %s: %v", id, err)
+	}
+	return len(sn.Data)
+}
+
+// TestCompactedSnapshotIsBounded: the snapshot of a compacted run holds
+// the compacted history, not the whole of it: a loop of 1,000 rounds and
+// a conversation of 1,000 messages snapshot about what they do at 250.
+func TestCompactedSnapshotIsBounded(t *testing.T) {
+	const slack = 2048 // bytes: summaries and counters grow by a few digits
+	t.Run("loop", func(t *testing.T) {
+		size := func(rounds int) int {
+			ctx := ctxLong(t)
+			def := longSwarm(&swarm.Compaction{Window: 2000, Keep: 2}, rounds)
+			mem := &readCounter{Store: memory.New()}
+			rt := snapRuntime(t, mem, newReqLog(scripted.New(longScript(rounds))), 1)
+			if err := rt.Register(def); err != nil {
+				t.Fatal(err)
+			}
+			_, run, err := def.Run(ctx, rt, "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, _ := rt.Status(ctx, run.ID()); s.State != swarm.StateCompleted {
+				t.Fatalf("%d rounds: state %s (%s)", rounds, s.State, s.Reason)
+			}
+			return snapSize(t, mem, run.ID())
+		}
+		small, large := size(250), size(1000)
+		t.Logf("snapshot: %d bytes at 250 rounds, %d at 1,000", small, large)
+		if large > small+slack {
+			t.Errorf("snapshot grew from %d bytes at 250 rounds to %d at 1,000", small, large)
+		}
+	})
+	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {
+		t.Run("conversation/"+policy.String(), func(t *testing.T) {
+			const messages = 1000
+			ctx := ctxLong(t)
+			mem := &readCounter{Store: memory.New()}
+			rt := snapRuntime(t, mem, newReqLog(scripted.New(chatScript(messages, -1))), 50)
+			conv := chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
+			sess, err := conv.Start(ctx, rt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The largest snapshot of the first 250 messages and of the
+			// last 250: what is not summarized yet comes and goes with
+			// each compaction.
+			var small, large int
+			for i := range messages {
+				if rep, err := sess.Say(ctx, fmt.Sprintf("message %d", i)); err != nil || rep.Text != fmt.Sprintf("answer %d", i) {
+					t.Fatalf("message %d: reply %+v, %v", i, rep, err)
+				}
+				switch n := snapSize(t, mem, sess.ID()); {
+				case i < 250:
+					small = max(small, n)
+				case i >= messages-250:
+					large = max(large, n)
+				}
+			}
+			t.Logf("largest snapshot: %d bytes in the first 250 messages, %d in the last 250 of 1,000", small, large)
+			if large > small+slack {
+				t.Errorf("the largest snapshot grew from %d bytes in the first 250 messages to %d in the last 250 of 1,000", small, large)
+			}
+		})
+	}
 }
