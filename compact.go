@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
@@ -370,28 +372,12 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 }
 
 // summarize asks ap's model for a summary of msgs (after prev, the summary
-// of what came before them).
+// of what came before them), in a request within the trigger.
 func (r *runner) summarize(ctx context.Context, ap *agentPlan, cc *compaction, prev string, msgs []model.Message) (string, model.Usage, error) {
-	var b strings.Builder
-	if prev != "" {
-		b.WriteString("Summary of the earlier part:\n" + prev + "\n\nTranscript that follows it:\n")
-	} else {
-		b.WriteString("Transcript:\n")
-	}
-	for _, m := range msgs {
-		switch {
-		case m.Role == model.RoleTool:
-			fmt.Fprintf(&b, "[tool result %s %s] %s\n", m.Name, m.ToolCallID, m.Content)
-		default:
-			fmt.Fprintf(&b, "[%s] %s\n", m.Role, m.Content)
-			for _, c := range m.ToolCalls {
-				args, _ := json.Marshal(c.Arguments)
-				fmt.Fprintf(&b, "[tool call %s %s] %s\n", c.Name, c.ID, args)
-			}
-		}
-	}
+	limit := 4*int(cc.trigger*float64(cc.window)) - len(cc.prompt) - 16 // bytes, as estimate counts them
+	text := transcript(prev, msgs, limit)
 	req := &model.Request{Agent: ap.name + "_compact", RunID: r.id, System: cc.prompt,
-		Messages: []model.Message{{Role: model.RoleUser, Content: b.String()}}}
+		Messages: []model.Message{{Role: model.RoleUser, Content: text}}}
 	mctx, cancel := context.WithTimeout(ctx, r.rt.cfg.ModelTimeout)
 	defer cancel()
 	gctx, traced := r.traceChat(mctx, ap, req)
@@ -407,6 +393,72 @@ func (r *runner) summarize(ctx context.Context, ap *agentPlan, cc *compaction, p
 		return "", model.Usage{}, fmt.Errorf("compaction of %s's history: %w", ap.name, err)
 	}
 	return resp.Message.Content, ap.callUsage(resp.Usage), nil
+}
+
+// transcript is what the summarizer reads: prev, then msgs, a line each
+// (a tool call a line of its own). When that passes limit bytes, the
+// longest lines are clipped to one length (each with a mark saying how
+// much was cut) so that it does not: a single tool result larger than the
+// window still makes a request within it.
+func transcript(prev string, msgs []model.Message, limit int) string {
+	type line struct{ head, body string }
+	var lines []line
+	for _, m := range msgs {
+		if m.Role == model.RoleTool {
+			lines = append(lines, line{fmt.Sprintf("[tool result %s %s] ", m.Name, m.ToolCallID), m.Content})
+			continue
+		}
+		lines = append(lines, line{"[" + string(m.Role) + "] ", m.Content})
+		for _, c := range m.ToolCalls {
+			args, _ := json.Marshal(c.Arguments)
+			lines = append(lines, line{fmt.Sprintf("[tool call %s %s] ", c.Name, c.ID), string(args)})
+		}
+	}
+	head := "Transcript:\n"
+	if prev != "" {
+		head = "Summary of the earlier part:\n" + prev + "\n\nTranscript that follows it:\n"
+	}
+	room, sizes := limit-len(head), make([]int, len(lines))
+	for i, l := range lines {
+		room -= len(l.head) + 1
+		sizes[i] = len(l.body)
+	}
+	most := fairShare(sizes, room)
+	var b strings.Builder
+	b.WriteString(head)
+	for _, l := range lines {
+		b.WriteString(l.head)
+		b.WriteString(clipMarked(l.body, most))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// fairShare is the largest length that sizes can be clipped to for their
+// sum to be within room, or -1 if it already is.
+func fairShare(sizes []int, room int) int {
+	sorted := slices.Sorted(slices.Values(sizes))
+	for i, n := range sorted {
+		share := room / (len(sorted) - i)
+		if n > share {
+			return max(share, 0)
+		}
+		room -= n
+	}
+	return -1
+}
+
+// clipMarked clips s to about n bytes (n < 0: not at all), ending it with
+// how much was cut.
+func clipMarked(s string, n int) string {
+	if n < 0 || len(s) <= n {
+		return s
+	}
+	keep := max(n-48, 0) // room for the mark
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + fmt.Sprintf(" [... %d bytes cut to fit the window]", len(s)-keep)
 }
 
 // planCompaction resolves the compaction of each agent of p: its own, or

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -576,5 +577,51 @@ func TestCompactionWithoutAResponse(t *testing.T) {
 	}
 	if f, ok := res.(swarm.Failed); !ok || !strings.Contains(f.Reason, "no response") {
 		t.Fatalf("result %#v, want a failure saying the summarizer gave no response", res)
+	}
+}
+
+// TestCompactionSummaryOfAHugeResultFitsTheWindow: a single tool result
+// three times the window is clipped, with a mark, in the request that
+// asks for its summary, which stays within the window; the run goes on.
+func TestCompactionSummaryOfAHugeResultFitsTheWindow(t *testing.T) {
+	const window = 2000
+	ctx := ctxT(t)
+	huge := strings.Repeat("z", 3*4*window) // three windows, at four bytes a token
+	dump := swarm.NewTool("dump", "dumps", func(context.Context, struct{}) (string, error) { return huge, nil })
+	def := swarm.Define[string, string]("dumper", "", func(string) swarm.Spec {
+		return swarm.Spec{Tools: []swarm.Tool{dump}, Compaction: &swarm.Compaction{Window: window}}
+	})
+	script := scripted.Script{
+		"dumper":         {scripted.Tools(scripted.CallTool("dump", nil)), scripted.Text("done")},
+		"dumper_compact": {scripted.Text("summary: a dump of z")},
+	}
+	var mu sync.Mutex
+	var sums []model.Request
+	rt := spyRuntime(t, script, def, func(req *model.Request) {
+		if req.Agent == "dumper_compact" {
+			mu.Lock()
+			sums = append(sums, *req)
+			mu.Unlock()
+		}
+	})
+	res, _, err := def.Run(ctx, rt, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "done" {
+		t.Fatalf("result %#v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sums) != 1 {
+		t.Fatalf("%d summary requests, want 1", len(sums))
+	}
+	req := sums[0]
+	tokens := (len(req.System) + len(req.Messages[0].Content) + 16) / 4
+	if len(req.Messages) != 1 || tokens > window {
+		t.Errorf("the summary request has %d messages and about %d tokens; the window is %d", len(req.Messages), tokens, window)
+	}
+	if text := req.Messages[0].Content; !strings.Contains(text, "[tool result dump ") || !strings.Contains(text, " bytes cut to fit the window]") {
+		t.Errorf("the summary request does not show the clipped result with its mark: %.300s", text)
 	}
 }
