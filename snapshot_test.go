@@ -517,8 +517,9 @@ func snapSize(t *testing.T, mem *readCounter, id string) int {
 }
 
 // TestCompactedSnapshotIsBounded: the snapshot of a compacted run holds
-// the compacted history, not the whole of it: a loop of 1,000 rounds and
-// a conversation of 1,000 messages snapshot about what they do at 250.
+// the compacted history, not the whole of it: a loop of 1,000 rounds, a
+// team lead and a conversation of 1,000 messages snapshot about what they
+// do at 250.
 func TestCompactedSnapshotIsBounded(t *testing.T) {
 	const slack = 2048 // bytes: summaries and counters grow by a few digits
 	t.Run("loop", func(t *testing.T) {
@@ -545,36 +546,62 @@ func TestCompactedSnapshotIsBounded(t *testing.T) {
 			t.Errorf("snapshot grew from %d bytes at 250 rounds to %d at 1,000", small, large)
 		}
 	})
+	// talk says 1,000 messages with say (which returns the run) and
+	// compares the largest snapshot of the first 250 with that of the
+	// last 250: what is not summarized yet comes and goes with each
+	// compaction.
+	talk := func(t *testing.T, mem *readCounter, say func(i int) string) {
+		var small, large int
+		for i := range 1000 {
+			switch n := snapSize(t, mem, say(i)); {
+			case i < 250:
+				small = max(small, n)
+			case i >= 750:
+				large = max(large, n)
+			}
+		}
+		t.Logf("largest snapshot: %d bytes in the first 250 messages, %d in the last 250 of 1,000", small, large)
+		if large > small+slack {
+			t.Errorf("the largest snapshot grew from %d bytes in the first 250 messages to %d in the last 250 of 1,000", small, large)
+		}
+	}
+	t.Run("team_lead", func(t *testing.T) {
+		var steps []scripted.Step
+		for i := range 1000 {
+			steps = append(steps, scripted.Text(fmt.Sprint("reply ", i)))
+		}
+		ctx := ctxLong(t)
+		mem := &readCounter{Store: memory.New()}
+		rt := snapRuntime(t, mem, newReqLog(scripted.New(scripted.Script{"lead": steps, "lead_compact": {scripted.Text("the user talked")}})), 50)
+		crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead."},
+			Compaction: &swarm.Compaction{Messages: 40, Keep: 2}})
+		team, err := crew.Start(ctx, rt, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		talk(t, mem, func(i int) string {
+			if reply, err := team.Say(ctx, fmt.Sprint("message ", i, strings.Repeat(" pad", 50))); err != nil || reply != fmt.Sprint("reply ", i) {
+				t.Fatalf("message %d: %q, %v", i, reply, err)
+			}
+			return team.ID()
+		})
+	})
 	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {
 		t.Run("conversation/"+policy.String(), func(t *testing.T) {
-			const messages = 1000
 			ctx := ctxLong(t)
 			mem := &readCounter{Store: memory.New()}
-			rt := snapRuntime(t, mem, newReqLog(scripted.New(chatScript(messages, -1))), 50)
+			rt := snapRuntime(t, mem, newReqLog(scripted.New(chatScript(1000, -1))), 50)
 			conv := chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
 			sess, err := conv.Start(ctx, rt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The largest snapshot of the first 250 messages and of the
-			// last 250: what is not summarized yet comes and goes with
-			// each compaction.
-			var small, large int
-			for i := range messages {
+			talk(t, mem, func(i int) string {
 				if rep, err := sess.Say(ctx, fmt.Sprintf("message %d", i)); err != nil || rep.Text != fmt.Sprintf("answer %d", i) {
 					t.Fatalf("message %d: reply %+v, %v", i, rep, err)
 				}
-				switch n := snapSize(t, mem, sess.ID()); {
-				case i < 250:
-					small = max(small, n)
-				case i >= messages-250:
-					large = max(large, n)
-				}
-			}
-			t.Logf("largest snapshot: %d bytes in the first 250 messages, %d in the last 250 of 1,000", small, large)
-			if large > small+slack {
-				t.Errorf("the largest snapshot grew from %d bytes in the first 250 messages to %d in the last 250 of 1,000", small, large)
-			}
+				return sess.ID()
+			})
 		})
 	}
 }
