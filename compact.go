@@ -23,7 +23,7 @@ import (
 // The summary is a model call journaled as a step (a compacted event, with
 // the range of messages it replaces and the estimated tokens before and
 // after), so a replay never recomputes it; the journal keeps the full
-// history. Set it on a [Spec] (every agent of the run) or an [Agent] (that
+// history, the run only what is not summarized (see compactStream.drop). Set it on a [Spec] (every agent of the run) or an [Agent] (that
 // agent; it wins over the swarm's).
 type Compaction struct {
 	// Window is the model's context window in tokens (0: looked up in the

@@ -33,7 +33,8 @@ import (
 // snapshot counts the records up to S, load the ones after. What the
 // strategy derives as it replays (its messages, a registry search's
 // findings, compaction summaries) is taken from the runner as it stands at
-// the boundary.
+// the boundary. A compacted history is snapshotted without what its
+// summary replaces (compactStream.drop), so it stays bounded.
 
 // snapshotVersion is the layout of runSnap; a snapshot of another layout is
 // ignored and the journal replayed from the start. Version 2 holds the

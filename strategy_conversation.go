@@ -460,7 +460,7 @@ func (c *conversation) dropCompacted(n int) {
 	cuts := make([]agentCut, 0, len(c.cd.agents))
 	r.mu.Lock()
 	for name := range c.cd.agents {
-		cs := r.compacted[streamOf(name, "m1")]
+		cs := r.compacted[streamOf(name, "")]
 		if cs == nil || cs.st == nil {
 			r.mu.Unlock()
 			return
