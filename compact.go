@@ -22,9 +22,10 @@ import (
 //
 // The summary is a model call journaled as a step (a compacted event, with
 // the range of messages it replaces and the estimated tokens before and
-// after), so a replay never recomputes it; the journal keeps the full
-// history, the run only what is not summarized (see compactStream.drop). Set it on a [Spec] (every agent of the run) or an [Agent] (that
-// agent; it wins over the swarm's).
+// after), so a replay never recomputes it. The journal keeps the full
+// history; the run keeps, and snapshots, only the first message, the
+// summary and what follows it. Set it on a [Spec] (every agent of the run)
+// or an [Agent] (that agent; it wins over the swarm's).
 type Compaction struct {
 	// Window is the model's context window in tokens (0: looked up in the
 	// table of known models by the agent's model spec, else 128,000).
