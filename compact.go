@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
@@ -20,9 +22,10 @@ import (
 //
 // The summary is a model call journaled as a step (a compacted event, with
 // the range of messages it replaces and the estimated tokens before and
-// after), so a replay never recomputes it; the journal keeps the full
-// history. Set it on a [Spec] (every agent of the run) or an [Agent] (that
-// agent; it wins over the swarm's).
+// after), so a replay never recomputes it. The journal keeps the full
+// history; the run keeps, and snapshots, only the first message, the
+// summary and what follows it. Set it on a [Spec] (every agent of the run)
+// or an [Agent] (that agent; it wins over the swarm's).
 type Compaction struct {
 	// Window is the model's context window in tokens (0: looked up in the
 	// table of known models by the agent's model spec, else 128,000).
@@ -129,6 +132,55 @@ type compactState struct {
 	base *compactState
 }
 
+// compactStream is how far one history stream of a run is compacted.
+type compactStream struct {
+	st *compactState
+	// off is how many messages after the first the stream's histories
+	// lack: those its strategy dropped once they were summarized for good
+	// (see drop). The indexes of st are into the histories as they are
+	// given; those journaled count the dropped messages too, so a run
+	// journals the same ones whether or not it dropped them.
+	off int
+}
+
+// drop rebases cs on h, a history of the stream whose first len(h)
+// messages stay as they are (its strategy only appends to it), without
+// h[1:1+d] (d at most what its valid state summarizes): it returns that
+// history, whose first message and summary then stand for what was
+// dropped. A strategy that drops what is summarized keeps its history, its
+// snapshots and the checks of the prefix a summary replaces the size of
+// what is not summarized yet, however long the run.
+func (cs *compactStream) drop(h []model.Message, d int) []model.Message {
+	st := cs.st.valid(h)
+	if st == nil || d <= 0 || d >= st.upto {
+		return h
+	}
+	out := make([]model.Message, 0, len(h)-d)
+	out = append(append(out, h[0]), h[1+d:]...)
+	upto := st.upto - d
+	// What stays as it is is settled; states of other cuts are no longer
+	// needed (those before it were replaced by it, those after it do
+	// not match h).
+	cs.st = &compactState{upto: upto, summary: st.summary, print: fingerprint(out[:upto]), settled: true}
+	cs.off += d
+	return out
+}
+
+// dropCompacted is drop for the history msgs of ap's loop at path: all
+// that its valid state summarizes.
+func (r *runner) dropCompacted(ap *agentPlan, path string, msgs []model.Message) []model.Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cs := r.compacted[streamOf(ap.name, path+"t1")]
+	if cs == nil {
+		return msgs
+	}
+	if st := cs.st.valid(msgs); st != nil {
+		return cs.drop(msgs, st.upto-1)
+	}
+	return msgs
+}
+
 // valid returns the newest state of st's chain that matches msgs, or nil.
 func (st *compactState) valid(msgs []model.Message) *compactState {
 	for ; st != nil; st = st.base {
@@ -209,14 +261,14 @@ func (st *compactState) view(msgs []model.Message) []model.Message {
 
 // streamOf names the history an agent's step of round tkey belongs to:
 // the agent, and the handoff it runs under.
-func streamOf(ap *agentPlan, tkey string) string {
+func streamOf(agent, tkey string) string {
 	path := ""
 	if i := strings.LastIndex(tkey, "/h/"); i >= 0 {
 		if j := strings.IndexByte(tkey[i+3:], '/'); j >= 0 {
 			path = tkey[:i+3+j]
 		}
 	}
-	return ap.name + "@" + path
+	return agent + "@" + path
 }
 
 // compact returns the messages to send for the model step of round tkey:
@@ -227,12 +279,17 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 	if cc == nil || len(msgs) < 2 {
 		return msgs, nil
 	}
-	stream := streamOf(ap, tkey)
+	stream := streamOf(ap.name, tkey)
 	r.mu.Lock()
 	if r.compacted == nil {
-		r.compacted = map[string]*compactState{}
+		r.compacted = map[string]*compactStream{}
 	}
-	st := r.compacted[stream].valid(msgs)
+	cs := r.compacted[stream]
+	if cs == nil {
+		cs = &compactStream{}
+		r.compacted[stream] = cs
+	}
+	st, off := cs.st.valid(msgs), cs.off
 	r.mu.Unlock()
 	key := tkey + "/compact"
 	if rec, ok := r.recorded[key]; ok {
@@ -240,12 +297,12 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 		if err != nil {
 			return nil, &storeError{err}
 		}
-		if ev.Compaction == nil || ev.Compaction.To > len(msgs) {
+		if ev.Compaction == nil || ev.Compaction.To-off < 1 || ev.Compaction.To-off > len(msgs) {
 			return nil, &storeError{fmt.Errorf("compacted record %s does not match the history", key)}
 		}
-		next := st.next(msgs, ev.Compaction.To, ev.Text)
+		next := st.next(msgs, ev.Compaction.To-off, ev.Text)
 		r.mu.Lock()
-		r.compacted[stream] = next
+		cs.st = next
 		r.mu.Unlock()
 		return next.view(msgs), nil
 	}
@@ -301,7 +358,7 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 	next := st.next(msgs, cut, summary)
 	after := estimate(ap.system, ap.toolDefs, next.view(msgs))
 	ev := Event{Type: EventCompacted, Key: key, Agent: ap.name, Turn: turn, Text: summary, Usage: &usage,
-		Compaction: &CompactionInfo{From: from, To: cut, TokensBefore: before, TokensAfter: after}}
+		Compaction: &CompactionInfo{From: from + off, To: cut + off, TokensBefore: before, TokensAfter: after}}
 	r.mu.Lock()
 	total := r.usage.Add(usage)
 	r.mu.Unlock()
@@ -310,34 +367,18 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 	}
 	r.mu.Lock()
 	r.usage = total
-	r.compacted[stream] = next
+	cs.st = next
 	r.mu.Unlock()
 	return next.view(msgs), nil
 }
 
 // summarize asks ap's model for a summary of msgs (after prev, the summary
-// of what came before them).
+// of what came before them), in a request within the trigger.
 func (r *runner) summarize(ctx context.Context, ap *agentPlan, cc *compaction, prev string, msgs []model.Message) (string, model.Usage, error) {
-	var b strings.Builder
-	if prev != "" {
-		b.WriteString("Summary of the earlier part:\n" + prev + "\n\nTranscript that follows it:\n")
-	} else {
-		b.WriteString("Transcript:\n")
-	}
-	for _, m := range msgs {
-		switch {
-		case m.Role == model.RoleTool:
-			fmt.Fprintf(&b, "[tool result %s %s] %s\n", m.Name, m.ToolCallID, m.Content)
-		default:
-			fmt.Fprintf(&b, "[%s] %s\n", m.Role, m.Content)
-			for _, c := range m.ToolCalls {
-				args, _ := json.Marshal(c.Arguments)
-				fmt.Fprintf(&b, "[tool call %s %s] %s\n", c.Name, c.ID, args)
-			}
-		}
-	}
+	limit := 4*int(cc.trigger*float64(cc.window)) - len(cc.prompt) - 16 // bytes, as estimate counts them
+	text := transcript(prev, msgs, limit)
 	req := &model.Request{Agent: ap.name + "_compact", RunID: r.id, System: cc.prompt,
-		Messages: []model.Message{{Role: model.RoleUser, Content: b.String()}}}
+		Messages: []model.Message{{Role: model.RoleUser, Content: text}}}
 	mctx, cancel := context.WithTimeout(ctx, r.rt.cfg.ModelTimeout)
 	defer cancel()
 	gctx, traced := r.traceChat(mctx, ap, req)
@@ -353,6 +394,72 @@ func (r *runner) summarize(ctx context.Context, ap *agentPlan, cc *compaction, p
 		return "", model.Usage{}, fmt.Errorf("compaction of %s's history: %w", ap.name, err)
 	}
 	return resp.Message.Content, ap.callUsage(resp.Usage), nil
+}
+
+// transcript is what the summarizer reads: prev, then msgs, a line each
+// (a tool call a line of its own). When that passes limit bytes, the
+// longest lines are clipped to one length (each with a mark saying how
+// much was cut) so that it does not: a single tool result larger than the
+// window still makes a request within it.
+func transcript(prev string, msgs []model.Message, limit int) string {
+	type line struct{ head, body string }
+	var lines []line
+	for _, m := range msgs {
+		if m.Role == model.RoleTool {
+			lines = append(lines, line{fmt.Sprintf("[tool result %s %s] ", m.Name, m.ToolCallID), m.Content})
+			continue
+		}
+		lines = append(lines, line{"[" + string(m.Role) + "] ", m.Content})
+		for _, c := range m.ToolCalls {
+			args, _ := json.Marshal(c.Arguments)
+			lines = append(lines, line{fmt.Sprintf("[tool call %s %s] ", c.Name, c.ID), string(args)})
+		}
+	}
+	head := "Transcript:\n"
+	if prev != "" {
+		head = "Summary of the earlier part:\n" + prev + "\n\nTranscript that follows it:\n"
+	}
+	room, sizes := limit-len(head), make([]int, len(lines))
+	for i, l := range lines {
+		room -= len(l.head) + 1
+		sizes[i] = len(l.body)
+	}
+	most := fairShare(sizes, room)
+	var b strings.Builder
+	b.WriteString(head)
+	for _, l := range lines {
+		b.WriteString(l.head)
+		b.WriteString(clipMarked(l.body, most))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// fairShare is the largest length that sizes can be clipped to for their
+// sum to be within room, or -1 if it already is.
+func fairShare(sizes []int, room int) int {
+	sorted := slices.Sorted(slices.Values(sizes))
+	for i, n := range sorted {
+		share := room / (len(sorted) - i)
+		if n > share {
+			return max(share, 0)
+		}
+		room -= n
+	}
+	return -1
+}
+
+// clipMarked clips s to about n bytes (n < 0: not at all), ending it with
+// how much was cut.
+func clipMarked(s string, n int) string {
+	if n < 0 || len(s) <= n {
+		return s
+	}
+	keep := max(n-48, 0) // room for the mark
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + fmt.Sprintf(" [... %d bytes cut to fit the window]", len(s)-keep)
 }
 
 // planCompaction resolves the compaction of each agent of p: its own, or

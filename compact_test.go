@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -172,7 +173,7 @@ func TestCompactionCrashRecovers(t *testing.T) {
 	ctx := ctxT(t)
 	def := longSwarm(&swarm.Compaction{Window: window, Trigger: 0.7, Keep: 3}, rounds)
 	mem := memory.New()
-	d := &dieAfterCompaction{Store: mem}
+	d := dieAfterCompaction(mem, 0)
 	ma := &windowed{Model: scripted.New(longScript(rounds)), window: window}
 	a, err := swarm.New(swarm.Config{Store: d, Model: ma, Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A"})
 	if err != nil {
@@ -232,36 +233,47 @@ func TestCompactionCrashRecovers(t *testing.T) {
 	}
 }
 
-// dieAfterCompaction is a store whose process dies right after it
-// journals a compaction.
-type dieAfterCompaction struct {
+// dieAfter is a store whose process dies right after it journals the
+// after+1-th record that match reports (match may also rewrite a record,
+// as an older release would have written it).
+type dieAfter struct {
 	store.Store
-	after int64 // compactions journaled before the one it dies after
+	match func(r *store.Record) bool
+	after int64 // matching records journaled before the one it dies after
 	seen  atomic.Int64
 	dead  atomic.Bool
 }
 
-func (d *dieAfterCompaction) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
+// dieAfterCompaction is a dieAfter store that dies after a compaction.
+func dieAfterCompaction(s store.Store, after int64) *dieAfter {
+	return &dieAfter{Store: s, after: after, match: func(r *store.Record) bool { return r.Type == string(swarm.EventCompacted) }}
+}
+
+func (d *dieAfter) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
 	if d.dead.Load() {
 		return 0, errKilled
 	}
-	n, err := d.Store.Append(ctx, l, recs, u)
-	for _, r := range recs {
-		if err == nil && r.Type == string(swarm.EventCompacted) && d.seen.Add(1) > d.after {
-			d.dead.Store(true)
+	matched := 0
+	for i := range recs {
+		if d.match(&recs[i]) {
+			matched++
 		}
+	}
+	n, err := d.Store.Append(ctx, l, recs, u)
+	if err == nil && matched > 0 && d.seen.Add(int64(matched)) > d.after {
+		d.dead.Store(true)
 	}
 	return n, err
 }
 
-func (d *dieAfterCompaction) Renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
+func (d *dieAfter) Renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
 	if d.dead.Load() {
 		return store.Renewal{}, errKilled
 	}
 	return d.Store.Renew(ctx, owner, lease)
 }
 
-func (d *dieAfterCompaction) Release(ctx context.Context, l store.Lease) error {
+func (d *dieAfter) Release(ctx context.Context, l store.Lease) error {
 	if d.dead.Load() {
 		return errKilled
 	}
@@ -438,7 +450,7 @@ func TestConversationCompactionCrashRecovers(t *testing.T) {
 			}
 
 			mem := memory.New()
-			d := &dieAfterCompaction{Store: mem, after: 2}
+			d := dieAfterCompaction(mem, 2)
 			ma := &windowed{Model: scripted.New(chatScript(messages, -1)), window: window}
 			a, err := swarm.New(swarm.Config{Store: d, Model: ma, Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A", PollInterval: 5 * time.Millisecond})
 			if err != nil {
@@ -565,5 +577,51 @@ func TestCompactionWithoutAResponse(t *testing.T) {
 	}
 	if f, ok := res.(swarm.Failed); !ok || !strings.Contains(f.Reason, "no response") {
 		t.Fatalf("result %#v, want a failure saying the summarizer gave no response", res)
+	}
+}
+
+// TestCompactionSummaryOfAHugeResultFitsTheWindow: a single tool result
+// three times the window is clipped, with a mark, in the request that
+// asks for its summary, which stays within the window; the run goes on.
+func TestCompactionSummaryOfAHugeResultFitsTheWindow(t *testing.T) {
+	const window = 2000
+	ctx := ctxT(t)
+	huge := strings.Repeat("z", 3*4*window) // three windows, at four bytes a token
+	dump := swarm.NewTool("dump", "dumps", func(context.Context, struct{}) (string, error) { return huge, nil })
+	def := swarm.Define[string, string]("dumper", "", func(string) swarm.Spec {
+		return swarm.Spec{Tools: []swarm.Tool{dump}, Compaction: &swarm.Compaction{Window: window}}
+	})
+	script := scripted.Script{
+		"dumper":         {scripted.Tools(scripted.CallTool("dump", nil)), scripted.Text("done")},
+		"dumper_compact": {scripted.Text("summary: a dump of z")},
+	}
+	var mu sync.Mutex
+	var sums []model.Request
+	rt := spyRuntime(t, script, def, func(req *model.Request) {
+		if req.Agent == "dumper_compact" {
+			mu.Lock()
+			sums = append(sums, *req)
+			mu.Unlock()
+		}
+	})
+	res, _, err := def.Run(ctx, rt, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "done" {
+		t.Fatalf("result %#v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sums) != 1 {
+		t.Fatalf("%d summary requests, want 1", len(sums))
+	}
+	req := sums[0]
+	tokens := (len(req.System) + len(req.Messages[0].Content) + 16) / 4
+	if len(req.Messages) != 1 || tokens > window {
+		t.Errorf("the summary request has %d messages and about %d tokens; the window is %d", len(req.Messages), tokens, window)
+	}
+	if text := req.Messages[0].Content; !strings.Contains(text, "[tool result dump ") || !strings.Contains(text, " bytes cut to fit the window]") {
+		t.Errorf("the summary request does not show the clipped result with its mark: %.300s", text)
 	}
 }

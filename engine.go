@@ -85,7 +85,7 @@ type runner struct {
 
 	// compacted is how far each history stream is compacted (compact.go),
 	// under mu.
-	compacted map[string]*compactState
+	compacted map[string]*compactStream
 
 	// snap is the snapshot load continued from (nil: the journal was read
 	// from its start), base the newest snapshot, loaded or taken, and

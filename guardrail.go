@@ -227,8 +227,9 @@ func verdictEvent(key, agent string, g *Guardrail, c GuardCheck, v Verdict) Even
 		Reason: v.Message, Tool: c.Tool, CallID: c.CallID, Target: c.Target}
 }
 
-// recordedVerdict returns the verdict journaled under key, if any.
-func (r *runner) recordedVerdict(key string) (Verdict, bool, error) {
+// recordedVerdict returns the verdict at point pt journaled under key, if
+// any.
+func (r *runner) recordedVerdict(key string, pt GuardPoint) (Verdict, bool, error) {
 	rec, ok := r.recorded[key]
 	if !ok {
 		return Verdict{}, false, nil
@@ -237,25 +238,48 @@ func (r *runner) recordedVerdict(key string) (Verdict, bool, error) {
 	if err != nil {
 		return Verdict{}, false, &storeError{err}
 	}
+	if ev.Kind != string(pt) {
+		return Verdict{}, false, nil
+	}
 	return Verdict{Action: Action(ev.Verdict), Message: ev.Reason}, true, nil
 }
 
+// verdictKey is the journal key of g's verdict at point pt of a step whose
+// verdicts go under prefix ("<step>/guard/"). A result's verdict has a key
+// of its own ("<step>/guard/<name>/result"): one guardrail may check both
+// a call and its result, which share the step's key.
+func verdictKey(prefix string, g *Guardrail, pt GuardPoint) string {
+	if pt == GuardToolResult || pt == GuardHandoffResult {
+		return prefix + g.Name + "/result"
+	}
+	return prefix + g.Name
+}
+
 // judge applies the guardrails of point to step c, whose verdicts are
-// journaled under prefix+name: it returns the first verdict other than
-// Allow (with its guardrail), or Allow. Each verdict is appended before
-// the next check; a recorded verdict is reused, never checked again. A
-// Pause whose answer the journal holds counts as Allow (a human approved).
-func (r *runner) judge(ctx context.Context, ap *agentPlan, prefix string, c GuardCheck) (Verdict, *Guardrail, error) {
+// journaled under prefix (see verdictKey): it returns the first verdict
+// other than Allow, with its guardrail and journal key, or Allow. Each
+// verdict is appended before the next check; a recorded verdict is
+// reused, never checked again. A Pause whose answer the journal holds
+// counts as Allow (a human approved).
+func (r *runner) judge(ctx context.Context, ap *agentPlan, prefix string, c GuardCheck) (Verdict, *Guardrail, string, error) {
 	for _, g := range ap.guards.at(c.Point) {
-		key := prefix + g.Name
-		v, ok, err := r.recordedVerdict(key)
+		key := verdictKey(prefix, g, c.Point)
+		v, ok, err := r.recordedVerdict(key, c.Point)
+		if !ok && err == nil && key != prefix+g.Name {
+			// Journals written before a result's verdict had a key of
+			// its own hold it under the call's; its point tells it from
+			// the call's verdict.
+			if v, ok, err = r.recordedVerdict(prefix+g.Name, c.Point); ok {
+				key = prefix + g.Name
+			}
+		}
 		if err != nil {
-			return Verdict{}, nil, err
+			return Verdict{}, nil, "", err
 		}
 		if !ok {
 			v = r.runCheck(ctx, g, c)
 			if err := r.append(ctx, []Event{verdictEvent(key, ap.name, g, c, v)}, store.Update{}, ap); err != nil {
-				return Verdict{}, nil, err
+				return Verdict{}, nil, "", err
 			}
 		}
 		if v.Action == Pause {
@@ -264,10 +288,10 @@ func (r *runner) judge(ctx context.Context, ap *agentPlan, prefix string, c Guar
 			}
 		}
 		if v.Action != Allow {
-			return v, g, nil
+			return v, g, key, nil
 		}
 	}
-	return Verdict{Action: Allow}, nil, nil
+	return Verdict{Action: Allow}, nil, "", nil
 }
 
 // guardPause is the pause event of a Pause verdict journaled under key.
@@ -297,14 +321,14 @@ func (r *runner) guardText(ctx context.Context, ap *agentPlan, key, text string)
 		return Verdict{Action: Allow}, nil, outcome{}, false
 	}
 	c := GuardCheck{Point: GuardInput, RunID: r.id, Agent: ap.name, Text: text}
-	v, g, err := r.judge(ctx, ap, key+"/guard/", c)
+	v, g, vkey, err := r.judge(ctx, ap, key+"/guard/", c)
 	switch {
 	case err != nil:
 		return v, g, outcome{kind: interrupted, err: err}, true
 	case v.Action == Allow, v.Action == Reject:
 		return v, g, outcome{}, false
 	case v.Action == Pause:
-		ev := guardPause(key+"/guard/"+g.Name, ap, g, v)
+		ev := guardPause(vkey, ap, g, v)
 		if _, waiting := r.recorded[ev.Key]; !waiting {
 			if err := r.append(ctx, []Event{*ev}, store.Update{State: store.Paused, Reason: ev.Reason}, ap); err != nil {
 				return v, g, outcome{kind: interrupted, err: err}, true
@@ -336,7 +360,7 @@ func (r *runner) guardCall(ctx context.Context, rd *round, key string, c model.T
 		_ = json.Unmarshal(c.Arguments, &args)
 		check.Text = args.Request
 	}
-	v, g, err := r.judge(ctx, ap, key+"/guard/", check)
+	v, g, vkey, err := r.judge(ctx, ap, key+"/guard/", check)
 	switch {
 	case err != nil:
 		return callResult{err: err}, true
@@ -349,7 +373,7 @@ func (r *runner) guardCall(ctx context.Context, rd *round, key string, c model.T
 		}
 		return r.recordResult(ctx, rd, key, c, "error: guardrail "+g.Name+" rejected this "+what+": "+v.Message, true), true
 	case v.Action == Pause:
-		return callResult{childPause: guardPause(key+"/guard/"+g.Name, ap, g, v)}, true
+		return callResult{childPause: guardPause(vkey, ap, g, v)}, true
 	}
 	return callResult{abort: guardReason(g, v)}, true
 }
@@ -363,7 +387,7 @@ func (r *runner) guardResult(ctx context.Context, ap *agentPlan, key string, pt 
 		return output, isError, nil, nil
 	}
 	check := GuardCheck{Point: pt, RunID: r.id, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: c.Arguments, Target: target, Text: output, IsError: isError}
-	v, g, err := r.judge(ctx, ap, key+"/guard/", check)
+	v, g, vkey, err := r.judge(ctx, ap, key+"/guard/", check)
 	switch {
 	case err != nil:
 		return "", false, &callResult{err: err}, nil
@@ -372,7 +396,7 @@ func (r *runner) guardResult(ctx context.Context, ap *agentPlan, key string, pt 
 	case v.Action == Reject:
 		return "error: guardrail " + g.Name + " rejected the result: " + v.Message, true, nil, nil
 	case v.Action == Pause:
-		return output, isError, nil, guardPause(key+"/guard/"+g.Name, ap, g, v)
+		return output, isError, nil, guardPause(vkey, ap, g, v)
 	}
 	return "", false, &callResult{abort: guardReason(g, v)}, nil
 }
@@ -419,7 +443,7 @@ func (og *outputGuard) check(ctx context.Context, r *runner, ap *agentPlan, key 
 func (og *outputGuard) recall(r *runner, ap *agentPlan, key string) error {
 	og.verdict, og.g = Verdict{Action: Allow}, nil
 	for _, g := range ap.guards.at(GuardOutput) {
-		v, ok, err := r.recordedVerdict(key + "/guard/" + g.Name)
+		v, ok, err := r.recordedVerdict(key+"/guard/"+g.Name, GuardOutput)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -667,5 +669,182 @@ func TestTeamGuardrailsCheckTeammates(t *testing.T) {
 	slices.Sort(seen["team"])
 	if fmt.Sprint(seen["team"]) != "[bob lead]" || fmt.Sprint(seen["bob"]) != "[bob]" {
 		t.Errorf("checked calls: %v; want the team's guardrail on lead and bob, bob's on bob only", seen)
+	}
+}
+
+// refusals is a store that counts the appends it refuses.
+type refusals struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (s *refusals) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
+	seq, err := s.Store.Append(ctx, l, recs, u)
+	if err != nil {
+		s.n.Add(1)
+	}
+	return seq, err
+}
+
+// resultTrip is a guardrail at a call's point and its result's that allows
+// the call and trips on the result, counting its checks by point.
+func resultTrip(pts [2]swarm.GuardPoint, checks *sync.Map) swarm.Guardrail {
+	return swarm.Guardrail{Name: "screen", Points: pts[:], Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+		n, _ := checks.LoadOrStore(c.Point, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+		if c.Point == pts[1] {
+			return swarm.Verdict{Action: swarm.Tripwire, Message: "leaks"}, nil
+		}
+		return swarm.Verdict{Action: swarm.Allow}, nil
+	}}
+}
+
+// TestGuardrailAtCallAndResult: one guardrail that checks a call and its
+// result journals both verdicts, each under its own key, so a tripwire on
+// the result fails the run at once: the tool (or the agent handed off to)
+// runs once and no append is refused. A run recovered after any of its
+// appends ends the same way.
+func TestGuardrailAtCallAndResult(t *testing.T) {
+	for _, pts := range [][2]swarm.GuardPoint{{swarm.GuardToolCall, swarm.GuardToolResult}, {swarm.GuardHandoff, swarm.GuardHandoffResult}} {
+		t.Run(string(pts[0]), func(t *testing.T) {
+			ctx := ctxT(t)
+			var checks sync.Map
+			var echoRuns atomic.Int64
+			def := guardSwarm(&echoRuns, resultTrip(pts, &checks))
+			script := guardScript(false)
+			st := &refusals{Store: memory.New()}
+			m := &recording{Model: scripted.New(script)}
+			rt, err := swarm.New(swarm.Config{Store: st, Model: m, RetryBackoff: time.Millisecond, PollInterval: 10 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { rt.Close() })
+			if err := rt.Register(def); err != nil {
+				t.Fatal(err)
+			}
+			run, err := def.Start(ctx, rt, "hi")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := rt.Wait(ctx, run.ID())
+			if err != nil {
+				t.Fatalf("wait: %v", err)
+			}
+			if s.State != swarm.StateFailed || s.Reason != "guardrail screen: leaks" {
+				t.Fatalf("state %s reason %q; want the result's tripwire", s.State, s.Reason)
+			}
+			if n := st.n.Load(); n != 0 {
+				t.Errorf("the store refused %d appends", n)
+			}
+			evs := swarmtest.Events(t, rt, run.ID())
+			runs := echoRuns.Load()
+			if pts[0] == swarm.GuardHandoff {
+				runs = int64(len(m.Requests("helper")))
+			}
+			if runs != 1 {
+				t.Errorf("the guarded step ran %d times, want once", runs)
+			}
+			keys := map[string]string{}
+			for _, ev := range evs {
+				if ev.Type == swarm.EventGuardrail {
+					if k, dup := keys[ev.Kind]; dup {
+						t.Errorf("two %s verdicts (%s, %s)", ev.Kind, k, ev.Key)
+					}
+					keys[ev.Kind] = ev.Key
+				}
+			}
+			if keys[string(pts[0])] == "" || keys[string(pts[1])] == "" || keys[string(pts[0])] == keys[string(pts[1])] {
+				t.Errorf("verdict keys by point %v; want one per point, each its own", keys)
+			}
+			for _, pt := range pts {
+				if n, _ := checks.Load(pt); n == nil || n.(*atomic.Int64).Load() != 1 {
+					t.Errorf("%s checked %v times, want once", pt, n)
+				}
+			}
+
+			for k := int64(1); k < int64(len(evs)); k++ {
+				if !t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
+					_, _, s, _ := crashAndRecover(t, def, script, []byte(`"hi"`), k, func() {})
+					if s.State != swarm.StateFailed || s.Reason != "guardrail screen: leaks" {
+						t.Fatalf("recovered: state %s reason %q; want the result's tripwire", s.State, s.Reason)
+					}
+				}) {
+					break
+				}
+			}
+		})
+	}
+}
+
+// TestGuardrailLegacyResultVerdictReplays: a journal written before a
+// result's verdict had a key of its own holds a result-only guardrail's
+// verdict under "<step>/guard/<name>". A process that dies right after
+// journaling it is recovered by one that reuses that verdict instead of
+// checking the result again.
+func TestGuardrailLegacyResultVerdictReplays(t *testing.T) {
+	ctx := ctxT(t)
+	var echoRuns atomic.Int64
+	o := &once{v: swarm.Verdict{Action: swarm.Reject, Message: "bad"}}
+	def := guardSwarm(&echoRuns, o.guardrail(swarm.GuardToolResult))
+	script := guardScript(false)
+	mem := memory.New()
+	open := func(st store.Store, owner string) *swarm.Runtime {
+		rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script), Owner: owner, Lease: 60 * time.Millisecond,
+			RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rt.Close() })
+		if err := rt.Register(def); err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}
+	// A journals a result's verdict as releases before keys of their own
+	// did, and dies right after.
+	legacy := &dieAfter{Store: mem, match: func(r *store.Record) bool {
+		k, ok := strings.CutSuffix(r.Key, "/result")
+		if ok && strings.Contains(k, "/guard/") {
+			r.Key = k
+		}
+		return ok
+	}}
+	a := open(legacy, "A")
+	id, err := a.Start(ctx, def.ID(), []byte(`"hi"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !legacy.dead.Load() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the result's verdict was never journaled")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	recs, err := mem.Read(ctx, id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := recs[len(recs)-1]; !strings.HasPrefix(last.Key, "t1/tool/") || !strings.HasSuffix(last.Key, "/guard/block") {
+		t.Fatalf("the journal ends with %s; want the verdict under its legacy key", last.Key)
+	}
+	time.Sleep(80 * time.Millisecond) // A's lease runs out
+	b := open(mem, "B")
+	if _, err := b.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+	if n := o.checks.Load(); n != 1 {
+		t.Errorf("the result was checked %d times; want once, its journaled verdict reused", n)
+	}
+	res, _ := eventOf(swarmtest.Events(t, b, id), swarm.EventToolResult, nil)
+	if !res.IsError || !strings.Contains(res.Output, "guardrail block rejected the result: bad") {
+		t.Errorf("result %+v; want the journaled rejection", res)
 	}
 }

@@ -33,11 +33,15 @@ import (
 // snapshot counts the records up to S, load the ones after. What the
 // strategy derives as it replays (its messages, a registry search's
 // findings, compaction summaries) is taken from the runner as it stands at
-// the boundary.
+// the boundary. A compacted history is snapshotted without what its
+// summary replaces (compactStream.drop), so it stays bounded.
 
 // snapshotVersion is the layout of runSnap; a snapshot of another layout is
-// ignored and the journal replayed from the start.
-const snapshotVersion = 1
+// ignored and the journal replayed from the start. Version 2 holds the
+// histories without what their compaction dropped (compactSnap.Off); a
+// snapshot of version 1 is one whose compactions dropped nothing, so it is
+// read too.
+const snapshotVersion = 2
 
 // The strategies that snapshot, as runSnap.Kind.
 const (
@@ -69,13 +73,15 @@ type runSnap struct {
 	Shared json.RawMessage `json:"shared,omitempty"`
 }
 
-// compactSnap is a compactState.
+// compactSnap is a compactState, and for the newest of a stream the
+// stream's offset (compactStream.off).
 type compactSnap struct {
 	Upto    int          `json:"upto"`
 	Summary string       `json:"summary"`
 	Print   []byte       `json:"print"`
 	Settled bool         `json:"settled,omitempty"`
 	Base    *compactSnap `json:"base,omitempty"`
+	Off     int          `json:"off,omitempty"`
 }
 
 func snapOfCompact(c *compactState) *compactSnap {
@@ -129,7 +135,7 @@ func (r *runner) loadSnapshot(ctx context.Context, run store.Run) *runSnap {
 		return nil
 	}
 	var s runSnap
-	if err := json.Unmarshal(sn.Data, &s); err != nil || s.V != snapshotVersion || s.Seq != sn.Seq || s.Seq < 2 || s.Seq > run.LastSeq {
+	if err := json.Unmarshal(sn.Data, &s); err != nil || s.V < 1 || s.V > snapshotVersion || s.Seq != sn.Seq || s.Seq < 2 || s.Seq > run.LastSeq {
 		r.rt.log.Warn("snapshot not usable; replaying the whole journal", "run", r.id, "err", err)
 		return nil
 	}
@@ -154,9 +160,9 @@ func (r *runner) restoreRunner() {
 		}
 	}
 	if len(s.Compacted) > 0 {
-		r.compacted = map[string]*compactState{}
+		r.compacted = map[string]*compactStream{}
 		for k, c := range s.Compacted {
-			r.compacted[k] = c.state()
+			r.compacted[k] = &compactStream{st: c.state(), off: c.Off}
 		}
 	}
 }
@@ -203,11 +209,18 @@ func (r *runner) checkpoint(ctx context.Context, kind string, seq int64, live bo
 		s.Lifted, s.Spawned = r.lifted.Load(), r.spawned.Load()
 	}
 	s.Found = slices.Sorted(maps.Keys(r.found))
-	if len(r.compacted) > 0 {
-		s.Compacted = map[string]*compactSnap{}
-		for k, c := range r.compacted {
-			s.Compacted[k] = snapOfCompact(c)
+	for k, cs := range r.compacted {
+		// Only the strategy's own histories (at no handoff's path) go on
+		// past a boundary: the handoffs of the rounds before it are over.
+		if cs.st == nil || !strings.HasSuffix(k, "@") {
+			continue
 		}
+		if s.Compacted == nil {
+			s.Compacted = map[string]*compactSnap{}
+		}
+		c := snapOfCompact(cs.st)
+		c.Off = cs.off
+		s.Compacted[k] = c
 	}
 	r.mu.Unlock()
 	if !live && !r.countUpTo(&s) {

@@ -21,19 +21,37 @@ import (
 //
 //	go test -run XXX -bench Recover10k -benchtime 50x .
 func BenchmarkRecover10k(b *testing.B) {
+	var steps []scripted.Step
+	for i := range 2000 + 100000 {
+		steps = append(steps, scripted.Tools(scripted.CallTool("lookup_customer", map[string]any{"name": fmt.Sprint("c", i)})), scripted.Text(fmt.Sprint("answer ", i)))
+	}
+	recover10k(b, shop(&effects{n: map[string]int{}}, nil), scripted.Script{"receptionist": steps})
+}
+
+// BenchmarkRecover10kCompacted is BenchmarkRecover10k for a conversation
+// whose history is compacted (two tool calls in every message, and a
+// summary every few messages), and the same conversation without
+// compaction.
+//
+//	go test -run XXX -bench Recover10kCompacted -benchtime 20x .
+func BenchmarkRecover10kCompacted(b *testing.B) {
+	script := chatScript(1000+10000, -1)
+	b.Run("compacted", func(b *testing.B) {
+		recover10k(b, chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, swarm.HistoryOwnTools), script)
+	})
+	b.Run("whole", func(b *testing.B) { recover10k(b, chatConv(nil, swarm.HistoryOwnTools), script) })
+}
+
+// recover10k talks to conv, played by script, until its journal holds
+// 10,000 records, then measures one more message replaying the journal
+// and continuing from a snapshot.
+func recover10k(b *testing.B, conv *swarm.Conversation[Sale], script scripted.Script) {
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	const extra = 100000
-	var steps []scripted.Step
-	for i := range 2000 + extra {
-		steps = append(steps, scripted.Tools(scripted.CallTool("lookup_customer", map[string]any{"name": fmt.Sprint("c", i)})), scripted.Text(fmt.Sprint("answer ", i)))
-	}
-	script := scripted.Script{"receptionist": steps}
-	conv := shop(&effects{n: map[string]int{}}, nil)
 	open := func(every int) *swarm.Session[Sale] {
 		rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script), SnapshotEvery: every})
 		if err != nil {

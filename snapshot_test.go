@@ -3,6 +3,7 @@ package swarm_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -20,15 +21,19 @@ import (
 
 // reqLog records every model request by agent and call number, as the
 // JSON of its system prompt and messages. A request made again (a retry
-// after a crash) must equal the first.
+// after a crash) must equal the first. A compaction's summary requests
+// have no call number: they are numbered in the order they come.
 type reqLog struct {
 	mu   sync.Mutex
 	reqs map[string]string
+	sums map[string]int
 	bad  []string
 	m    model.Model
 }
 
-func newReqLog(m model.Model) *reqLog { return &reqLog{reqs: map[string]string{}, m: m} }
+func newReqLog(m model.Model) *reqLog {
+	return &reqLog{reqs: map[string]string{}, sums: map[string]int{}, m: m}
+}
 
 func (l *reqLog) model() model.Model {
 	return model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
@@ -36,8 +41,12 @@ func (l *reqLog) model() model.Model {
 			System   string
 			Messages []model.Message
 		}{req.System, req.Messages})
-		key := fmt.Sprintf("%s#%d", req.Agent, req.Call)
 		l.mu.Lock()
+		key := fmt.Sprintf("%s#%d", req.Agent, req.Call)
+		if strings.HasSuffix(req.Agent, "_compact") {
+			key = fmt.Sprintf("%s#s%d", req.Agent, l.sums[req.Agent])
+			l.sums[req.Agent]++
+		}
 		if old, ok := l.reqs[key]; ok && old != string(b) {
 			l.bad = append(l.bad, fmt.Sprintf("%s:\n  was %s\n  now %s", key, old, b))
 		}
@@ -54,6 +63,9 @@ func (l *reqLog) same(t *testing.T, want *reqLog) {
 	defer l.mu.Unlock()
 	for _, b := range l.bad {
 		t.Errorf("a request was made again with other messages: %s", b)
+	}
+	if len(l.reqs) != len(want.reqs) {
+		t.Errorf("%d distinct requests, want %d", len(l.reqs), len(want.reqs))
 	}
 	for key, got := range l.reqs {
 		if w, ok := want.reqs[key]; !ok || w != got {
@@ -502,4 +514,206 @@ func TestSnapshotTeammate(t *testing.T) {
 		return log
 	}
 	talk(4).same(t, talk(-1))
+}
+
+// snapSize is the size of run id's snapshot in bytes (0: none yet).
+func snapSize(t *testing.T, mem *readCounter, id string) int {
+	t.Helper()
+	sn, err := mem.Snapshot(t.Context(), id)
+	if errors.Is(err, store.ErrNoSnapshot) {
+		return 0
+	}
+	if err != nil {
+		t.Fatalf("snapshot of %s: %v", id, err)
+	}
+	return len(sn.Data)
+}
+
+// TestCompactedSnapshotIsBounded: the snapshot of a compacted run holds
+// the compacted history, not the whole of it: a loop of 1,000 rounds, a
+// team lead and a conversation of 1,000 messages snapshot about what they
+// do at 250.
+func TestCompactedSnapshotIsBounded(t *testing.T) {
+	const slack = 2048 // bytes: summaries and counters grow by a few digits
+	t.Run("loop", func(t *testing.T) {
+		size := func(rounds int) int {
+			ctx := ctxLong(t)
+			def := longSwarm(&swarm.Compaction{Window: 2000, Keep: 2}, rounds)
+			mem := &readCounter{Store: memory.New()}
+			rt := snapRuntime(t, mem, newReqLog(scripted.New(longScript(rounds))), 1)
+			if err := rt.Register(def); err != nil {
+				t.Fatal(err)
+			}
+			_, run, err := def.Run(ctx, rt, "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, _ := rt.Status(ctx, run.ID()); s.State != swarm.StateCompleted {
+				t.Fatalf("%d rounds: state %s (%s)", rounds, s.State, s.Reason)
+			}
+			return snapSize(t, mem, run.ID())
+		}
+		small, large := size(250), size(1000)
+		t.Logf("snapshot: %d bytes at 250 rounds, %d at 1,000", small, large)
+		if large > small+slack {
+			t.Errorf("snapshot grew from %d bytes at 250 rounds to %d at 1,000", small, large)
+		}
+	})
+	// talk says 1,000 messages with say (which returns the run) and
+	// compares the largest snapshot of the first 250 with that of the
+	// last 250: what is not summarized yet comes and goes with each
+	// compaction.
+	talk := func(t *testing.T, mem *readCounter, say func(i int) string) {
+		var small, large int
+		for i := range 1000 {
+			switch n := snapSize(t, mem, say(i)); {
+			case i < 250:
+				small = max(small, n)
+			case i >= 750:
+				large = max(large, n)
+			}
+		}
+		t.Logf("largest snapshot: %d bytes in the first 250 messages, %d in the last 250 of 1,000", small, large)
+		if large > small+slack {
+			t.Errorf("the largest snapshot grew from %d bytes in the first 250 messages to %d in the last 250 of 1,000", small, large)
+		}
+	}
+	t.Run("team_lead", func(t *testing.T) {
+		var steps []scripted.Step
+		for i := range 1000 {
+			steps = append(steps, scripted.Text(fmt.Sprint("reply ", i)))
+		}
+		ctx := ctxLong(t)
+		mem := &readCounter{Store: memory.New()}
+		rt := snapRuntime(t, mem, newReqLog(scripted.New(scripted.Script{"lead": steps, "lead_compact": {scripted.Text("the user talked")}})), 50)
+		crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead."},
+			Compaction: &swarm.Compaction{Messages: 40, Keep: 2}})
+		team, err := crew.Start(ctx, rt, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		talk(t, mem, func(i int) string {
+			if reply, err := team.Say(ctx, fmt.Sprint("message ", i, strings.Repeat(" pad", 50))); err != nil || reply != fmt.Sprint("reply ", i) {
+				t.Fatalf("message %d: %q, %v", i, reply, err)
+			}
+			return team.ID()
+		})
+	})
+	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {
+		t.Run("conversation/"+policy.String(), func(t *testing.T) {
+			ctx := ctxLong(t)
+			mem := &readCounter{Store: memory.New()}
+			rt := snapRuntime(t, mem, newReqLog(scripted.New(chatScript(1000, -1))), 50)
+			conv := chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
+			sess, err := conv.Start(ctx, rt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			talk(t, mem, func(i int) string {
+				if rep, err := sess.Say(ctx, fmt.Sprintf("message %d", i)); err != nil || rep.Text != fmt.Sprintf("answer %d", i) {
+					t.Fatalf("message %d: reply %+v, %v", i, rep, err)
+				}
+				return sess.ID()
+			})
+		})
+	}
+}
+
+// TestCompactedSnapshotContinues: a compacted loop that pauses every 20
+// rounds and a compacted conversation (each message is a new drive, and
+// the runtime restarts halfway), continued from snapshots, make exactly
+// the requests (summaries included) and the compactions of ones replayed
+// from the journal's start.
+func TestCompactedSnapshotContinues(t *testing.T) {
+	// talk drives a run to its end with snapshots every `every` records
+	// (negative: none). open is called with each runtime (one is reopened
+	// before drive 3); drive makes drive n (from 0) and returns the run
+	// and whether there is another. talk returns the requests, the
+	// compactions and the journal records the last drive read.
+	talk := func(t *testing.T, every int, script scripted.Script, open func(context.Context, *swarm.Runtime),
+		drive func(ctx context.Context, n int) (string, bool)) (*reqLog, []string, int64) {
+		ctx := ctxLong(t)
+		mem := &readCounter{Store: memory.New()}
+		log := newReqLog(scripted.New(script))
+		rt := snapRuntime(t, mem, log, every)
+		open(ctx, rt)
+		for n := 0; ; n++ {
+			if n == 3 {
+				rt.Close()
+				rt = snapRuntime(t, mem, log, every)
+				open(ctx, rt)
+			}
+			before := mem.read.Load()
+			id, more := drive(ctx, n)
+			if !more {
+				return log, compactions(t, rt, id), mem.read.Load() - before
+			}
+		}
+	}
+	check := func(t *testing.T, run func(every int) (*reqLog, []string, int64)) {
+		full, fullC, fullRead := run(-1)
+		snapped, snapC, read := run(1)
+		snapped.same(t, full)
+		if len(fullC) < 3 || fmt.Sprint(snapC) != fmt.Sprint(fullC) {
+			t.Errorf("compactions from snapshots %v; replayed from the start %v", snapC, fullC)
+		}
+		if read >= fullRead {
+			t.Errorf("the last drive read %d records from a snapshot, %d replaying the journal: the snapshot was not used", read, fullRead)
+		}
+	}
+	t.Run("loop", func(t *testing.T) {
+		const rounds = 120
+		script := longScript(rounds)
+		for i := 20; i < rounds; i += 20 {
+			script["long"][i] = scripted.Tools(scripted.CallTool("pause", map[string]any{"reason": fmt.Sprint("check ", i)}))
+		}
+		def := longSwarm(&swarm.Compaction{Window: 2000, Keep: 2}, rounds)
+		check(t, func(every int) (*reqLog, []string, int64) {
+			var rt *swarm.Runtime
+			var id string
+			open := func(_ context.Context, r *swarm.Runtime) {
+				if rt = r; rt.Register(def) != nil {
+					t.Fatal("register")
+				}
+			}
+			return talk(t, every, script, open, func(ctx context.Context, n int) (string, bool) {
+				var err error
+				if n == 0 {
+					id, err = rt.Start(ctx, def.ID(), []byte(`"go"`))
+				} else {
+					err = rt.Resume(ctx, id, "go on")
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := rt.Wait(ctx, id)
+				if err != nil || (s.State != swarm.StatePaused && s.State != swarm.StateCompleted) {
+					t.Fatalf("drive %d: %+v, %v", n, s, err)
+				}
+				return id, s.State == swarm.StatePaused
+			})
+		})
+	})
+	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {
+		t.Run("conversation/"+policy.String(), func(t *testing.T) {
+			const messages = 160
+			script := chatScript(messages, 40)
+			conv := chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
+			check(t, func(every int) (*reqLog, []string, int64) {
+				var sess *swarm.Session[Sale]
+				open := func(ctx context.Context, rt *swarm.Runtime) {
+					var err error
+					if sess, err = conv.Start(ctx, rt, swarm.WithID("chat")); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return talk(t, every, script, open, func(ctx context.Context, n int) (string, bool) {
+					if rep, err := sess.Say(ctx, fmt.Sprintf("message %d", n)); err != nil || rep.Text != fmt.Sprintf("answer %d", n) {
+						t.Fatalf("message %d: reply %+v, %v", n, rep, err)
+					}
+					return sess.ID(), n+1 < messages
+				})
+			})
+		})
+	}
 }

@@ -165,6 +165,7 @@ func (conversationStrategy) drive(ctx context.Context, r *runner) outcome {
 		c.log = slices.Clone(s.Log)
 	}
 	for n := first; ; n++ {
+		c.dropCompacted(n)
 		if n > 1 {
 			// A boundary: the messages before are answered.
 			if seq, live, ok := r.boundary("m"+strconv.Itoa(n-1)+"/reply", false); ok {
@@ -408,31 +409,100 @@ func (c *conversation) history(agent string, n int) []model.Message {
 	pol := c.cd.policy(agent)
 	out := make([]model.Message, 0, len(c.log))
 	for _, e := range c.log {
-		m := e.Msg
-		switch {
-		case e.Agent == "":
-		case e.Agent == agent:
-			if pol == HistoryText && e.N != n {
-				if m.Role != model.RoleAssistant || m.Content == "" {
-					continue
-				}
-				m = model.Message{Role: model.RoleAssistant, Content: m.Content}
-			}
-		case pol == HistoryFull:
-			if c.cd.nameSpeakers && m.Content != "" && m.Role == model.RoleAssistant {
-				m.Content = "[" + e.Agent + "] " + m.Content
-			}
-		case m.Role != model.RoleAssistant || m.Content == "":
-			continue
-		default:
-			m = model.Message{Role: model.RoleAssistant, Content: m.Content}
-			if c.cd.nameSpeakers {
-				m.Content = "[" + e.Agent + "] " + m.Content
-			}
+		if m, ok := c.seen(e, agent, pol, n); ok {
+			out = append(out, m)
 		}
-		out = append(out, m)
 	}
 	return out
+}
+
+// seen is what entry e of the log is in agent's history (under policy
+// pol) while it answers message n, if anything.
+func (c *conversation) seen(e convEntry, agent string, pol HistoryPolicy, n int) (model.Message, bool) {
+	m := e.Msg
+	switch {
+	case e.Agent == "":
+	case e.Agent == agent:
+		if pol == HistoryText && e.N != n {
+			if m.Role != model.RoleAssistant || m.Content == "" {
+				return m, false
+			}
+			m = model.Message{Role: model.RoleAssistant, Content: m.Content}
+		}
+	case pol == HistoryFull:
+		if c.cd.nameSpeakers && m.Content != "" && m.Role == model.RoleAssistant {
+			m.Content = "[" + e.Agent + "] " + m.Content
+		}
+	case m.Role != model.RoleAssistant || m.Content == "":
+		return m, false
+	default:
+		m = model.Message{Role: model.RoleAssistant, Content: m.Content}
+		if c.cd.nameSpeakers {
+			m.Content = "[" + e.Agent + "] " + m.Content
+		}
+	}
+	return m, true
+}
+
+// dropCompacted drops from the log, before message n, the entries that
+// the compaction of every agent of the conversation has summarized (see
+// compactStream.drop): the messages before n stay as they are in every
+// history. An agent that compacts nothing yet (or has no compaction)
+// needs the whole log, so until each has a summary nothing is dropped.
+func (c *conversation) dropCompacted(n int) {
+	r := c.r
+	type agentCut struct {
+		name string
+		pol  HistoryPolicy
+		cs   *compactStream
+		h    []model.Message
+	}
+	cuts := make([]agentCut, 0, len(c.cd.agents))
+	r.mu.Lock()
+	for name := range c.cd.agents {
+		cs := r.compacted[streamOf(name, "")]
+		if cs == nil || cs.st == nil {
+			r.mu.Unlock()
+			return
+		}
+		cuts = append(cuts, agentCut{name: name, pol: c.cd.policy(name), cs: cs})
+	}
+	r.mu.Unlock()
+	// end: the log entries up to the end of what every agent's summary
+	// replaces.
+	end := len(c.log)
+	for i := range cuts {
+		a := &cuts[i]
+		a.h = c.history(a.name, n)
+		st := a.cs.st.valid(a.h)
+		if st == nil || st.upto < 2 {
+			return
+		}
+		seen := 0
+		for j, e := range c.log {
+			if _, ok := c.seen(e, a.name, a.pol, n); ok {
+				if seen++; seen == st.upto {
+					end = min(end, j+1)
+					break
+				}
+			}
+		}
+	}
+	if end <= 1 {
+		return
+	}
+	r.mu.Lock()
+	for _, a := range cuts {
+		d := 0
+		for _, e := range c.log[1:end] {
+			if _, ok := c.seen(e, a.name, a.pol, n); ok {
+				d++
+			}
+		}
+		a.cs.drop(a.h, d)
+	}
+	r.mu.Unlock()
+	c.log = append([]convEntry{c.log[0]}, c.log[end:]...)
 }
 
 // step calls the OnStep hook.

@@ -31,6 +31,9 @@ func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) ou
 		msgs, first = slices.Clone(s.Msgs), s.Next
 	}
 	for turn := first; ; turn++ {
+		if ap.compaction != nil {
+			msgs = r.dropCompacted(ap, path, msgs)
+		}
 		if path == "" && turn > first {
 			// A boundary: the rounds before are journaled (the one
 			// before, by this drive).

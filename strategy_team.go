@@ -64,6 +64,9 @@ func (s memberStrategy) drive(ctx context.Context, r *runner) outcome {
 		}
 	}
 	for n := first; ; n++ {
+		if m.ap.compaction != nil {
+			m.msgs = r.dropCompacted(m.ap, "", m.msgs)
+		}
 		if n > 1 {
 			// A boundary: the pieces of work before are answered.
 			if seq, live, ok := r.boundary(m.prefix(n-1)+"/reply", false); ok {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +55,69 @@ swarms:
     guardrails: [no_secrets]
     hold_stream: true
 `, 0o644)
+	st, got := runDesk(t, path)
+	if st.State != swarm.StateFailed || st.Reason != "guardrail no_secrets: leaks a secret" {
+		t.Fatalf("state %s reason %q", st.State, st.Reason)
+	}
+	// The helper names the swarm's guardrail again: it checks once.
+	want := "desk:output:allow desk:handoff:allow helper:output:allow desk:output:tripwire"
+	if got != want {
+		t.Errorf("verdicts\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestCommandGuardrailAtCallAndResult: a YAML guardrail at a tool's call
+// and its result that trips on the result fails the run with its reason;
+// the tool runs once, and both verdicts are journaled.
+func TestCommandGuardrailAtCallAndResult(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "guard.sh", `#!/bin/sh
+case "$(cat)" in
+  *'"point":"tool_result"'*) echo '{"verdict": "tripwire", "message": "leaks"}' ;;
+esac
+`, 0o755)
+	write(t, dir, "fetch.sh", "#!/bin/sh\necho ran >> runs.txt\necho fetched\n", 0o755)
+	write(t, dir, "script.yaml", `
+desk:
+  - tool_calls:
+      - {id: c1, name: fetch, arguments: {}}
+  - text: done
+`, 0o644)
+	path := write(t, dir, "swarm.yaml", `
+version: 1
+model: scripted:script.yaml
+tools:
+  fetch:
+    description: Fetches
+    command: [./fetch.sh]
+guardrails:
+  screen:
+    command: [./guard.sh]
+    points: [tool_call, tool_result]
+swarms:
+  desk:
+    instructions: answer
+    tools: [fetch]
+    guardrails: [screen]
+`, 0o644)
+	st, verdicts := runDesk(t, path)
+	if st.State != swarm.StateFailed || st.Reason != "guardrail screen: leaks" {
+		t.Fatalf("state %s reason %q; want the result's tripwire", st.State, st.Reason)
+	}
+	if runs, err := os.ReadFile(filepath.Join(dir, "runs.txt")); err != nil || string(runs) != "ran\n" {
+		t.Errorf("tool runs %q (%v), want one", runs, err)
+	}
+	if want := "desk:tool_call:allow desk:tool_result:tripwire"; verdicts != want {
+		t.Errorf("verdicts %s, want %s", verdicts, want)
+	}
+}
+
+// runDesk registers the definitions of the swarm.yaml at path in a new
+// runtime and runs its swarm desk on "hi" to its end. It returns the run's
+// status and its guardrail verdicts ("agent:point:verdict ...").
+func runDesk(t *testing.T, path string) (swarm.Status, string) {
+	t.Helper()
+	ctx := ctxT(t)
 	f, err := config.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -65,17 +130,13 @@ swarms:
 	if err := f.Register(rt); err != nil {
 		t.Fatal(err)
 	}
-	ctx := ctxT(t)
 	id, err := rt.Start(ctx, "desk", json.RawMessage(`"hi"`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, err := rt.Wait(ctx, id)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if st.State != swarm.StateFailed || st.Reason != "guardrail no_secrets: leaks a secret" {
-		t.Fatalf("state %s reason %q", st.State, st.Reason)
+		t.Fatalf("wait: %v", err)
 	}
 	evs, err := rt.History(ctx, id, 0)
 	if err != nil {
@@ -87,11 +148,7 @@ swarms:
 			verdicts = append(verdicts, e.Agent+":"+e.Kind+":"+e.Verdict)
 		}
 	}
-	// The helper names the swarm's guardrail again: it checks once.
-	want := "desk:output:allow desk:handoff:allow helper:output:allow desk:output:tripwire"
-	if got := strings.Join(verdicts, " "); got != want {
-		t.Errorf("verdicts\n got %s\nwant %s", got, want)
-	}
+	return st, strings.Join(verdicts, " ")
 }
 
 func TestGuardrailConfigMistakes(t *testing.T) {
