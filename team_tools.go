@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -288,6 +289,7 @@ func claimTaskTool() Tool {
 			if err != nil {
 				return "", err
 			}
+			tc.noteClaim(t.ID)
 			journal(ctx, Event{Type: EventTask, Agent: tc.self, Task: &t})
 			return fmt.Sprintf("You own task #%d: %s.", t.ID, t.Subject), nil
 		})
@@ -341,6 +343,50 @@ type teamState struct {
 	read     int64             // newest mail read by read_inbox in this drive
 	shutdown map[string]string // step key -> reason, of approved shutdowns
 	approved bool
+	claims   map[int64]bool // tasks the member's journal says it claimed
+}
+
+// noteClaim notes that the member's journal says (or is about to say) that
+// it claimed task id.
+func (tc *teamCtx) noteClaim(id int64) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.claims == nil {
+		tc.claims = map[int64]bool{}
+	}
+	tc.claims[id] = true
+}
+
+// claimed returns the tasks noted by noteClaim, in order.
+func (tc *teamCtx) claimed() []int64 {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return slices.Sorted(maps.Keys(tc.claims))
+}
+
+// unaccounted returns the first of tasks (the team's board) that the
+// member's run owns, in progress, without a note of its claim, and forgets
+// the notes of tasks the run no longer holds (a claim is never taken back
+// but by ending the run, nor a completed task claimed again).
+func (tc *teamCtx) unaccounted(tasks []store.Task) (store.Task, bool) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	held := map[int64]bool{}
+	var lost *store.Task
+	for i, t := range tasks {
+		if t.Status != store.TaskInProgress || t.OwnerRun != tc.r.id {
+			continue
+		}
+		held[t.ID] = true
+		if !tc.claims[t.ID] && lost == nil {
+			lost = &tasks[i]
+		}
+	}
+	maps.DeleteFunc(tc.claims, func(id int64, _ bool) bool { return !held[id] })
+	if lost == nil {
+		return store.Task{}, false
+	}
+	return *lost, true
 }
 
 func (tc *teamCtx) noteShutdown(step, reason string) {
