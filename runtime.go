@@ -446,6 +446,9 @@ type newRun struct {
 	// plan, when set, is the run's plan, already built from the fields
 	// above.
 	plan *plan
+	// held, when set, gets the function that starts driving the run,
+	// for the caller to call, instead of the run being driven at once.
+	held *[]func()
 }
 
 // buildPlan computes a run's spec from its input, applies its params and
@@ -524,6 +527,10 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	r.seq.Store(1) // the start record
 	if r.root == "" {
 		r.root = nr.id
+	}
+	if nr.held != nil {
+		*nr.held = append(*nr.held, func() { rt.launch(lease, r) })
+		return true, nil
 	}
 	rt.launch(lease, r)
 	return true, nil

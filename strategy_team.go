@@ -97,15 +97,23 @@ func (m *memberRun) prefix(n int) string {
 	return "c" + strconv.Itoa(n)
 }
 
-// spawnDeclared starts the team's declared teammates (once).
+// spawnDeclared starts the team's declared teammates (once). All of them
+// are stored (on the roster) before any is driven, so that the first can
+// message the last at once.
 func (m *memberRun) spawnDeclared(ctx context.Context) (outcome, bool) {
+	var held []func()
+	defer func() {
+		for _, start := range held {
+			start()
+		}
+	}()
 	for _, name := range m.tc.td.order {
 		t := m.tc.td.members[name]
 		key := "spawn/" + name
 		if _, ok := m.r.recorded[key]; ok {
 			continue
 		}
-		if err := m.tc.spawn(ctx, t.Name, t.Role, t.Prompt, m.r.id+"/"+key); err != nil {
+		if err := m.tc.spawn(ctx, t.Name, t.Role, t.Prompt, m.r.id+"/"+key, &held); err != nil {
 			if isStoreErr(err) || ctx.Err() != nil {
 				return outcome{kind: interrupted, err: err}, true
 			}

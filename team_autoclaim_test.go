@@ -2,6 +2,8 @@ package swarm_test
 
 import (
 	"context"
+	"github.com/swarmrt/swarm/model"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -77,5 +79,82 @@ func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
 	settledRoster(t, ctx, tr, "alice")
 	if n := ships.Load(); n != 1 {
 		t.Errorf("shipped %d times, want once", n)
+	}
+}
+
+// slowCreate is a store whose creation of run late waits until first
+// (closed when a teammate's first model call starts) or a second passes:
+// that teammate gets the chance to act before run late exists.
+type slowCreate struct {
+	fullStore
+	late  string
+	first chan struct{}
+}
+
+func (s *slowCreate) Create(ctx context.Context, r store.Run, owner string, lease time.Duration, recs []store.Record) (store.Lease, error) {
+	if r.ID == s.late {
+		select {
+		case <-s.first:
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+			return store.Lease{}, ctx.Err()
+		}
+	}
+	return s.fullStore.Create(ctx, r, owner, lease, recs)
+}
+
+// firstCall closes a channel when agent's first model call starts.
+type firstCall struct {
+	*scripted.Model
+	agent string
+	once  sync.Once
+	ch    chan struct{}
+}
+
+func (f *firstCall) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if req.Agent == f.agent {
+		f.once.Do(func() { close(f.ch) })
+	}
+	return f.Model.Generate(ctx, req)
+}
+
+// TestTeamDeclaredMembersExistBeforeAnyStarts: the first declared
+// teammate messages the last one at its first turn; the last one exists
+// by then, however slowly its run is stored.
+func TestTeamDeclaredMembersExistBeforeAnyStarts(t *testing.T) {
+	ctx := ctxT(t)
+	script := scripted.Script{
+		"alice": {
+			scripted.Tools(scripted.CallTool("send_message", map[string]string{"to": "carol", "content": "hello carol"})),
+			scripted.Text("Told carol."),
+		},
+		"carol": {scripted.Text("Got it.")},
+	}
+	team := seedTeam(func(s *swarm.TeamSpec) {
+		s.Members = []swarm.Teammate{{Name: "alice", Prompt: "Greet carol."}, {Name: "bob"}, {Name: "carol"}}
+	})
+	first := make(chan struct{})
+	st := &slowCreate{fullStore: memory.New(), late: "declared~carol", first: first}
+	rt, err := swarm.New(swarm.Config{Store: st, Model: &firstCall{Model: scripted.New(script), agent: "alice", ch: first}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	tr, err := team.Start(ctx, rt, "", swarm.WithID("declared"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "alice", "bob", "carol")
+	evs, err := rt.History(ctx, "declared~alice", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Type == swarm.EventToolResult && ev.IsError {
+			t.Errorf("alice's %s failed: %s", ev.Tool, ev.Output)
+		}
+	}
+	if got := received(t, rt, tr, "carol"); len(got) != 1 || got[0].Content != "hello carol" {
+		t.Errorf("carol received %+v, want alice's mail", got)
 	}
 }

@@ -90,7 +90,7 @@ func spawnTool() Tool {
 			Role   string `json:"role" jsonschema:"what the teammate does, such as coder or tester"`
 			Prompt string `json:"prompt,omitempty" jsonschema:"the teammate's first task, with all the context it needs; without one it starts idle, waiting for mail"`
 		}) (string, error) {
-			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, IdempotencyKey(ctx)); err != nil {
+			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, IdempotencyKey(ctx), nil); err != nil {
 				return "", err
 			}
 			journal(ctx, Event{Type: EventMember, Agent: in.Name, State: MemberSpawning, Target: memberRunID(tc.team, in.Name)})
@@ -435,8 +435,10 @@ func (tc *teamCtx) planApproved(ctx context.Context) (bool, error) {
 }
 
 // spawn starts teammate name of the team (idempotent for the same
-// spawnedBy: a call repeated after a crash finds the run it started).
-func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy string) error {
+// spawnedBy: a call repeated after a crash finds the run it started). With
+// held, the run is stored and the function that starts driving it added
+// to held.
+func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy string, held *[]func()) error {
 	r := tc.r
 	if err := CheckMemberName(name); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
@@ -467,7 +469,7 @@ func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy stri
 	r.spawned.Store(true)
 	_, err = r.rt.create(ctx, newRun{info: r.info, input: input, id: id, explicitID: true,
 		values: map[string]any{valMember: name, valRole: role, valTeam: tc.team, valSpawnedBy: spawnedBy},
-		parent: tc.team, depth: r.depth + 1, budget: r.budget, root: r.root, deadline: r.deadline})
+		parent: tc.team, depth: r.depth + 1, budget: r.budget, root: r.root, deadline: r.deadline, held: held})
 	return err
 }
 
