@@ -536,13 +536,17 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	return true, nil
 }
 
-func checkRunID(id string) error {
+func checkRunID(id string) error { return checkID("run", id) }
+
+// checkID checks a client's id of a what (run, mail): at most 200
+// characters, none of them spaces or control characters.
+func checkID(what, id string) error {
 	if len(id) > 200 {
-		return fmt.Errorf("%w: run id longer than 200 characters", ErrInvalidInput)
+		return fmt.Errorf("%w: %s id longer than 200 characters", ErrInvalidInput, what)
 	}
 	for _, r := range id {
 		if r < 0x21 || r == 0x7f {
-			return fmt.Errorf("%w: run id %q contains spaces or control characters", ErrInvalidInput, id)
+			return fmt.Errorf("%w: %s id %q contains spaces or control characters", ErrInvalidInput, what, id)
 		}
 	}
 	return nil

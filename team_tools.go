@@ -651,6 +651,11 @@ func (rt *Runtime) sendMail(ctx context.Context, team, from string, to []string,
 	case err != nil:
 		return store.Mail{}, err
 	}
+	for _, g := range got {
+		if g.From != m.From || g.Type != m.Type || g.Content != m.Content {
+			return store.Mail{}, fmt.Errorf("mail %q was posted with other content: %w", m.ID, store.ErrExists)
+		}
+	}
 	// A recipient that waited for mail is runnable now.
 	for _, id := range ids {
 		if err := rt.wake(ctx, id); err != nil {
