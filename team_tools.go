@@ -732,7 +732,7 @@ func (rt *Runtime) respond(ctx context.Context, team, self, kind, id string, app
 	}
 	i := slices.IndexFunc(reqs, func(q store.Request) bool { return q.ID == id })
 	if i < 0 || reqs[i].Kind != kind || reqs[i].To != self {
-		return store.Request{}, fmt.Errorf("%w: no %s request %q addressed to %s", store.ErrNotFound, kind, id, self)
+		return store.Request{}, fmt.Errorf("no pending %s request %q addressed to %s: %w", strings.ReplaceAll(kind, "_", " "), id, self, ErrNoRequest)
 	}
 	state := store.RequestRejected
 	if approve {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -137,5 +138,14 @@ func TestTeamMailRetriedWithIDDeliversOnce(t *testing.T) {
 	}
 	if res := c.post(base+"/mail", `{"id": "a b", "to": "lead", "content": "x"}`); res.status != 400 || res.errorCode() != "invalid_input" {
 		t.Errorf("a mail id with a space: %d %s, want 400 invalid_input", res.status, res.body)
+	}
+}
+
+// TestNoRequestIsNotFound: a protocol request that does not exist is 404
+// unknown_request, not a missing run.
+func TestNoRequestIsNotFound(t *testing.T) {
+	err := fmt.Errorf("no pending plan approval request %q addressed to lead: %w", "req-nope", swarm.ErrNoRequest)
+	if status, code := classify(err); status != 404 || code != "unknown_request" {
+		t.Errorf("classify(%v) = %d %s, want 404 unknown_request", err, status, code)
 	}
 }

@@ -3,6 +3,8 @@ package swarm_test
 import (
 	"context"
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/swarmtest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -156,5 +158,30 @@ func TestTeamDeclaredMembersExistBeforeAnyStarts(t *testing.T) {
 	}
 	if got := received(t, rt, tr, "carol"); len(got) != 1 || got[0].Content != "hello carol" {
 		t.Errorf("carol received %+v, want alice's mail", got)
+	}
+}
+
+// TestTeamReviewOfAMissingPlanRequest: the lead reviewing a plan request
+// that does not exist gets an error result that says so, as
+// ErrNoRequest.
+func TestTeamReviewOfAMissingPlanRequest(t *testing.T) {
+	ctx := ctxT(t)
+	script := scripted.Script{"lead": {
+		scripted.Tools(scripted.CallTool("review_plan", map[string]any{"request_id": "req-nope", "approve": true})),
+		scripted.Text("No such plan."),
+	}}
+	rt, _ := swarmtest.NewRuntime(t, script)
+	tr, err := seedTeam().Start(ctx, rt, "Approve the plan req-nope.", swarm.WithID("noplan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	for _, ev := range swarmtest.Events(t, rt, tr.ID()) {
+		if ev.Type == swarm.EventToolResult && ev.Tool == "review_plan" {
+			out = ev.Output
+		}
+	}
+	if want := `no pending plan approval request "req-nope" addressed to lead`; !strings.Contains(out, want) || strings.Contains(out, "run not found") {
+		t.Errorf("review_plan of a missing request: %q, want it to say %q", out, want)
 	}
 }
