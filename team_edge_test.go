@@ -2,6 +2,7 @@ package swarm_test
 
 import (
 	"context"
+	"fmt"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/swarmtest"
 	"strings"
@@ -26,13 +27,27 @@ func (k claimKiller) ClaimTask(ctx context.Context, team string, id int64, membe
 	return t, err
 }
 
-// TestTeamAutoClaimRecoversAfterCrash: the process of an idle teammate of
-// an autonomous team dies right after the teammate claims a task by
-// itself, before its journal says so. The recovered teammate takes up its
-// own claim: the task is completed, its side effect done once.
-func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
-	ctx := ctxT(t)
-	var ships atomic.Int64
+// claimFailer is a store whose first append after a task is claimed
+// fails: the claim is stored, the journal record that follows it is not,
+// and the process lives on.
+type claimFailer struct{ *killable }
+
+func (k claimFailer) ClaimTask(ctx context.Context, team string, id int64, member, ownerRun string) (store.Task, error) {
+	t, err := k.killable.ClaimTask(ctx, team, id, member, ownerRun)
+	k.dead.Store(true)
+	return t, err
+}
+
+func (k claimFailer) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
+	if k.dead.CompareAndSwap(true, false) {
+		return 0, fmt.Errorf("append after a claim: %w", store.ErrUnavailable)
+	}
+	return k.killable.Append(ctx, l, recs, u)
+}
+
+// autoClaimTeam is an autonomous team of alice, who ships what she claims
+// (counted in ships) and completes task 1, and its script.
+func autoClaimTeam(ships *atomic.Int64) (*swarm.Team, scripted.Script) {
 	ship := swarm.NewTool("ship", "Ship the release.", func(context.Context, struct{}) (string, error) {
 		ships.Add(1)
 		return "shipped", nil
@@ -43,29 +58,16 @@ func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
 		scripted.Tools(scripted.CallTool("complete_task", map[string]any{"task_id": 1, "result": "shipped"})),
 		scripted.Text("Shipped."),
 	}}
-	team := seedTeam(func(s *swarm.TeamSpec) {
+	return seedTeam(func(s *swarm.TeamSpec) {
 		s.Autonomous = true
 		s.Members = []swarm.Teammate{{Name: "alice", Role: "ops", Prompt: "Wait for tasks.", Tools: []swarm.Tool{ship}}}
-	})
-	ks := &killable{fullStore: memory.New()}
-	a, err := swarm.New(swarm.Config{Store: claimKiller{ks}, Model: scripted.New(script), Lease: 60 * time.Millisecond, Owner: "A"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	tr, err := team.Start(ctx, a, "", swarm.WithID("autoclaim"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	settledRoster(t, ctx, tr, "alice")
-	if _, err := tr.AddTask(ctx, "Ship v2", ""); err != nil {
-		t.Fatal(err)
-	}
-	until(t, ctx, "alice claims task 1 and A dies", func() bool {
-		tasks, err := tr.Tasks(ctx)
-		return err == nil && len(tasks) == 1 && tasks[0].Owner == "alice" && ks.dead.Load()
-	})
-	_, tr = recoverTeam(t, ctx, a, ks, team, script, "autoclaim")
+	}), script
+}
+
+// shippedOnce waits until task 1 of tr is completed by alice, shipped
+// once.
+func shippedOnce(t *testing.T, ctx context.Context, tr *swarm.TeamRun, ships *atomic.Int64) {
+	t.Helper()
 	var task store.Task
 	until(t, ctx, "task 1 is completed after the recovery", func() bool {
 		tasks, err := tr.Tasks(ctx)
@@ -82,6 +84,63 @@ func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
 	if n := ships.Load(); n != 1 {
 		t.Errorf("shipped %d times, want once", n)
 	}
+}
+
+// TestTeamAutoClaimRecoversAfterCrash: the process of an idle teammate of
+// an autonomous team dies right after the teammate claims a task by
+// itself, before its journal says so (or the append that says so fails).
+// The recovered teammate takes up its own claim: the task is completed,
+// its side effect done once.
+func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
+	t.Run("crash", func(t *testing.T) {
+		ctx := ctxT(t)
+		var ships atomic.Int64
+		team, script := autoClaimTeam(&ships)
+		ks := &killable{fullStore: memory.New()}
+		a, err := swarm.New(swarm.Config{Store: claimKiller{ks}, Model: scripted.New(script), Lease: 60 * time.Millisecond, Owner: "A"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		tr, err := team.Start(ctx, a, "", swarm.WithID("autoclaim"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		settledRoster(t, ctx, tr, "alice")
+		if _, err := tr.AddTask(ctx, "Ship v2", ""); err != nil {
+			t.Fatal(err)
+		}
+		until(t, ctx, "alice claims task 1 and A dies", func() bool {
+			tasks, err := tr.Tasks(ctx)
+			return err == nil && len(tasks) == 1 && tasks[0].Owner == "alice" && ks.dead.Load()
+		})
+		_, tr = recoverTeam(t, ctx, a, ks, team, script, "autoclaim")
+		shippedOnce(t, ctx, tr, &ships)
+	})
+	t.Run("failed append", func(t *testing.T) {
+		ctx := ctxT(t)
+		var ships atomic.Int64
+		team, script := autoClaimTeam(&ships)
+		ks := &killable{fullStore: memory.New()}
+		rt, err := swarm.New(swarm.Config{Store: claimFailer{ks}, Model: scripted.New(script), Lease: 100 * time.Millisecond, Owner: "A", PollInterval: 5 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- rt.Work(wctx, swarm.WorkOptions{}) }()
+		defer func() { stop(); <-done }()
+		tr, err := team.Start(ctx, rt, "", swarm.WithID("autoclaim"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		settledRoster(t, ctx, tr, "alice")
+		if _, err := tr.AddTask(ctx, "Ship v2", ""); err != nil {
+			t.Fatal(err)
+		}
+		shippedOnce(t, ctx, tr, &ships)
+	})
 }
 
 // slowCreate is a store whose creation of run late waits until first
