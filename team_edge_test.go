@@ -30,13 +30,7 @@ func (k claimKiller) ClaimTask(ctx context.Context, team string, id int64, membe
 // claimFailer is a store whose first append after a task is claimed
 // fails: the claim is stored, the journal record that follows it is not,
 // and the process lives on.
-type claimFailer struct{ *killable }
-
-func (k claimFailer) ClaimTask(ctx context.Context, team string, id int64, member, ownerRun string) (store.Task, error) {
-	t, err := k.killable.ClaimTask(ctx, team, id, member, ownerRun)
-	k.dead.Store(true)
-	return t, err
-}
+type claimFailer struct{ claimKiller }
 
 func (k claimFailer) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
 	if k.dead.CompareAndSwap(true, false) {
@@ -122,7 +116,7 @@ func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
 		var ships atomic.Int64
 		team, script := autoClaimTeam(&ships)
 		ks := &killable{fullStore: memory.New()}
-		rt, err := swarm.New(swarm.Config{Store: claimFailer{ks}, Model: scripted.New(script), Lease: 100 * time.Millisecond, Owner: "A", PollInterval: 5 * time.Millisecond})
+		rt, err := swarm.New(swarm.Config{Store: claimFailer{claimKiller{ks}}, Model: scripted.New(script), Lease: 100 * time.Millisecond, Owner: "A", PollInterval: 5 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
