@@ -446,6 +446,9 @@ type newRun struct {
 	// plan, when set, is the run's plan, already built from the fields
 	// above.
 	plan *plan
+	// held, when set, gets the function that starts driving the run,
+	// for the caller to call, instead of the run being driven at once.
+	held *[]func()
 }
 
 // buildPlan computes a run's spec from its input, applies its params and
@@ -525,17 +528,25 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	if r.root == "" {
 		r.root = nr.id
 	}
+	if nr.held != nil {
+		*nr.held = append(*nr.held, func() { rt.launch(lease, r) })
+		return true, nil
+	}
 	rt.launch(lease, r)
 	return true, nil
 }
 
-func checkRunID(id string) error {
+func checkRunID(id string) error { return checkID("run", id) }
+
+// checkID checks a client's id of a what (run, mail): at most 200
+// characters, none of them spaces or control characters.
+func checkID(what, id string) error {
 	if len(id) > 200 {
-		return fmt.Errorf("%w: run id longer than 200 characters", ErrInvalidInput)
+		return fmt.Errorf("%w: %s id longer than 200 characters", ErrInvalidInput, what)
 	}
 	for _, r := range id {
 		if r < 0x21 || r == 0x7f {
-			return fmt.Errorf("%w: run id %q contains spaces or control characters", ErrInvalidInput, id)
+			return fmt.Errorf("%w: %s id %q contains spaces or control characters", ErrInvalidInput, what, id)
 		}
 	}
 	return nil

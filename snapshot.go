@@ -71,6 +71,8 @@ type runSnap struct {
 	Log    []convEntry     `json:"log,omitempty"`
 	Active string          `json:"active,omitempty"`
 	Shared json.RawMessage `json:"shared,omitempty"`
+	// Claims are the tasks a team member's journal says it claimed.
+	Claims []int64 `json:"claims,omitempty"`
 }
 
 // compactSnap is a compactState, and for the newest of a stream the

@@ -58,10 +58,16 @@ func (s memberStrategy) drive(ctx context.Context, r *runner) outcome {
 	if snap := r.restored(snapMember); snap != nil {
 		// Past the spawning of the declared teammates, too.
 		m.msgs, first = slices.Clone(snap.Msgs), snap.Next
+		for _, id := range snap.Claims {
+			tc.noteClaim(id)
+		}
 	} else if s.lead {
 		if out, stop := m.spawnDeclared(ctx); stop {
 			return out
 		}
+	}
+	if err := m.loadClaims(); err != nil {
+		return outcome{kind: interrupted, err: err}
 	}
 	for n := first; ; n++ {
 		if m.ap.compaction != nil {
@@ -70,7 +76,7 @@ func (s memberStrategy) drive(ctx context.Context, r *runner) outcome {
 		if n > 1 {
 			// A boundary: the pieces of work before are answered.
 			if seq, live, ok := r.boundary(m.prefix(n-1)+"/reply", false); ok {
-				r.checkpoint(ctx, snapMember, seq, live, func(s *runSnap) { s.Next, s.Msgs = n, m.msgs })
+				r.checkpoint(ctx, snapMember, seq, live, func(s *runSnap) { s.Next, s.Msgs, s.Claims = n, m.msgs, tc.claimed() })
 			}
 		}
 		opening, out, ok := m.wake(ctx, n)
@@ -94,15 +100,23 @@ func (m *memberRun) prefix(n int) string {
 	return "c" + strconv.Itoa(n)
 }
 
-// spawnDeclared starts the team's declared teammates (once).
+// spawnDeclared starts the team's declared teammates (once). All of them
+// are stored (on the roster) before any is driven, so that the first can
+// message the last at once.
 func (m *memberRun) spawnDeclared(ctx context.Context) (outcome, bool) {
+	var held []func()
+	defer func() {
+		for _, start := range held {
+			start()
+		}
+	}()
 	for _, name := range m.tc.td.order {
 		t := m.tc.td.members[name]
 		key := "spawn/" + name
 		if _, ok := m.r.recorded[key]; ok {
 			continue
 		}
-		if err := m.tc.spawn(ctx, t.Name, t.Role, t.Prompt, m.r.id+"/"+key); err != nil {
+		if err := m.tc.spawn(ctx, t.Name, t.Role, t.Prompt, m.r.id+"/"+key, &held); err != nil {
 			if isStoreErr(err) || ctx.Err() != nil {
 				return outcome{kind: interrupted, err: err}, true
 			}
@@ -155,7 +169,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (opening string, out outcom
 		}
 	}
 	// Live: is there anything to do?
-	opening, busy, err := m.work2do(ctx)
+	opening, task, busy, err := m.work2do(ctx)
 	if err != nil {
 		return "", outcome{kind: interrupted, err: err}, false
 	}
@@ -170,7 +184,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (opening string, out outcom
 		if idle {
 			wk = key + "/await/resumed"
 		}
-		evs = append(evs, Event{Type: EventMember, Key: wk, Agent: m.tc.self, State: MemberWorking, Message: opening})
+		evs = append(evs, Event{Type: EventMember, Key: wk, Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task})
 		if idle {
 			evs[len(evs)-1].Type = EventResumed
 		}
@@ -204,17 +218,17 @@ func leadTask(r *runner) string {
 
 // work2do reports whether an idle teammate has work: mail (delivered as
 // its inbox at the next model call), or, in an autonomous team, a task of
-// the board it may claim, which it claims.
-func (m *memberRun) work2do(ctx context.Context) (opening string, busy bool, err error) {
+// the board it claims (see claimNext).
+func (m *memberRun) work2do(ctx context.Context) (opening string, task *store.Task, busy bool, err error) {
 	mails, _, err := m.mb.Mailbox(ctx, m.r.id, 1)
 	if err != nil {
-		return "", false, err
+		return "", nil, false, err
 	}
 	if len(mails) > 0 {
-		return "", true, nil
+		return "", nil, true, nil
 	}
-	opening, err = m.claimNext(ctx)
-	return opening, opening != "", err
+	opening, task, err = m.claimNext(ctx)
+	return opening, task, opening != "", err
 }
 
 // claimed returns the task piece of work key claimed when it was woken
@@ -227,24 +241,33 @@ func (m *memberRun) claimed(ctx context.Context, key string) (string, error) {
 		}
 		return ev.Message, nil
 	}
-	opening, err := m.claimNext(ctx)
+	opening, task, err := m.claimNext(ctx)
 	if err != nil || opening == "" {
 		return "", err
 	}
-	ev := Event{Type: EventMember, Key: key + "/claim", Agent: m.tc.self, State: MemberWorking, Message: opening}
+	ev := Event{Type: EventMember, Key: key + "/claim", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
 	return opening, m.r.append(ctx, []Event{ev}, store.Update{}, m.ap)
 }
 
-// claimNext claims, in an autonomous team, the first task of the board
-// that is pending, unowned and unblocked, and returns the message that
-// puts the member to work on it ("" if none).
-func (m *memberRun) claimNext(ctx context.Context) (string, error) {
+// claimNext returns, in an autonomous team, the task the member works on
+// next and the message that puts it to work on it ("" if none). That is
+// first a task the member owns, in progress, that its journal does not
+// say it claimed: a claim stored before a crash (or a failed append) kept
+// its record from the journal, and is taken up now, as a claim_task call
+// replayed after a crash would be. Else it is the first task of the board
+// that is pending, unowned and unblocked, which it claims. The task is
+// returned to be journaled with the message (which accounts for it).
+func (m *memberRun) claimNext(ctx context.Context) (string, *store.Task, error) {
 	if !m.tc.td.autonomous || m.tc.lead {
-		return "", nil
+		return "", nil, nil
 	}
 	tasks, err := m.tb.Tasks(ctx, m.tc.team)
 	if err != nil {
-		return "", err
+		return "", nil, err
+	}
+	if t, ok := m.tc.unaccounted(tasks); ok {
+		m.tc.noteClaim(t.ID)
+		return claimMessage(t), &t, nil
 	}
 	done := map[int64]bool{}
 	for _, t := range tasks {
@@ -257,13 +280,37 @@ func (m *memberRun) claimNext(ctx context.Context) (string, error) {
 		got, err := m.tb.ClaimTask(ctx, m.tc.team, t.ID, m.tc.self, m.r.id)
 		if err != nil {
 			if isStoreUnavailable(err) {
-				return "", err
+				return "", nil, err
 			}
 			continue // another teammate was faster
 		}
-		return fmt.Sprintf("You claimed task #%d from the team's task board: %s\n%s\nWork on it, then call complete_task with its id and your result.", got.ID, got.Subject, got.Description), nil
+		m.tc.noteClaim(got.ID)
+		return claimMessage(got), &got, nil
 	}
-	return "", nil
+	return "", nil, nil
+}
+
+// claimMessage puts a member to work on task t, which it claimed.
+func claimMessage(t store.Task) string {
+	return fmt.Sprintf("You claimed task #%d from the team's task board: %s\n%s\nWork on it, then call complete_task with its id and your result.", t.ID, t.Subject, t.Description)
+}
+
+// loadClaims notes the tasks the member's journal (as loaded) says it
+// claimed: by claim_task or by itself.
+func (m *memberRun) loadClaims() error {
+	for _, rec := range m.r.recorded {
+		if t := EventType(rec.Type); t != EventTask && t != EventMember || !strings.Contains(string(rec.Data), `"task":`) {
+			continue
+		}
+		ev, err := decodeEvent(rec)
+		if err != nil {
+			return &storeError{err}
+		}
+		if ev.Task != nil && ev.Task.Status == store.TaskInProgress {
+			m.tc.noteClaim(ev.Task.ID)
+		}
+	}
+	return nil
 }
 
 func allDone(ids []int64, done map[int64]bool) bool {

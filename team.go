@@ -30,6 +30,9 @@ var (
 	ErrNotTeam = errors.New("not a team run")
 	// ErrNoMember: no member of the team has that name.
 	ErrNoMember = errors.New("no such team member")
+	// ErrNoRequest: the team has no such protocol request (shutdown or
+	// plan approval) for the member answering it.
+	ErrNoRequest = errors.New("no such request")
 )
 
 // Mail is a message in a team member's mailbox (see [store.Mailboxes]).

@@ -117,13 +117,21 @@ func (t *TeamRun) Roster(ctx context.Context) ([]MemberStatus, error) { return t
 // Send posts a message from the user to member to. An unknown member is
 // ErrNoMember; one that has ended ErrInvalidState; content over
 // store.MaxMailBytes store.ErrTooLarge.
-func (t *TeamRun) Send(ctx context.Context, to, content string) (store.Mail, error) {
-	return t.rt.sendMail(ctx, t.id, UserSender, []string{to}, store.Mail{ID: newID(), Type: MailMessage, Content: content})
+func (t *TeamRun) Send(ctx context.Context, to, content string, opts ...MailOption) (store.Mail, error) {
+	m, err := userMail(MailMessage, content, opts)
+	if err != nil {
+		return store.Mail{}, err
+	}
+	return t.rt.sendMail(ctx, t.id, UserSender, []string{to}, m)
 }
 
 // Broadcast posts one message from the user to every member that has not
 // ended, and returns their names.
-func (t *TeamRun) Broadcast(ctx context.Context, content string) ([]string, error) {
+func (t *TeamRun) Broadcast(ctx context.Context, content string, opts ...MailOption) ([]string, error) {
+	m, err := userMail(MailBroadcast, content, opts)
+	if err != nil {
+		return nil, err
+	}
 	to, err := t.rt.broadcastTo(ctx, t.id, UserSender)
 	if err != nil {
 		return nil, err
@@ -131,8 +139,28 @@ func (t *TeamRun) Broadcast(ctx context.Context, content string) ([]string, erro
 	if len(to) == 0 {
 		return nil, fmt.Errorf("%w: team %s has no member to broadcast to", ErrInvalidState, t.id)
 	}
-	_, err = t.rt.sendMail(ctx, t.id, UserSender, to, store.Mail{ID: newID(), Type: MailBroadcast, Content: content})
+	_, err = t.rt.sendMail(ctx, t.id, UserSender, to, m)
 	return to, err
+}
+
+// MailOption configures a mail the user posts with [TeamRun.Send] or
+// [TeamRun.Broadcast].
+type MailOption func(*store.Mail)
+
+// WithMailID names the mail, which makes retries safe: a post with the id
+// of a mail its recipient already has delivers nothing again and returns
+// that mail. The same id with other content is store.ErrExists. An id is at
+// most 200 characters, without spaces or control characters. Without it,
+// the mail gets a fresh id.
+func WithMailID(id string) MailOption { return func(m *store.Mail) { m.ID = id } }
+
+// userMail is a mail of type typ from the user, with opts applied.
+func userMail(typ, content string, opts []MailOption) (store.Mail, error) {
+	m := store.Mail{ID: newID(), Type: typ, Content: content}
+	for _, o := range opts {
+		o(&m)
+	}
+	return m, checkID("mail", m.ID)
 }
 
 // Inbox returns the mail in member's inbox that it has not consumed yet

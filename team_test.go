@@ -497,24 +497,7 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 		t.Fatalf("bob's model was given %q", seen)
 	}
 	ks.dead.Store(true) // A dies before journaling bob's turn
-	a.Close()
-	time.Sleep(80 * time.Millisecond) // A's lease runs out
-
-	b, err := swarm.New(swarm.Config{Store: ks.fullStore, Model: scripted.New(script), Lease: time.Second, Owner: "B", PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	if err := b.Register(team); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Recover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tr, err = b.OpenTeam(ctx, "team3")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, tr := recoverTeam(t, ctx, a, ks, team, script, "team3")
 	settledRoster(t, ctx, tr, "bob")
 	var consumed []string
 	for _, ev := range swarmtest.Events(t, b, "team3~bob") {
@@ -531,6 +514,31 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 	if inbox, _ := tr.Inbox(ctx, "bob"); len(inbox) != 0 {
 		t.Errorf("bob's inbox after recovery = %+v", inbox)
 	}
+}
+
+// recoverTeam closes runtime a, whose store ks is dead, waits for its
+// leases to run out (a's lease must be under 80ms), and recovers team run
+// id in a new runtime B on ks's data, with script.
+func recoverTeam(t *testing.T, ctx context.Context, a *swarm.Runtime, ks *killable, team *swarm.Team, script scripted.Script, id string) (*swarm.Runtime, *swarm.TeamRun) {
+	t.Helper()
+	a.Close()
+	time.Sleep(80 * time.Millisecond) // A's lease runs out
+	b, err := swarm.New(swarm.Config{Store: ks.fullStore, Model: scripted.New(script), Lease: time.Second, Owner: "B", PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if err := b.Register(team); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := b.OpenTeam(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, tr
 }
 
 // TestTeamWakesAreBounded: a teammate woken again and again (two

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -89,7 +90,7 @@ func spawnTool() Tool {
 			Role   string `json:"role" jsonschema:"what the teammate does, such as coder or tester"`
 			Prompt string `json:"prompt,omitempty" jsonschema:"the teammate's first task, with all the context it needs; without one it starts idle, waiting for mail"`
 		}) (string, error) {
-			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, IdempotencyKey(ctx)); err != nil {
+			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, IdempotencyKey(ctx), nil); err != nil {
 				return "", err
 			}
 			journal(ctx, Event{Type: EventMember, Agent: in.Name, State: MemberSpawning, Target: memberRunID(tc.team, in.Name)})
@@ -288,6 +289,7 @@ func claimTaskTool() Tool {
 			if err != nil {
 				return "", err
 			}
+			tc.noteClaim(t.ID)
 			journal(ctx, Event{Type: EventTask, Agent: tc.self, Task: &t})
 			return fmt.Sprintf("You own task #%d: %s.", t.ID, t.Subject), nil
 		})
@@ -341,6 +343,50 @@ type teamState struct {
 	read     int64             // newest mail read by read_inbox in this drive
 	shutdown map[string]string // step key -> reason, of approved shutdowns
 	approved bool
+	claims   map[int64]bool // tasks the member's journal says it claimed
+}
+
+// noteClaim notes that the member's journal says (or is about to say) that
+// it claimed task id.
+func (tc *teamCtx) noteClaim(id int64) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.claims == nil {
+		tc.claims = map[int64]bool{}
+	}
+	tc.claims[id] = true
+}
+
+// claimed returns the tasks noted by noteClaim, in order.
+func (tc *teamCtx) claimed() []int64 {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return slices.Sorted(maps.Keys(tc.claims))
+}
+
+// unaccounted returns the first of tasks (the team's board) that the
+// member's run owns, in progress, without a note of its claim, and forgets
+// the notes of tasks the run no longer holds (a claim is never taken back
+// but by ending the run, nor a completed task claimed again).
+func (tc *teamCtx) unaccounted(tasks []store.Task) (store.Task, bool) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	held := map[int64]bool{}
+	var lost *store.Task
+	for i, t := range tasks {
+		if t.Status != store.TaskInProgress || t.OwnerRun != tc.r.id {
+			continue
+		}
+		held[t.ID] = true
+		if !tc.claims[t.ID] && lost == nil {
+			lost = &tasks[i]
+		}
+	}
+	maps.DeleteFunc(tc.claims, func(id int64, _ bool) bool { return !held[id] })
+	if lost == nil {
+		return store.Task{}, false
+	}
+	return *lost, true
 }
 
 func (tc *teamCtx) noteShutdown(step, reason string) {
@@ -389,8 +435,10 @@ func (tc *teamCtx) planApproved(ctx context.Context) (bool, error) {
 }
 
 // spawn starts teammate name of the team (idempotent for the same
-// spawnedBy: a call repeated after a crash finds the run it started).
-func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy string) error {
+// spawnedBy: a call repeated after a crash finds the run it started). With
+// held, the run is stored and the function that starts driving it added
+// to held.
+func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy string, held *[]func()) error {
 	r := tc.r
 	if err := CheckMemberName(name); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
@@ -421,7 +469,7 @@ func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy stri
 	r.spawned.Store(true)
 	_, err = r.rt.create(ctx, newRun{info: r.info, input: input, id: id, explicitID: true,
 		values: map[string]any{valMember: name, valRole: role, valTeam: tc.team, valSpawnedBy: spawnedBy},
-		parent: tc.team, depth: r.depth + 1, budget: r.budget, root: r.root, deadline: r.deadline})
+		parent: tc.team, depth: r.depth + 1, budget: r.budget, root: r.root, deadline: r.deadline, held: held})
 	return err
 }
 
@@ -603,6 +651,11 @@ func (rt *Runtime) sendMail(ctx context.Context, team, from string, to []string,
 	case err != nil:
 		return store.Mail{}, err
 	}
+	for _, g := range got {
+		if g.From != m.From || g.Type != m.Type || g.Content != m.Content {
+			return store.Mail{}, fmt.Errorf("mail %q was posted with other content: %w", m.ID, store.ErrExists)
+		}
+	}
 	// A recipient that waited for mail is runnable now.
 	for _, id := range ids {
 		if err := rt.wake(ctx, id); err != nil {
@@ -679,7 +732,7 @@ func (rt *Runtime) respond(ctx context.Context, team, self, kind, id string, app
 	}
 	i := slices.IndexFunc(reqs, func(q store.Request) bool { return q.ID == id })
 	if i < 0 || reqs[i].Kind != kind || reqs[i].To != self {
-		return store.Request{}, fmt.Errorf("%w: no %s request %q addressed to %s", store.ErrNotFound, kind, id, self)
+		return store.Request{}, fmt.Errorf("no pending %s request %q addressed to %s: %w", strings.ReplaceAll(kind, "_", " "), id, self, ErrNoRequest)
 	}
 	state := store.RequestRejected
 	if approve {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -88,13 +89,24 @@ func (t *commandTool) Call(ctx context.Context, args json.RawMessage) (string, e
 	cmd.Args[0] = t.argv[0]
 	cmd.Dir = t.dir
 	cmd.Env = t.environ(ctx)
-	cmd.Stdin = bytes.NewReader(args)
+	// The input is a file written whole before the command starts: piped
+	// by this process, a command would read a cut input (and act on it)
+	// if this process died while writing.
+	in, err := inputFile(args)
+	if err != nil {
+		return "", fmt.Errorf("command %q: %w", t.argv[0], err)
+	}
+	defer func() {
+		in.Close()
+		_ = os.Remove(in.Name()) // where it could not be removed open
+	}()
+	cmd.Stdin = in
 	stdout, stderr := &capBuffer{max: maxOutput}, &tailBuffer{max: stderrTail}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = waitDelay
 	setProcessGroup(cmd)
 
-	err := cmd.Run()
+	err = cmd.Run()
 	if err != nil && cctx.Err() != nil {
 		if ctx.Err() == nil && errors.Is(context.Cause(cctx), errTimedOut) {
 			return "", &msgError{
@@ -127,6 +139,25 @@ func (t *commandTool) Call(ctx context.Context, args json.RawMessage) (string, e
 		out += fmt.Sprintf("\n[output truncated: the command wrote more than %d bytes]", maxOutput)
 	}
 	return out, nil
+}
+
+// inputFile returns a file holding data, read from its start, and already
+// removed where the system allows it (so that nothing is left behind if
+// this process dies).
+func inputFile(data []byte) (*os.File, error) {
+	f, err := os.CreateTemp("", "swarm-input-*")
+	if err != nil {
+		return nil, fmt.Errorf("input file: %w", err)
+	}
+	_ = os.Remove(f.Name()) // fails on Windows while the file is open
+	if _, err = f.Write(data); err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("input file: %w", err)
+	}
+	return f, nil
 }
 
 // environ is the command's environment: the process's, the tool's, and the

@@ -156,5 +156,7 @@
 // the tool's result. A non-zero exit status is a tool error reporting the
 // status and the end of standard error. On Unix the command runs in its own
 // process group, which is killed when the call times out or its context is
-// cancelled, so the processes it started die with it.
+// cancelled, so the processes it started die with it; on Linux the command
+// is also killed when the process running it dies (even by SIGKILL). Its
+// input is written whole before it starts, so it never reads a cut input.
 package config

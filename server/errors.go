@@ -89,6 +89,8 @@ func classify(err error) (int, string) {
 		return http.StatusForbidden, "forbidden"
 	case errors.Is(err, swarm.ErrNoMember):
 		return http.StatusNotFound, "unknown_member"
+	case errors.Is(err, swarm.ErrNoRequest):
+		return http.StatusNotFound, "unknown_request"
 	case errors.Is(err, swarm.ErrNotTeam):
 		return http.StatusNotFound, "not_a_team"
 	case errors.Is(err, store.ErrTooLarge):

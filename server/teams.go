@@ -18,6 +18,10 @@ type Roster struct {
 // MailRequest is the body of POST /v1/teams/{id}/mail: a message from the
 // user to one member, or to every member when To is "*".
 type MailRequest struct {
+	// ID optionally names the mail, as StartRequest.ID names a run:
+	// posting again with the same id delivers nothing twice (a retry is
+	// safe), and the same id with other content is a conflict.
+	ID      string `json:"id,omitempty"`
 	To      string `json:"to"`
 	Content string `json:"content"`
 }
@@ -86,8 +90,12 @@ func (s *Server) teamSend(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	var opts []swarm.MailOption
+	if req.ID != "" {
+		opts = append(opts, swarm.WithMailID(req.ID))
+	}
 	if req.To == "*" {
-		to, err := t.Broadcast(r.Context(), req.Content)
+		to, err := t.Broadcast(r.Context(), req.Content, opts...)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -95,7 +103,7 @@ func (s *Server) teamSend(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusCreated, map[string]any{"to": to})
 		return
 	}
-	m, err := t.Send(r.Context(), req.To, req.Content)
+	m, err := t.Send(r.Context(), req.To, req.Content, opts...)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -90,5 +91,61 @@ func TestTeamRoutes(t *testing.T) {
 	other := client{t: t, base: ts.URL, token: "s-echo"}
 	if res := other.get(base); res.status != 403 {
 		t.Errorf("another swarm's token: %d %s", res.status, res.body)
+	}
+}
+
+// TestTeamMailRetriedWithIDDeliversOnce: a mail posted twice with the same
+// id (a client retrying a post cut off by a crash) is delivered once; the
+// same id with other content is a conflict.
+func TestTeamMailRetriedWithIDDeliversOnce(t *testing.T) {
+	team := swarm.DefineTeam("crew", "A lead and a coder", swarm.TeamSpec{
+		Lead:    &swarm.Agent{Name: "lead"},
+		Members: []swarm.Teammate{{Name: "alice", Role: "coder"}},
+	})
+	rt, _ := swarmtest.NewRuntime(t, scripted.Script{}, testSwarms()...)
+	ctx := swarmtest.Context(t)
+	tr, err := team.Start(ctx, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := serveRuntime(t, rt, Options{})
+	c := client{t: t, base: ts.URL}
+	base := "/v1/teams/" + tr.ID()
+	for _, to := range []string{"lead", "*"} {
+		id := "m-" + strings.Trim(to, "*") + "1"
+		body := `{"id": "` + id + `", "to": "` + to + `", "content": "deploy at noon"}`
+		for i := range 2 {
+			if res := c.post(base+"/mail", body); res.status != 201 {
+				t.Fatalf("POST mail to %s, try %d: %d %s", to, i+1, res.status, res.body)
+			}
+		}
+		if res := c.post(base+"/mail", `{"id": "`+id+`", "to": "`+to+`", "content": "deploy at one"}`); res.status != 409 || res.errorCode() != "conflict" {
+			t.Errorf("the id of a mail to %s with other content: %d %s, want 409 conflict", to, res.status, res.body)
+		}
+	}
+	for _, tc := range []struct{ member, ids string }{{"lead", "m-lead1 m-1"}, {"alice", "m-1"}} {
+		mails, err := tr.Inbox(ctx, tc.member)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, m := range mails {
+			ids = append(ids, m.ID)
+		}
+		if strings.Join(ids, " ") != tc.ids {
+			t.Errorf("%s's inbox holds mails %q, want %q once each", tc.member, ids, tc.ids)
+		}
+	}
+	if res := c.post(base+"/mail", `{"id": "a b", "to": "lead", "content": "x"}`); res.status != 400 || res.errorCode() != "invalid_input" {
+		t.Errorf("a mail id with a space: %d %s, want 400 invalid_input", res.status, res.body)
+	}
+}
+
+// TestNoRequestIsNotFound: a protocol request that does not exist is 404
+// unknown_request, not a missing run.
+func TestNoRequestIsNotFound(t *testing.T) {
+	err := fmt.Errorf("no pending plan approval request %q addressed to lead: %w", "req-nope", swarm.ErrNoRequest)
+	if status, code := classify(err); status != 404 || code != "unknown_request" {
+		t.Errorf("classify(%v) = %d %s, want 404 unknown_request", err, status, code)
 	}
 }

@@ -2,9 +2,12 @@ package main_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -79,4 +82,85 @@ func TestToolDedupeIsAtomic(t *testing.T) {
 	if effects := lines(t, filepath.Join(dir, "effects.log")); len(effects) != 2 || effects[1] != "effect r2/t1/tool/call_0" {
 		t.Errorf("effects after a killed attempt: %v", effects)
 	}
+}
+
+// TestCommandToolDiesWithSwarm: a swarm process SIGKILLed while a command
+// tool runs takes the command with it; no orphan is left running.
+func TestCommandToolDiesWithSwarm(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux kills a command when its parent dies")
+	}
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"swarm.yaml": `version: 1
+model: scripted:script.yaml
+tools:
+  hold:
+    description: Runs for a long time
+    command: ["./hold.sh"]
+    timeout: 10m
+swarms:
+  holder:
+    description: Calls a long command
+    instructions: Call hold.
+    tools: [hold]
+`,
+		"script.yaml": `holder:
+  - tool_calls:
+      - {name: hold, arguments: {n: 1}}
+  - text: "done"
+`,
+		// exec: the command's own process is the one that sleeps.
+		"hold.sh": "#!/bin/sh\ncat > \"$EFFECTS/input.json\"\necho $$ > \"$EFFECTS/hold.pid.tmp\"\nmv \"$EFFECTS/hold.pid.tmp\" \"$EFFECTS/hold.pid\"\nexec sleep 600\n",
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := swarmCmd(ctx, dir, "run", "-q", "holder", "go")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	var pid int
+	for pid == 0 {
+		if b, err := os.ReadFile(filepath.Join(dir, "hold.pid")); err == nil {
+			if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the command tool did not start within 30s")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if in, err := os.ReadFile(filepath.Join(dir, "input.json")); err != nil || string(in) != `{"n":1}` {
+		t.Errorf("the command's input: %q, %v", in, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	for alive(pid) {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("command tool process %d still runs after its swarm process was killed", pid)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// alive reports whether process pid runs (a zombie, dead but not reaped
+// by its new parent, does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	// pid (comm) state ...: the state follows the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }

@@ -37,11 +37,7 @@ func (a *app) teamCmd() *cobra.Command {
 			}
 			// Teammates are driven here while the prompt is open: woken
 			// by mail, or taken over from a process that died.
-			wctx, stop := context.WithCancel(ctx)
-			var wg sync.WaitGroup
-			wg.Go(func() { _ = rt.Work(wctx, swarm.WorkOptions{DrainTimeout: -1}) })
-			defer wg.Wait()
-			defer stop()
+			defer work(ctx, rt)()
 			var opts []swarm.StartOption
 			if id != "" {
 				opts = append(opts, swarm.WithID(id))
@@ -66,7 +62,21 @@ func (a *app) teamCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&id, "id", "", "team run id: continues that team, or starts one with this id")
 	c.Flags().StringVar(&task, "task", "", "the lead's first task (default: wait for your first message)")
+	c.AddCommand(a.teamMailCmd(), a.teamTaskCmd())
 	return c
+}
+
+// work drives rt's runnable runs (woken by mail, or taken over from a
+// process that died) until the function it returns is called, which
+// returns once the work has stopped.
+func work(ctx context.Context, rt *swarm.Runtime) (stop func()) {
+	wctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = rt.Work(wctx, swarm.WorkOptions{DrainTimeout: -1}) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // teamList names the teams of the definitions file.
