@@ -167,6 +167,8 @@ func (u Update) NewReason() (string, bool) {
 type Pool struct {
 	// Calls counts model calls reserved, each before it starts.
 	Calls int64 `json:"calls,omitempty"`
+	// Tools counts tool calls reserved, each before it runs.
+	Tools int64 `json:"tools,omitempty"`
 	// Tokens (input plus output) and Cost (US dollars) add up the usage
 	// of the calls that returned.
 	Tokens int64   `json:"tokens,omitempty"`
@@ -178,8 +180,8 @@ type Pool struct {
 // CheckSpend reports an error if d adds a negative or non-finite amount;
 // stores call it before Spend changes anything.
 func CheckSpend(runID string, d Pool) error {
-	if d.Calls < 0 || d.Tokens < 0 || d.Cost < 0 || math.IsNaN(d.Cost) || math.IsInf(d.Cost, 0) {
-		return fmt.Errorf("spend on run %q: amounts must be finite and not negative (calls %d, tokens %d, cost %v)", runID, d.Calls, d.Tokens, d.Cost)
+	if d.Calls < 0 || d.Tools < 0 || d.Tokens < 0 || d.Cost < 0 || math.IsNaN(d.Cost) || math.IsInf(d.Cost, 0) {
+		return fmt.Errorf("spend on run %q: amounts must be finite and not negative (calls %d, tools %d, tokens %d, cost %v)", runID, d.Calls, d.Tools, d.Tokens, d.Cost)
 	}
 	return nil
 }
@@ -305,7 +307,7 @@ type Store interface {
 	// Inbox returns the run's unacknowledged messages, oldest first.
 	Inbox(ctx context.Context, id string) ([]Message, error)
 
-	// Spend adds d.Calls, d.Tokens and d.Cost to the budget pool kept on
+	// Spend adds d.Calls, d.Tools, d.Tokens and d.Cost to the budget pool kept on
 	// run id's row, and lifts the pool if d.Lifted, in one atomic step,
 	// and returns the pool as it is after the change. A zero d only reads
 	// it. Spends are serialized per run across every process sharing the

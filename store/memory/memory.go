@@ -596,6 +596,7 @@ func (s *Store) Spend(ctx context.Context, id string, d store.Pool) (store.Pool,
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pool.Calls += d.Calls
+	r.pool.Tools += d.Tools
 	r.pool.Tokens += d.Tokens
 	r.pool.Cost += d.Cost
 	r.pool.Lifted = r.pool.Lifted || d.Lifted
