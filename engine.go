@@ -68,6 +68,9 @@ type runner struct {
 	calls map[string]int  // model calls per agent, from the journal
 	usage model.Usage
 	pool  store.Pool // the tree's budget pool, as last seen
+	// grants are the calls this run reserved from the tree's pool, by
+	// callKind (budget.go).
+	grants [2]grant
 
 	// waiting is the reason of the pause the run waits on, when load
 	// found one unanswered.
@@ -730,6 +733,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		if err := validateJSON(rs, c.Arguments); err != nil {
 			return r.recordResult(ctx, rd, key, c, "error: "+(&ArgumentError{Tool: c.Name, Err: err}).Error(), true)
 		}
+	}
+	if res, stop := r.checkTools(ctx, rd, key); stop {
+		return res
 	}
 	ci := &callInfo{runID: r.id, step: key}
 	out, err := callTool(context.WithValue(ctx, ctxKey{}, ci), t, c.Arguments)

@@ -1,0 +1,153 @@
+package swarm_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/store/sqlite"
+)
+
+// countedModel counts the requests that reach a model.
+type countedModel struct {
+	model.Model
+	calls atomic.Int64
+}
+
+func (m *countedModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	m.calls.Add(1)
+	return m.Model.Generate(ctx, req)
+}
+
+// runawayScript scripts every agent of a handoff cycle (next names the
+// agent each hands off to) to hand off again, steps times: a model that
+// never stops delegating.
+func runawayScript(next map[string]string, steps int) scripted.Script {
+	s := scripted.Script{}
+	for agent, to := range next {
+		for range steps {
+			s[agent] = append(s[agent], scripted.Tools(scripted.CallTool("handoff_to_"+to, map[string]any{"request": "once more"})))
+		}
+	}
+	return s
+}
+
+// runawayStores are the stores the runaway tests run on.
+func runawayStores(t *testing.T) map[string]func() store.Store {
+	return map[string]func() store.Store{
+		"memory": func() store.Store { return memory.New() },
+		"sqlite": func() store.Store {
+			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "runs.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+	}
+}
+
+// A handoff cycle (an agent that hands off to itself, or two agents that
+// hand off to each other) with default settings made up to
+// MaxTurns^MaxDepth model calls. The runtime's default limit on a run
+// tree's model calls ends it: the run fails with a reason naming the limit
+// after exactly that many calls.
+func TestRunawayHandoffCycleEndsAtTheDefaultModelCallLimit(t *testing.T) {
+	for name, open := range runawayStores(t) {
+		for _, self := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/self=%v", name, self), func(t *testing.T) {
+				def, next := cycle(self)
+				m := &countedModel{Model: scripted.New(runawayScript(next, swarm.DefaultMaxModelCalls+200), scripted.WithoutBookkeeping())}
+				rt, err := swarm.New(swarm.Config{Store: open(), Model: m})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rt.Close()
+				res, _, err := def.Run(ctxT(t), rt, "go")
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := fmt.Sprintf("model calls %d of %d", swarm.DefaultMaxModelCalls, swarm.DefaultMaxModelCalls)
+				if f, ok := res.(swarm.Failed); !ok || !strings.Contains(f.Reason, want) || !strings.Contains(f.Reason, "Config.MaxModelCalls") {
+					t.Fatalf("result %#v, want a failure naming %q and Config.MaxModelCalls", res, want)
+				}
+				if n := m.calls.Load(); n != swarm.DefaultMaxModelCalls {
+					t.Errorf("%d model calls, want the limit, %d", n, swarm.DefaultMaxModelCalls)
+				}
+			})
+		}
+	}
+}
+
+// The limit is raised per run with WithBudget and for the runtime with
+// Config.MaxModelCalls; a negative value lifts it.
+func TestRunawayModelCallLimitCanBeRaisedOrLifted(t *testing.T) {
+	cases := []struct {
+		name   string
+		cfg    int64
+		budget *swarm.Budget
+		want   int64 // the calls made; 0: the run completes
+	}{
+		{"config", 1500, nil, 1500},
+		{"budget", 0, &swarm.Budget{ModelCalls: 1200}, 1200},
+		{"budget-over-config", 50, &swarm.Budget{ModelCalls: 70, Tokens: 1 << 40}, 70},
+		{"lifted", 0, &swarm.Budget{ModelCalls: -1}, 0},
+		{"lifted-by-config", -1, nil, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// An agent that hands off to itself 1,300 times, then answers:
+			// 2,603 calls in all when nothing stops it.
+			writer := &swarm.Agent{Name: "writer", Instructions: "write"}
+			writer.Handoffs = []swarm.Handoff{swarm.ToAgent(writer)}
+			def := swarm.Define[string, string]("deep", "", func(string) swarm.Spec {
+				return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(writer)}, MaxTurns: 2}
+			})
+			const depth = 1300
+			script := runawayScript(map[string]string{"deep": "writer", "writer": "writer"}, 1)
+			script["writer"] = runawayScript(map[string]string{"writer": "writer"}, depth)["writer"]
+			for range depth + 1 {
+				script["writer"] = append(script["writer"], scripted.Text("done"))
+			}
+			script["deep"] = append(script["deep"], scripted.Text("done"))
+			m := &countedModel{Model: scripted.New(script, scripted.WithoutBookkeeping())}
+			rt, err := swarm.New(swarm.Config{Model: m, MaxModelCalls: tc.cfg, MaxDepth: depth + 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			var opts []swarm.StartOption
+			if tc.budget != nil {
+				opts = append(opts, swarm.WithBudget(*tc.budget))
+			}
+			res, _, err := def.Run(ctxT(t), rt, "go", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == 0 {
+				if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "done" {
+					t.Fatalf("result %#v, want completed", res)
+				}
+				if n := m.calls.Load(); n != 2*depth+3 {
+					t.Errorf("%d model calls, want %d", n, 2*depth+3)
+				}
+				return
+			}
+			want := fmt.Sprintf("model calls %d of %d", tc.want, tc.want)
+			if f, ok := res.(swarm.Failed); !ok || !strings.Contains(f.Reason, want) {
+				t.Fatalf("result %#v, want a failure naming %q", res, want)
+			}
+			if n := m.calls.Load(); n != tc.want {
+				t.Errorf("%d model calls, want %d", n, tc.want)
+			}
+		})
+	}
+}
