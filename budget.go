@@ -40,11 +40,12 @@ import (
 //   - A run reserves the calls it takes in small blocks, so that it does
 //     not ask the store before every call: one call at first, then as many
 //     as it has taken so far, at most 32 and at most a 64th of the limit.
-//     Calls reserved by a run that ends (or crashes) before it makes them
-//     are not made by anyone, so a tree of many runs may stop a little
-//     before its limit; a single run makes exactly the limit. When the
-//     budget also bounds Tokens or Cost, each model call is reserved on
-//     its own, against the pool as it is.
+//     When it stops being driven (it ends, pauses, or is handed over) it
+//     gives back the calls it reserved and did not make; only a crash
+//     loses them (at most 32 a crash). A run waiting on a child run keeps
+//     its reservation meanwhile, so a tree of child runs may stop a few
+//     calls before its limit; a single run makes exactly the limit. When the budget also bounds Tokens or Cost, each
+//     model call is reserved on its own, against the pool as it is.
 //   - Tokens and Cost are known only when a call returns, and are added to
 //     the pool before its response is journaled. A call starts only while
 //     the pool is below both limits, so the tree passes them by at most
@@ -303,14 +304,39 @@ func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
 	}
 	_, taken := r.budget.limit(k, p)
 	got := min(n, limit-(taken-n))
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if got <= 0 {
+		// The pool is spent; a reservation made meanwhile by another
+		// call of this run may still have some left.
+		if g.left > 0 {
+			g.left--
+			return true, nil
+		}
 		return false, nil
 	}
-	r.mu.Lock()
 	g.took += got
 	g.left += got - 1
-	r.mu.Unlock()
 	return true, nil
+}
+
+// giveBack returns to the tree's pool the calls this run reserved and did
+// not make, when it stops being driven, so that other runs of the tree may
+// make them. A failure only loses them (the tree may stop that much
+// early), so it is logged, not returned.
+func (r *runner) giveBack(ctx context.Context) {
+	r.mu.Lock()
+	d := store.Pool{Calls: -r.grants[modelCall].left, Tools: -r.grants[toolCall].left}
+	r.grants = [2]grant{}
+	r.mu.Unlock()
+	if d == (store.Pool{}) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.rt.cfg.Lease/3)
+	defer cancel()
+	if _, err := r.spend(ctx, d); err != nil {
+		r.rt.log.Warn("cannot give back reserved calls", "run", r.id, "calls", -d.Calls, "tools", -d.Tools, "err", err)
+	}
 }
 
 // checkTools runs before each tool call: it reserves the call from the

@@ -125,6 +125,7 @@ type outcome struct {
 
 func (r *runner) drive(ctx context.Context) error {
 	out := r.execute(ctx)
+	r.giveBack(ctx) // before the run's end lets a parent go on
 	err := r.finish(ctx, out)
 	r.endRun(ctx, out, err)
 	if err != nil {

@@ -151,3 +151,121 @@ func TestRunawayModelCallLimitCanBeRaisedOrLifted(t *testing.T) {
 		})
 	}
 }
+
+// Tool executions have a tree-wide limit too, on by default, raised by
+// Config.MaxToolCalls or WithBudget and lifted by a negative value.
+func TestRunawayToolCallLimit(t *testing.T) {
+	const rounds, perRound = 600, 10
+	cases := []struct {
+		name   string
+		cfg    int64
+		budget *swarm.Budget
+		want   int64 // the tool calls made; 0: the run completes
+	}{
+		{"default", 0, nil, swarm.DefaultMaxToolCalls},
+		{"config", 300, nil, 300},
+		{"budget", 300, &swarm.Budget{ToolCalls: 5500}, 5500},
+		{"lifted", 0, &swarm.Budget{ToolCalls: -1}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var ran atomic.Int64
+			echo := swarm.NewTool("echo", "echoes", func(_ context.Context, in echoIn) (int, error) {
+				ran.Add(1)
+				return in.N, nil
+			})
+			var steps []scripted.Step
+			for i := range rounds {
+				var calls []scripted.ToolCall
+				for j := range perRound {
+					calls = append(calls, scripted.CallTool("echo", map[string]any{"n": i*perRound + j}))
+				}
+				steps = append(steps, scripted.Tools(calls...))
+			}
+			steps = append(steps, scripted.Text("done"))
+			def := swarm.Define[string, string]("busy", "", func(string) swarm.Spec {
+				return swarm.Spec{Tools: []swarm.Tool{echo}, MaxTurns: rounds + 1}
+			})
+			rt, err := swarm.New(swarm.Config{Model: scripted.New(scripted.Script{"busy": steps}, scripted.WithoutBookkeeping()), MaxToolCalls: tc.cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			var opts []swarm.StartOption
+			if tc.budget != nil {
+				opts = append(opts, swarm.WithBudget(*tc.budget))
+			}
+			res, _, err := def.Run(ctxT(t), rt, "go", opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == 0 {
+				if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "done" {
+					t.Fatalf("result %#v, want completed", res)
+				}
+				if n := ran.Load(); n != rounds*perRound {
+					t.Errorf("%d tool calls, want %d", n, rounds*perRound)
+				}
+				return
+			}
+			want := fmt.Sprintf("tool calls %d of %d", tc.want, tc.want)
+			if f, ok := res.(swarm.Failed); !ok || !strings.Contains(f.Reason, want) || !strings.Contains(f.Reason, "Config.MaxToolCalls") {
+				t.Fatalf("result %#v, want a failure naming %q", res, want)
+			}
+			if n := ran.Load(); n != tc.want {
+				t.Errorf("%d tool calls, want %d", n, tc.want)
+			}
+		})
+	}
+}
+
+// A swarm that hands off to itself makes a chain of child runs, each with
+// its own max turns: the default limit holds over the whole tree of runs,
+// and the refusal below fails every run up to the root.
+func TestRunawaySwarmSelfHandoffEndsTheWholeTree(t *testing.T) {
+	for name, open := range runawayStores(t) {
+		t.Run(name, func(t *testing.T) {
+			var def *swarm.Swarm[string, string]
+			def = swarm.Define[string, string]("loop", "Loops", func(string) swarm.Spec {
+				return swarm.Spec{Instructions: "loop", Handoffs: []swarm.Handoff{swarm.ToSwarm(def)}}
+			})
+			var steps []scripted.Step
+			for range 50 {
+				steps = append(steps, scripted.Tools(scripted.CallTool("handoff_to_loop", map[string]any{"request": "again"})))
+			}
+			m := &countedModel{Model: scripted.New(scripted.Script{"loop": steps}, scripted.WithoutBookkeeping())}
+			rt, err := swarm.New(swarm.Config{Store: open(), Model: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			ctx := ctxT(t)
+			res, run, err := def.Run(ctx, rt, "go")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("model calls %d of %d", swarm.DefaultMaxModelCalls, swarm.DefaultMaxModelCalls)
+			if f, ok := res.(swarm.Failed); !ok || !strings.Contains(f.Reason, want) {
+				t.Fatalf("result %#v, want a failure naming %q", res, want)
+			}
+			// Calls a child reserved and did not make before the tree ended
+			// are made by no one: the tree stops at most a little early.
+			if n := m.calls.Load(); n > swarm.DefaultMaxModelCalls || n < swarm.DefaultMaxModelCalls*9/10 {
+				t.Errorf("%d model calls, want at most the limit, %d, and close to it", n, swarm.DefaultMaxModelCalls)
+			}
+			t.Logf("%d model calls", m.calls.Load())
+			if kids := children(t, rt, run.ID()); len(kids) == 0 {
+				t.Fatal("no child runs")
+			}
+			all, err := rt.List(ctx, store.Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range all {
+				if s.State != swarm.StateFailed && s.State != swarm.StateCompleted {
+					t.Errorf("run %s (depth %d) is %s after its tree ended", s.ID, s.Depth, s.State)
+				}
+			}
+		})
+	}
+}

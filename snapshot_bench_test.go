@@ -35,7 +35,9 @@ func BenchmarkRecover10k(b *testing.B) {
 	script := scripted.Script{"receptionist": steps}
 	conv := shop(&effects{n: map[string]int{}}, nil)
 	open := func(every int) *swarm.Session[Sale] {
-		rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script), SnapshotEvery: every})
+		// One long conversation: more model calls than a run tree may
+		// make by default.
+		rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script), SnapshotEvery: every, MaxModelCalls: -1, MaxToolCalls: -1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 
 // spendSQL changes the pool in one statement: the row lock serializes
 // concurrent spends from every node.
-const spendSQL = `UPDATE swarm_runs SET pool_calls = pool_calls + $2, pool_tokens = pool_tokens + $3,
-	pool_cost = pool_cost + $4, pool_lifted = pool_lifted OR $5, pool_tools = pool_tools + $6
+const spendSQL = `UPDATE swarm_runs SET pool_calls = GREATEST(pool_calls + $2, 0), pool_tokens = pool_tokens + $3,
+	pool_cost = pool_cost + $4, pool_lifted = pool_lifted OR $5, pool_tools = GREATEST(pool_tools + $6, 0)
 	WHERE id = $1 RETURNING pool_calls, pool_tokens, pool_cost, pool_lifted, pool_tools`
 
 // Spend implements store.Store. It is not retried on a broken connection:

@@ -19,7 +19,7 @@ func (s *Store) Spend(ctx context.Context, id string, d store.Pool) (store.Pool,
 	var p store.Pool
 	err := s.write(ctx, func(w *writer) error {
 		if w.spend == nil {
-			st, err := w.conn.PrepareContext(context.Background(), `UPDATE runs SET pool_calls = pool_calls + ?, pool_tools = pool_tools + ?,
+			st, err := w.conn.PrepareContext(context.Background(), `UPDATE runs SET pool_calls = max(pool_calls + ?, 0), pool_tools = max(pool_tools + ?, 0),
 				pool_tokens = pool_tokens + ?, pool_cost = pool_cost + ?, pool_lifted = (pool_lifted OR ?)
 				WHERE id = ? RETURNING pool_calls, pool_tools, pool_tokens, pool_cost, pool_lifted`)
 			if err != nil {

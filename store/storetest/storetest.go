@@ -1613,6 +1613,16 @@ func testSpend(t *testing.T, s store.Store) {
 	if p := spend(t, s, "root", store.Pool{Calls: 1, Tools: 2}); p != (store.Pool{Calls: 4, Tools: 9, Tokens: 150, Cost: 0.75, Lifted: true}) {
 		t.Fatalf("after a call past the lift: %+v", p)
 	}
+	// Reserved calls given back, never below zero.
+	if p := spend(t, s, "root", store.Pool{Calls: -1, Tools: -3}); p != (store.Pool{Calls: 3, Tools: 6, Tokens: 150, Cost: 0.75, Lifted: true}) {
+		t.Fatalf("after giving calls back: %+v", p)
+	}
+	if p := spend(t, s, "root", store.Pool{Calls: -1}); p != (store.Pool{Calls: 2, Tools: 6, Tokens: 150, Cost: 0.75, Lifted: true}) {
+		t.Fatalf("after giving calls back: %+v", p)
+	}
+	if p := spend(t, s, "root", store.Pool{Calls: 1, Tools: -99}); p != (store.Pool{Calls: 3, Tools: 0, Tokens: 150, Cost: 0.75, Lifted: true}) {
+		t.Fatalf("after giving back more tool calls than reserved: %+v", p)
+	}
 	if p := spend(t, s, "other", store.Pool{}); p != (store.Pool{}) {
 		t.Fatalf("another run's pool = %+v, want zero", p)
 	}
@@ -1638,13 +1648,12 @@ func testSpendErrors(t *testing.T, s store.Store) {
 	create(t, s, "r", "o", long)
 	spend(t, s, "r", store.Pool{Calls: 1, Tokens: 5, Cost: 0.5})
 	for _, d := range []store.Pool{
-		{Calls: -1},
-		{Tools: -1},
 		{Tokens: -5},
 		{Cost: -0.5},
 		{Cost: math.NaN()},
 		{Cost: math.Inf(1)},
 		{Calls: 1, Tokens: -1},
+		{Calls: -1, Cost: -1},
 	} {
 		if _, err := s.Spend(ctx, "r", d); err == nil {
 			t.Errorf("Spend(%+v) succeeded", d)
