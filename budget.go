@@ -37,14 +37,15 @@ import (
 //   - ToolCalls is never exceeded either: every execution of a tool takes
 //     one call from the pool before it runs, in the same way. Handoffs,
 //     and the built-in complete, fail and pause, are not tool calls.
-//   - A run reserves the calls it takes in small blocks, so that it does
-//     not ask the store before every call: one call at first, then as many
-//     as it has taken so far, at most 32 and at most a 64th of the limit.
-//     When it stops being driven (it ends, pauses, or is handed over) it
-//     gives back the calls it reserved and did not make; only a crash
-//     loses them (at most 32 a crash). A run waiting on a child run keeps
-//     its reservation meanwhile, so a tree of child runs may stop a few
-//     calls before its limit; a single run makes exactly the limit. When the budget also bounds Tokens or Cost, each
+//   - A run reserves the calls it takes in blocks, so that it does not ask
+//     the store before every call: a 64th of the limit, at most 32, model
+//     and tool calls in one round trip. When it stops being driven (it
+//     pauses or is handed over, or ends below the root) and before it
+//     waits on a child run, it gives back the calls it reserved and did not
+//     make; only a crash loses them (at most 32 a crash). Other runs of the
+//     tree cannot use a block while its run holds it, so a tree of runs
+//     working in parallel may stop a few calls before its limit; a single
+//     run makes exactly the limit. When the budget also bounds Tokens or Cost, each
 //     model call is reserved on its own, against the pool as it is.
 //   - Tokens and Cost are known only when a call returns, and are added to
 //     the pool before its response is journaled. A call starts only while
@@ -272,52 +273,50 @@ func (r *runner) overBudget(ctx context.Context) (string, error) {
 	return b.exceeded(p, r.deadline, now), nil
 }
 
-// grant is what a run reserved of one kind of call from its tree's pool:
-// how many it may still make, and how many it took in all.
-type grant struct{ left, took int64 }
+// grant is what a run reserved of one kind of call from its tree's pool
+// and may still make.
+type grant struct{ left int64 }
 
 // take takes one call of kind k for this run from what it reserved, or
-// reserves a block of calls from the tree's pool first (see Budget). It
-// reports false when the tree's limit is reached and the budget is not
-// lifted.
+// reserves a block of calls from the tree's pool first (see Budget),
+// topping up the other kind's block in the same round trip. It reports
+// false when the tree's limit is reached and the budget is not lifted.
 func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
-	limit, _ := r.budget.limit(k, store.Pool{})
 	r.mu.Lock()
-	g := &r.grants[k]
-	if g.left > 0 {
+	if g := &r.grants[k]; g.left > 0 {
 		g.left--
 		r.mu.Unlock()
 		return true, nil
 	}
-	n := min(max(g.took, 1), max(limit/64, 1), 32)
-	r.mu.Unlock()
-	d := store.Pool{Calls: n}
-	if k == toolCall {
-		d = store.Pool{Tools: n}
+	var want [2]int64
+	for kind := range want {
+		if limit, _ := r.budget.limit(callKind(kind), store.Pool{}); limit > 0 && (callKind(kind) == k || r.grants[kind].left == 0) {
+			want[kind] = min(max(limit/64, 1), 32)
+		}
 	}
-	p, err := r.spend(ctx, d)
+	r.mu.Unlock()
+	p, err := r.spend(ctx, store.Pool{Calls: want[modelCall], Tools: want[toolCall]})
 	if err != nil {
 		return false, err
 	}
 	if p.Lifted {
 		return true, nil
 	}
-	_, taken := r.budget.limit(k, p)
-	got := min(n, limit-(taken-n))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if got <= 0 {
-		// The pool is spent; a reservation made meanwhile by another
-		// call of this run may still have some left.
-		if g.left > 0 {
-			g.left--
-			return true, nil
+	for kind, n := range want {
+		limit, taken := r.budget.limit(callKind(kind), p)
+		if got := min(n, limit-(taken-n)); n > 0 && got > 0 {
+			r.grants[kind].left += got
 		}
-		return false, nil
 	}
-	g.took += got
-	g.left += got - 1
-	return true, nil
+	// A reservation made meanwhile by another call of this run counts
+	// too.
+	if g := &r.grants[k]; g.left > 0 {
+		g.left--
+		return true, nil
+	}
+	return false, nil
 }
 
 // giveBack returns to the tree's pool the calls this run reserved and did

@@ -191,6 +191,7 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 	default:
 		return callResult{err: &storeError{err}}
 	}
+	r.giveBack(ctx) // the child, not this run, makes the next calls
 	run, err := r.waitChild(ctx, key, childID)
 	if err != nil {
 		return callResult{err: err}

@@ -125,7 +125,11 @@ type outcome struct {
 
 func (r *runner) drive(ctx context.Context) error {
 	out := r.execute(ctx)
-	r.giveBack(ctx) // before the run's end lets a parent go on
+	if r.id != r.root || out.kind == paused || out.kind == interrupted {
+		// Before the run's end lets a parent go on. When the root ends,
+		// no one takes from the pool any more.
+		r.giveBack(ctx)
+	}
 	err := r.finish(ctx, out)
 	r.endRun(ctx, out, err)
 	if err != nil {
