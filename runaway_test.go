@@ -269,3 +269,85 @@ func TestRunawaySwarmSelfHandoffEndsTheWholeTree(t *testing.T) {
 		})
 	}
 }
+
+// stallingModel is a countedModel whose call number at never returns
+// until its context ends: the process "dies" with that call in flight.
+type stallingModel struct {
+	countedModel
+	at      int64
+	stalled chan struct{}
+}
+
+func (m *stallingModel) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if m.calls.Load()+1 == m.at {
+		m.calls.Add(1)
+		close(m.stalled)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return m.countedModel.Generate(ctx, req)
+}
+
+// The limits a tree starts with are journaled with it: a runtime that
+// recovers the tree after its process died applies them, whatever its own
+// Config says, and the calls the dead process reserved and never made
+// (at most one block, a 64th of the limit) are all the tree loses.
+func TestRunawayLimitHoldsAcrossRecovery(t *testing.T) {
+	const limit = 640 // blocks of 10
+	path := filepath.Join(t.TempDir(), "runs.db")
+	var stores []store.Store
+	for range 2 {
+		s, err := sqlite.Open(t.Context(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores = append(stores, s)
+	}
+	def, next := cycle(true)
+	script := runawayScript(next, 2*limit)
+	m1 := &stallingModel{countedModel: countedModel{Model: scripted.New(script, scripted.WithoutBookkeeping())}, at: 305, stalled: make(chan struct{})}
+	rt1, err := swarm.New(swarm.Config{Store: stores[0], Model: m1, MaxModelCalls: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt1.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	run, err := def.Start(ctx, rt1, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-m1.stalled:
+	case <-ctx.Done():
+		t.Fatalf("the first process made %d calls and never reached call %d", m1.calls.Load(), m1.at)
+	}
+	rt1.Close() // the process ends with a call in flight and calls reserved
+
+	m2 := &countedModel{Model: scripted.New(script, scripted.WithoutBookkeeping())}
+	rt2, err := swarm.New(swarm.Config{Store: stores[1], Model: m2}) // the default limit, 1000
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt2.Close()
+	if err := rt2.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt2.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt2.Wait(ctx, run.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("model calls %d of %d", limit, limit)
+	if st.State != swarm.StateFailed || !strings.Contains(st.Reason, want) {
+		t.Fatalf("after recovery: %s %q, want failed naming %q", st.State, st.Reason, want)
+	}
+	t.Logf("model calls: %d before the crash, %d after", m1.calls.Load(), m2.calls.Load())
+	if got := m1.calls.Load() + m2.calls.Load(); got > limit || got < limit-limit/64 {
+		t.Errorf("%d model calls across both processes (%d, %d), want at most %d and at least %d", got, m1.calls.Load(), m2.calls.Load(), limit, limit-limit/64)
+	}
+}
