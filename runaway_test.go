@@ -351,3 +351,47 @@ func TestRunawayLimitHoldsAcrossRecovery(t *testing.T) {
 		t.Errorf("%d model calls across both processes (%d, %d), want at most %d and at least %d", got, m1.calls.Load(), m2.calls.Load(), limit, limit-limit/64)
 	}
 }
+
+// With Pause, reaching the tool call limit pauses the run before the call
+// runs; one resume lifts the limit and the call, and the rest, run once.
+func TestRunawayToolCallLimitPauses(t *testing.T) {
+	var ran atomic.Int64
+	echo := swarm.NewTool("echo", "echoes", func(_ context.Context, in echoIn) (int, error) {
+		ran.Add(1)
+		return in.N, nil
+	})
+	var steps []scripted.Step
+	for i := range 8 {
+		steps = append(steps, scripted.Tools(scripted.CallTool("echo", map[string]any{"n": i})))
+	}
+	steps = append(steps, scripted.Text("done"))
+	def := swarm.Define[string, string]("busy", "", func(string) swarm.Spec {
+		return swarm.Spec{Tools: []swarm.Tool{echo}, MaxTurns: 10}
+	})
+	rt, err := swarm.New(swarm.Config{Model: scripted.New(scripted.Script{"busy": steps}, scripted.WithoutBookkeeping())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	ctx := ctxT(t)
+	res, run, err := def.Run(ctx, rt, "go", swarm.WithBudget(swarm.Budget{ToolCalls: 5, Pause: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := res.(swarm.Paused); !ok || !strings.Contains(p.Reason, "tool calls 5 of 5") {
+		t.Fatalf("result %#v, want a pause naming the tool call limit", res)
+	}
+	if n := ran.Load(); n != 5 {
+		t.Errorf("%d tool calls before the pause, want 5", n)
+	}
+	if err := run.Resume(ctx, "go on"); err != nil {
+		t.Fatal(err)
+	}
+	res, err = run.Wait(ctx)
+	if c, ok := res.(swarm.Completed[string]); err != nil || !ok || c.Output != "done" {
+		t.Fatalf("after one resume: %#v %v", res, err)
+	}
+	if n := ran.Load(); n != 8 {
+		t.Errorf("%d tool calls in all, want 8, each once", n)
+	}
+}

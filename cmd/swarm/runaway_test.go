@@ -89,3 +89,40 @@ func TestRunawayLimitsInTheFileAreChecked(t *testing.T) {
 		t.Fatalf("exit %d, want 2 naming both limits\n%s", r.code, r.stderr)
 	}
 }
+
+// TestRunawayToolCallLimitFailsTheRun: --max-tool-calls bounds a run's
+// tool executions; reaching it fails the run (exit 1) naming the limit.
+func TestRunawayToolCallLimitFailsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	var script strings.Builder
+	script.WriteString("busy:\n")
+	for range 30 {
+		script.WriteString("  - tool_calls: [{name: ping, arguments: {}}]\n")
+	}
+	script.WriteString("  - text: done\n")
+	write(t, dir, map[string]string{
+		"swarm.yaml": `version: 1
+model: scripted:busy.yaml
+tools:
+  ping:
+    description: Pings
+    command: ["echo", "pong"]
+swarms:
+  busy:
+    description: Pings a lot
+    instructions: Ping.
+    tools: [ping]
+    max_turns: 40
+`,
+		"busy.yaml": script.String(),
+	})
+	r := swarmIn(t, dir, nil, "", "run", "-q", "--max-tool-calls", "7", "busy", "go")
+	if r.code != 1 || !strings.Contains(r.stderr, "tool calls 7 of 7") || !strings.Contains(r.stderr, "Config.MaxToolCalls") {
+		t.Fatalf("exit %d, want 1 and a reason naming the tool call limit\n%s", r.code, r.stderr)
+	}
+	// Lifted, the same run completes.
+	r = swarmIn(t, dir, nil, "", "run", "-q", "--max-tool-calls", "-1", "busy", "go")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != `"done"` {
+		t.Fatalf("lifted: exit %d, stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+}
