@@ -45,8 +45,9 @@ import (
 //     make; only a crash loses them (at most 32 a crash). Other runs of the
 //     tree cannot use a block while its run holds it, so a tree of runs
 //     working in parallel may stop a few calls before its limit; a single
-//     run makes exactly the limit. When the budget also bounds Tokens or Cost, each
-//     model call is reserved on its own, against the pool as it is.
+//     run makes exactly the limit. When the budget also bounds Tokens or
+//     Cost, each model call is reserved on its own, against the pool as
+//     it is.
 //   - Tokens and Cost are known only when a call returns, and are added to
 //     the pool before its response is journaled. A call starts only while
 //     the pool is below both limits, so the tree passes them by at most
@@ -273,24 +274,20 @@ func (r *runner) overBudget(ctx context.Context) (string, error) {
 	return b.exceeded(p, r.deadline, now), nil
 }
 
-// grant is what a run reserved of one kind of call from its tree's pool
-// and may still make.
-type grant struct{ left int64 }
-
 // take takes one call of kind k for this run from what it reserved, or
 // reserves a block of calls from the tree's pool first (see Budget),
 // topping up the other kind's block in the same round trip. It reports
 // false when the tree's limit is reached and the budget is not lifted.
 func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
 	r.mu.Lock()
-	if g := &r.grants[k]; g.left > 0 {
-		g.left--
+	if r.grants[k] > 0 {
+		r.grants[k]--
 		r.mu.Unlock()
 		return true, nil
 	}
 	var want [2]int64
 	for kind := range want {
-		if limit, _ := r.budget.limit(callKind(kind), store.Pool{}); limit > 0 && (callKind(kind) == k || r.grants[kind].left == 0) {
+		if limit, _ := r.budget.limit(callKind(kind), store.Pool{}); limit > 0 && (callKind(kind) == k || r.grants[kind] == 0) {
 			want[kind] = min(max(limit/64, 1), 32)
 		}
 	}
@@ -307,13 +304,13 @@ func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
 	for kind, n := range want {
 		limit, taken := r.budget.limit(callKind(kind), p)
 		if got := min(n, limit-(taken-n)); n > 0 && got > 0 {
-			r.grants[kind].left += got
+			r.grants[kind] += got
 		}
 	}
 	// A reservation made meanwhile by another call of this run counts
 	// too.
-	if g := &r.grants[k]; g.left > 0 {
-		g.left--
+	if r.grants[k] > 0 {
+		r.grants[k]--
 		return true, nil
 	}
 	return false, nil
@@ -325,8 +322,8 @@ func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
 // early), so it is logged, not returned.
 func (r *runner) giveBack(ctx context.Context) {
 	r.mu.Lock()
-	d := store.Pool{Calls: -r.grants[modelCall].left, Tools: -r.grants[toolCall].left}
-	r.grants = [2]grant{}
+	d := store.Pool{Calls: -r.grants[modelCall], Tools: -r.grants[toolCall]}
+	r.grants = [2]int64{}
 	r.mu.Unlock()
 	if d == (store.Pool{}) {
 		return

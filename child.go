@@ -172,8 +172,8 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 		r.mu.Lock()
 		pool := r.pool
 		// What this run reserved and has not made is not spent.
-		pool.Calls -= r.grants[modelCall].left
-		pool.Tools -= r.grants[toolCall].left
+		pool.Calls -= r.grants[modelCall]
+		pool.Tools -= r.grants[toolCall]
 		r.mu.Unlock()
 		if reason := r.budget.exceeded(pool, r.deadline, time.Now()); reason != "" {
 			return callResult{abort: reason}

@@ -68,9 +68,9 @@ type runner struct {
 	calls map[string]int  // model calls per agent, from the journal
 	usage model.Usage
 	pool  store.Pool // the tree's budget pool, as last seen
-	// grants are the calls this run reserved from the tree's pool, by
-	// callKind (budget.go).
-	grants [2]grant
+	// grants are the calls this run reserved from the tree's pool and
+	// has not made yet, by callKind (budget.go).
+	grants [2]int64
 
 	// waiting is the reason of the pause the run waits on, when load
 	// found one unanswered.

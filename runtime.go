@@ -85,8 +85,10 @@ type Config struct {
 	// handoffs and swarm handoffs count together: an agent an orchestrator
 	// hands off to is at depth 1, a child swarm it starts at depth 2, and
 	// so on. A handoff that would go deeper gets an error result naming
-	// the limit instead, so a cycle of handoffs (an agent handing off to
-	// itself, or two agents to each other) ends there.
+	// the limit instead. Depth does not bound cost (each level keeps its
+	// own max turns): MaxModelCalls and MaxToolCalls end a cycle of
+	// handoffs (an agent handing off to itself, or two agents to each
+	// other).
 	MaxDepth int
 	// MaxModelCalls bounds the model calls of every run tree whose budget
 	// sets no ModelCalls (see Budget), counted over the whole tree: every
