@@ -61,8 +61,10 @@ import (
 //
 // The limits a run tree starts with are journaled with its root run, so
 // that a recovery, or a child run driven by another process, applies the
-// same ones whatever that process's Config says. Runs whose budget limits
-// nothing (every limit lifted) make no extra store round trips.
+// same ones whatever that process's Config says; a run journaled before
+// runs had call limits gets the limits of the runtime that recovers it.
+// Runs whose budget limits nothing (every limit lifted) make no extra
+// store round trips.
 type Budget struct {
 	// Tokens bounds input plus output tokens.
 	Tokens int64 `json:"tokens,omitempty"`
@@ -100,8 +102,9 @@ const (
 )
 
 // treeBudget is the budget a new run tree is journaled with: b with the
-// runtime's limits on model and tool calls where b sets none, or nil when
-// it limits nothing.
+// runtime's limits on model and tool calls where b sets none. It is never
+// nil, even when every limit is lifted, so that a run journaled without a
+// budget is known to predate the call limits (see load).
 func (rt *Runtime) treeBudget(b *Budget) *Budget {
 	var t Budget
 	if b != nil {
@@ -112,9 +115,6 @@ func (rt *Runtime) treeBudget(b *Budget) *Budget {
 	}
 	if t.ToolCalls == 0 {
 		t.ToolCalls = rt.cfg.MaxToolCalls
-	}
-	if t.ModelCalls <= 0 && t.ToolCalls <= 0 && t.Tokens <= 0 && t.Cost <= 0 && t.WallTime <= 0 {
-		return nil
 	}
 	return &t
 }

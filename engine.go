@@ -222,6 +222,10 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 		return outcome{kind: interrupted, err: &storeError{fmt.Errorf("run %s: journal has no start record", r.id)}}, true
 	}
 	r.input, r.values, r.depth, r.budget, r.deadline = started.Input, started.Values, started.Depth, started.Budget, started.Deadline
+	if r.budget == nil {
+		// Started before runs had call limits: bounded from now on.
+		r.budget = r.rt.treeBudget(nil)
+	}
 	r.trace = started.Trace
 	if r.root = started.Root; r.root == "" {
 		r.root = r.id

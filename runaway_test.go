@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
@@ -393,5 +394,41 @@ func TestRunawayToolCallLimitPauses(t *testing.T) {
 	}
 	if n := ran.Load(); n != 8 {
 		t.Errorf("%d tool calls in all, want 8, each once", n)
+	}
+}
+
+// A run journaled before runs had call limits (its start record has no
+// budget) gets the limits of the runtime that recovers it.
+func TestRunawayRunFromBeforeTheLimitsIsBounded(t *testing.T) {
+	st := memory.New()
+	def, next := cycle(true)
+	m := &countedModel{Model: scripted.New(runawayScript(next, 2*swarm.DefaultMaxModelCalls), scripted.WithoutBookkeeping())}
+	rt, err := swarm.New(swarm.Config{Store: st, Model: m, MaxModelCalls: 90})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	start := store.Record{Key: "start", Type: string(swarm.EventStarted), Time: time.Now(),
+		Data: []byte(`{"swarm":"cycle","input":"go","max_turns":10,"agent":"cycle"}`)}
+	if _, err := st.Create(ctx, store.Run{ID: "old", Swarm: "cycle", MaxTurns: 10, Agent: "cycle"}, "gone", time.Millisecond, []store.Record{start}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond) // the old owner's lease expires
+	if ids, err := rt.Recover(ctx); err != nil || len(ids) != 1 {
+		t.Fatalf("recover: %v %v", ids, err)
+	}
+	s, err := rt.Wait(ctx, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.State != swarm.StateFailed || !strings.Contains(s.Reason, "model calls 90 of 90") {
+		t.Fatalf("recovered run: %s %q, want failed at the runtime's limit", s.State, s.Reason)
+	}
+	if n := m.calls.Load(); n != 90 {
+		t.Errorf("%d model calls, want 90", n)
 	}
 }
