@@ -14,6 +14,8 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/store/postgres"
+	"github.com/swarmrt/swarm/store/postgres/pgtest"
 	"github.com/swarmrt/swarm/store/sqlite"
 )
 
@@ -41,19 +43,26 @@ func runawayScript(next map[string]string, steps int) scripted.Script {
 	return s
 }
 
-// runawayStores are the stores the runaway tests run on.
-func runawayStores(t *testing.T) map[string]func() store.Store {
-	return map[string]func() store.Store{
-		"memory": func() store.Store { return memory.New() },
-		"sqlite": func() store.Store {
-			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "runs.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			return st
-		},
-	}
+// runawayStores open the stores the runaway tests run on, each for the
+// subtest given.
+var runawayStores = map[string]func(t *testing.T) store.Store{
+	"memory": func(*testing.T) store.Store { return memory.New() },
+	"sqlite": func(t *testing.T) store.Store {
+		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "runs.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	},
+	"postgres": func(t *testing.T) store.Store {
+		st, err := postgres.Open(t.Context(), pgtest.URL(t, "pool_max_conns=8"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	},
 }
 
 // A handoff cycle (an agent that hands off to itself, or two agents that
@@ -62,12 +71,12 @@ func runawayStores(t *testing.T) map[string]func() store.Store {
 // tree's model calls ends it: the run fails with a reason naming the limit
 // after exactly that many calls.
 func TestRunawayHandoffCycleEndsAtTheDefaultModelCallLimit(t *testing.T) {
-	for name, open := range runawayStores(t) {
+	for name, open := range runawayStores {
 		for _, self := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/self=%v", name, self), func(t *testing.T) {
 				def, next := cycle(self)
 				m := &countedModel{Model: scripted.New(runawayScript(next, swarm.DefaultMaxModelCalls+200), scripted.WithoutBookkeeping())}
-				rt, err := swarm.New(swarm.Config{Store: open(), Model: m})
+				rt, err := swarm.New(swarm.Config{Store: open(t), Model: m})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -224,7 +233,7 @@ func TestRunawayToolCallLimit(t *testing.T) {
 // its own max turns: the default limit holds over the whole tree of runs,
 // and the refusal below fails every run up to the root.
 func TestRunawaySwarmSelfHandoffEndsTheWholeTree(t *testing.T) {
-	for name, open := range runawayStores(t) {
+	for name, open := range runawayStores {
 		t.Run(name, func(t *testing.T) {
 			var def *swarm.Swarm[string, string]
 			def = swarm.Define[string, string]("loop", "Loops", func(string) swarm.Spec {
@@ -235,7 +244,7 @@ func TestRunawaySwarmSelfHandoffEndsTheWholeTree(t *testing.T) {
 				steps = append(steps, scripted.Tools(scripted.CallTool("handoff_to_loop", map[string]any{"request": "again"})))
 			}
 			m := &countedModel{Model: scripted.New(scripted.Script{"loop": steps}, scripted.WithoutBookkeeping())}
-			rt, err := swarm.New(swarm.Config{Store: open(), Model: m})
+			rt, err := swarm.New(swarm.Config{Store: open(t), Model: m})
 			if err != nil {
 				t.Fatal(err)
 			}
