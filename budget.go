@@ -12,20 +12,42 @@ import (
 )
 
 // Budget bounds a whole run tree: the run, its agents and every child swarm
-// below it, however many run in parallel and on whichever node. Zero fields
-// are unlimited. Reaching a limit fails the run with a reason that names the
-// limit, or pauses it when Pause is set; resuming a run paused by its budget
-// lifts the budget for the rest of the run tree: one resume lets every run
-// of the tree continue, including children that paused on the budget too.
+// below it, however many run in parallel and on whichever node. Tokens,
+// Cost and WallTime are unlimited when zero. ModelCalls and ToolCalls are
+// never unlimited by default: zero means the runtime's limit
+// (Config.MaxModelCalls, Config.MaxToolCalls: by default
+// DefaultMaxModelCalls and DefaultMaxToolCalls), and only a negative value
+// lifts the limit. So every run tree is bounded even when nobody set a
+// budget: a cycle of handoffs (an agent handing off to itself, or two to
+// each other) ends at the limit with a reason, not after MaxTurns to the
+// power of MaxDepth calls. Reaching a limit fails the run tree with a reason
+// that names the limit and its number, or pauses it when Pause is set;
+// resuming a run paused by its budget lifts the budget for the rest of the
+// run tree: one resume lets every run of the tree continue, including
+// children that paused on the budget too.
 //
 // The tree has one pool, kept in the store on the root run's row (see
 // store.Store.Spend), so it holds across processes, nodes and recoveries:
 //
 //   - ModelCalls is never exceeded. Every request sent to a model, a retry
-//     of a failed one included, reserves one call from the pool before it
+//     of a failed one included, takes one call from the pool before it
 //     starts and never gives it back. A call interrupted by a crash before
 //     its response was journaled counts, and its retry after recovery
-//     reserves again; a journaled response replayed by recovery does not.
+//     takes another; a journaled response replayed by recovery does not.
+//   - ToolCalls is never exceeded either: every execution of a tool takes
+//     one call from the pool before it runs, in the same way. Handoffs,
+//     and the built-in complete, fail and pause, are not tool calls.
+//   - A run reserves the calls it takes in blocks, so that it does not ask
+//     the store before every call: a 64th of the limit, at most 32, model
+//     and tool calls in one round trip. When it stops being driven (it
+//     pauses or is handed over, or ends below the root) and before it
+//     waits on a child run, it gives back the calls it reserved and did not
+//     make; only a crash loses them (at most 32 a crash). Other runs of the
+//     tree cannot use a block while its run holds it, so a tree of runs
+//     working in parallel may stop a few calls before its limit; a single
+//     run makes exactly the limit. When the budget also bounds Tokens or
+//     Cost, each model call is reserved on its own, against the pool as
+//     it is.
 //   - Tokens and Cost are known only when a call returns, and are added to
 //     the pool before its response is journaled. A call starts only while
 //     the pool is below both limits, so the tree passes them by at most
@@ -37,29 +59,96 @@ import (
 //     a reason naming the wall time. A run that is not being driven then
 //     (paused, or waiting to be adopted) notices when it is driven next.
 //
-// Runs without a budget make no extra store round trips.
+// The limits a run tree starts with are journaled with its root run, so
+// that a recovery, or a child run driven by another process, applies the
+// same ones whatever that process's Config says; a run journaled before
+// runs had call limits gets the limits of the runtime that recovers it.
+// Runs whose budget limits nothing (every limit lifted) make no extra
+// store round trips.
 type Budget struct {
 	// Tokens bounds input plus output tokens.
 	Tokens int64 `json:"tokens,omitempty"`
 	// Cost bounds the cost in US dollars (from the model price table).
 	Cost float64 `json:"cost,omitempty"`
-	// ModelCalls bounds the number of requests sent to models.
+	// ModelCalls bounds the number of requests sent to models (0: the
+	// runtime's Config.MaxModelCalls; negative: no limit).
 	ModelCalls int64 `json:"model_calls,omitempty"`
+	// ToolCalls bounds the number of tool executions (0: the runtime's
+	// Config.MaxToolCalls; negative: no limit).
+	ToolCalls int64 `json:"tool_calls,omitempty"`
 	// WallTime bounds the time from the root run's start.
 	WallTime time.Duration `json:"wall_time,omitempty"`
 	// Pause pauses the run instead of failing it.
 	Pause bool `json:"pause,omitempty"`
 }
 
-// WithBudget bounds the run and everything below it.
+// WithBudget bounds the run and everything below it. Without it a run tree
+// is bounded by the runtime's limits on model calls and tool calls only
+// (Config.MaxModelCalls, Config.MaxToolCalls).
 func WithBudget(b Budget) StartOption { return func(c *startConfig) { c.budget = &b } }
+
+// The runtime's limits on a run tree's calls when neither its budget nor
+// the Config sets them. A run tree is one request's worth of work: a
+// handful of agents and child swarms, each some turns of at most
+// MaxTurns (10 by default), usually tens of model calls in all. A thousand
+// leaves room for wide and deep trees (8 levels of handoffs, each of a few
+// turns) while bounding a runaway one, such as a cycle of handoffs, to
+// a bill of a few dollars with a common model instead of one that grows
+// until someone notices. A model response may ask for several tool calls
+// at once, so tools get five times as many.
+const (
+	DefaultMaxModelCalls = 1000
+	DefaultMaxToolCalls  = 5000
+)
+
+// treeBudget is the budget a new run tree is journaled with: b with the
+// runtime's limits on model and tool calls where b sets none. It is never
+// nil, even when every limit is lifted, so that a run journaled without a
+// budget is known to predate the call limits (see load).
+func (rt *Runtime) treeBudget(b *Budget) *Budget {
+	var t Budget
+	if b != nil {
+		t = *b
+	}
+	if t.ModelCalls == 0 {
+		t.ModelCalls = rt.cfg.MaxModelCalls
+	}
+	if t.ToolCalls == 0 {
+		t.ToolCalls = rt.cfg.MaxToolCalls
+	}
+	return &t
+}
 
 // budgetKind marks a paused event caused by the budget (Event.Kind), in the
 // run that reached a limit and in the ancestors the pause surfaces in.
 const budgetKind = "budget"
 
-// pooled reports whether b limits anything kept in the tree's pool.
-func (b *Budget) pooled() bool { return b.Tokens > 0 || b.Cost > 0 || b.ModelCalls > 0 }
+// callKind is what a run takes from its tree's pool one at a time.
+type callKind int
+
+const (
+	modelCall callKind = iota
+	toolCall
+)
+
+// limit is b's limit on calls of kind k (not positive: none), and in
+// the pool p how many are taken.
+func (b *Budget) limit(k callKind, p store.Pool) (limit, taken int64) {
+	if k == toolCall {
+		return b.ToolCalls, p.Tools
+	}
+	return b.ModelCalls, p.Calls
+}
+
+// reached explains that the tree has made all the calls of kind k its
+// budget allows, naming the limit and where it is set.
+func (b *Budget) reached(k callKind) string {
+	n, _ := b.limit(k, store.Pool{})
+	if k == toolCall {
+		return fmt.Sprintf("tool calls %d of %d (the run tree's tool call limit: Budget.ToolCalls, by default Config.MaxToolCalls; raise it, or set it to -1 for none)", n, n)
+	}
+	return fmt.Sprintf("model calls %d of %d (the run tree's model call limit: Budget.ModelCalls, by default Config.MaxModelCalls; raise it, or set it to -1 for none)", n, n)
+}
 
 // exceeded reports which limit keeps a new model call from starting when the
 // tree's pool is p at time now, or "".
@@ -74,9 +163,11 @@ func (b *Budget) exceeded(p store.Pool, deadline, now time.Time) string {
 	if b.Cost > 0 && p.Cost >= b.Cost {
 		over = append(over, fmt.Sprintf("cost $%.4f of $%.4f", p.Cost, b.Cost))
 	}
-	if b.ModelCalls > 0 && p.Calls >= b.ModelCalls {
-		// Refused reservations count too; the calls made are the limit.
-		over = append(over, fmt.Sprintf("model calls %d of %d", b.ModelCalls, b.ModelCalls))
+	for _, k := range []callKind{modelCall, toolCall} {
+		if n, taken := b.limit(k, p); n > 0 && taken >= n {
+			// Refused reservations count too; the calls made are the limit.
+			over = append(over, b.reached(k))
+		}
 	}
 	if !deadline.IsZero() && !now.Before(deadline) {
 		over = append(over, fmt.Sprintf("wall time %s", b.WallTime))
@@ -129,36 +220,144 @@ func (r *runner) checkBudget(ctx context.Context, ap *agentPlan, tkey string, tu
 	if r.budget == nil || r.lifted.Load() {
 		return nil
 	}
-	now := time.Now()
-	var d store.Pool
-	switch {
-	case r.budget.pooled():
-		d.Calls = 1
-	case r.deadline.IsZero() || now.Before(r.deadline):
-		return nil // only a wall time, not reached: nothing to ask the store
-	}
-	p, err := r.spend(ctx, d)
-	if err != nil {
+	reason, err := r.overBudget(ctx)
+	if err != nil || reason == "" {
 		return err
-	}
-	p.Calls -= d.Calls // the pool before this reservation
-	reason := r.budget.exceeded(p, r.deadline, now)
-	if reason == "" {
-		return nil
 	}
 	if !r.budget.Pause {
 		return &budgetError{reason: reason}
 	}
-	ev := Event{Type: EventPaused, Key: tkey + "/budget", Agent: ap.name, Turn: turn, Kind: budgetKind, Reason: reason,
+	if err := r.pauseOnBudget(ctx, ap, tkey+"/budget", turn, reason); err != nil {
+		return err
+	}
+	return errBudgetPaused
+}
+
+// pauseOnBudget journals that agent ap's step key waits for a human to
+// lift the budget, and pauses the run.
+func (r *runner) pauseOnBudget(ctx context.Context, ap *agentPlan, key string, turn int, reason string) error {
+	ev := Event{Type: EventPaused, Key: key, Agent: ap.name, Turn: turn, Kind: budgetKind, Reason: reason,
 		Context: "Resume to let the run continue beyond its budget."}
 	u := store.Update{State: store.Paused, Reason: reason}
 	if ap.root {
 		u.Turn = turn
 	}
-	if err := r.append(ctx, []Event{ev}, u, ap); err != nil {
-		return err
+	return r.append(ctx, []Event{ev}, u, ap)
+}
+
+// overBudget reserves a model call from the tree's pool and returns why it
+// may not start, or "".
+func (r *runner) overBudget(ctx context.Context) (string, error) {
+	b, now := r.budget, time.Now()
+	if b.Tokens > 0 || b.Cost > 0 {
+		// Usage is checked against the pool as it is now: each call
+		// reserves itself, and reads the pool doing so.
+		p, err := r.spend(ctx, store.Pool{Calls: 1})
+		if err != nil {
+			return "", err
+		}
+		p.Calls-- // the pool before this reservation
+		return b.exceeded(p, r.deadline, now), nil
 	}
-	return errBudgetPaused
+	if b.ModelCalls > 0 {
+		if ok, err := r.take(ctx, modelCall); err != nil || !ok {
+			return "budget exceeded: " + b.reached(modelCall), err
+		}
+	}
+	if r.deadline.IsZero() || now.Before(r.deadline) {
+		return "", nil
+	}
+	p, err := r.spend(ctx, store.Pool{}) // has the budget been lifted?
+	if err != nil {
+		return "", err
+	}
+	return b.exceeded(p, r.deadline, now), nil
+}
+
+// take takes one call of kind k for this run from what it reserved, or
+// reserves a block of calls from the tree's pool first (see Budget),
+// topping up the other kind's block in the same round trip. It reports
+// false when the tree's limit is reached and the budget is not lifted.
+func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
+	r.mu.Lock()
+	if r.grants[k] > 0 {
+		r.grants[k]--
+		r.mu.Unlock()
+		return true, nil
+	}
+	var want [2]int64
+	for kind := range want {
+		if limit, _ := r.budget.limit(callKind(kind), store.Pool{}); limit > 0 && (callKind(kind) == k || r.grants[kind] == 0) {
+			want[kind] = min(max(limit/64, 1), 32)
+		}
+	}
+	r.mu.Unlock()
+	p, err := r.spend(ctx, store.Pool{Calls: want[modelCall], Tools: want[toolCall]})
+	if err != nil {
+		return false, err
+	}
+	if p.Lifted {
+		return true, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for kind, n := range want {
+		limit, taken := r.budget.limit(callKind(kind), p)
+		if got := min(n, limit-(taken-n)); n > 0 && got > 0 {
+			r.grants[kind] += got
+		}
+	}
+	// A reservation made meanwhile by another call of this run counts
+	// too.
+	if r.grants[k] > 0 {
+		r.grants[k]--
+		return true, nil
+	}
+	return false, nil
+}
+
+// giveBack returns to the tree's pool the calls this run reserved and did
+// not make, when it stops being driven, so that other runs of the tree may
+// make them. A failure only loses them (the tree may stop that much
+// early), so it is logged, not returned.
+func (r *runner) giveBack(ctx context.Context) {
+	r.mu.Lock()
+	d := store.Pool{Calls: -r.grants[modelCall], Tools: -r.grants[toolCall]}
+	r.grants = [2]int64{}
+	r.mu.Unlock()
+	if d == (store.Pool{}) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.rt.cfg.Lease/3)
+	defer cancel()
+	if _, err := r.spend(ctx, d); err != nil {
+		r.rt.log.Warn("cannot give back reserved calls", "run", r.id, "calls", -d.Calls, "tools", -d.Tools, "err", err)
+	}
+}
+
+// checkTools runs before each tool call: it reserves the call from the
+// tree's pool, or fails (or pauses) the run tree if its tool call limit is
+// reached; stop reports that the call must not run, and res is its
+// outcome then.
+func (r *runner) checkTools(ctx context.Context, rd *round, key string) (res callResult, stop bool) {
+	if r.budget == nil || r.budget.ToolCalls <= 0 || r.lifted.Load() {
+		return callResult{}, false
+	}
+	ok, err := r.take(ctx, toolCall)
+	switch {
+	case err != nil:
+		return callResult{err: err}, true
+	case ok:
+		return callResult{}, false
+	}
+	reason := "budget exceeded: " + r.budget.reached(toolCall)
+	if !r.budget.Pause {
+		return callResult{abort: reason}, true
+	}
+	if err := r.pauseOnBudget(ctx, rd.ap, key+"/budget", rd.turn, reason); err != nil {
+		return callResult{err: err}, true
+	}
+	return callResult{unwound: true}, true
 }
 
 // spent adds a returned call's usage to the tree's pool, when the budget

@@ -171,6 +171,9 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 	if r.budget != nil && !r.budget.Pause && !r.lifted.Load() {
 		r.mu.Lock()
 		pool := r.pool
+		// What this run reserved and has not made is not spent.
+		pool.Calls -= r.grants[modelCall]
+		pool.Tools -= r.grants[toolCall]
 		r.mu.Unlock()
 		if reason := r.budget.exceeded(pool, r.deadline, time.Now()); reason != "" {
 			return callResult{abort: reason}
@@ -188,6 +191,7 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 	default:
 		return callResult{err: &storeError{err}}
 	}
+	r.giveBack(ctx) // the child, not this run, makes the next calls
 	run, err := r.waitChild(ctx, key, childID)
 	if err != nil {
 		return callResult{err: err}
@@ -206,6 +210,10 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 			}
 		}
 	case store.Failed:
+		if r.budget != nil && strings.HasPrefix(run.Reason, "budget exceeded: ") && !r.lifted.Load() {
+			// The tree's budget ends the whole tree, not just the child.
+			return callResult{abort: run.Reason}
+		}
 		output, isError = "error: swarm "+ct.swarm+" failed: "+run.Reason, true
 	default:
 		output, isError = "error: swarm "+ct.swarm+" was stopped: "+run.Reason, true

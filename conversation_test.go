@@ -750,7 +750,8 @@ func BenchmarkConversationSay(b *testing.B) {
 	for i := range steps {
 		steps[i] = scripted.Text("ok")
 	}
-	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{"receptionist": steps}, scripted.WithoutBookkeeping())})
+	// b.N messages may be more model calls than a run tree makes by default.
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{"receptionist": steps}, scripted.WithoutBookkeeping()), MaxModelCalls: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -68,6 +68,9 @@ type runner struct {
 	calls map[string]int  // model calls per agent, from the journal
 	usage model.Usage
 	pool  store.Pool // the tree's budget pool, as last seen
+	// grants are the calls this run reserved from the tree's pool and
+	// has not made yet, by callKind (budget.go).
+	grants [2]int64
 
 	// waiting is the reason of the pause the run waits on, when load
 	// found one unanswered.
@@ -122,6 +125,11 @@ type outcome struct {
 
 func (r *runner) drive(ctx context.Context) error {
 	out := r.execute(ctx)
+	if r.id != r.root || out.kind == paused || out.kind == interrupted {
+		// Before the run's end lets a parent go on. When the root ends,
+		// no one takes from the pool any more.
+		r.giveBack(ctx)
+	}
 	err := r.finish(ctx, out)
 	r.endRun(ctx, out, err)
 	if err != nil {
@@ -214,6 +222,10 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 		return outcome{kind: interrupted, err: &storeError{fmt.Errorf("run %s: journal has no start record", r.id)}}, true
 	}
 	r.input, r.values, r.depth, r.budget, r.deadline = started.Input, started.Values, started.Depth, started.Budget, started.Deadline
+	if r.budget == nil {
+		// Started before runs had call limits: bounded from now on.
+		r.budget = r.rt.treeBudget(nil)
+	}
 	r.trace = started.Trace
 	if r.root = started.Root; r.root == "" {
 		r.root = r.id
@@ -735,6 +747,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		if err := validateJSON(rs, c.Arguments); err != nil {
 			return r.recordResult(ctx, rd, key, c, "error: "+(&ArgumentError{Tool: c.Name, Err: err}).Error(), true)
 		}
+	}
+	if res, stop := r.checkTools(ctx, rd, key); stop {
+		return res
 	}
 	ci := &callInfo{runID: r.id, step: key}
 	out, err := callTool(context.WithValue(ctx, ctxKey{}, ci), t, c.Arguments)

@@ -130,6 +130,7 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) 
 		ev.ForkAt = recs[cut].Key
 	}
 	ev.Deadline = time.Time{}
+	ev.Budget = rt.treeBudget(ev.Budget) // an origin started before the runtime's limits gets them
 	if ev.Budget != nil && ev.Budget.WallTime > 0 {
 		ev.Deadline = time.Now().Add(ev.Budget.WallTime)
 	}

@@ -85,9 +85,20 @@ type Config struct {
 	// handoffs and swarm handoffs count together: an agent an orchestrator
 	// hands off to is at depth 1, a child swarm it starts at depth 2, and
 	// so on. A handoff that would go deeper gets an error result naming
-	// the limit instead, so a cycle of handoffs (an agent handing off to
-	// itself, or two agents to each other) ends there.
+	// the limit instead. Depth does not bound cost (each level keeps its
+	// own max turns): MaxModelCalls and MaxToolCalls end a cycle of
+	// handoffs (an agent handing off to itself, or two agents to each
+	// other).
 	MaxDepth int
+	// MaxModelCalls bounds the model calls of every run tree whose budget
+	// sets no ModelCalls (see Budget), counted over the whole tree: every
+	// agent, turn, retry and child run. Reaching it fails the tree with a
+	// reason naming the limit. Default DefaultMaxModelCalls; negative: no
+	// limit.
+	MaxModelCalls int64
+	// MaxToolCalls is MaxModelCalls for tool executions (default
+	// DefaultMaxToolCalls; negative: no limit).
+	MaxToolCalls int64
 	// MaxParallel bounds how many tool calls and handoffs of one model
 	// response run at once (default 16).
 	MaxParallel int
@@ -184,6 +195,12 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if cfg.MaxDepth <= 0 {
 		cfg.MaxDepth = 8
+	}
+	if cfg.MaxModelCalls == 0 {
+		cfg.MaxModelCalls = DefaultMaxModelCalls
+	}
+	if cfg.MaxToolCalls == 0 {
+		cfg.MaxToolCalls = DefaultMaxToolCalls
 	}
 	if cfg.SnapshotEvery == 0 {
 		cfg.SnapshotEvery = 500
@@ -415,9 +432,9 @@ func (rt *Runtime) Start(ctx context.Context, swarmID string, input json.RawMess
 	} else if err := checkRunID(id); err != nil {
 		return "", err
 	}
-	nr := newRun{info: info, input: input, id: id, explicitID: sc.id != "", values: sc.values, params: recordParams(sc.params), budget: sc.budget}
-	if sc.budget != nil && sc.budget.WallTime > 0 {
-		nr.deadline = time.Now().Add(sc.budget.WallTime)
+	nr := newRun{info: info, input: input, id: id, explicitID: sc.id != "", values: sc.values, params: recordParams(sc.params), budget: rt.treeBudget(sc.budget)}
+	if nr.budget != nil && nr.budget.WallTime > 0 {
+		nr.deadline = time.Now().Add(nr.budget.WallTime)
 	}
 	created, err := rt.create(ctx, nr)
 	if err != nil {

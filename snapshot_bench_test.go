@@ -53,7 +53,9 @@ func recover10k(b *testing.B, conv *swarm.Conversation[Sale], script scripted.Sc
 	}
 	defer st.Close()
 	open := func(every int) *swarm.Session[Sale] {
-		rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script), SnapshotEvery: every})
+		// One long conversation: more model calls than a run tree may
+		// make by default.
+		rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script), SnapshotEvery: every, MaxModelCalls: -1, MaxToolCalls: -1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -55,8 +55,10 @@ func raceForTasks(t *testing.T, sa, sb store.Store, rounds int) {
 	team, script := claimTeam(rounds)
 	var rts []*swarm.Runtime
 	for i, s := range []store.Store{sa, sb} {
+		// A thousand tasks are more model calls than a run tree may make
+		// by default.
 		rt, err := swarm.New(swarm.Config{Store: s, Model: scripted.New(script, scripted.WithoutBookkeeping()),
-			Owner: fmt.Sprint("node", i), Lease: 5 * time.Second, PollInterval: 20 * time.Millisecond})
+			Owner: fmt.Sprint("node", i), Lease: 5 * time.Second, PollInterval: 20 * time.Millisecond, MaxModelCalls: -1})
 		if err != nil {
 			t.Fatal(err)
 		}

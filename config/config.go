@@ -34,6 +34,9 @@ type File struct {
 	Model string
 	// Serve is the file's serve section, nil if it has none.
 	Serve *Serve
+	// Limits is the file's limits section: the limits on every run
+	// tree's calls (see [File.ApplyLimits]).
+	Limits Limits
 	// Models are the OpenAI-compatible endpoints of the models: section,
 	// by name (see [File.OpenModel]).
 	Models map[string]openai.Endpoint
@@ -315,4 +318,27 @@ func cloneSpec(spec swarm.Spec) swarm.Spec {
 	spec.Handoffs = slices.Clone(spec.Handoffs)
 	spec.Tools = slices.Clone(spec.Tools)
 	return spec
+}
+
+// Limits bounds the calls of every run tree (limits: in the file):
+//
+//	limits:
+//	  model_calls: 2000   # default 1000 (swarm.DefaultMaxModelCalls); -1: no limit
+//	  tool_calls: 10000   # default 5000 (swarm.DefaultMaxToolCalls); -1: no limit
+type Limits struct {
+	// ModelCalls is swarm.Config.MaxModelCalls (0: the default).
+	ModelCalls int64
+	// ToolCalls is swarm.Config.MaxToolCalls (0: the default).
+	ToolCalls int64
+}
+
+// ApplyLimits sets the runtime limits of cfg from the file's limits:
+// section, where it sets them.
+func (f *File) ApplyLimits(cfg *swarm.Config) {
+	if f.Limits.ModelCalls != 0 {
+		cfg.MaxModelCalls = f.Limits.ModelCalls
+	}
+	if f.Limits.ToolCalls != 0 {
+		cfg.MaxToolCalls = f.Limits.ToolCalls
+	}
 }

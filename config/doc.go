@@ -6,6 +6,9 @@
 //
 //	version: 1
 //	model: scripted:script.yaml      # optional default model spec of the file
+//	limits:                          # calls of every run tree, all its runs together (see File.ApplyLimits)
+//	  model_calls: 2000              # default 1000 (swarm.DefaultMaxModelCalls); -1: no limit
+//	  tool_calls: 10000              # default 5000 (swarm.DefaultMaxToolCalls); -1: no limit
 //	tools:
 //	  lookup_policy:
 //	    description: Looks up a policy by number

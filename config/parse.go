@@ -27,7 +27,7 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "a2a_agents", "serve", "network", "share", "guardrails"}
+	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "a2a_agents", "serve", "network", "share", "guardrails", "limits"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "network_tools", "guardrails", "compaction"}
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools", "guardrails", "hold_stream", "compaction"}
@@ -228,6 +228,9 @@ func (p *parser) parse(data []byte) *File {
 	}
 	if fd, ok := top["serve"]; ok {
 		f.Serve = p.serve(fd.val)
+	}
+	if fd, ok := top["limits"]; ok && !isNull(fd.val) {
+		f.Limits = p.limits(fd.val)
 	}
 	p.models(top, f)
 
@@ -903,4 +906,25 @@ func (p *parser) env(n *yaml.Node, what string) []string {
 		out = append(out, name+"="+val)
 	}
 	return out
+}
+
+// limits reads the limits: section.
+func (p *parser) limits(n *yaml.Node) Limits {
+	var l Limits
+	fs := p.fields(n, "limits", []string{"model_calls", "tool_calls"})
+	for _, lim := range []struct {
+		name string
+		v    *int64
+	}{{"model_calls", &l.ModelCalls}, {"tool_calls", &l.ToolCalls}} {
+		name, v := lim.name, lim.v
+		fd, ok := fs[name]
+		if !ok || isNull(fd.val) {
+			continue
+		}
+		if fd.val.Kind != yaml.ScalarNode || fd.val.ShortTag() != "!!int" || fd.val.Decode(v) != nil || *v == 0 {
+			p.errf(fd.val, "limits: %s: want a positive number, or -1 for no limit, got %s", name, describe(fd.val))
+			*v = 0
+		}
+	}
+	return l
 }

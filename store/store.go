@@ -167,6 +167,8 @@ func (u Update) NewReason() (string, bool) {
 type Pool struct {
 	// Calls counts model calls reserved, each before it starts.
 	Calls int64 `json:"calls,omitempty"`
+	// Tools counts tool calls reserved, each before it runs.
+	Tools int64 `json:"tools,omitempty"`
 	// Tokens (input plus output) and Cost (US dollars) add up the usage
 	// of the calls that returned.
 	Tokens int64   `json:"tokens,omitempty"`
@@ -175,11 +177,12 @@ type Pool struct {
 	Lifted bool `json:"lifted,omitempty"`
 }
 
-// CheckSpend reports an error if d adds a negative or non-finite amount;
-// stores call it before Spend changes anything.
+// CheckSpend reports an error if d adds a negative or non-finite amount of
+// tokens or cost; stores call it before Spend changes anything. Negative
+// Calls and Tools are allowed: they give back reserved calls (see Spend).
 func CheckSpend(runID string, d Pool) error {
-	if d.Calls < 0 || d.Tokens < 0 || d.Cost < 0 || math.IsNaN(d.Cost) || math.IsInf(d.Cost, 0) {
-		return fmt.Errorf("spend on run %q: amounts must be finite and not negative (calls %d, tokens %d, cost %v)", runID, d.Calls, d.Tokens, d.Cost)
+	if d.Tokens < 0 || d.Cost < 0 || math.IsNaN(d.Cost) || math.IsInf(d.Cost, 0) {
+		return fmt.Errorf("spend on run %q: tokens and cost must be finite and not negative (tokens %d, cost %v)", runID, d.Tokens, d.Cost)
 	}
 	return nil
 }
@@ -305,16 +308,18 @@ type Store interface {
 	// Inbox returns the run's unacknowledged messages, oldest first.
 	Inbox(ctx context.Context, id string) ([]Message, error)
 
-	// Spend adds d.Calls, d.Tokens and d.Cost to the budget pool kept on
-	// run id's row, and lifts the pool if d.Lifted, in one atomic step,
-	// and returns the pool as it is after the change. A zero d only reads
-	// it. Spends are serialized per run across every process sharing the
-	// store, so no addition is lost, and n concurrent Spends of one call
-	// each return n distinct Calls totals: that is what lets a run tree
-	// reserve model calls from one pool without exceeding it. A lift is
-	// never undone. Spend needs no lease and works in every state; an
-	// unknown run gives ErrNotFound, a negative or non-finite amount an
-	// error (see CheckSpend), and either way nothing changes.
+	// Spend adds d.Calls, d.Tools, d.Tokens and d.Cost to the budget pool
+	// kept on run id's row, and lifts the pool if d.Lifted, in one atomic
+	// step, and returns the pool as it is after the change. A zero d only
+	// reads it. Negative Calls or Tools give back calls reserved and not
+	// made; neither total goes below zero. Spends are serialized per run
+	// across every process sharing the store, so no addition is lost, and
+	// n concurrent Spends of one call each return n distinct Calls totals:
+	// that is what lets a run tree reserve model calls from one pool
+	// without exceeding it. A lift is never undone. Spend needs no lease
+	// and works in every state; an unknown run gives ErrNotFound, a
+	// negative or non-finite amount of tokens or cost an error (see
+	// CheckSpend), and either way nothing changes.
 	Spend(ctx context.Context, id string, d Pool) (Pool, error)
 
 	// Close releases the store's resources.

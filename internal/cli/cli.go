@@ -177,6 +177,9 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 	if err := a.chooseModel(file, &cfg); err != nil {
 		return nil, nil, err
 	}
+	if file != nil {
+		file.ApplyLimits(&cfg)
+	}
 	if a.tel == nil {
 		tel, err := telemetry.FromEnv(ctx)
 		if err != nil {
@@ -403,6 +406,7 @@ func closeRuntime(rt *swarm.Runtime) {
 func (a *app) runCmd() *cobra.Command {
 	var id string
 	var quiet bool
+	var budget swarm.Budget
 	c := &cobra.Command{
 		Use:   "run [flags] SWARM [INPUT]",
 		Short: "Start a run and follow it to its end; the result is printed as JSON",
@@ -434,6 +438,9 @@ func (a *app) runCmd() *cobra.Command {
 			if id != "" {
 				opts = append(opts, swarm.WithID(id))
 			}
+			if budget != (swarm.Budget{}) {
+				opts = append(opts, swarm.WithBudget(budget))
+			}
 			runID, err := rt.Start(ctx, args[0], raw, opts...)
 			if errors.Is(err, swarm.ErrInvalidInput) {
 				return usageError{fmt.Errorf("%s: %w", file.Path, err)}
@@ -452,6 +459,8 @@ func (a *app) runCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&id, "id", "", "run id (default: generated); starting an existing id attaches to it")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing on stderr but errors")
+	c.Flags().Int64Var(&budget.ModelCalls, "max-model-calls", 0, "limit on the run tree's model calls (default: the file's limits: model_calls, else "+fmt.Sprint(swarm.DefaultMaxModelCalls)+"; -1: none)")
+	c.Flags().Int64Var(&budget.ToolCalls, "max-tool-calls", 0, "limit on the run tree's tool calls (default: the file's limits: tool_calls, else "+fmt.Sprint(swarm.DefaultMaxToolCalls)+"; -1: none)")
 	return c
 }
 

@@ -595,7 +595,8 @@ func (s *Store) Spend(ctx context.Context, id string, d store.Pool) (store.Pool,
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pool.Calls += d.Calls
+	r.pool.Calls = max(r.pool.Calls+d.Calls, 0)
+	r.pool.Tools = max(r.pool.Tools+d.Tools, 0)
 	r.pool.Tokens += d.Tokens
 	r.pool.Cost += d.Cost
 	r.pool.Lifted = r.pool.Lifted || d.Lifted

@@ -191,7 +191,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"pool_calls", "pool_tokens", "pool_cost", "pool_lifted"} {
+	for _, q := range []string{"pool_calls", "pool_tokens", "pool_cost", "pool_lifted", "pool_tools"} {
 		if _, err := db.Exec("ALTER TABLE runs DROP COLUMN " + q); err != nil {
 			t.Fatal(err)
 		}

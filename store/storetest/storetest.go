@@ -1603,12 +1603,25 @@ func testSpend(t *testing.T, s store.Store) {
 	if p := spend(t, s, "root", store.Pool{Calls: 2, Tokens: 30, Cost: 0.5}); p != (store.Pool{Calls: 3, Tokens: 150, Cost: 0.75}) {
 		t.Fatalf("after more: %+v", p)
 	}
+	if p := spend(t, s, "root", store.Pool{Tools: 7}); p != (store.Pool{Calls: 3, Tools: 7, Tokens: 150, Cost: 0.75}) {
+		t.Fatalf("after tool calls: %+v", p)
+	}
 	// A lift stays, and the totals keep counting.
-	if p := spend(t, s, "root", store.Pool{Lifted: true}); p != (store.Pool{Calls: 3, Tokens: 150, Cost: 0.75, Lifted: true}) {
+	if p := spend(t, s, "root", store.Pool{Lifted: true}); p != (store.Pool{Calls: 3, Tools: 7, Tokens: 150, Cost: 0.75, Lifted: true}) {
 		t.Fatalf("after lift: %+v", p)
 	}
-	if p := spend(t, s, "root", store.Pool{Calls: 1}); p != (store.Pool{Calls: 4, Tokens: 150, Cost: 0.75, Lifted: true}) {
+	if p := spend(t, s, "root", store.Pool{Calls: 1, Tools: 2}); p != (store.Pool{Calls: 4, Tools: 9, Tokens: 150, Cost: 0.75, Lifted: true}) {
 		t.Fatalf("after a call past the lift: %+v", p)
+	}
+	// Reserved calls given back, never below zero.
+	if p := spend(t, s, "root", store.Pool{Calls: -1, Tools: -3}); p != (store.Pool{Calls: 3, Tools: 6, Tokens: 150, Cost: 0.75, Lifted: true}) {
+		t.Fatalf("after giving calls back: %+v", p)
+	}
+	if p := spend(t, s, "root", store.Pool{Calls: -1}); p != (store.Pool{Calls: 2, Tools: 6, Tokens: 150, Cost: 0.75, Lifted: true}) {
+		t.Fatalf("after giving calls back: %+v", p)
+	}
+	if p := spend(t, s, "root", store.Pool{Calls: 1, Tools: -99}); p != (store.Pool{Calls: 3, Tools: 0, Tokens: 150, Cost: 0.75, Lifted: true}) {
+		t.Fatalf("after giving back more tool calls than reserved: %+v", p)
 	}
 	if p := spend(t, s, "other", store.Pool{}); p != (store.Pool{}) {
 		t.Fatalf("another run's pool = %+v, want zero", p)
@@ -1635,12 +1648,12 @@ func testSpendErrors(t *testing.T, s store.Store) {
 	create(t, s, "r", "o", long)
 	spend(t, s, "r", store.Pool{Calls: 1, Tokens: 5, Cost: 0.5})
 	for _, d := range []store.Pool{
-		{Calls: -1},
 		{Tokens: -5},
 		{Cost: -0.5},
 		{Cost: math.NaN()},
 		{Cost: math.Inf(1)},
 		{Calls: 1, Tokens: -1},
+		{Calls: -1, Cost: -1},
 	} {
 		if _, err := s.Spend(ctx, "r", d); err == nil {
 			t.Errorf("Spend(%+v) succeeded", d)
@@ -1661,7 +1674,7 @@ func testConcurrentSpend(t *testing.T, s store.Store) {
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			p, err := s.Spend(t.Context(), "root", store.Pool{Calls: 1, Tokens: 3, Cost: 0.125})
+			p, err := s.Spend(t.Context(), "root", store.Pool{Calls: 1, Tools: 2, Tokens: 3, Cost: 0.125})
 			if err != nil {
 				errs <- err
 				return
@@ -1680,7 +1693,7 @@ func testConcurrentSpend(t *testing.T, s store.Store) {
 			t.Fatalf("reserved totals %v, want 1..%d each once", got, n)
 		}
 	}
-	if p := spend(t, s, "root", store.Pool{}); p != (store.Pool{Calls: n, Tokens: 3 * n, Cost: 0.125 * n}) {
+	if p := spend(t, s, "root", store.Pool{}); p != (store.Pool{Calls: n, Tools: 2 * n, Tokens: 3 * n, Cost: 0.125 * n}) {
 		t.Fatalf("pool after %d spends = %+v", n, p)
 	}
 }
