@@ -110,9 +110,12 @@ func TestForkReusesStepsBeforeTheForkPoint(t *testing.T) {
 		}
 	}
 	// The reused call is the origin's: the fork is charged only the two
-	// calls it made.
+	// calls it made, on its row and in its tree's usage alike.
 	if st.Usage.Calls != 2 {
 		t.Errorf("fork usage counts %d calls, want 2 (the reused one is not charged again)", st.Usage.Calls)
+	}
+	if u, err := rt.TreeUsage(ctx, id); err != nil || u.Calls != 2 {
+		t.Errorf("fork tree usage %+v (%v), want 2 calls", u, err)
 	}
 }
 
