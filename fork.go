@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -140,8 +139,9 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) 
 	}
 	records := make([]store.Record, 0, len(reused)+1)
 	records = append(records, store.Record{Key: recs[0].Key, Type: string(EventStarted), Data: data, Time: time.Now()})
+	// The reused steps are not charged to the fork: the origin spent them.
+	// The fork's usage starts at zero and counts only the calls it makes.
 	var (
-		usage   model.Usage
 		pending *Event
 		answers = map[string]bool{}
 	)
@@ -149,18 +149,12 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) 
 		rec.Seq = 0
 		records = append(records, rec)
 		answers[rec.Key] = true
-		switch EventType(rec.Type) {
-		case EventModelResponse, EventHandoffReturned, EventPaused:
+		if EventType(rec.Type) == EventPaused {
 			e, err := decodeEvent(rec)
 			if err != nil {
 				return "", fmt.Errorf("fork %s: %w", id, err)
 			}
-			if e.Usage != nil && (e.Type == EventModelResponse || e.Child != "") {
-				usage = usage.Add(*e.Usage)
-			}
-			if e.Type == EventPaused {
-				pending = &e
-			}
+			pending = &e
 		}
 	}
 	if pending != nil && answers[resumeKey(*pending)] {
@@ -170,13 +164,11 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) 
 	if err != nil {
 		return "", fmt.Errorf("fork %s: %w", id, err)
 	}
-	u := store.Update{Usage: &usage}
 	if pending != nil {
 		// The fork waits where the origin waited; a resume continues it.
-		u.State, u.Reason = store.Paused, pending.Reason
-	}
-	if _, err := rt.store.Append(ctx, lease, nil, u); err != nil {
-		return "", fmt.Errorf("fork %s: %w", id, err)
+		if _, err := rt.store.Append(ctx, lease, nil, store.Update{State: store.Paused, Reason: pending.Reason}); err != nil {
+			return "", fmt.Errorf("fork %s: %w", id, err)
+		}
 	}
 	rt.notes.notify(forkID)
 	if pending == nil {

@@ -109,8 +109,13 @@ func TestForkReusesStepsBeforeTheForkPoint(t *testing.T) {
 			t.Errorf("the fork's %s is the origin's (time %v), want a new call", at, rec.Time)
 		}
 	}
-	if st.Usage.Calls != 3 {
-		t.Errorf("fork usage counts %d calls, want 3 (1 reused + 2 new)", st.Usage.Calls)
+	// The reused call is the origin's: the fork is charged only the two
+	// calls it made, on its row and in its tree's usage alike.
+	if st.Usage.Calls != 2 {
+		t.Errorf("fork usage counts %d calls, want 2 (the reused one is not charged again)", st.Usage.Calls)
+	}
+	if u, err := rt.TreeUsage(ctx, id); err != nil || u.Calls != 2 {
+		t.Errorf("fork tree usage %+v (%v), want 2 calls", u, err)
 	}
 }
 

@@ -117,11 +117,15 @@ type Status struct {
 	Depth int `json:"depth,omitempty"`
 	// Customization is what the parent's model added to this child run.
 	Customization *Customization `json:"customization,omitempty"`
-	Usage         model.Usage    `json:"usage"`
-	Owner         string         `json:"owner,omitempty"`
-	LastSeq       int64          `json:"last_seq"`
-	CreatedAt     time.Time      `json:"created_at"`
-	UpdatedAt     time.Time      `json:"updated_at"`
+	// Usage is what the run's row holds: its own model calls and
+	// compactions, and the usage of the child runs whose outcome it
+	// recorded. [Runtime.TreeUsage] is the usage of the whole tree (the
+	// children still going and a team's teammates too).
+	Usage     model.Usage `json:"usage"`
+	Owner     string      `json:"owner,omitempty"`
+	LastSeq   int64       `json:"last_seq"`
+	CreatedAt time.Time   `json:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at"`
 }
 
 func statusOf(r store.Run) Status {

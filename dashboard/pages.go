@@ -25,7 +25,7 @@ import (
 // Limits of the pages.
 const (
 	pageSize = 50
-	// maxTree bounds the runs of a tree the run page and the rollups walk.
+	// maxTree bounds the runs of a tree the run page walks.
 	maxTree = 500
 	// maxDepth bounds the walk up to a run's root.
 	maxDepth = 64
@@ -135,7 +135,7 @@ func (d *Dashboard) runsPage(w http.ResponseWriter, r *http.Request) {
 	data.Next = next
 	data.Rows = make([]row, len(statuses))
 	for i, st := range statuses {
-		data.Rows[i] = row{Status: st, Tree: d.rollup(ctx, st, 0)}
+		data.Rows[i] = d.withTree(ctx, st)
 	}
 	name := "runs"
 	if r.URL.Query().Get("fragment") == "rows" {
@@ -173,24 +173,16 @@ func (d *Dashboard) list(ctx context.Context, f store.Filter, childrenOnly bool,
 	}
 }
 
-// rollup is the usage of run st and of the runs below it. A parent's usage
-// already holds the usage of every child whose outcome it recorded, so
-// only the children still running or paused are added.
-func (d *Dashboard) rollup(ctx context.Context, st swarm.Status, depth int) model.Usage {
-	u := st.Usage
-	if depth > maxDepth {
-		return u
-	}
-	kids, err := d.rt.List(ctx, store.Filter{Parent: st.ID, Limit: maxTree})
+// withTree returns st with the usage of its tree, as every page shows it
+// (swarm.Runtime.TreeUsage: the runs below included, teammates too). If
+// the journals cannot be read, the row's own usage stands in, logged.
+func (d *Dashboard) withTree(ctx context.Context, st swarm.Status) row {
+	u, err := d.rt.TreeUsage(ctx, st.ID)
 	if err != nil {
-		return u
+		d.log.Error("dashboard: tree usage", "run", st.ID, "err", err)
+		u = st.Usage
 	}
-	for _, k := range kids {
-		if !k.State.Terminal() {
-			u = u.Add(d.rollup(ctx, k, depth+1))
-		}
-	}
-	return u
+	return row{Status: st, Tree: u}
 }
 
 // node is a run in the run page's tree.
@@ -355,7 +347,7 @@ func (d *Dashboard) conversationsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, st := range page {
 			if st.Reason == swarm.AwaitingMessage {
-				data.Rows = append(data.Rows, row{Status: st, Tree: st.Usage})
+				data.Rows = append(data.Rows, d.withTree(ctx, st))
 			}
 		}
 		if len(data.Rows) >= pageSize {

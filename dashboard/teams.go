@@ -32,7 +32,7 @@ func (d *Dashboard) teamsPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, st := range page {
-			data.Rows = append(data.Rows, row{Status: st, Tree: st.Usage})
+			data.Rows = append(data.Rows, d.withTree(ctx, st))
 		}
 		data.More = data.More || next != ""
 	}

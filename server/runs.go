@@ -26,8 +26,8 @@ type StartRequest struct {
 }
 
 // RunStatus is the body of the run endpoints: the run's status, and for a
-// failed run also an error object, so that clients that look only at the
-// error of a 400 find the reason there.
+// failed run also an error object (code run_failed, the reason), as
+// earlier versions answered.
 type RunStatus struct {
 	swarm.Status
 	Error *Error `json:"error,omitempty"`
@@ -184,15 +184,13 @@ func runStatus(st swarm.Status) RunStatus {
 	return rs
 }
 
-// httpStatus maps a run's state to the status of GET /v1/runs/{id}, as the
-// design seeds do: completed, paused and stopped 200, running 202, failed
-// 400.
+// httpStatus maps a run's state to the status of GET /v1/runs/{id}:
+// running 202 (not finished yet), every other state 200. A failed run is
+// a status read successfully, not a bad request: its state and reason are
+// in the body.
 func httpStatus(st swarm.State) int {
-	switch st {
-	case swarm.StateRunning:
+	if st == swarm.StateRunning {
 		return http.StatusAccepted
-	case swarm.StateFailed:
-		return http.StatusBadRequest
 	}
 	return http.StatusOK
 }

@@ -198,14 +198,98 @@ test("resume a paused run from the form", async () => {
   await page.goto(base + "/ui/runs/hut-1");
   await page.locator("#pause:not([hidden])").waitFor();
   assert.equal(await page.locator("#pause-reason").textContent(), "approve booking the hut?");
+  const pauseCard = page.locator(".lanes .call", { hasText: "pause" });
+  await pauseCard.locator(".out", { hasText: "waiting for an answer…" }).waitFor();
   await checkA11y(page, "paused run");
   await shot(page, "run-paused");
   await page.getByLabel("Your answer").fill("approved");
   await page.getByRole("button", { name: "Resume" }).click();
   await page.locator("#state .state-completed").waitFor();
   assert.ok(await page.locator("#pause").isHidden());
+  // The pause card shows the answer, once the run ended as before.
+  await page.locator("#run[data-loaded=true]").waitFor();
+  assert.equal(await page.locator(".lanes .call.pending").count(), 0, "no card waits for a result after the run ended");
+  assert.match(await pauseCard.locator(".out").textContent(), /answer\s*approved/);
+  await page.reload();
+  await page.locator("#run[data-loaded=true]").waitFor();
+  assert.equal(await page.locator(".lanes .call.pending").count(), 0, "nor after a reload");
+  assert.match(await pauseCard.locator(".out").textContent(), /answer\s*approved/);
   const evs = await events("hut-1");
   assert.ok(evs.some((e) => e.type === "resumed" && e.message === "approved"), "the answer is journaled");
+  await page.context().close();
+});
+
+// waitEvent follows run id's event stream until an event with key comes
+// (the stream of a paused run stays open).
+async function waitEvent(id, key) {
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(new Error(`run ${id} has no event ${key}`)), T);
+  try {
+    const res = await fetch(`${base}/v1/runs/${encodeURIComponent(id)}/events`, { headers: { Authorization: "Bearer " + ADMIN }, signal: ctl.signal });
+    const reader = res.body.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`run ${id} ended without an event ${key}`);
+      buf += dec.decode(value, { stream: true });
+      for (const line of buf.split("\n")) {
+        if (line.startsWith("data: ") && JSON.parse(line.slice(6)).key === key) return;
+      }
+      buf = buf.slice(buf.lastIndexOf("\n") + 1);
+    }
+  } finally {
+    clearTimeout(timer);
+    ctl.abort();
+  }
+}
+
+test("a conversation's transcript shows each reply once, and the failed turn", async () => {
+  await api("POST", "/v1/swarms/desk/runs", { id: "desk-1" });
+  await waitEvent("desk-1", "m1/await");
+  for (const [n, message] of [[1, "hi"], [2, "book a hut"], [3, "please"]]) {
+    const res = await api("POST", "/v1/runs/desk-1/resume", { message });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    await waitEvent("desk-1", `m${n + 1}/await`);
+  }
+  const page = await login();
+  await page.goto(base + "/ui/runs/desk-1#transcript");
+  await page.locator("#run[data-caught-up=true]").waitFor();
+  const msgs = await page.locator("#transcript .msg").allTextContents();
+  assert.deepEqual(msgs.filter((m) => m.includes("Hello, how can I help?")).length, 1, "the first reply once: " + msgs.join(" | "));
+  assert.deepEqual(msgs.filter((m) => m.includes("Your hut is booked.")).length, 1, "the last reply once: " + msgs.join(" | "));
+  assert.equal(msgs.length, 6, "three messages, two replies and a failed turn: " + msgs.join(" | "));
+  const failed = page.locator("#transcript .msg.failed");
+  assert.equal(await failed.count(), 1);
+  assert.match(await failed.textContent(), /no answer.*model call by clerk failed/);
+  // In order: the failed turn answers the second message.
+  assert.match(msgs[3], /no answer/);
+  await checkA11y(page, "conversation transcript");
+  await shot(page, "run-conversation");
+  await page.context().close();
+});
+
+test("team events have one-line summaries", async () => {
+  await api("POST", "/v1/swarms/crew/runs", { id: "crew-1" });
+  await waitEvent("crew-1", "m1/await");
+  assert.equal((await api("POST", "/v1/runs/crew-1/resume", { message: "go" })).status, 202);
+  await waitEvent("crew-1", "m2/await");
+  await waitEvent("crew-1~alice", "c3/idle");
+  const page = await login();
+  await page.goto(base + "/ui/runs/crew-1");
+  await page.locator("#run[data-caught-up=true]").waitFor();
+  const sum = async (type) => {
+    await page.locator(`#timeline li.ev-${type}`).first().waitFor();
+    return (await page.locator(`#timeline li.ev-${type} .sum`).allTextContents()).join(" | ");
+  };
+  assert.match(await sum("member"), /alice is spawning/);
+  assert.match(await sum("task"), /task #1 Test the parser: pending/);
+  assert.match(await sum("mail"), /to alice: Use Go\./);
+  await page.goto(base + "/ui/runs/" + encodeURIComponent("crew-1~alice"));
+  await page.locator("#run[data-caught-up=true]").waitFor();
+  assert.match(await sum("inbox"), /1 mail read: lead: Use Go\./);
+  assert.match(await sum("member"), /alice is idle/);
+  await shot(page, "run-teammate");
   await page.context().close();
 });
 

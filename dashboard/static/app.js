@@ -155,7 +155,24 @@
         case "resumed": return "answer: " + clip(ev.message, 300);
         case "completed": return "result " + clip(JSON.stringify(ev.result), 300);
         case "failed": case "stopped": return clip(ev.reason, 300);
-        case "reply": return clip(ev.text, 400);
+        case "reply": return ev.is_error ? "no answer: " + clip(ev.reason, 300) : clip(ev.text, 400);
+        case "member": return (ev.agent || "") + " is " + ev.state + (ev.message ? ": " + clip(ev.message, 200) : "");
+        case "mail": {
+          const m = ev.mail || {};
+          return (ev.target === "*" ? "to everyone" : "to " + ev.target) + (m.type && m.type !== "message" ? " [" + m.type + "]" : "") + ": " + clip(m.content, 300);
+        }
+        case "inbox": {
+          const ms = ev.mails || [];
+          return clip(ms.length + " mail" + (ms.length === 1 ? "" : "s") + " read: " + ms.map((m) => m.from + ": " + m.content).join(" · "), 300);
+        }
+        case "task": {
+          const t = ev.task || {};
+          return "task #" + t.id + " " + clip(t.subject, 200) + ": " + t.status + (t.owner ? " (" + t.owner + ")" : "") + (t.result ? " → " + clip(t.result, 200) : "");
+        }
+        case "protocol": {
+          const p = ev.protocol || {};
+          return p.kind + " " + p.from + " → " + p.to + ": " + p.state + (p.response || p.content ? " — " + clip(p.response || p.content, 200) : "");
+        }
         default: return clip(ev.text || ev.reason || ev.output || "", 300);
       }
     }
@@ -165,12 +182,16 @@
     // times faster than creating each node. Every value is escaped.
     const esc = (v) => String(v == null ? "" : v).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
     const forkable = !!$("#fork-at");
-    const results = new Map(); // call id -> its result event
+    const results = new Map(); // call id -> its result event (or what stands for it)
     const cardIDs = new Map(); // call id -> the id attribute of its card
+    const waiting = new Map(); // call id -> the paused event of a call waiting for an answer
+    let lastPause = null; // the newest paused event: the one a resumed event answers
     let cards = 0;
 
+    // A result's label is "output" or "error", or says what stands for
+    // it: the answer to a pause, or no result at all once the run ended.
     function outHTML(ev) {
-      return '<strong>' + (ev.is_error ? "error" : "output") + '</strong><pre tabindex="0">' + esc(clip(ev.output, 4000)) + "</pre>" +
+      return '<strong>' + esc(ev.label || (ev.is_error ? "error" : "output")) + '</strong><pre tabindex="0">' + esc(clip(ev.output, 4000)) + "</pre>" +
         (ev.child ? '<a href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run ' + esc(ev.child) + "</a>" : "");
     }
 
@@ -180,7 +201,11 @@
       const r = results.get(c.id);
       return '<div class="call' + (r ? (r.is_error ? " err" : "") : " pending") + '" id="' + id + '"><div class="name">' + esc(c.name) +
         '</div><pre tabindex="0">' + esc(pretty(c.arguments)) + "</pre>" +
-        (r ? '<div class="out">' + outHTML(r) + "</div>" : '<div class="out dim">waiting for the result…</div>') + "</div>";
+        (r ? '<div class="out">' + outHTML(r) + "</div>" : '<div class="out dim">' + pendingText(c.id) + "</div>") + "</div>";
+    }
+
+    function pendingText(callID) {
+      return waiting.has(callID) ? "waiting for an answer…" : "waiting for the result…";
     }
 
     // settle shows a result in a card already on the page.
@@ -218,19 +243,42 @@
       const batch = queue;
       queue = [];
       const late = [];
+      const result = (r) => {
+        if (!r.call_id || results.has(r.call_id)) return;
+        results.set(r.call_id, r);
+        waiting.delete(r.call_id);
+        if (cardIDs.has(r.call_id)) late.push(r); // its card is on the page already
+      };
+      let ended = null;
       for (const ev of batch) {
-        if (ev.type === "tool_result" || ev.type === "handoff_returned") {
-          if (ev.call_id && !results.has(ev.call_id)) {
-            results.set(ev.call_id, ev);
-            if (cardIDs.has(ev.call_id)) late.push(ev); // its card is on the page already
-          }
-        }
+        if (ev.type === "tool_result" || ev.type === "handoff_returned") result(ev);
+        else if (ev.type === "paused") {
+          lastPause = ev;
+          if (ev.call_id && !results.has(ev.call_id)) waiting.set(ev.call_id, ev);
+        } else if (ev.type === "resumed" && lastPause) {
+          // The answer to a pause tool is that call's result; a pause
+          // from a child run is answered there, and the handoff's result
+          // comes with its return.
+          if (lastPause.call_id && !lastPause.child) result({ call_id: lastPause.call_id, label: "answer", output: ev.message || "" });
+          lastPause = null;
+        } else if (terminal.has(ev.type)) ended = ev;
       }
       const parts = new Array(batch.length);
       for (let i = 0; i < batch.length; i++) parts[i] = rowHTML(batch[i]);
       timeline.insertAdjacentHTML("beforeend", parts.join(""));
       if (events.length > 500) timeline.classList.add("big");
+      if (ended) {
+        // The run is over: a call still without a result will get none.
+        for (const callID of cardIDs.keys()) {
+          result({ call_id: callID, label: "no result", output: "the run " + ended.type + (ended.reason ? ": " + ended.reason : "") });
+        }
+      }
       for (const ev of late) settle(ev);
+      for (const [callID] of waiting) {
+        const card = cardIDs.has(callID) && document.getElementById(cardIDs.get(callID));
+        const out = card && card.classList.contains("pending") && card.querySelector(".out");
+        if (out) out.textContent = pendingText(callID);
+      }
       count.textContent = String(events.length);
       // While the journal is replayed the page stays at the top; once the
       // stream is live, it follows the newest event.
@@ -385,17 +433,26 @@
       refreshSide();
     }
 
-    // The transcript: the conversation as chat messages.
+    // The transcript: the conversation as chat messages. A conversation
+    // (or a team member) journals each answer twice, as the model's
+    // response and as the reply to the user's message (keys m<n>/... or
+    // c<n>/...): the reply is shown, and the model text it repeats is not.
+    // A turn that failed shows its reason.
+    const message = (key) => String(key || "").split("/")[0];
     function renderTranscript() {
       const box = $("#transcript");
       box.textContent = "";
+      const replied = new Set();
+      for (const ev of events) if (ev.type === "reply" && ev.text) replied.add(message(ev.key) + "\n" + ev.text);
       for (const ev of events) {
         if (ev.type === "started") {
           const input = typeof ev.input === "string" ? ev.input : JSON.stringify(ev.input);
           if (input && input !== "null") box.append(el("div", { class: "msg user" }, el("span", { class: "who", text: "user" }), input));
         } else if (ev.type === "resumed" && ev.message) {
           box.append(el("div", { class: "msg user" }, el("span", { class: "who", text: "user" }), ev.message));
-        } else if ((ev.type === "model_response" || ev.type === "reply") && ev.text) {
+        } else if (ev.type === "reply" && ev.is_error) {
+          box.append(el("div", { class: "msg failed" }, el("span", { class: "who", text: (ev.agent || "") + " · no answer" }), ev.reason || "the turn failed"));
+        } else if ((ev.type === "reply" || (ev.type === "model_response" && !replied.has(message(ev.key) + "\n" + ev.text))) && ev.text) {
           box.append(el("div", { class: "msg" }, el("span", { class: "who", text: ev.agent || "" }), ev.text));
         } else if (ev.type === "handoff_started") {
           box.append(el("div", { class: "handover", text: (ev.agent || "") + " hands over to " + ev.target }));

@@ -623,6 +623,10 @@ func (a *app) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The usage of the run's tree, as the dashboard shows it.
+			if s.Usage, err = rt.TreeUsage(ctx, args[0]); err != nil {
+				return err
+			}
 			writeJSON(a.stdout, struct {
 				swarm.Status
 				UsageByAgent map[string]model.Usage `json:"usage_by_agent,omitempty"`
