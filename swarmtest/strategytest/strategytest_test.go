@@ -1,0 +1,212 @@
+package strategytest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/swarmtest/strategytest"
+)
+
+type ticket struct {
+	Event string `json:"event"`
+	Seats int    `json:"seats"`
+}
+
+type booking struct {
+	Confirmation string `json:"confirmation"`
+}
+
+// The simple loop with what a run tree does: an agent handoff that calls a
+// tool, a child swarm that pauses for a human, an answer, and a result.
+func TestSimpleLoop(t *testing.T) {
+	forecast := swarm.NewTool("forecast", "the forecast", func(ctx context.Context, _ struct{}) (string, error) { return "22C", nil })
+	weather := &swarm.Agent{Name: "weather", Instructions: "Forecast.", Tools: []swarm.Tool{forecast}}
+	ticketing := swarm.Define[ticket, booking]("ticketing", "books tickets", func(ticket) swarm.Spec {
+		return swarm.Spec{Instructions: "Book {{.Input.seats}} seats for {{.Input.event}}."}
+	})
+	outing := swarm.Define[string, string]("outing", "plans an outing", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Plan: {{.Input}}", Handoffs: []swarm.Handoff{swarm.ToAgent(weather), swarm.ToSwarm(ticketing)}}
+	})
+	strategytest.Run(t, strategytest.Case{
+		Definitions: []swarm.Definition{ticketing, outing},
+		Swarm:       "outing",
+		Input:       []byte(`"a concert"`),
+		Answers:     []string{"approved"},
+		Script: scripted.Script{
+			"outing": {
+				scripted.Tools(
+					scripted.CallTool("handoff_to_weather", map[string]any{"request": "tonight?"}),
+					scripted.CallTool("handoff_to_ticketing", map[string]any{"input": map[string]any{"event": "jazz", "seats": 2}}),
+				),
+				scripted.Text("A dry evening of jazz."),
+			},
+			"weather": {scripted.Tools(scripted.CallTool("forecast", map[string]any{})), scripted.Text("dry")},
+			"ticketing": {
+				scripted.Tools(scripted.CallTool("pause", map[string]any{"reason": "2 seats cost 80 EUR"})),
+				scripted.Text(`{"confirmation": "JZ-2"}`),
+			},
+		},
+	})
+}
+
+func ledger(plan ...string) scripted.Step {
+	b, _ := json.Marshal(map[string]any{"facts": map[string]any{"given": []string{"the topic"}}, "plan": plan})
+	return scripted.Text(string(b))
+}
+
+func judge(progress, loop bool, next, instruction string) scripted.Step {
+	b, _ := json.Marshal(map[string]any{"is_request_satisfied": false, "is_in_loop": loop, "is_progress_being_made": progress,
+		"next_handoff": next, "instruction": instruction, "reason": "scripted"})
+	return scripted.Text(string(b))
+}
+
+// The adaptive loop: ledgers, a stall, a replan and the final answer.
+func TestAdaptiveLoop(t *testing.T) {
+	lookup := swarm.NewTool("lookup", "looks a source up", func(ctx context.Context, in struct {
+		Query string `json:"query"`
+	}) (string, error) {
+		return "found " + in.Query, nil
+	})
+	researcher := &swarm.Agent{Name: "researcher", Description: "finds sources", Instructions: "Find sources.", Tools: []swarm.Tool{lookup}}
+	writer := &swarm.Agent{Name: "writer", Description: "writes", Instructions: "Write."}
+	research := swarm.Define[string, string]("research", "researches a topic", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Research the topic.", Loop: swarm.Adaptive().WithStallThreshold(2),
+			Handoffs: []swarm.Handoff{swarm.ToAgent(researcher), swarm.ToAgent(writer)}}
+	})
+	strategytest.Run(t, strategytest.Case{
+		Definitions: []swarm.Definition{research},
+		Swarm:       "research",
+		Input:       []byte(`"topic"`),
+		Stores:      []string{strategytest.Memory, strategytest.SQLite},
+		Script: scripted.Script{
+			"research": {
+				ledger("look things up", "write"),
+				judge(true, false, "researcher", "look up X"),
+				judge(false, true, "researcher", "look up X again"),
+				judge(false, true, "researcher", "look up X once more"),
+				ledger("write now"),
+				judge(true, false, "writer", "write"),
+				scripted.Text(`{"is_request_satisfied": true, "is_in_loop": false, "is_progress_being_made": true, "next_handoff": "", "instruction": ""}`),
+				scripted.Text("report"),
+			},
+			"researcher": {
+				scripted.Tools(scripted.CallTool("lookup", map[string]string{"query": "X"})), scripted.Text("x"),
+				scripted.Text("x again"), scripted.Text("x once more"),
+			},
+			"writer": {scripted.Text("report text")},
+		},
+	})
+}
+
+type sale struct {
+	Customer string `json:"customer"`
+	Topic    string `json:"topic"`
+}
+
+// A conversation: two user messages (the answers), a tool that updates the
+// shared context, and a handover; it ends waiting for the next message.
+func TestConversation(t *testing.T) {
+	lookup := swarm.NewTool("lookup_customer", "Finds a customer", func(ctx context.Context, in struct {
+		Name string `json:"name"`
+	}) (string, error) {
+		_, err := swarm.UpdateConversationContext(ctx, func(s *sale) { s.Customer = in.Name })
+		return "customer " + in.Name + " found", err
+	})
+	receptionist := &swarm.Agent{Name: "receptionist", Description: "Greets and routes", Instructions: "Greet {{.Context.Customer}}.", Tools: []swarm.Tool{lookup}}
+	sales := &swarm.Agent{Name: "sales", Description: "Sells", Instructions: "Sell {{.Context.Topic}}."}
+	shop := swarm.DefineConversation("shop", "A shop's front desk", swarm.ConversationSpec[sale]{
+		Queen:     receptionist,
+		Agents:    []*swarm.Agent{sales},
+		Handovers: map[string][]swarm.Handover{"receptionist": {{To: "sales", Sets: []string{"topic"}}}},
+	})
+	strategytest.Run(t, strategytest.Case{
+		Definitions: []swarm.Definition{shop},
+		Swarm:       "shop",
+		Answers:     []string{"I'm Ada, CRM please", "thanks"},
+		Want:        swarm.StatePaused,
+		Stores:      []string{strategytest.Memory, strategytest.SQLite},
+		Check: func(t *testing.T, rt *swarm.Runtime, id string) {
+			var replies []string
+			for _, ev := range swarmtest.Events(t, rt, id) {
+				if strings.HasSuffix(ev.Key, "/reply") {
+					replies = append(replies, fmt.Sprintf("%s %s %v", ev.Agent, ev.Text, ev.IsError))
+				}
+			}
+			if want := []string{"sales CRM for Ada. false", "sales You're welcome, Ada. false"}; !slices.Equal(replies, want) {
+				t.Errorf("replies %q, want %q", replies, want)
+			}
+		},
+		Script: scripted.Script{
+			"receptionist": {scripted.Tools(
+				scripted.CallTool("lookup_customer", map[string]any{"name": "Ada"}),
+				scripted.CallTool("transfer_to_sales", map[string]any{"topic": "CRM"}),
+			)},
+			"sales": {scripted.Text("CRM for Ada."), scripted.Text("You're welcome, Ada.")},
+		},
+	})
+}
+
+// A team: the lead spawns an idle teammate and one with a first task, which
+// mails the first; the lead answers the user and waits for the next
+// message, and the teammates go idle.
+func TestTeam(t *testing.T) {
+	crew := swarm.DefineTeam("crew", "A lead and its teammates", swarm.TeamSpec{
+		Lead: &swarm.Agent{Name: "lead", Instructions: "Lead the team."},
+	})
+	strategytest.Run(t, strategytest.Case{
+		Definitions: []swarm.Definition{crew},
+		Swarm:       "crew",
+		Input:       []byte(`""`),
+		Answers:     []string{"Have alice tell bob the parser is ready."},
+		Want:        swarm.StatePaused,
+		Timing:      true,
+		Stores:      []string{strategytest.Memory, strategytest.SQLite},
+		Script: scripted.Script{
+			"lead": {
+				scripted.Tools(scripted.CallTool("spawn_teammate", map[string]string{"name": "bob", "role": "tester"})),
+				scripted.Tools(scripted.CallTool("spawn_teammate", map[string]string{"name": "alice", "role": "coder", "prompt": "Tell bob the parser is ready."})),
+				scripted.Text("alice is telling bob."),
+			},
+			"alice": {
+				scripted.Tools(scripted.CallTool("send_message", map[string]string{"to": "bob", "content": "The parser is ready."})),
+				scripted.Text("Told bob."),
+			},
+			"bob": {scripted.Text("Noted: the parser is ready.")},
+		},
+		Check: func(t *testing.T, rt *swarm.Runtime, id string) {
+			var said []string
+			for _, r := range runsOf(t, rt) {
+				for _, ev := range swarmtest.Events(t, rt, r) {
+					if ev.Type == swarm.EventModelResponse && ev.Text != "" {
+						said = append(said, ev.Text)
+					}
+				}
+			}
+			slices.Sort(said)
+			if want := []string{"Noted: the parser is ready.", "Told bob.", "alice is telling bob."}; !slices.Equal(said, want) {
+				t.Errorf("the team said %q, want %q", said, want)
+			}
+		},
+	})
+}
+
+func runsOf(t *testing.T, rt *swarm.Runtime) []string {
+	t.Helper()
+	all, err := rt.List(context.Background(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range all {
+		ids = append(ids, s.ID)
+	}
+	return ids
+}
