@@ -1,6 +1,8 @@
 package config
 
 import (
+	"time"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -48,6 +50,9 @@ type ServeOAuth struct {
 	// SwarmsClaim and CapabilitiesClaim name claims granting swarms and
 	// capabilities besides the swarm: and capability: scopes.
 	SwarmsClaim, CapabilitiesClaim string
+	// JWKSMinRefresh is the least time between two fetches of the key set
+	// caused by unknown key ids (0: the default).
+	JWKSMinRefresh time.Duration
 	// IntrospectionURL, when set, validates tokens by introspection,
 	// authenticated with the client id and secret held in the
 	// environment variables ClientIDEnv and ClientSecretEnv.
@@ -70,9 +75,20 @@ type ServeToken struct {
 var (
 	serveFields      = []string{"addr", "tokens", "oauth"}
 	serveTokenFields = []string{"name", "secret_env", "swarms", "capabilities"}
-	oauthFields      = []string{"issuer", "resource", "audiences", "jwks_uri", "algorithms", "swarms_claim", "capabilities_claim", "introspection"}
+	oauthFields      = []string{"issuer", "resource", "audiences", "jwks_uri", "jwks_min_refresh", "algorithms", "swarms_claim", "capabilities_claim", "introspection"}
 	introFields      = []string{"url", "client_id_env", "client_secret_env"}
 )
+
+// duration reads a positive duration such as 30s.
+func (p *parser) duration(n *yaml.Node, what, name string) time.Duration {
+	s := p.str(n, what, name)
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		p.errf(n, "%s: invalid %s %q: want a positive duration such as 30s", what, name, s)
+		return 0
+	}
+	return d
+}
 
 // oauth reads the oauth entry of the serve section.
 func (p *parser) oauth(n *yaml.Node) *ServeOAuth {
@@ -88,6 +104,9 @@ func (p *parser) oauth(n *yaml.Node) *ServeOAuth {
 		if f, ok := fs[name]; ok {
 			*dst = p.strList(f.val, what, name)
 		}
+	}
+	if f, ok := fs["jwks_min_refresh"]; ok {
+		o.JWKSMinRefresh = p.duration(f.val, what, "jwks_min_refresh")
 	}
 	if o.Issuer == "" || o.Resource == "" {
 		p.errf(deref(n), "%s: issuer and resource are required (the authorization server, and this server's public URL)", what)

@@ -12,15 +12,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
 // oidcProvider starts the certified OpenID provider of interop/oauth
 // (oidc-provider, pinned by its package-lock.json) on a loopback port and
-// returns its issuer URL. Without node or its packages the test skips
-// loudly, and fails in CI.
-func oidcProvider(t *testing.T, ctx context.Context, env ...string) string {
+// returns its issuer URL and a function that stops it. Without node or its
+// packages the test skips loudly, and fails in CI.
+func oidcProvider(t *testing.T, ctx context.Context, env ...string) (string, func()) {
 	t.Helper()
 	dir, _ := filepath.Abs(filepath.Join("..", "..", "interop", "oauth"))
 	_, nodeErr := exec.LookPath("node")
@@ -43,7 +44,9 @@ func oidcProvider(t *testing.T, ctx context.Context, env ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var once sync.Once
+	stop := func() { once.Do(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) }
+	t.Cleanup(stop)
 	issuer := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -59,11 +62,11 @@ func oidcProvider(t *testing.T, ctx context.Context, env ...string) string {
 		if !ok {
 			t.Fatalf("oidc-provider exited before it was ready: %s", stderr.String())
 		}
-		return u
+		return u, stop
 	case <-time.After(30 * time.Second):
 		t.Fatalf("oidc-provider did not print its issuer within 30s: %s", stderr.String())
 	}
-	return ""
+	return "", nil
 }
 
 // clientToken asks the issuer for an access token with client
@@ -141,7 +144,7 @@ const oauthResource = "https://swarm.example"
 func TestServeOAuth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	issuer := oidcProvider(t, ctx, "SCOPES=swarm:* swarm:trip swarm:approval")
+	issuer, _ := oidcProvider(t, ctx, "SCOPES=swarm:* swarm:trip swarm:approval")
 	s := serveWithOAuth(t, ctx, "    issuer: "+issuer+"\n    resource: "+oauthResource+"\n")
 
 	var md struct {
@@ -208,7 +211,7 @@ func TestServeOAuth(t *testing.T) {
 func TestServeOAuthIntrospection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	issuer := oidcProvider(t, ctx, "OPAQUE=1", "SCOPES=swarm:* swarm:trip")
+	issuer, _ := oidcProvider(t, ctx, "OPAQUE=1", "SCOPES=swarm:* swarm:trip")
 	s := serveWithOAuth(t, ctx, "    issuer: "+issuer+"\n    resource: "+oauthResource+"\n    introspection:\n      url: "+issuer+"/token/introspection\n      client_id_env: OAUTH_ID\n      client_secret_env: OAUTH_SECRET\n",
 		"OAUTH_ID=swarm", "OAUTH_SECRET=swarm-secret")
 	active := clientToken(t, issuer, oauthResource, "swarm:trip")
@@ -224,5 +227,41 @@ func TestServeOAuthIntrospection(t *testing.T) {
 	}
 	if code, _, body := bearer(t, "GET", s.URL+"/v1/swarms/trip", "t0p-secret", ""); code != 200 {
 		t.Errorf("static token: %d %s", code, body)
+	}
+}
+
+// TestServeOAuthKeyRotation restarts oidc-provider with a new signing key
+// (a new kid, the old key gone): swarm serve fetches the key set again
+// and accepts the new tokens, and no longer the old ones.
+func TestServeOAuthKeyRotation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	issuer, stop := oidcProvider(t, ctx, "KID=k1", "SCOPES=swarm:trip")
+	s := serveWithOAuth(t, ctx, "    issuer: "+issuer+"\n    resource: "+oauthResource+"\n    jwks_min_refresh: 1s\n")
+	old := clientToken(t, issuer, oauthResource, "swarm:trip")
+	if code, _, body := bearer(t, "GET", s.URL+"/v1/swarms/trip", old, ""); code != 200 {
+		t.Fatalf("token of the first key: %d %s", code, body)
+	}
+	stop()
+	u, _ := url.Parse(issuer)
+	if again, _ := oidcProvider(t, ctx, "KID=k2", "SCOPES=swarm:trip", "PORT="+u.Port()); again != issuer {
+		t.Fatalf("restarted issuer %s, want %s", again, issuer)
+	}
+	rotated := clientToken(t, issuer, oauthResource, "swarm:trip")
+	// Within jwks_min_refresh of the last fetch the new kid is refused;
+	// after it the key set is fetched again.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code, _, body := bearer(t, "GET", s.URL+"/v1/swarms/trip", rotated, "")
+		if code == 200 {
+			break
+		}
+		if code != 401 || time.Now().After(deadline) {
+			t.Fatalf("token of the new key: %d %s (for 30s)", code, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code, _, body := bearer(t, "GET", s.URL+"/v1/swarms/trip", old, ""); code != 401 {
+		t.Errorf("token of the retired key: %d %s, want 401", code, body)
 	}
 }

@@ -294,8 +294,8 @@ func serveOAuth(rt *swarm.Runtime, sec *config.ServeOAuth) (*auth.OAuth, error) 
 	cfg := auth.OAuthConfig{
 		Issuer: sec.Issuer, Resource: sec.Resource, Audiences: sec.Audiences, JWKSURI: sec.JWKSURI,
 		Algorithms: sec.Algorithms, SwarmsClaim: sec.SwarmsClaim, CapabilitiesClaim: sec.CapabilitiesClaim,
-		IntrospectionURL: sec.IntrospectionURL,
-		Scopes:           []string{auth.ScopeAllSwarms, auth.ScopeAllCapabilities},
+		IntrospectionURL: sec.IntrospectionURL, MinRefresh: sec.JWKSMinRefresh,
+		Scopes: []string{auth.ScopeAllSwarms, auth.ScopeAllCapabilities},
 	}
 	for _, d := range rt.Swarms() {
 		cfg.Scopes = append(cfg.Scopes, auth.ScopeSwarmPrefix+d.ID())
