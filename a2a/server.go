@@ -234,6 +234,7 @@ func (s *server) serveRPC(w http.ResponseWriter, r *http.Request, a *agent) {
 		ctx = auth.WithPrincipal(ctx, p)
 	}
 	if err := auth.Check(ctx, a.id); err != nil {
+		w.Header().Set("WWW-Authenticate", auth.FromContext(ctx).ScopeChallenge(r.URL.Path, a.id))
 		rpcError(w, http.StatusForbidden, -31403, "UNAUTHORIZED", err.Error())
 		return
 	}

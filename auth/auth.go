@@ -49,6 +49,20 @@ type Principal struct {
 	all     bool
 	caps    []string
 	allCaps bool
+	// oauth is the validator of an OAuth access token's principal.
+	oauth *OAuth
+}
+
+// ScopeChallenge returns the WWW-Authenticate header of a 403 refusing the
+// principal swarm id on a request to path (RFC 6750 insufficient_scope):
+// for an OAuth principal it names the scope to ask for and the resource
+// metadata, so that a client can step up its authorization.
+func (p *Principal) ScopeChallenge(path, id string) string {
+	c := `Bearer error="insufficient_scope"`
+	if p != nil && p.oauth != nil {
+		c += `, scope="` + ScopeSwarmPrefix + id + `", resource_metadata="` + p.oauth.metadataURL(path) + `"`
+	}
+	return c
 }
 
 // AllowsCapability reports whether the principal may see and call the

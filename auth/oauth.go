@@ -435,7 +435,9 @@ func (o *OAuth) principal(claims map[string]any) *Principal {
 			break
 		}
 	}
-	return newPrincipal(name, swarms, caps, false)
+	p := newPrincipal(name, swarms, caps, false)
+	p.oauth = o
+	return p
 }
 
 // strList reads a claim holding a list of strings or a space-separated

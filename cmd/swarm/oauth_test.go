@@ -175,8 +175,15 @@ func TestServeOAuth(t *testing.T) {
 		t.Errorf("MCP with the token: %d %s", code, body)
 	}
 	a2aCall := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"none"}}`
-	if code, _, body := bearer(t, "POST", s.URL+"/a2a/approval", trip, a2aCall); code != 403 {
-		t.Errorf("A2A approval with swarm:trip: %d %s, want 403", code, body)
+	// Outside the scopes: 403 naming the scope to ask for (step-up).
+	mcpCall := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"approval","arguments":{"input":"x"}}}`
+	for _, c := range []struct{ name, path, body, challenge string }{
+		{"A2A", "/a2a/approval", a2aCall, `Bearer error="insufficient_scope", scope="swarm:approval", resource_metadata="` + oauthResource + `/.well-known/oauth-protected-resource"`},
+		{"MCP", "/mcp", mcpCall, `Bearer error="insufficient_scope", scope="swarm:approval", resource_metadata="` + oauthResource + `/.well-known/oauth-protected-resource/mcp"`},
+	} {
+		if code, challenge, body := bearer(t, "POST", s.URL+c.path, trip, c.body); code != 403 || challenge != c.challenge {
+			t.Errorf("%s approval with swarm:trip: %d %q %s, want 403 %q", c.name, code, challenge, body, c.challenge)
+		}
 	}
 
 	// Refused tokens: 401 with a challenge naming the metadata, and
