@@ -49,6 +49,7 @@ const (
 	DefaultLeeway     = 30 * time.Second
 	DefaultMinRefresh = time.Minute
 	DefaultCacheTTL   = 30 * time.Second
+	DefaultKeyMaxAge  = time.Hour
 )
 
 // DefaultAlgorithms are the signature algorithms accepted when
@@ -90,6 +91,9 @@ type OAuthConfig struct {
 	// caused by tokens signed with an unknown key (default
 	// DefaultMinRefresh), so that forged key ids cannot flood the issuer.
 	MinRefresh time.Duration
+	// KeyMaxAge is how long a fetched key set is used before it is
+	// fetched again (default DefaultKeyMaxAge).
+	KeyMaxAge time.Duration
 	// CacheTTL bounds how long an introspection answer is reused
 	// (default DefaultCacheTTL).
 	CacheTTL time.Duration
@@ -107,7 +111,7 @@ type OAuth struct {
 	audiences []string
 	now       func() time.Time
 
-	keys atomic.Pointer[jose.JSONWebKeySet]
+	keys atomic.Pointer[keySet]
 	// fetchMu serializes key set fetches; lastFetch is guarded by it.
 	fetchMu   sync.Mutex
 	lastFetch time.Time
@@ -163,6 +167,9 @@ func NewOAuth(cfg OAuthConfig) (*OAuth, error) {
 	if o.cfg.MinRefresh <= 0 {
 		o.cfg.MinRefresh = DefaultMinRefresh
 	}
+	if o.cfg.KeyMaxAge <= 0 {
+		o.cfg.KeyMaxAge = DefaultKeyMaxAge
+	}
 	if o.cfg.CacheTTL <= 0 {
 		o.cfg.CacheTTL = DefaultCacheTTL
 	}
@@ -215,20 +222,29 @@ func (o *OAuth) Verify(ctx context.Context, token string) (*Principal, error) {
 	return o.principal(all), nil
 }
 
-// key returns the public key with id kid for alg, fetching the key set
-// when it is not known yet, and again for an unknown kid (key rotation) at
-// most once per MinRefresh.
+// key returns the public key with id kid for alg. The key set is fetched
+// when it is not known yet, older than KeyMaxAge (so that a key the issuer
+// withdrew stops working), or lacks kid (key rotation); not twice within
+// MinRefresh, whatever the tokens name. While the issuer cannot be reached,
+// the keys fetched last keep working.
 func (o *OAuth) key(ctx context.Context, kid, alg string) (*jose.JSONWebKey, error) {
-	if k := findKey(o.keys.Load(), kid, alg); k != nil {
-		return k, nil
+	now := o.now()
+	if ks := o.keys.Load(); ks != nil && now.Sub(ks.at) < o.cfg.KeyMaxAge {
+		if k := ks.find(kid, alg); k != nil {
+			return k, nil
+		}
 	}
 	o.fetchMu.Lock()
 	defer o.fetchMu.Unlock()
-	if k := findKey(o.keys.Load(), kid, alg); k != nil {
+	ks := o.keys.Load()
+	k := ks.find(kid, alg)
+	if k != nil && now.Sub(ks.at) < o.cfg.KeyMaxAge {
 		return k, nil // fetched while this request waited
 	}
-	now := o.now()
 	if !o.lastFetch.IsZero() && now.Sub(o.lastFetch) < o.cfg.MinRefresh {
+		if k != nil {
+			return k, nil
+		}
 		return nil, fmt.Errorf("%w: unknown signing key %q", ErrInvalidToken, kid)
 	}
 	o.lastFetch = now
@@ -237,25 +253,35 @@ func (o *OAuth) key(ctx context.Context, kid, alg string) (*jose.JSONWebKey, err
 	defer cancel()
 	set, err := o.fetchKeys(ctx)
 	if err != nil {
+		if k != nil {
+			return k, nil
+		}
 		return nil, fmt.Errorf("%w: fetching the issuer's keys: %w", ErrInvalidToken, err)
 	}
-	o.keys.Store(set)
-	if k := findKey(set, kid, alg); k != nil {
+	ks = &keySet{keys: set.Keys, at: now}
+	o.keys.Store(ks)
+	if k := ks.find(kid, alg); k != nil {
 		return k, nil
 	}
 	return nil, fmt.Errorf("%w: unknown signing key %q", ErrInvalidToken, kid)
 }
 
-// findKey picks the public signing key of set named kid (or, with no
-// kid, its only key fit for alg).
-func findKey(set *jose.JSONWebKeySet, kid, alg string) *jose.JSONWebKey {
-	if set == nil {
+// keySet is the issuer's key set as fetched at a time.
+type keySet struct {
+	keys []jose.JSONWebKey
+	at   time.Time
+}
+
+// find picks the public signing key named kid for alg (with no kid, the
+// only such key), or nil.
+func (ks *keySet) find(kid, alg string) *jose.JSONWebKey {
+	if ks == nil {
 		return nil
 	}
 	var found *jose.JSONWebKey
-	for i := range set.Keys {
-		k := &set.Keys[i]
-		if (k.Use != "" && k.Use != "sig") || (k.Algorithm != "" && k.Algorithm != alg) || !k.IsPublic() || k.KeyID != kid {
+	for i := range ks.keys {
+		k := &ks.keys[i]
+		if (k.Use != "" && k.Use != "sig") || (k.Algorithm != "" && k.Algorithm != alg) || !k.IsPublic() || (kid != "" && k.KeyID != kid) {
 			continue
 		}
 		if found != nil {

@@ -32,6 +32,7 @@ type testIssuer struct {
 	keys    map[string]*ecdsa.PrivateKey // by kid
 	signer  string                       // kid signing new tokens
 	fetches atomic.Int64
+	down    atomic.Bool               // the key set answers 503
 	active  map[string]map[string]any // introspection answers by token
 }
 
@@ -44,6 +45,10 @@ func newTestIssuer(t testing.TB) *testIssuer {
 	})
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
 		is.fetches.Add(1)
+		if is.down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		is.mu.Lock()
 		defer is.mu.Unlock()
 		var set jose.JSONWebKeySet
@@ -104,7 +109,11 @@ func (is *testIssuer) sign(t testing.TB, claims map[string]any) string {
 
 func signWith(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
 	t.Helper()
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", kid))
+	opts := (&jose.SignerOptions{}).WithType("at+jwt")
+	if kid != "" {
+		opts = opts.WithHeader("kid", kid)
+	}
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +160,10 @@ func TestOAuthJWT(t *testing.T) {
 		t.Errorf("token for the MCP resource with swarm:*: %+v %v", p, err)
 	}
 
-	is.mu.Lock()
-	signer := is.keys[is.signer]
-	is.mu.Unlock()
+	signer := mustKey(t, is, "k1")
+	if p, err := o.Verify(ctx, signWith(t, jose.ES256, signer, "", is.claims("swarm:a"))); err != nil || !p.Allows("a") {
+		t.Errorf("token without kid, one key in the set: %+v %v", p, err)
+	}
 	pub, err := x509.MarshalPKIXPublicKey(&signer.PublicKey)
 	if err != nil {
 		t.Fatal(err)
@@ -232,6 +242,40 @@ func TestOAuthKeyRotation(t *testing.T) {
 	}
 	if n := is.fetches.Load(); n != 2 {
 		t.Errorf("fetches = %d, want 2", n)
+	}
+}
+
+// TestOAuthKeyWithdrawn checks that the key set is fetched again once it
+// is older than KeyMaxAge: while the issuer is unreachable the last keys
+// hold, and a key the issuer withdrew is then refused.
+func TestOAuthKeyWithdrawn(t *testing.T) {
+	is := newTestIssuer(t)
+	o := newTestOAuth(t, is, nil)
+	now := time.Now()
+	o.now = func() time.Time { return now }
+	ctx := context.Background()
+	c := is.claims("swarm:a")
+	c["exp"] = now.Add(3 * DefaultKeyMaxAge).Unix()
+	tok := is.sign(t, c)
+	if _, err := o.Verify(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	is.down.Store(true)
+	now = now.Add(DefaultKeyMaxAge)
+	if _, err := o.Verify(ctx, tok); err != nil {
+		t.Fatalf("issuer unreachable after KeyMaxAge: %v, want the last keys to hold", err)
+	}
+	is.down.Store(false)
+	is.rotate(t, "k2")
+	is.mu.Lock()
+	delete(is.keys, "k1")
+	is.mu.Unlock()
+	now = now.Add(DefaultMinRefresh)
+	if _, err := o.Verify(ctx, tok); !errors.Is(err, ErrInvalidToken) {
+		t.Fatalf("withdrawn key: %v, want refused", err)
+	}
+	if n := is.fetches.Load(); n != 3 {
+		t.Errorf("fetches = %d, want 3", n)
 	}
 }
 
@@ -379,7 +423,7 @@ func BenchmarkOAuthVerify(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				o.keys.Store(&jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &rk.PublicKey, KeyID: "r1", Algorithm: "RS256", Use: "sig"}}})
+				o.keys.Store(&keySet{keys: []jose.JSONWebKey{{Key: &rk.PublicKey, KeyID: "r1", Algorithm: "RS256", Use: "sig"}}, at: time.Now()})
 				o.lastFetch = time.Now()
 				tok = signWith(b, jose.RS256, rk, "r1", is.claims("swarm:trip"))
 			}
@@ -396,4 +440,16 @@ func BenchmarkOAuthVerify(b *testing.B) {
 			}
 		})
 	}
+}
+
+// mustKey returns the issuer's key kid.
+func mustKey(t testing.TB, is *testIssuer, kid string) *ecdsa.PrivateKey {
+	t.Helper()
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	k := is.keys[kid]
+	if k == nil {
+		t.Fatalf("no key %s", kid)
+	}
+	return k
 }
