@@ -207,6 +207,9 @@ func TestServeOAuth(t *testing.T) {
 			t.Errorf("%s: %d %q %s; want 401 with %s", c.name, code, challenge, body, c.challenge)
 		}
 	}
+	if !strings.Contains(s.Log(), "OAuth access tokens of "+issuer) || !strings.Contains(s.Log(), "/.well-known/oauth-protected-resource (protected resource metadata)") {
+		t.Errorf("the start does not say OAuth is on: %s", s.Log())
+	}
 	if strings.Contains(s.Log(), trip) {
 		t.Error("an access token is in the log")
 	}

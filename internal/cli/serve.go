@@ -198,6 +198,9 @@ func (a *app) serveCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stderr, "swarm: listening on http://%s %s\n", ln.Addr(), mode)
 			printEndpoints(a.stderr, "http://"+ln.Addr().String(), file, mounts)
+			if authn.OAuth() != nil {
+				fmt.Fprintf(a.stderr, "swarm:   OAuth     http://%s%s (protected resource metadata)\n", ln.Addr(), auth.WellKnownPath)
+			}
 
 			// The node works: it claims runs that are runnable (resumed,
 			// released, or whose owner's lease expired) as the store
