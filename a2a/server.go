@@ -227,13 +227,14 @@ func (s *server) serveRPC(w http.ResponseWriter, r *http.Request, a *agent) {
 	if auth.FromContext(ctx) == nil && s.opts.Auth != nil {
 		p, err := s.opts.Auth.Authenticate(r)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="swarm"`)
+			w.Header().Set("WWW-Authenticate", s.opts.Auth.Challenge(r.URL.Path, err))
 			rpcError(w, http.StatusUnauthorized, -31401, "UNAUTHENTICATED", "missing or invalid bearer token")
 			return
 		}
 		ctx = auth.WithPrincipal(ctx, p)
 	}
 	if err := auth.Check(ctx, a.id); err != nil {
+		w.Header().Set("WWW-Authenticate", auth.FromContext(ctx).ScopeChallenge(r.URL.Path, a.id))
 		rpcError(w, http.StatusForbidden, -31403, "UNAUTHORIZED", err.Error())
 		return
 	}

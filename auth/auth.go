@@ -49,6 +49,20 @@ type Principal struct {
 	all     bool
 	caps    []string
 	allCaps bool
+	// oauth is the validator of an OAuth access token's principal.
+	oauth *OAuth
+}
+
+// ScopeChallenge returns the WWW-Authenticate header of a 403 refusing the
+// principal swarm id on a request to path (RFC 6750 insufficient_scope):
+// for an OAuth principal it names the scope to ask for and the resource
+// metadata, so that a client can step up its authorization.
+func (p *Principal) ScopeChallenge(path, id string) string {
+	c := `Bearer error="insufficient_scope"`
+	if p != nil && p.oauth != nil {
+		c += `, scope="` + ScopeSwarmPrefix + id + `", resource_metadata="` + p.oauth.metadataURL(path) + `"`
+	}
+	return c
 }
 
 // AllowsCapability reports whether the principal may see and call the
@@ -112,9 +126,40 @@ type entry struct {
 	prin *Principal
 }
 
-// Authenticator checks bearer tokens. The zero value and nil require none.
+// newPrincipal returns the principal allowed swarms and caps ("*" for
+// all). An empty list allows everything when emptyAll (static tokens) and
+// nothing otherwise (OAuth tokens get what their scopes grant).
+func newPrincipal(name string, swarms, caps []string, emptyAll bool) *Principal {
+	p := &Principal{Name: name}
+	p.all = slices.Contains(swarms, "*") || (emptyAll && len(swarms) == 0)
+	if !p.all {
+		p.swarms = slices.Clone(swarms)
+	}
+	p.allCaps = slices.Contains(caps, "*") || (emptyAll && len(caps) == 0)
+	if !p.allCaps {
+		p.caps = slices.Clone(caps)
+	}
+	return p
+}
+
+// Authenticator checks bearer tokens: static secrets, and OAuth access
+// tokens when [Authenticator.UseOAuth] was called. The zero value and nil
+// require none.
 type Authenticator struct {
 	entries []entry
+	oauth   *OAuth
+}
+
+// UseOAuth makes a also accept OAuth access tokens validated by o (a
+// token matching a static secret is that token's). Call it before serving.
+func (a *Authenticator) UseOAuth(o *OAuth) { a.oauth = o }
+
+// OAuth returns the validator set by [Authenticator.UseOAuth], or nil.
+func (a *Authenticator) OAuth() *OAuth {
+	if a == nil {
+		return nil
+	}
+	return a.oauth
 }
 
 // New returns an authenticator accepting tokens. With no tokens, every
@@ -136,29 +181,14 @@ func New(tokens []Token) (*Authenticator, error) {
 			return nil, fmt.Errorf("auth: token %q repeats another token's secret", name)
 		}
 		seen[sum] = true
-		p := &Principal{Name: name}
-		for _, s := range t.Swarms {
-			if s == "*" {
-				p.all = true
-			}
-		}
-		if len(t.Swarms) == 0 {
-			p.all = true
-		}
-		if !p.all {
-			p.swarms = slices.Clone(t.Swarms)
-		}
-		p.allCaps = len(t.Capabilities) == 0 || slices.Contains(t.Capabilities, "*")
-		if !p.allCaps {
-			p.caps = slices.Clone(t.Capabilities)
-		}
+		p := newPrincipal(name, t.Swarms, t.Capabilities, true)
 		a.entries = append(a.entries, entry{sum: sum, prin: p})
 	}
 	return a, nil
 }
 
 // Required reports whether requests must carry a token.
-func (a *Authenticator) Required() bool { return a != nil && len(a.entries) > 0 }
+func (a *Authenticator) Required() bool { return a != nil && (len(a.entries) > 0 || a.oauth != nil) }
 
 var anonymous = &Principal{Name: "anonymous", all: true, allCaps: true}
 
@@ -173,14 +203,17 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		if c, err := r.Cookie(SessionCookie); err == nil {
-			return a.AuthenticateSecret(c.Value)
+			return a.AuthenticateToken(r.Context(), c.Value)
 		}
+	}
+	if h == "" {
+		return nil, ErrUnauthenticated
 	}
 	scheme, secret, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || secret == "" {
-		return nil, ErrUnauthenticated
+		return nil, ErrInvalidToken
 	}
-	return a.AuthenticateSecret(secret)
+	return a.AuthenticateToken(r.Context(), secret)
 }
 
 // SessionCookie is the cookie in which a browser carries its token: the
@@ -192,10 +225,17 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 // the cookie and a CSRF token themselves).
 const SessionCookie = "swarm_session"
 
-// AuthenticateSecret returns the principal owning a token secret:
-// anonymous when no token is required, else the owner, or
-// ErrUnauthenticated. Secrets are compared in constant time.
+// AuthenticateSecret is [Authenticator.AuthenticateToken] without a
+// request context.
 func (a *Authenticator) AuthenticateSecret(secret string) (*Principal, error) {
+	return a.AuthenticateToken(context.Background(), secret)
+}
+
+// AuthenticateToken returns the principal of a bearer token: anonymous
+// when no token is required, else the owner of a static secret, else (with
+// OAuth) the principal of a valid access token, or an error wrapping
+// ErrUnauthenticated. Secrets are compared in constant time.
+func (a *Authenticator) AuthenticateToken(ctx context.Context, secret string) (*Principal, error) {
 	if !a.Required() {
 		return anonymous, nil
 	}
@@ -212,20 +252,38 @@ func (a *Authenticator) AuthenticateSecret(secret string) (*Principal, error) {
 			found = e.prin
 		}
 	}
-	if found == nil {
-		return nil, ErrUnauthenticated
+	if found != nil {
+		return found, nil
 	}
-	return found, nil
+	if a.oauth != nil {
+		return a.oauth.Verify(ctx, secret)
+	}
+	return nil, ErrInvalidToken
+}
+
+// Challenge returns the WWW-Authenticate header answering a request to
+// path refused with err (RFC 6750): error="invalid_token" when it carried
+// a token, and with OAuth the resource_metadata URL of RFC 9728.
+func (a *Authenticator) Challenge(path string, err error) string {
+	c := `Bearer realm="swarm"`
+	if o := a.OAuth(); o != nil {
+		c += `, resource_metadata="` + o.metadataURL(path) + `"`
+	}
+	if errors.Is(err, ErrInvalidToken) {
+		c += `, error="invalid_token"`
+	}
+	return c
 }
 
 // Middleware authenticates each request and stores its principal in the
 // request context; unauthenticated requests get 401 with a
-// WWW-Authenticate: Bearer header and a JSON error body.
+// WWW-Authenticate: Bearer header (see [Authenticator.Challenge]) and a
+// JSON error body.
 func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := a.Authenticate(r)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="swarm"`)
+			w.Header().Set("WWW-Authenticate", a.Challenge(r.URL.Path, err))
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = w.Write([]byte(`{"error":{"code":"unauthenticated","message":"missing or invalid bearer token"}}` + "\n"))
@@ -241,7 +299,7 @@ func RequireForAddr(a *Authenticator, addr string) error {
 	if a.Required() || IsLoopback(addr) {
 		return nil
 	}
-	return fmt.Errorf("auth: %s is not a loopback address; configure bearer tokens (SWARM_TOKENS or the serve section of swarm.yaml) to listen on it", addr)
+	return fmt.Errorf("auth: %s is not a loopback address; configure bearer tokens (SWARM_TOKENS or the serve section of swarm.yaml) or OAuth to listen on it", addr)
 }
 
 // IsLoopback reports whether a listen address (host:port) binds only to the

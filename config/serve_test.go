@@ -1,9 +1,11 @@
 package config
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestServeSection(t *testing.T) {
@@ -23,6 +25,25 @@ serve:
 	if tk := f.Serve.Tokens[0]; tk.Name != "ci" || tk.SecretEnv != "SWARM_TOKEN_CI" || !slices.Equal(tk.Swarms, []string{"trip"}) {
 		t.Errorf("token %+v", tk)
 	}
+	f, err = Parse([]byte(`version: 1
+serve:
+  oauth:
+    issuer: https://as.example
+    resource: https://swarm.example
+    audiences: [swarm-api]
+    algorithms: [ES256]
+    jwks_min_refresh: 10s
+    swarms_claim: swarms
+    introspection: {url: https://as.example/introspect, client_id_env: ID, client_secret_env: SECRET}
+`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ServeOAuth{Issuer: "https://as.example", Resource: "https://swarm.example", Audiences: []string{"swarm-api"}, Algorithms: []string{"ES256"}, JWKSMinRefresh: 10 * time.Second,
+		SwarmsClaim: "swarms", IntrospectionURL: "https://as.example/introspect", ClientIDEnv: "ID", ClientSecretEnv: "SECRET"}
+	if o := f.Serve.OAuth; o == nil || !reflect.DeepEqual(*o, want) {
+		t.Errorf("oauth %+v, want %+v", f.Serve.OAuth, want)
+	}
 	if f, err := Parse([]byte("version: 1\n"), ""); err != nil || f.Serve != nil {
 		t.Errorf("no serve section: %+v %v", f, err)
 	}
@@ -31,6 +52,10 @@ serve:
 		{"serve:\n  tokens:\n    - {name: x}\n", "secret_env is required"},
 		{"serve:\n  tokens: x\n", "want a list"},
 		{"serve:\n  port: 1\n", `unknown field "port"`},
+		{"serve:\n  oauth: {issuer: https://as.example}\n", "issuer and resource are required"},
+		{"serve:\n  oauth: {issuer: https://as.example, resource: https://s.example, jwks_min_refresh: soon}\n", `invalid jwks_min_refresh "soon"`},
+		{"serve:\n  oauth: {issuer: https://as.example, resource: https://s.example, secret: x}\n", `unknown field "secret"`},
+		{"serve:\n  oauth: {issuer: https://as.example, resource: https://s.example, introspection: {url: https://as.example/i}}\n", "client_id_env are required"},
 	} {
 		_, err := Parse([]byte("version: 1\n"+tc.yaml), "")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

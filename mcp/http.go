@@ -95,7 +95,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
 		if id, name, forbidden := h.forbidden(p, body); forbidden {
-			writeForbidden(w, id, name)
+			writeForbidden(w, id, name, p.ScopeChallenge(r.URL.Path, name))
 			return
 		}
 	}
@@ -133,13 +133,13 @@ func (h *httpHandler) forbidden(p *auth.Principal, body []byte) (json.RawMessage
 	return nil, "", false
 }
 
-func writeForbidden(w http.ResponseWriter, id json.RawMessage, name string) {
+func writeForbidden(w http.ResponseWriter, id json.RawMessage, name, challenge string) {
 	if len(id) == 0 {
 		id = json.RawMessage(`null`)
 	}
 	msg, _ := json.Marshal("swarm " + name + ": " + auth.ErrForbidden.Error())
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope"`)
+	w.Header().Set("WWW-Authenticate", challenge)
 	w.WriteHeader(http.StatusForbidden)
 	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"error":{"code":`+strconv.Itoa(CodeForbidden)+`,"message":`+string(msg)+`}}`+"\n")
 }

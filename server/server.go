@@ -190,6 +190,12 @@ func New(rt *swarm.Runtime, opts Options) (*Server, error) {
 		}
 		s.mux.Handle(r.method+" "+r.path, h)
 	}
+	if o := opts.Auth.OAuth(); o != nil {
+		// The protected resource metadata (RFC 9728) of the server and of
+		// its MCP endpoint: public, so that a client can find the issuer.
+		s.mux.Handle("GET "+auth.WellKnownPath, o.MetadataHandler())
+		s.mux.Handle("GET "+auth.WellKnownPath+"/mcp", o.MetadataHandler())
+	}
 	for i, m := range opts.Mounts {
 		if m.Pattern == "" || m.Handler == nil {
 			return nil, fmt.Errorf("server: mount %d: empty pattern or nil handler", i)

@@ -101,6 +101,13 @@ func (a *app) serveCmd() *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
+			if file.Serve != nil && file.Serve.OAuth != nil {
+				o, err := serveOAuth(rt, file.Serve.OAuth)
+				if err != nil {
+					return usageError{err}
+				}
+				authn.UseOAuth(o)
+			}
 			if addr == "" && file.Serve != nil {
 				addr = file.Serve.Addr
 			}
@@ -186,8 +193,14 @@ func (a *app) serveCmd() *cobra.Command {
 			if authn.Required() {
 				mode = fmt.Sprintf("with %d bearer token(s)", len(tokens))
 			}
+			if authn.OAuth() != nil {
+				mode += " and OAuth access tokens of " + file.Serve.OAuth.Issuer
+			}
 			fmt.Fprintf(a.stderr, "swarm: listening on http://%s %s\n", ln.Addr(), mode)
 			printEndpoints(a.stderr, "http://"+ln.Addr().String(), file, mounts)
+			if authn.OAuth() != nil {
+				fmt.Fprintf(a.stderr, "swarm:   OAuth     http://%s%s (protected resource metadata)\n", ln.Addr(), auth.WellKnownPath)
+			}
 
 			// The node works: it claims runs that are runnable (resumed,
 			// released, or whose owner's lease expired) as the store
@@ -275,6 +288,33 @@ func serveTokens(tokenFile string, sec *config.Serve) ([]auth.Token, error) {
 		}
 	}
 	return out, nil
+}
+
+// serveOAuth builds the OAuth validator of the serve section, its client
+// credentials read from the environment; the metadata lists a swarm: scope
+// per swarm served.
+func serveOAuth(rt *swarm.Runtime, sec *config.ServeOAuth) (*auth.OAuth, error) {
+	cfg := auth.OAuthConfig{
+		Issuer: sec.Issuer, Resource: sec.Resource, Audiences: sec.Audiences, JWKSURI: sec.JWKSURI,
+		Algorithms: sec.Algorithms, SwarmsClaim: sec.SwarmsClaim, CapabilitiesClaim: sec.CapabilitiesClaim,
+		IntrospectionURL: sec.IntrospectionURL, MinRefresh: sec.JWKSMinRefresh,
+		Scopes: []string{auth.ScopeAllSwarms, auth.ScopeAllCapabilities},
+	}
+	for _, d := range rt.Swarms() {
+		cfg.Scopes = append(cfg.Scopes, auth.ScopeSwarmPrefix+d.ID())
+	}
+	for _, e := range []struct {
+		name string
+		dst  *string
+	}{{sec.ClientIDEnv, &cfg.ClientID}, {sec.ClientSecretEnv, &cfg.ClientSecret}} {
+		if e.name == "" {
+			continue
+		}
+		if *e.dst = os.Getenv(e.name); *e.dst == "" {
+			return nil, fmt.Errorf("serve: oauth: introspection: environment variable %s is not set", e.name)
+		}
+	}
+	return auth.NewOAuth(cfg)
 }
 
 // printEndpoints lists, at the start of swarm serve, the swarms served and
