@@ -435,7 +435,12 @@ func (a *app) runCmd() *cobra.Command {
 				opts = append(opts, swarm.WithID(id))
 			}
 			runID, err := rt.Start(ctx, args[0], raw, opts...)
-			if errors.Is(err, swarm.ErrInvalidInput) {
+			switch {
+			case errors.Is(err, store.ErrExists):
+				return usageError{fmt.Errorf("--id %s is taken: %w; choose another --id", id, err)}
+			case errors.Is(err, swarm.ErrInvalidInput) && id != "" && strings.Contains(err.Error(), "run id"):
+				return usageError{fmt.Errorf("--id %q: %w", id, err)}
+			case errors.Is(err, swarm.ErrInvalidInput):
 				return usageError{fmt.Errorf("%s: %w", file.Path, err)}
 			}
 			if err != nil {
@@ -486,6 +491,9 @@ func inputJSON(rt *swarm.Runtime, file *config.File, swarmID, input string) (jso
 		}
 		if _, err := conversation(rt, swarmID); err == nil {
 			return nil, fmt.Errorf("%s is a conversation: talk to it with swarm chat %s", swarmID, swarmID)
+		}
+		if _, ok := d.(*swarm.Team); ok {
+			return nil, fmt.Errorf("%s is a team: use swarm team %s", swarmID, swarmID)
 		}
 		var sc struct {
 			Type any `json:"type"`
@@ -716,6 +724,9 @@ func (a *app) resumeCmd() *cobra.Command {
 				opts = append(opts, swarm.AtPause(pause))
 			}
 			if err := rt.Resume(ctx, args[0], args[1], opts...); err != nil {
+				if errors.Is(err, swarm.ErrPauseNotCurrent) && !pausedAt(ctx, rt, args[0], pause) {
+					return usageError{fmt.Errorf("cannot resume run %s: it has no pause %d (the paused status's \"pause\" names one)", args[0], pause)}
+				}
 				return refused(ctx, rt, args[0], "resume", err)
 			}
 			return a.follow(ctx, rt, args[0], before.LastSeq, quiet)
@@ -783,6 +794,16 @@ func refused(ctx context.Context, rt *swarm.Runtime, id, what string, err error)
 		return usageError{fmt.Errorf("cannot %s run %s: that pause was answered; the run is %s", what, id, s.State)}
 	}
 	return usageError{fmt.Errorf("cannot %s run %s: it is %s", what, id, s.State)}
+}
+
+// pausedAt reports whether event seq of run id is a pause: one that the
+// run waits at or that was answered.
+func pausedAt(ctx context.Context, rt *swarm.Runtime, id string, seq int64) bool {
+	if seq < 1 {
+		return false
+	}
+	recs, err := rt.Store().Read(ctx, id, seq-1, 1)
+	return err == nil && len(recs) == 1 && recs[0].Seq == seq && recs[0].Type == string(swarm.EventPaused)
 }
 
 func (a *app) recoverCmd() *cobra.Command {

@@ -1,0 +1,62 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// teamDir is a copy of examples/team.
+func teamDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "..", "examples", "team"))); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestRunIDMistakesExitTwo: a taken --id and a malformed one are usage
+// errors (exit 2) that name the id, not the definitions file.
+func TestRunIDMistakesExitTwo(t *testing.T) {
+	dir := workdir(t)
+	if r := swarmIn(t, dir, nil, "", "run", "-q", "--id", "a", "trip", "x"); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	r := swarmIn(t, dir, nil, "", "run", "--id", "a", "approval", "x")
+	if r.code != 2 || !strings.Contains(r.stderr, "--id a is taken") {
+		t.Errorf("taken id: exit %d\n%s", r.code, r.stderr)
+	}
+	r = swarmIn(t, dir, nil, "", "run", "--id", "two words", "trip", "x")
+	if r.code != 2 || !strings.Contains(r.stderr, `--id "two words"`) || strings.Contains(r.stderr, "swarm.yaml") {
+		t.Errorf("bad id: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestResumeAtAPauseThatNeverWas: resume --pause P, P no pause of the
+// run, says there is no such pause rather than that it was answered.
+func TestResumeAtAPauseThatNeverWas(t *testing.T) {
+	dir := workdir(t)
+	if r := swarmIn(t, dir, nil, "", "run", "-q", "--id", "p", "approval", "x"); r.code != 3 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, pause := range []string{"99", "2"} {
+		r := swarmIn(t, dir, nil, "", "resume", "--pause", pause, "p", "yes")
+		if r.code != 2 || !strings.Contains(r.stderr, "has no pause "+pause) || strings.Contains(r.stderr, "answered") {
+			t.Errorf("resume --pause %s: exit %d\n%s", pause, r.code, r.stderr)
+		}
+	}
+	if r := swarmIn(t, dir, nil, "", "stop", "p", "done"); r.code != 0 {
+		t.Errorf("stop: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestRunOfATeamPointsToSwarmTeam: swarm run TEAM says to use swarm team.
+func TestRunOfATeamPointsToSwarmTeam(t *testing.T) {
+	dir := teamDir(t)
+	r := swarmIn(t, dir, nil, "", "run", "crew", "hello")
+	if r.code != 2 || !strings.Contains(r.stderr, "crew is a team: use swarm team crew") {
+		t.Errorf("run of a team: exit %d\n%s", r.code, r.stderr)
+	}
+}
