@@ -60,3 +60,15 @@ func TestRunOfATeamPointsToSwarmTeam(t *testing.T) {
 		t.Errorf("run of a team: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestNoModelSaidOnce: with no model configured, the error says so once,
+// with what to set.
+func TestNoModelSaidOnce(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"swarm.yaml": "version: 1\nswarms:\n  s:\n    description: s\n    instructions: s\n"})
+	r := swarmIn(t, dir, []string{"OPENAI_API_KEY=", "ANTHROPIC_API_KEY="}, "", "run", "s", "x")
+	if r.code != 2 || strings.Count(r.stderr, "no model configured") != 1 || !strings.Contains(r.stderr, "pass --model") ||
+		strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+}

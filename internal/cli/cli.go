@@ -114,9 +114,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "swarm:", err)
 	if errors.Is(err, swarm.ErrNoModel) {
-		fmt.Fprintln(stderr, "swarm:", noModelHint)
+		fmt.Fprintf(stderr, "swarm: %v; %s\n", err, noModelHint)
+	} else {
+		fmt.Fprintln(stderr, "swarm:", err)
 	}
 	var ue usageError
 	if errors.As(err, &ue) || errors.Is(err, swarm.ErrInvalid) || errors.Is(err, swarm.ErrUnknownSwarm) || errors.Is(err, swarm.ErrInvalidInput) ||
