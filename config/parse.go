@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -153,11 +154,48 @@ func parse(data []byte, dir, file string) (*File, error) {
 	return f, nil
 }
 
-// syntax reports the YAML parser's error. Its line, when it gives one, is
-// left in its message: yaml.v3 reports some lines off by one, so it is not
-// the Line of the *Error.
-func (p *parser) syntax(err error) {
-	p.errs = append(p.errs, &Error{File: p.file, Err: fmt.Errorf("invalid YAML: %w", err)})
+// syntax reports the YAML parser's error in data. yaml.v3 gives the line
+// where the construct around the mistake starts (an indentation mistake
+// inside a mapping is reported at the mapping's first key), so the line
+// reported is found again: the first line at which the file, read up to
+// it, fails with the same message.
+func (p *parser) syntax(data []byte, err error) {
+	msg := yamlLine.ReplaceAllString(err.Error(), "")
+	p.errs = append(p.errs, &Error{File: p.file, Line: syntaxLine(data, msg), Err: fmt.Errorf("invalid YAML: %s", msg)})
+}
+
+// yamlLine is the prefix of yaml.v3's syntax errors.
+var yamlLine = regexp.MustCompile(`^yaml: line \d+: `)
+
+// syntaxLine is the 1-based line of data up to which reading its YAML
+// documents fails with the message msg; 0 if none (or data is too long to
+// look).
+func syntaxLine(data []byte, msg string) int {
+	if bytes.Count(data, []byte("\n")) > 5000 {
+		return 0
+	}
+	end := 0
+	for line := 1; end < len(data); line++ {
+		next := bytes.IndexByte(data[end:], '\n')
+		if next < 0 {
+			end = len(data)
+		} else {
+			end += next + 1
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data[:end]))
+		for {
+			var n yaml.Node
+			err := dec.Decode(&n)
+			if err == nil {
+				continue
+			}
+			if !errors.Is(err, io.EOF) && yamlLine.ReplaceAllString(err.Error(), "") == msg {
+				return line
+			}
+			break
+		}
+	}
+	return 0
 }
 
 func (p *parser) parse(data []byte) *File {
@@ -167,7 +205,7 @@ func (p *parser) parse(data []byte) *File {
 		if errors.Is(err, io.EOF) {
 			p.errf(nil, "file is empty (it needs at least \"version: %d\")", Version)
 		} else {
-			p.syntax(err)
+			p.syntax(data, err)
 		}
 		return nil
 	}
@@ -180,7 +218,7 @@ func (p *parser) parse(data []byte) *File {
 		p.errf(at, "a file holds a single YAML document")
 		return nil
 	} else if !errors.Is(err, io.EOF) {
-		p.syntax(err)
+		p.syntax(data, err)
 		return nil
 	}
 	root := &doc

@@ -72,3 +72,14 @@ func TestNoModelSaidOnce(t *testing.T) {
 		t.Errorf("exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestYAMLErrorLine: a YAML indentation mistake is reported at its line,
+// not at the first key of the mapping around it.
+func TestYAMLErrorLine(t *testing.T) {
+	dir := workdir(t)
+	write(t, dir, map[string]string{"bad.yaml": "version: 1\nagents:\n  a:\n    instructions: x\n   description: y\nswarms:\n  s:\n    instructions: s\n"})
+	r := swarmIn(t, dir, nil, "", "run", "--file", "bad.yaml", "s", "x")
+	if r.code != 2 || !strings.Contains(r.stderr, "bad.yaml:5: invalid YAML: did not find expected key") {
+		t.Errorf("exit %d\n%s", r.code, r.stderr)
+	}
+}
