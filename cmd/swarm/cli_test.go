@@ -301,32 +301,52 @@ func slowDir(t *testing.T) string {
 // progress shows the run started, and returns its exit code and stderr.
 func signalWhenStarted(t *testing.T, dir string, sig os.Signal, args ...string) (int, string) {
 	t.Helper()
+	code, _, stderr := signalOn(t, dir, sig, "started slow", false, args...)
+	return code, stderr
+}
+
+// signalOn runs swarm with args in dir, sends sig once a line of its
+// stderr (of its stdout if onStdout) contains trigger, and returns its exit
+// code, stdout and stderr.
+func signalOn(t *testing.T, dir string, sig os.Signal, trigger string, onStdout bool, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := swarmCmd(ctx, dir, args...)
-	pipe, err := cmd.StderrPipe()
+	var watched, other strings.Builder
+	var pipe io.ReadCloser
+	var err error
+	if onStdout {
+		pipe, err = cmd.StdoutPipe()
+		cmd.Stderr = &other
+	} else {
+		pipe, err = cmd.StderrPipe()
+		cmd.Stdout = &other
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
 	sc := bufio.NewScanner(pipe)
 	for sc.Scan() {
-		stderr.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "started slow") {
+		watched.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), trigger) {
 			_ = cmd.Process.Signal(sig)
 			break
 		}
 	}
 	rest, _ := io.ReadAll(pipe)
-	stderr.Write(rest)
+	watched.Write(rest)
 	_ = cmd.Wait()
 	if ctx.Err() != nil {
-		t.Fatalf("swarm %v did not end within a minute\n%s", args, stderr.String())
+		t.Fatalf("swarm %v did not end within a minute\n%s%s", args, watched.String(), other.String())
 	}
-	return cmd.ProcessState.ExitCode(), stderr.String()
+	if onStdout {
+		return cmd.ProcessState.ExitCode(), watched.String(), other.String()
+	}
+	return cmd.ProcessState.ExitCode(), other.String(), watched.String()
 }
 
 // TestInterruptedRunExitsWithItsCode: Ctrl-C on swarm run exits 130 and

@@ -83,3 +83,22 @@ func TestYAMLErrorLine(t *testing.T) {
 		t.Errorf("exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestInterruptIsNoError: Ctrl-C on events -f and on recover exits 130,
+// as on run, without an error message.
+func TestInterruptIsNoError(t *testing.T) {
+	dir := slowDir(t)
+	write(t, dir, map[string]string{"script.yaml": "slow:\n  - tool_calls: [{name: pause, arguments: {reason: \"ok\"}}]\n  - text: done\n    delay: 5s\n"})
+	if r := swarmIn(t, dir, nil, "", "run", "-q", "--id", "p", "slow", "x"); r.code != 3 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	code, _, stderr := signalOn(t, dir, os.Interrupt, `"started"`, true, "events", "-f", "p")
+	if code != 130 || strings.Contains(stderr, "context canceled") || strings.Contains(stderr, "swarm:") {
+		t.Errorf("events -f: exit %d\n%s", code, stderr)
+	}
+	signalOn(t, dir, os.Kill, "resumed: yes", false, "resume", "--lease", "10s", "p", "yes")
+	code, _, stderr = signalOn(t, dir, os.Interrupt, "waiting for 1 run(s)", false, "recover")
+	if code != 130 || strings.Contains(stderr, "context canceled") || strings.Contains(stderr, "swarm:") {
+		t.Errorf("recover: exit %d\n%s", code, stderr)
+	}
+}

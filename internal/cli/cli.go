@@ -40,8 +40,9 @@ const (
 	ExitPaused    = 3
 	ExitStopped   = 4
 	// ExitInterrupted: SIGINT (Ctrl-C) or SIGTERM ended the command while
-	// it followed a run; the run is left for `swarm recover` or `swarm
-	// serve` to continue (128 + SIGINT, as shells report it).
+	// it followed or waited for runs; a run it drove is left for `swarm
+	// recover` or `swarm serve` to continue (128 + SIGINT, as shells
+	// report it).
 	ExitInterrupted = 130
 )
 
@@ -113,6 +114,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee exitError
 	if errors.As(err, &ee) {
 		return ee.code
+	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Ctrl-C is how a follow (events -f) or a wait (recover) ends:
+		// no error to show.
+		return ExitInterrupted
 	}
 	if errors.Is(err, swarm.ErrNoModel) {
 		fmt.Fprintf(stderr, "swarm: %v; %s\n", err, noModelHint)
