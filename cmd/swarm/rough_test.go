@@ -102,3 +102,14 @@ func TestInterruptIsNoError(t *testing.T) {
 		t.Errorf("recover: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestRecoverSaysWhatItDrives: swarm recover names each run it takes up
+// and how it ended.
+func TestRecoverSaysWhatItDrives(t *testing.T) {
+	dir := slowDir(t)
+	signalWhenStarted(t, dir, os.Kill, "run", "--lease", "1s", "--id", "k1", "slow", "x")
+	r := swarmIn(t, dir, nil, "", "recover")
+	if r.code != 0 || !strings.Contains(r.stderr, "continuing run k1\n") || !strings.Contains(r.stderr, "run k1 completed\n") {
+		t.Errorf("recover: exit %d\n%s", r.code, r.stderr)
+	}
+}

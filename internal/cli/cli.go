@@ -819,7 +819,7 @@ func (a *app) recoverCmd() *cobra.Command {
 		Short: "Continue every run whose owner died, and wait for them",
 		Long: "Claim every run that is running but unowned or whose lease expired (waiting for leases that are\n" +
 			"about to expire, skipping runs whose owner is alive), continue them, and wait until each pauses or ends.\n" +
-			"Prints one status JSON line per run.",
+			"Prints one status JSON line per run on stdout, and on stderr a line per run as it is taken up and as it ends.",
 		Args: cobra.NoArgs,
 		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			ids, err := recoverAll(ctx, rt, a.stderr)
@@ -833,6 +833,11 @@ func (a *app) recoverCmd() *cobra.Command {
 					return err
 				}
 				writeJSON(a.stdout, s)
+				if s.Reason != "" {
+					fmt.Fprintf(a.stderr, "run %s %s: %s\n", id, s.State, s.Reason)
+				} else {
+					fmt.Fprintf(a.stderr, "run %s %s\n", id, s.State)
+				}
 				if s.State == swarm.StateFailed {
 					code = ExitFailed
 				}
@@ -864,6 +869,7 @@ func recoverAll(ctx context.Context, rt *swarm.Runtime, log io.Writer) ([]string
 			if !seen[id] {
 				seen[id] = true
 				ids = append(ids, id)
+				fmt.Fprintf(log, "continuing run %s\n", id)
 			}
 		}
 		running, err := rt.Store().List(ctx, store.Filter{State: store.Running})
