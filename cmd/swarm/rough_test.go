@@ -113,3 +113,22 @@ func TestRecoverSaysWhatItDrives(t *testing.T) {
 		t.Errorf("recover: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// TestStatusOfAForkNamesItsOrigin: swarm status of a fork says which run
+// and step it was forked from.
+func TestStatusOfAForkNamesItsOrigin(t *testing.T) {
+	dir := workdir(t)
+	if r := swarmIn(t, dir, nil, "", "run", "-q", "--id", "a", "trip", "x"); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := swarmIn(t, dir, nil, "", "fork", "-q", "--id", "f", "a", "t2/model"); r.code != 0 {
+		t.Fatalf("fork: exit %d\n%s", r.code, r.stderr)
+	}
+	r := swarmIn(t, dir, nil, "", "status", "f")
+	if r.code != 0 || !strings.Contains(r.stdout, `"fork_of":"a","fork_at":"t2/model"`) || r.stderr != "forked from a at t2/model\n" {
+		t.Errorf("status of the fork: exit %d %s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := swarmIn(t, dir, nil, "", "status", "a"); strings.Contains(r.stdout, "fork_of") || r.stderr != "" {
+		t.Errorf("status of the origin: %s\n%s", r.stdout, r.stderr)
+	}
+}

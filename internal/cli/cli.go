@@ -629,13 +629,39 @@ func (a *app) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			origin := forkOrigin(ctx, rt, args[0])
 			writeJSON(a.stdout, struct {
 				swarm.Status
 				UsageByAgent map[string]model.Usage `json:"usage_by_agent,omitempty"`
-			}{s, byAgent})
+				fork
+			}{s, byAgent, origin})
+			switch {
+			case origin.Of != "" && origin.At != "":
+				fmt.Fprintf(a.stderr, "forked from %s at %s\n", origin.Of, origin.At)
+			case origin.Of != "":
+				fmt.Fprintf(a.stderr, "forked from %s (a re-run from the start)\n", origin.Of)
+			}
 			return nil
 		}),
 	}
+}
+
+// fork is where a run was forked from: the run and the step key (see
+// swarm.Runtime.Fork), as its started event records them.
+type fork struct {
+	Of string `json:"fork_of,omitempty"`
+	At string `json:"fork_at,omitempty"`
+}
+
+// forkOrigin reads run id's started event for where it was forked from;
+// the zero fork if it is not a fork (or the event cannot be read).
+func forkOrigin(ctx context.Context, rt *swarm.Runtime, id string) fork {
+	var f fork
+	recs, err := rt.Store().Read(ctx, id, 0, 1)
+	if err == nil && len(recs) == 1 && recs[0].Type == string(swarm.EventStarted) {
+		_ = json.Unmarshal(recs[0].Data, &f)
+	}
+	return f
 }
 
 func (a *app) lsCmd() *cobra.Command {
