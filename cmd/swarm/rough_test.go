@@ -132,3 +132,28 @@ func TestStatusOfAForkNamesItsOrigin(t *testing.T) {
 		t.Errorf("status of the origin: %s\n%s", r.stdout, r.stderr)
 	}
 }
+
+// TestLsListsTopLevelRuns: swarm ls lists top-level runs with their
+// tokens; --all adds the child runs, with a parent column.
+func TestLsListsTopLevelRuns(t *testing.T) {
+	dir := workdir(t)
+	if r := swarmIn(t, dir, nil, "", "run", "-q", "--id", "t", "tour", "x"); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	r := swarmIn(t, dir, nil, "", "ls")
+	rows := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(rows) != 2 || !strings.Contains(rows[0], "TOKENS") || strings.Contains(rows[0], "PARENT") ||
+		!strings.HasPrefix(rows[1], "t ") || !strings.Contains(rows[1], " 395 ") {
+		t.Errorf("ls: exit %d\n%s", r.code, r.stdout)
+	}
+	r = swarmIn(t, dir, nil, "", "ls", "--all")
+	rows = strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(rows) != 4 || !strings.Contains(rows[0], "PARENT") {
+		t.Fatalf("ls --all: exit %d\n%s", r.code, r.stdout)
+	}
+	for _, row := range rows[1:] {
+		if f := strings.Fields(row); f[1] == "guide" && f[5] != "t" || f[1] == "tour" && f[5] != "-" {
+			t.Errorf("ls --all: row %q", row)
+		}
+	}
+}

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -667,10 +668,10 @@ func forkOrigin(ctx context.Context, rt *swarm.Runtime, id string) fork {
 func (a *app) lsCmd() *cobra.Command {
 	var swarmID, state string
 	var limit int
-	var asJSON bool
+	var asJSON, all bool
 	c := &cobra.Command{
 		Use:   "ls",
-		Short: "List runs, newest first",
+		Short: "List top-level runs (--all: child runs too), newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if state != "" && !store.State(state).Valid() {
@@ -681,7 +682,7 @@ func (a *app) lsCmd() *cobra.Command {
 				return err
 			}
 			defer closeRuntime(rt)
-			runs, err := rt.List(cmd.Context(), store.Filter{Swarm: swarmID, State: store.State(state), Limit: limit})
+			runs, err := rt.List(cmd.Context(), store.Filter{Swarm: swarmID, State: store.State(state), Limit: limit, TopLevel: !all})
 			if err != nil {
 				return err
 			}
@@ -694,13 +695,21 @@ func (a *app) lsCmd() *cobra.Command {
 				}
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5s  %s\n", "ID", "SWARM", "STATE", "TURN", "UPDATED")
+			parent := func(r swarm.Status) string {
+				if !all {
+					return ""
+				}
+				return fmt.Sprintf(" %-30s", cmp.Or(r.Parent, "-"))
+			}
+			fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5s %9s%s  %s\n", "ID", "SWARM", "STATE", "TURN", "TOKENS", parent(swarm.Status{Parent: "PARENT"}), "UPDATED")
 			for _, r := range runs {
-				fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5d  %s\n", r.ID, r.Swarm, r.State, r.Turn, r.UpdatedAt.Local().Format(time.DateTime))
+				fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5d %9d%s  %s\n", r.ID, r.Swarm, r.State, r.Turn, r.Usage.InputTokens+r.Usage.OutputTokens,
+					parent(r), r.UpdatedAt.Local().Format(time.DateTime))
 			}
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&all, "all", false, "child runs (of handoffs and teammates) too, with a PARENT column")
 	c.Flags().StringVar(&swarmID, "swarm", "", "only runs of this swarm")
 	c.Flags().StringVar(&state, "state", "", "only runs in this state")
 	c.Flags().IntVar(&limit, "limit", 50, "at most this many runs (0: all)")
