@@ -402,13 +402,16 @@ func TestChatByID(t *testing.T) {
 	}
 }
 
-// TestServeListsEndpointsAndDocumentsThem: swarm serve names its swarms and
-// endpoints at start, every mounted front end (A2A, MCP) is in
-// /openapi.json, and its JSON is not HTML-escaped.
+// TestServeListsEndpointsAndDocumentsThem: swarm serve names its swarms,
+// conversations, teams and endpoints at start (a network node that shares
+// nothing says so, without an empty list), every mounted front end (A2A,
+// MCP) is in /openapi.json, and its JSON is not HTML-escaped.
 func TestServeListsEndpointsAndDocumentsThem(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
-		"swarm.yaml": "version: 1\nmodel: scripted:script.yaml\nswarms:\n  trip:\n    description: Turns a -> b & <c>\n    instructions: t\n" +
+		"swarm.yaml": "version: 1\nmodel: scripted:script.yaml\nnetwork: {id: n1}\nagents:\n  receptionist: {description: r, instructions: r}\n" +
+			"conversations:\n  desk: {queen: receptionist}\nteams:\n  crew: {lead: receptionist}\n" +
+			"swarms:\n  trip:\n    description: Turns a -> b & <c>\n    instructions: t\n" +
 			"  approval:\n    description: a\n    instructions: a\n",
 		"script.yaml": "trip:\n  - text: \"x -> y\"\n",
 	})
@@ -419,10 +422,14 @@ func TestServeListsEndpointsAndDocumentsThem(t *testing.T) {
 	for {
 		text := s.Log()
 		if strings.Contains(text, "MCP") || time.Now().After(deadline) {
-			for _, want := range []string{"swarms of swarm.yaml: trip, approval", s.URL + "/v1/swarms", s.URL + "/a2a/{swarm}", s.URL + "/mcp", "/openapi.json"} {
+			for _, want := range []string{"swarms of swarm.yaml: trip, approval\n", "conversations of swarm.yaml: desk\n", "teams of swarm.yaml: crew\n",
+				"network node n1 at ", "sharing no capabilities\n", s.URL + "/v1/swarms", s.URL + "/a2a/{swarm}", s.URL + "/mcp", "/openapi.json"} {
 				if !strings.Contains(text, want) {
 					t.Errorf("serve's start does not show %q:\n%s", want, text)
 				}
+			}
+			if strings.Contains(text, ": \n") {
+				t.Errorf("serve's start shows an empty list:\n%s", text)
 			}
 			break
 		}

@@ -1,12 +1,10 @@
 package main_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // teamDir is a copy of examples/team.
@@ -156,36 +154,6 @@ func TestLsListsTopLevelRuns(t *testing.T) {
 	for _, row := range rows[1:] {
 		if f := strings.Fields(row); f[1] == "guide" && f[5] != "t" || f[1] == "tour" && f[5] != "-" {
 			t.Errorf("ls --all: row %q", row)
-		}
-	}
-}
-
-// TestServeBannerNamesEverythingServed: swarm serve's start names the
-// conversations and teams with the swarms, and a network node that shares
-// nothing says so without an empty list.
-func TestServeBannerNamesEverythingServed(t *testing.T) {
-	dir := t.TempDir()
-	write(t, dir, map[string]string{
-		"swarm.yaml": "version: 1\nmodel: scripted:script.yaml\nnetwork: {id: n1}\nagents:\n  receptionist: {description: r, instructions: r}\n" +
-			"conversations:\n  desk: {queen: receptionist}\nteams:\n  crew: {lead: receptionist}\nswarms:\n  trip: {description: t, instructions: t}\n",
-		"script.yaml": "trip:\n  - text: ok\n",
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	s := serve(t, ctx, dir, nil)
-	want := []string{"swarms of swarm.yaml: trip\n", "conversations of swarm.yaml: desk\n", "teams of swarm.yaml: crew\n", "network node n1 at ", "sharing no capabilities\n", "/mcp"}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		text, missing := s.Log(), ""
-		for _, w := range want {
-			if !strings.Contains(text, w) {
-				missing = w
-			}
-		}
-		if missing == "" && !strings.Contains(text, "capabilities: \n") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve's start does not show %q (or shows an empty list):\n%s", missing, text)
 		}
 	}
 }
