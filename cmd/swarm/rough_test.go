@@ -157,3 +157,17 @@ func TestLsListsTopLevelRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestVShortIsNeverVersion: -v means verbose (serve, mcp), not version:
+// at the top it is an unknown flag; --version and swarm version print the
+// build.
+func TestVShortIsNeverVersion(t *testing.T) {
+	r := swarmIn(t, t.TempDir(), nil, "", "-v")
+	if r.code != 2 || strings.HasPrefix(r.stdout, "swarm ") {
+		t.Errorf("swarm -v: exit %d, %q %s", r.code, r.stdout, r.stderr)
+	}
+	r = swarmIn(t, t.TempDir(), nil, "", "--help")
+	if !strings.Contains(r.stdout, "--version") || strings.Contains(r.stdout, "-v, --version") {
+		t.Errorf("swarm --help: %s", r.stdout)
+	}
+}

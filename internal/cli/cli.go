@@ -144,6 +144,9 @@ func (a *app) command() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("swarm {{.Version}}\n")
+	// --version without cobra's -v: -v is --verbose (swarm serve, swarm
+	// mcp), never the version.
+	root.Flags().Bool("version", false, "print the build: version, commit, Go version (as swarm version)")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.file, "file", "", "swarm definitions (default: swarm.yaml if it exists)")
 	pf.StringVar(&a.storeURL, "store", "", "store URL: sqlite:PATH, postgres://HOST/DB or memory: (default $SWARM_STORE or "+DefaultStore+")")
