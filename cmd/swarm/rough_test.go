@@ -1,10 +1,14 @@
 package main_test
 
 import (
+	"bufio"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // teamDir is a copy of examples/team.
@@ -169,5 +173,39 @@ func TestVShortIsNeverVersion(t *testing.T) {
 	r = swarmIn(t, t.TempDir(), nil, "", "--help")
 	if !strings.Contains(r.stdout, "--version") || strings.Contains(r.stdout, "-v, --version") {
 		t.Errorf("swarm --help: %s", r.stdout)
+	}
+}
+
+// TestRunOfAnOrphanDrivesIt: swarm run --id X, X a run whose process died,
+// continues it once its lease expires, instead of following it forever; a
+// run whose owner lives is only followed.
+func TestRunOfAnOrphanDrivesIt(t *testing.T) {
+	dir := slowDir(t)
+	signalWhenStarted(t, dir, os.Kill, "run", "--lease", "2s", "--id", "k1", "slow", "x")
+	r := swarmIn(t, dir, nil, "", "run", "--id", "k1", "slow", "x")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != `"done"` || !strings.Contains(r.stderr, "run k1 had no live owner: continuing it here") {
+		t.Errorf("run of an orphan: exit %d %s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	owner := swarmCmd(ctx, dir, "run", "--id", "k2", "slow", "x")
+	pipe, err := owner.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(pipe)
+	for sc.Scan() && !strings.Contains(sc.Text(), "started slow") {
+	}
+	go io.Copy(io.Discard, pipe)
+	r = swarmIn(t, dir, nil, "", "run", "--id", "k2", "slow", "x")
+	if err := owner.Wait(); err != nil {
+		t.Errorf("the owner: %v", err)
+	}
+	if r.code != 0 || !strings.Contains(r.stderr, "run k2 is driven by another process") || strings.Contains(r.stderr, "continuing it here") {
+		t.Errorf("run of a run with a live owner: exit %d %s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -463,12 +464,59 @@ func (a *app) runCmd() *cobra.Command {
 				// progress as if it were new.
 				fmt.Fprintf(a.stderr, "run %s exists already: following it (its own input, not this one); choose another --id for a new run\n", runID)
 			}
+			if !created {
+				// The process that drove it may have died: then it is
+				// continued here, as swarm recover would.
+				dctx, stop := context.WithCancel(ctx)
+				var wg sync.WaitGroup
+				wg.Go(func() { a.driveOrphan(dctx, rt, runID, quiet) })
+				defer wg.Wait()
+				defer stop()
+			}
 			return a.follow(ctx, rt, runID, 0, quiet)
 		}),
 	}
-	c.Flags().StringVar(&id, "id", "", "run id (default: generated); starting an existing id attaches to it")
+	c.Flags().StringVar(&id, "id", "", "run id (default: generated); starting an existing id follows that run, and continues it if its process died")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing on stderr but errors")
 	return c
+}
+
+// driveOrphan drives run id here once nobody holds it: its owner released
+// it or died (its lease expired without renewal). Claiming the run fences
+// off its former owner (store.Store.Claim), so a live owner keeps it. It
+// returns when the run is driven here, no longer running, or ctx ends.
+func (a *app) driveOrphan(ctx context.Context, rt *swarm.Runtime, id string, quiet bool) {
+	said := false
+	for {
+		r, err := rt.Store().Get(ctx, id)
+		if err != nil || r.State != store.Running || r.Owner == rt.Owner() {
+			return
+		}
+		wait := time.Until(r.LeaseUntil)
+		if r.Owner == "" || wait <= 0 {
+			err := rt.Drive(ctx, id)
+			if err == nil {
+				if !quiet {
+					fmt.Fprintf(a.stderr, "run %s had no live owner: continuing it here\n", id)
+				}
+				return
+			}
+			if !errors.Is(err, store.ErrLeased) {
+				return // paused or ended meanwhile, or the store failed: follow shows it
+			}
+			wait = 0 // claimed by another process meanwhile
+		} else if !said && !quiet {
+			said = true
+			fmt.Fprintf(a.stderr, "run %s is driven by another process (%s); it is continued here if that process dies\n", id, r.Owner)
+		}
+		t := time.NewTimer(wait + 10*time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // swarmList names the swarms of the definitions file, for messages about
