@@ -146,7 +146,7 @@ func TestConfigurationErrorsExitTwo(t *testing.T) {
 		{[]string{"run", "--file", "provider.yaml", "ask", "x"}, []string{"provider.yaml:7", "martian"}},
 		{[]string{"run", "--file", "nokey.yaml", "ask", "x"}, []string{"nokey.yaml:7", "ANTHROPIC_API_KEY"}},
 		{[]string{"run", "--file", "typed.yaml", "typed", `{"m": 1}`}, []string{"typed.yaml", "schema"}},
-		{[]string{"run", "--file", "typed.yaml", "--id", "two words", "typed", `{"n": 1}`}, []string{"typed.yaml", "two words"}},
+		{[]string{"run", "--file", "typed.yaml", "--id", "two words", "typed", `{"n": 1}`}, []string{`--id "two words"`}},
 	} {
 		if len(c.args) == 5 && c.args[3] == "typed" {
 			if _, err := os.Stat(filepath.Join(dir, "runs.db")); err == nil {
