@@ -157,45 +157,55 @@ func parse(data []byte, dir, file string) (*File, error) {
 // syntax reports the YAML parser's error in data. yaml.v3 gives the line
 // where the construct around the mistake starts (an indentation mistake
 // inside a mapping is reported at the mapping's first key), so the line
-// reported is found again: the first line at which the file, read up to
-// it, fails with the same message.
+// reported is found again (syntaxLine): the line at which the file, read
+// up to it, starts to fail with the same message.
 func (p *parser) syntax(data []byte, err error) {
 	msg := yamlLine.ReplaceAllString(err.Error(), "")
-	p.errs = append(p.errs, &Error{File: p.file, Line: syntaxLine(data, msg), Err: fmt.Errorf("invalid YAML: %s", msg)})
+	line := syntaxLine(data, msg)
+	if line == 0 {
+		msg = err.Error() // the parser's own line, for want of a better one
+	}
+	p.errs = append(p.errs, &Error{File: p.file, Line: line, Err: fmt.Errorf("invalid YAML: %s", msg)})
 }
 
 // yamlLine is the prefix of yaml.v3's syntax errors.
 var yamlLine = regexp.MustCompile(`^yaml: line \d+: `)
 
-// syntaxLine is the 1-based line of data up to which reading its YAML
-// documents fails with the message msg; 0 if none (or data is too long to
-// look).
+// syntaxLine is a 1-based line of data such that reading its YAML
+// documents up to that line fails with the message msg and up to the line
+// before does not (found by bisection: a mistake, once read, fails every
+// longer prefix the same way); 0 if reading all of data does not fail so.
 func syntaxLine(data []byte, msg string) int {
-	if bytes.Count(data, []byte("\n")) > 5000 {
-		return 0
-	}
-	end := 0
-	for line := 1; end < len(data); line++ {
-		next := bytes.IndexByte(data[end:], '\n')
-		if next < 0 {
-			end = len(data)
-		} else {
-			end += next + 1
+	var ends []int // ends[i]: the end of line i+1
+	for i, c := range data {
+		if c == '\n' {
+			ends = append(ends, i+1)
 		}
-		dec := yaml.NewDecoder(bytes.NewReader(data[:end]))
+	}
+	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
+		ends = append(ends, len(data))
+	}
+	fails := func(lines int) bool {
+		dec := yaml.NewDecoder(bytes.NewReader(data[:ends[lines-1]]))
 		for {
 			var n yaml.Node
-			err := dec.Decode(&n)
-			if err == nil {
-				continue
+			if err := dec.Decode(&n); err != nil {
+				return !errors.Is(err, io.EOF) && yamlLine.ReplaceAllString(err.Error(), "") == msg
 			}
-			if !errors.Is(err, io.EOF) && yamlLine.ReplaceAllString(err.Error(), "") == msg {
-				return line
-			}
-			break
 		}
 	}
-	return 0
+	lo, hi := 0, len(ends) // fails(hi), and reading no line fails nothing
+	if !fails(hi) {
+		return 0
+	}
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; fails(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 func (p *parser) parse(data []byte) *File {
