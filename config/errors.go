@@ -10,8 +10,7 @@ import "strconv"
 type Error struct {
 	// File is the file name given to [Load] ("" for [Parse]).
 	File string
-	// Line is the 1-based line of the mistake; 0 for an empty file and for
-	// a YAML syntax error (whose message has the parser's own line).
+	// Line is the 1-based line of the mistake; 0 for an empty file.
 	Line int
 	// Err describes the mistake.
 	Err error

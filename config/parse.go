@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -153,11 +154,58 @@ func parse(data []byte, dir, file string) (*File, error) {
 	return f, nil
 }
 
-// syntax reports the YAML parser's error. Its line, when it gives one, is
-// left in its message: yaml.v3 reports some lines off by one, so it is not
-// the Line of the *Error.
-func (p *parser) syntax(err error) {
-	p.errs = append(p.errs, &Error{File: p.file, Err: fmt.Errorf("invalid YAML: %w", err)})
+// syntax reports the YAML parser's error in data. yaml.v3 gives the line
+// where the construct around the mistake starts (an indentation mistake
+// inside a mapping is reported at the mapping's first key), so the line
+// reported is found again (syntaxLine): the line at which the file, read
+// up to it, starts to fail with the same message.
+func (p *parser) syntax(data []byte, err error) {
+	msg := yamlLine.ReplaceAllString(err.Error(), "")
+	line := syntaxLine(data, msg)
+	if line == 0 {
+		msg = err.Error() // the parser's own line, for want of a better one
+	}
+	p.errs = append(p.errs, &Error{File: p.file, Line: line, Err: fmt.Errorf("invalid YAML: %s", msg)})
+}
+
+// yamlLine is the prefix of yaml.v3's syntax errors.
+var yamlLine = regexp.MustCompile(`^yaml: line \d+: `)
+
+// syntaxLine is a 1-based line of data such that reading its YAML
+// documents up to that line fails with the message msg and up to the line
+// before does not (found by bisection: a mistake, once read, fails every
+// longer prefix the same way); 0 if reading all of data does not fail so.
+func syntaxLine(data []byte, msg string) int {
+	var ends []int // ends[i]: the end of line i+1
+	for i, c := range data {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
+		ends = append(ends, len(data))
+	}
+	fails := func(lines int) bool {
+		dec := yaml.NewDecoder(bytes.NewReader(data[:ends[lines-1]]))
+		for {
+			var n yaml.Node
+			if err := dec.Decode(&n); err != nil {
+				return !errors.Is(err, io.EOF) && yamlLine.ReplaceAllString(err.Error(), "") == msg
+			}
+		}
+	}
+	lo, hi := 0, len(ends) // fails(hi), and reading no line fails nothing
+	if !fails(hi) {
+		return 0
+	}
+	for hi-lo > 1 {
+		if mid := (lo + hi) / 2; fails(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
 }
 
 func (p *parser) parse(data []byte) *File {
@@ -167,7 +215,7 @@ func (p *parser) parse(data []byte) *File {
 		if errors.Is(err, io.EOF) {
 			p.errf(nil, "file is empty (it needs at least \"version: %d\")", Version)
 		} else {
-			p.syntax(err)
+			p.syntax(data, err)
 		}
 		return nil
 	}
@@ -180,7 +228,7 @@ func (p *parser) parse(data []byte) *File {
 		p.errf(at, "a file holds a single YAML document")
 		return nil
 	} else if !errors.Is(err, io.EOF) {
-		p.syntax(err)
+		p.syntax(data, err)
 		return nil
 	}
 	root := &doc

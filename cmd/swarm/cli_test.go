@@ -146,7 +146,7 @@ func TestConfigurationErrorsExitTwo(t *testing.T) {
 		{[]string{"run", "--file", "provider.yaml", "ask", "x"}, []string{"provider.yaml:7", "martian"}},
 		{[]string{"run", "--file", "nokey.yaml", "ask", "x"}, []string{"nokey.yaml:7", "ANTHROPIC_API_KEY"}},
 		{[]string{"run", "--file", "typed.yaml", "typed", `{"m": 1}`}, []string{"typed.yaml", "schema"}},
-		{[]string{"run", "--file", "typed.yaml", "--id", "two words", "typed", `{"n": 1}`}, []string{"typed.yaml", "two words"}},
+		{[]string{"run", "--file", "typed.yaml", "--id", "two words", "typed", `{"n": 1}`}, []string{`--id "two words"`}},
 	} {
 		if len(c.args) == 5 && c.args[3] == "typed" {
 			if _, err := os.Stat(filepath.Join(dir, "runs.db")); err == nil {
@@ -301,32 +301,52 @@ func slowDir(t *testing.T) string {
 // progress shows the run started, and returns its exit code and stderr.
 func signalWhenStarted(t *testing.T, dir string, sig os.Signal, args ...string) (int, string) {
 	t.Helper()
+	code, _, stderr := signalOn(t, dir, sig, "started slow", false, args...)
+	return code, stderr
+}
+
+// signalOn runs swarm with args in dir, sends sig once a line of its
+// stderr (of its stdout if onStdout) contains trigger, and returns its exit
+// code, stdout and stderr.
+func signalOn(t *testing.T, dir string, sig os.Signal, trigger string, onStdout bool, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := swarmCmd(ctx, dir, args...)
-	pipe, err := cmd.StderrPipe()
+	var watched, other strings.Builder
+	var pipe io.ReadCloser
+	var err error
+	if onStdout {
+		pipe, err = cmd.StdoutPipe()
+		cmd.Stderr = &other
+	} else {
+		pipe, err = cmd.StderrPipe()
+		cmd.Stdout = &other
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var stderr strings.Builder
 	sc := bufio.NewScanner(pipe)
 	for sc.Scan() {
-		stderr.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "started slow") {
+		watched.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), trigger) {
 			_ = cmd.Process.Signal(sig)
 			break
 		}
 	}
 	rest, _ := io.ReadAll(pipe)
-	stderr.Write(rest)
+	watched.Write(rest)
 	_ = cmd.Wait()
 	if ctx.Err() != nil {
-		t.Fatalf("swarm %v did not end within a minute\n%s", args, stderr.String())
+		t.Fatalf("swarm %v did not end within a minute\n%s%s", args, watched.String(), other.String())
 	}
-	return cmd.ProcessState.ExitCode(), stderr.String()
+	if onStdout {
+		return cmd.ProcessState.ExitCode(), watched.String(), other.String()
+	}
+	return cmd.ProcessState.ExitCode(), other.String(), watched.String()
 }
 
 // TestInterruptedRunExitsWithItsCode: Ctrl-C on swarm run exits 130 and
@@ -382,13 +402,16 @@ func TestChatByID(t *testing.T) {
 	}
 }
 
-// TestServeListsEndpointsAndDocumentsThem: swarm serve names its swarms and
-// endpoints at start, every mounted front end (A2A, MCP) is in
-// /openapi.json, and its JSON is not HTML-escaped.
+// TestServeListsEndpointsAndDocumentsThem: swarm serve names its swarms,
+// conversations, teams and endpoints at start (a network node that shares
+// nothing says so, without an empty list), every mounted front end (A2A,
+// MCP) is in /openapi.json, and its JSON is not HTML-escaped.
 func TestServeListsEndpointsAndDocumentsThem(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
-		"swarm.yaml": "version: 1\nmodel: scripted:script.yaml\nswarms:\n  trip:\n    description: Turns a -> b & <c>\n    instructions: t\n" +
+		"swarm.yaml": "version: 1\nmodel: scripted:script.yaml\nnetwork: {id: n1}\nagents:\n  receptionist: {description: r, instructions: r}\n" +
+			"conversations:\n  desk: {queen: receptionist}\nteams:\n  crew: {lead: receptionist}\n" +
+			"swarms:\n  trip:\n    description: Turns a -> b & <c>\n    instructions: t\n" +
 			"  approval:\n    description: a\n    instructions: a\n",
 		"script.yaml": "trip:\n  - text: \"x -> y\"\n",
 	})
@@ -399,10 +422,14 @@ func TestServeListsEndpointsAndDocumentsThem(t *testing.T) {
 	for {
 		text := s.Log()
 		if strings.Contains(text, "MCP") || time.Now().After(deadline) {
-			for _, want := range []string{"swarms of swarm.yaml: trip, approval", s.URL + "/v1/swarms", s.URL + "/a2a/{swarm}", s.URL + "/mcp", "/openapi.json"} {
+			for _, want := range []string{"swarms of swarm.yaml: trip, approval\n", "conversations of swarm.yaml: desk\n", "teams of swarm.yaml: crew\n",
+				"network node n1 at ", "sharing no capabilities\n", s.URL + "/v1/swarms", s.URL + "/a2a/{swarm}", s.URL + "/mcp", "/openapi.json"} {
 				if !strings.Contains(text, want) {
 					t.Errorf("serve's start does not show %q:\n%s", want, text)
 				}
+			}
+			if strings.Contains(text, ": \n") {
+				t.Errorf("serve's start shows an empty list:\n%s", text)
 			}
 			break
 		}

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -40,8 +42,9 @@ const (
 	ExitPaused    = 3
 	ExitStopped   = 4
 	// ExitInterrupted: SIGINT (Ctrl-C) or SIGTERM ended the command while
-	// it followed a run; the run is left for `swarm recover` or `swarm
-	// serve` to continue (128 + SIGINT, as shells report it).
+	// it followed or waited for runs; a run it drove is left for `swarm
+	// recover` or `swarm serve` to continue (128 + SIGINT, as shells
+	// report it).
 	ExitInterrupted = 130
 )
 
@@ -114,9 +117,15 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "swarm:", err)
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Ctrl-C is how a follow (events -f) or a wait (recover) ends:
+		// no error to show.
+		return ExitInterrupted
+	}
 	if errors.Is(err, swarm.ErrNoModel) {
-		fmt.Fprintln(stderr, "swarm:", noModelHint)
+		fmt.Fprintf(stderr, "swarm: %v; %s\n", err, noModelHint)
+	} else {
+		fmt.Fprintln(stderr, "swarm:", err)
 	}
 	var ue usageError
 	if errors.As(err, &ue) || errors.Is(err, swarm.ErrInvalid) || errors.Is(err, swarm.ErrUnknownSwarm) || errors.Is(err, swarm.ErrInvalidInput) ||
@@ -136,6 +145,9 @@ func (a *app) command() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("swarm {{.Version}}\n")
+	// --version without cobra's -v: -v is --verbose (swarm serve, swarm
+	// mcp), never the version.
+	root.Flags().Bool("version", false, "print the build: version, commit, Go version (as swarm version)")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.file, "file", "", "swarm definitions (default: swarm.yaml if it exists)")
 	pf.StringVar(&a.storeURL, "store", "", "store URL: sqlite:PATH, postgres://HOST/DB or memory: (default $SWARM_STORE or "+DefaultStore+")")
@@ -442,7 +454,12 @@ func (a *app) runCmd() *cobra.Command {
 				opts = append(opts, swarm.WithBudget(budget))
 			}
 			runID, err := rt.Start(ctx, args[0], raw, opts...)
-			if errors.Is(err, swarm.ErrInvalidInput) {
+			switch {
+			case errors.Is(err, store.ErrExists):
+				return usageError{fmt.Errorf("--id %s is taken: %w; choose another --id", id, err)}
+			case errors.Is(err, swarm.ErrInvalidInput) && id != "" && strings.Contains(err.Error(), "run id"):
+				return usageError{fmt.Errorf("--id %q: %w", id, err)}
+			case errors.Is(err, swarm.ErrInvalidInput):
 				return usageError{fmt.Errorf("%s: %w", file.Path, err)}
 			}
 			if err != nil {
@@ -454,14 +471,61 @@ func (a *app) runCmd() *cobra.Command {
 				// progress as if it were new.
 				fmt.Fprintf(a.stderr, "run %s exists already: following it (its own input, not this one); choose another --id for a new run\n", runID)
 			}
+			if !created {
+				// The process that drove it may have died: then it is
+				// continued here, as swarm recover would.
+				dctx, stop := context.WithCancel(ctx)
+				var wg sync.WaitGroup
+				wg.Go(func() { a.driveOrphan(dctx, rt, runID, quiet) })
+				defer wg.Wait()
+				defer stop()
+			}
 			return a.follow(ctx, rt, runID, 0, quiet)
 		}),
 	}
-	c.Flags().StringVar(&id, "id", "", "run id (default: generated); starting an existing id attaches to it")
+	c.Flags().StringVar(&id, "id", "", "run id (default: generated); starting an existing id follows that run, and continues it if its process died")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing on stderr but errors")
 	c.Flags().Int64Var(&budget.ModelCalls, "max-model-calls", 0, "limit on the run tree's model calls (default: the file's limits: model_calls, else "+fmt.Sprint(swarm.DefaultMaxModelCalls)+"; -1: none)")
 	c.Flags().Int64Var(&budget.ToolCalls, "max-tool-calls", 0, "limit on the run tree's tool calls (default: the file's limits: tool_calls, else "+fmt.Sprint(swarm.DefaultMaxToolCalls)+"; -1: none)")
 	return c
+}
+
+// driveOrphan drives run id here once nobody holds it: its owner released
+// it or died (its lease expired without renewal). Claiming the run fences
+// off its former owner (store.Store.Claim), so a live owner keeps it. It
+// returns when the run is driven here, no longer running, or ctx ends.
+func (a *app) driveOrphan(ctx context.Context, rt *swarm.Runtime, id string, quiet bool) {
+	said := false
+	for {
+		r, err := rt.Store().Get(ctx, id)
+		if err != nil || r.State != store.Running || r.Owner == rt.Owner() {
+			return
+		}
+		wait := time.Until(r.LeaseUntil)
+		if r.Owner == "" || wait <= 0 {
+			err := rt.Drive(ctx, id)
+			if err == nil {
+				if !quiet {
+					fmt.Fprintf(a.stderr, "run %s had no live owner: continuing it here\n", id)
+				}
+				return
+			}
+			if !errors.Is(err, store.ErrLeased) {
+				return // paused or ended meanwhile, or the store failed: follow shows it
+			}
+			wait = 0 // claimed by another process meanwhile
+		} else if !said && !quiet {
+			said = true
+			fmt.Fprintf(a.stderr, "run %s is driven by another process (%s); it is continued here if that process dies\n", id, r.Owner)
+		}
+		t := time.NewTimer(wait + 10*time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // swarmList names the swarms of the definitions file, for messages about
@@ -495,6 +559,9 @@ func inputJSON(rt *swarm.Runtime, file *config.File, swarmID, input string) (jso
 		}
 		if _, err := conversation(rt, swarmID); err == nil {
 			return nil, fmt.Errorf("%s is a conversation: talk to it with swarm chat %s", swarmID, swarmID)
+		}
+		if _, ok := d.(*swarm.Team); ok {
+			return nil, fmt.Errorf("%s is a team: use swarm team %s", swarmID, swarmID)
 		}
 		var sc struct {
 			Type any `json:"type"`
@@ -627,22 +694,48 @@ func (a *app) statusCmd() *cobra.Command {
 			if s.Usage, err = rt.TreeUsage(ctx, args[0]); err != nil {
 				return err
 			}
+			origin := forkOrigin(ctx, rt, args[0])
 			writeJSON(a.stdout, struct {
 				swarm.Status
 				UsageByAgent map[string]model.Usage `json:"usage_by_agent,omitempty"`
-			}{s, byAgent})
+				fork
+			}{s, byAgent, origin})
+			switch {
+			case origin.Of != "" && origin.At != "":
+				fmt.Fprintf(a.stderr, "forked from %s at %s\n", origin.Of, origin.At)
+			case origin.Of != "":
+				fmt.Fprintf(a.stderr, "forked from %s (a re-run from the start)\n", origin.Of)
+			}
 			return nil
 		}),
 	}
 }
 
+// fork is where a run was forked from: the run and the step key (see
+// swarm.Runtime.Fork), as its started event records them.
+type fork struct {
+	Of string `json:"fork_of,omitempty"`
+	At string `json:"fork_at,omitempty"`
+}
+
+// forkOrigin reads run id's started event for where it was forked from;
+// the zero fork if it is not a fork (or the event cannot be read).
+func forkOrigin(ctx context.Context, rt *swarm.Runtime, id string) fork {
+	var f fork
+	recs, err := rt.Store().Read(ctx, id, 0, 1)
+	if err == nil && len(recs) == 1 && recs[0].Type == string(swarm.EventStarted) {
+		_ = json.Unmarshal(recs[0].Data, &f)
+	}
+	return f
+}
+
 func (a *app) lsCmd() *cobra.Command {
 	var swarmID, state string
 	var limit int
-	var asJSON bool
+	var asJSON, all bool
 	c := &cobra.Command{
 		Use:   "ls",
-		Short: "List runs, newest first",
+		Short: "List top-level runs (--all: child runs too), newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if state != "" && !store.State(state).Valid() {
@@ -653,7 +746,7 @@ func (a *app) lsCmd() *cobra.Command {
 				return err
 			}
 			defer closeRuntime(rt)
-			runs, err := rt.List(cmd.Context(), store.Filter{Swarm: swarmID, State: store.State(state), Limit: limit})
+			runs, err := rt.List(cmd.Context(), store.Filter{Swarm: swarmID, State: store.State(state), Limit: limit, TopLevel: !all})
 			if err != nil {
 				return err
 			}
@@ -666,13 +759,27 @@ func (a *app) lsCmd() *cobra.Command {
 				}
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5s  %s\n", "ID", "SWARM", "STATE", "TURN", "UPDATED")
+			parent := func(r swarm.Status) string {
+				if !all {
+					return ""
+				}
+				return fmt.Sprintf(" %-30s", cmp.Or(r.Parent, "-"))
+			}
+			fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5s %9s%s  %s\n", "ID", "SWARM", "STATE", "TURN", "TOKENS", parent(swarm.Status{Parent: "PARENT"}), "UPDATED")
 			for _, r := range runs {
-				fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5d  %s\n", r.ID, r.Swarm, r.State, r.Turn, r.UpdatedAt.Local().Format(time.DateTime))
+				// The tree's tokens, teammates included, as status and the
+				// dashboard count them.
+				u, err := rt.TreeUsage(cmd.Context(), r.ID)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5d %9d%s  %s\n", r.ID, r.Swarm, r.State, r.Turn, u.InputTokens+u.OutputTokens,
+					parent(r), r.UpdatedAt.Local().Format(time.DateTime))
 			}
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&all, "all", false, "child runs (of handoffs and teammates) too, with a PARENT column")
 	c.Flags().StringVar(&swarmID, "swarm", "", "only runs of this swarm")
 	c.Flags().StringVar(&state, "state", "", "only runs in this state")
 	c.Flags().IntVar(&limit, "limit", 50, "at most this many runs (0: all)")
@@ -729,6 +836,9 @@ func (a *app) resumeCmd() *cobra.Command {
 				opts = append(opts, swarm.AtPause(pause))
 			}
 			if err := rt.Resume(ctx, args[0], args[1], opts...); err != nil {
+				if errors.Is(err, swarm.ErrPauseNotCurrent) && !pausedAt(ctx, rt, args[0], pause) {
+					return usageError{fmt.Errorf("cannot resume run %s: it has no pause %d (the paused status's \"pause\" names one)", args[0], pause)}
+				}
 				return refused(ctx, rt, args[0], "resume", err)
 			}
 			return a.follow(ctx, rt, args[0], before.LastSeq, quiet)
@@ -798,13 +908,23 @@ func refused(ctx context.Context, rt *swarm.Runtime, id, what string, err error)
 	return usageError{fmt.Errorf("cannot %s run %s: it is %s", what, id, s.State)}
 }
 
+// pausedAt reports whether event seq of run id is a pause: one that the
+// run waits at or that was answered.
+func pausedAt(ctx context.Context, rt *swarm.Runtime, id string, seq int64) bool {
+	if seq < 1 {
+		return false
+	}
+	recs, err := rt.Store().Read(ctx, id, seq-1, 1)
+	return err == nil && len(recs) == 1 && recs[0].Seq == seq && recs[0].Type == string(swarm.EventPaused)
+}
+
 func (a *app) recoverCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "recover",
 		Short: "Continue every run whose owner died, and wait for them",
 		Long: "Claim every run that is running but unowned or whose lease expired (waiting for leases that are\n" +
 			"about to expire, skipping runs whose owner is alive), continue them, and wait until each pauses or ends.\n" +
-			"Prints one status JSON line per run.",
+			"Prints one status JSON line per run on stdout, and on stderr a line per run as it is taken up and as it ends.",
 		Args: cobra.NoArgs,
 		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			ids, err := recoverAll(ctx, rt, a.stderr)
@@ -818,6 +938,11 @@ func (a *app) recoverCmd() *cobra.Command {
 					return err
 				}
 				writeJSON(a.stdout, s)
+				if s.Reason != "" {
+					fmt.Fprintf(a.stderr, "run %s %s: %s\n", id, s.State, s.Reason)
+				} else {
+					fmt.Fprintf(a.stderr, "run %s %s\n", id, s.State)
+				}
 				if s.State == swarm.StateFailed {
 					code = ExitFailed
 				}
@@ -849,6 +974,7 @@ func recoverAll(ctx context.Context, rt *swarm.Runtime, log io.Writer) ([]string
 			if !seen[id] {
 				seen[id] = true
 				ids = append(ids, id)
+				fmt.Fprintf(log, "continuing run %s\n", id)
 			}
 		}
 		running, err := rt.Store().List(ctx, store.Filter{State: store.Running})

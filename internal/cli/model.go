@@ -17,8 +17,9 @@ const (
 	defaultAnthropicModel = "anthropic:claude-sonnet-4-5"
 )
 
-// noModelHint says exactly what to set when no model is configured.
-const noModelHint = "no model configured: pass --model (e.g. --model openai:gpt-4.1-mini), set SWARM_MODEL, set model: in the file, or set OPENAI_API_KEY / ANTHROPIC_API_KEY"
+// noModelHint says exactly what to set when no model is configured; it
+// follows the error, which says that none is.
+const noModelHint = "pass --model (e.g. --model openai:gpt-4.1-mini), set SWARM_MODEL, set model: in the file, or set OPENAI_API_KEY / ANTHROPIC_API_KEY"
 
 // openModelIn opens spec with the endpoints of file's models: section, when
 // there is a file.

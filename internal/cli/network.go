@@ -34,6 +34,10 @@ func startNode(ctx context.Context, w io.Writer, node *network.Node, rt *swarm.R
 	for i, c := range shared {
 		names[i] = c.Name
 	}
+	if len(shared) == 0 {
+		fmt.Fprintf(w, "swarm: network node %s at %s/v1/network/, sharing no capabilities\n", node.ID(), url)
+		return nil
+	}
 	fmt.Fprintf(w, "swarm: network node %s at %s/v1/network/ sharing %d capabilities: %s\n", node.ID(), url, len(shared), strings.Join(names, ", "))
 	return nil
 }

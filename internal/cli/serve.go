@@ -317,10 +317,18 @@ func serveOAuth(rt *swarm.Runtime, sec *config.ServeOAuth) (*auth.OAuth, error) 
 	return auth.NewOAuth(cfg)
 }
 
-// printEndpoints lists, at the start of swarm serve, the swarms served and
-// where each protocol answers.
+// printEndpoints lists, at the start of swarm serve, the swarms,
+// conversations and teams served (each kind the file has) and where each
+// protocol answers.
 func printEndpoints(w io.Writer, base string, file *config.File, mounts []server.Mount) {
-	fmt.Fprintf(w, "swarm: swarms of %s: %s\n", file.Path, strings.Join(file.SwarmIDs(), ", "))
+	for _, kind := range []struct {
+		name string
+		ids  []string
+	}{{"swarms", file.SwarmIDs()}, {"conversations", file.ConversationIDs()}, {"teams", file.TeamIDs()}} {
+		if len(kind.ids) > 0 {
+			fmt.Fprintf(w, "swarm: %s of %s: %s\n", kind.name, file.Path, strings.Join(kind.ids, ", "))
+		}
+	}
 	fmt.Fprintf(w, "swarm:   HTTP API  %s/v1/swarms, %s/v1/swarms/{swarm}/runs, %s/v1/runs/{id}/events (OpenAPI: %s/openapi.json)\n", base, base, base, base)
 	for _, m := range mounts {
 		switch m.Pattern {
