@@ -278,7 +278,39 @@ func (r *runner) overBudget(ctx context.Context) (string, error) {
 // reserves a block of calls from the tree's pool first (see Budget),
 // topping up the other kind's block in the same round trip. It reports
 // false when the tree's limit is reached and the budget is not lifted.
+//
+// A block is a 64th of the limit (at most 32), less as the pool fills: a
+// 64th of what the tree had left when this run last looked. What a
+// reservation takes past the limit is given back at once, so that the
+// pool counts no call that nobody may make. When nothing is left, the
+// calls may still be reserved by other runs of the tree that will not
+// make them (a teammate that goes idle, a child that ends gives back what
+// it holds): take asks again, backing off, for a little while (reserveWait)
+// before it reports the limit reached.
 func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
+	deadline := time.Now().Add(reserveWait)
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		ok, err := r.reserve(ctx, k)
+		if ok || err != nil || !time.Now().Add(wait).Before(deadline) {
+			return ok, err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// reserveWait bounds how long a run waits for other runs of its tree to
+// give back calls they reserved, before it reports the tree's limit
+// reached.
+const reserveWait = 2 * time.Second
+
+// reserve is one try of take.
+func (r *runner) reserve(ctx context.Context, k callKind) (bool, error) {
 	r.mu.Lock()
 	if r.grants[k] > 0 {
 		r.grants[k]--
@@ -287,8 +319,9 @@ func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
 	}
 	var want [2]int64
 	for kind := range want {
-		if limit, _ := r.budget.limit(callKind(kind), store.Pool{}); limit > 0 && (callKind(kind) == k || r.grants[kind] == 0) {
-			want[kind] = min(max(limit/64, 1), 32)
+		limit, taken := r.budget.limit(callKind(kind), r.pool)
+		if limit > 0 && (callKind(kind) == k || r.grants[kind] == 0) {
+			want[kind] = min(max(min(limit, limit-taken)/64, 1), 32)
 		}
 	}
 	r.mu.Unlock()
@@ -300,20 +333,26 @@ func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
 		return true, nil
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var excess [2]int64
 	for kind, n := range want {
 		limit, taken := r.budget.limit(callKind(kind), p)
-		if got := min(n, limit-(taken-n)); n > 0 && got > 0 {
-			r.grants[kind] += got
-		}
+		got := max(min(n, limit-(taken-n)), 0)
+		r.grants[kind] += got
+		excess[kind] = n - got
 	}
 	// A reservation made meanwhile by another call of this run counts
 	// too.
-	if r.grants[k] > 0 {
+	ok := r.grants[k] > 0
+	if ok {
 		r.grants[k]--
-		return true, nil
 	}
-	return false, nil
+	r.mu.Unlock()
+	if excess != [2]int64{} {
+		if _, err := r.spend(ctx, store.Pool{Calls: -excess[modelCall], Tools: -excess[toolCall]}); err != nil {
+			return false, err
+		}
+	}
+	return ok, nil
 }
 
 // giveBack returns to the tree's pool the calls this run reserved and did

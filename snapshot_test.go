@@ -100,7 +100,8 @@ func ctxLong(t *testing.T) context.Context {
 // test ends.
 func snapRuntime(t *testing.T, mem *readCounter, log *reqLog, every int) *swarm.Runtime {
 	t.Helper()
-	rt, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond, SnapshotEvery: every})
+	// Some of these runs make more model calls than the default limit.
+	rt, err := swarm.New(swarm.Config{Store: mem, Model: log.model(), RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond, SnapshotEvery: every, MaxModelCalls: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
