@@ -668,14 +668,20 @@ func (p *parser) modelSpec(n *yaml.Node, what string) string {
 		p.errf(n, "%s: %q is not a model spec: want provider:model, such as \"openai:gpt-4.1-mini\" or \"scripted:script.yaml\"", what, spec)
 		return ""
 	}
-	if provider == "scripted" {
-		if name == "" {
-			p.errf(n, "%s: %q needs a script path, such as \"scripted:script.yaml\"", what, spec)
-			return ""
-		}
-		if !filepath.IsAbs(name) {
-			spec = provider + ":" + filepath.Join(p.dir, name)
-		}
+	if provider == "scripted" && name == "" {
+		p.errf(n, "%s: %q needs a script path, such as \"scripted:script.yaml\"", what, spec)
+		return ""
+	}
+	return p.scriptedAbs(spec)
+}
+
+// scriptedAbs makes the script path of a "scripted:PATH" spec absolute,
+// relative to the file's directory; other specs are returned as they are.
+// Model specs and the keys of prices: go through it alike, so that a price
+// finds the model it names.
+func (p *parser) scriptedAbs(spec string) string {
+	if name, ok := strings.CutPrefix(spec, "scripted:"); ok && name != "" && !filepath.IsAbs(name) {
+		return "scripted:" + filepath.Join(p.dir, name)
 	}
 	return spec
 }
