@@ -10,7 +10,6 @@ import (
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
-	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -115,19 +114,8 @@ swarms:
   greet:
     instructions: Say hello.
 `, 0o644)
-	f, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, rt := loadFile(t, path)
 	f.ApplyPrices()
-	rt, err := swarm.New(swarm.Config{Store: memory.New()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	if err := f.Register(rt); err != nil {
-		t.Fatal(err)
-	}
 	var greet *swarm.Swarm[string, string]
 	for _, d := range rt.Swarms() {
 		if d.ID() == "greet" {

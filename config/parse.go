@@ -33,6 +33,7 @@ var (
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools", "guardrails", "hold_stream", "compaction"}
 	handoffFields = []string{"agent", "swarm", "description", "customizable"}
 	loopFields    = []string{"strategy", "evaluator", "stall_threshold", "max_replans", "max_rounds", "on_exhausted"}
+	limitFields   = []string{"model_calls", "tool_calls"}
 )
 
 // Tool names a swarm orchestrator already has.
@@ -917,7 +918,7 @@ func (p *parser) env(n *yaml.Node, what string) []string {
 // limits reads the limits: section.
 func (p *parser) limits(n *yaml.Node) Limits {
 	var l Limits
-	fs := p.fields(n, "limits", []string{"model_calls", "tool_calls"})
+	fs := p.fields(n, "limits", limitFields)
 	for _, lim := range []struct {
 		name string
 		v    *int64
