@@ -26,6 +26,7 @@ import (
 //	      some-model: {input: 0.2, output: 0.6}
 //	prices:                           # price overrides by model spec
 //	  openai:gpt-4.1-mini: {input: 0.4, cached_input: 0.1, output: 1.6}
+//	  scripted:script.yaml: {input: 1, output: 2}   # relative to the file, as in model:
 var (
 	modelFields = []string{"base_url", "api_key_env", "headers", "structured_output", "api", "prices"}
 	priceFields = []string{"input", "cached_input", "cache_write", "output"}
@@ -88,7 +89,7 @@ func (p *parser) models(top map[string]field, f *File) {
 			p.errf(pe.key, "prices: %q is not a model spec such as \"openai:gpt-4.1-mini\"", pe.name)
 			continue
 		}
-		p.setPrice(f, pe.name, pe.val, "prices: "+pe.name)
+		p.setPrice(f, p.scriptedAbs(pe.name), pe.val, "prices: "+pe.name)
 	}
 }
 

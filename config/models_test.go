@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -95,5 +96,48 @@ func TestCheckModels(t *testing.T) {
 	}
 	if err := g.CheckModels(); err == nil || strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "nope.yaml") {
 		t.Errorf("an unused default model was opened, or the script was not: %v", err)
+	}
+}
+
+// TestScriptedPricesRelativePath prices a scripted model by the path its
+// swarm.yaml names it with: relative to the file, as in model: specs. A
+// price keyed by the relative path used to be stored under that text while
+// runs looked prices up by the absolute path, so the price never applied.
+func TestScriptedPricesRelativePath(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "script.yaml", "greet:\n  - text: hello\n    usage: {input_tokens: 1000000, output_tokens: 1000000}\n", 0o644)
+	path := write(t, dir, "swarm.yaml", `version: 1
+model: scripted:script.yaml
+prices:
+  scripted:script.yaml: {input: 2, output: 3}
+swarms:
+  greet:
+    instructions: Say hello.
+`, 0o644)
+	f, rt := loadFile(t, path)
+	f.ApplyPrices()
+	var greet *swarm.Swarm[string, string]
+	for _, d := range rt.Swarms() {
+		if d.ID() == "greet" {
+			greet, _ = d.(*swarm.Swarm[string, string])
+		}
+	}
+	if greet == nil {
+		t.Fatal("greet is not a *swarm.Swarm[string, string]")
+	}
+	ctx := ctxT(t)
+	res, run, err := greet.Run(ctx, rt, "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.(swarm.Completed[string]); !ok {
+		t.Fatalf("result %#v", res)
+	}
+	st, err := rt.Status(ctx, run.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Usage.Cost != 5 {
+		t.Errorf("cost of 1M input and 1M output tokens at $2 and $3 per million = %v, want 5", st.Usage.Cost)
 	}
 }

@@ -34,6 +34,7 @@ var (
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools", "guardrails", "hold_stream", "compaction"}
 	handoffFields = []string{"agent", "swarm", "description", "customizable"}
 	loopFields    = []string{"strategy", "evaluator", "stall_threshold", "max_replans", "max_rounds", "on_exhausted"}
+	limitFields   = []string{"model_calls", "tool_calls"}
 )
 
 // Tool names a swarm orchestrator already has.
@@ -716,14 +717,20 @@ func (p *parser) modelSpec(n *yaml.Node, what string) string {
 		p.errf(n, "%s: %q is not a model spec: want provider:model, such as \"openai:gpt-4.1-mini\" or \"scripted:script.yaml\"", what, spec)
 		return ""
 	}
-	if provider == "scripted" {
-		if name == "" {
-			p.errf(n, "%s: %q needs a script path, such as \"scripted:script.yaml\"", what, spec)
-			return ""
-		}
-		if !filepath.IsAbs(name) {
-			spec = provider + ":" + filepath.Join(p.dir, name)
-		}
+	if provider == "scripted" && name == "" {
+		p.errf(n, "%s: %q needs a script path, such as \"scripted:script.yaml\"", what, spec)
+		return ""
+	}
+	return p.scriptedAbs(spec)
+}
+
+// scriptedAbs makes the script path of a "scripted:PATH" spec absolute,
+// relative to the file's directory; other specs are returned as they are.
+// Model specs and the keys of prices: go through it alike, so that a price
+// finds the model it names.
+func (p *parser) scriptedAbs(spec string) string {
+	if name, ok := strings.CutPrefix(spec, "scripted:"); ok && name != "" && !filepath.IsAbs(name) {
+		return "scripted:" + filepath.Join(p.dir, name)
 	}
 	return spec
 }
@@ -959,7 +966,7 @@ func (p *parser) env(n *yaml.Node, what string) []string {
 // limits reads the limits: section.
 func (p *parser) limits(n *yaml.Node) Limits {
 	var l Limits
-	fs := p.fields(n, "limits", []string{"model_calls", "tool_calls"})
+	fs := p.fields(n, "limits", limitFields)
 	for _, lim := range []struct {
 		name string
 		v    *int64
