@@ -30,8 +30,8 @@ type Edit struct {
 	Key string `json:"key"`
 	// Output replaces, by the record's type: a tool result's output (an
 	// edited result is not an error), a handoff's returned output, a
-	// model response's text (its tool calls stay), or the answer to a
-	// pause, a user's message to a conversation among them (resumed).
+	// model response's text (its tool calls stay), or a person's answer
+	// to a pause (resumed). The run's input is replaced with [ForkInput].
 	Output string `json:"output"`
 }
 
@@ -70,7 +70,7 @@ func ForkValues(values map[string]any) ForkOption {
 // executed again (no model call, tool or child run is repeated), as a
 // recovery replays them. This is re-running from a step (with the origin's
 // input and values) or, with [ForkInput] and [ForkValues], forking with
-// an edited input.
+// an edited input, or with [ForkEdit], with edited step outcomes.
 //
 // An empty at (or "start") re-runs the origin from its beginning with
 // nothing reused. The fork point is moved back to the first record of the

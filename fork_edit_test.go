@@ -17,9 +17,10 @@ import (
 	"github.com/swarmrt/swarm/store/memory"
 )
 
-// forkRequests returns the model requests of shop's run id that rec holds.
-func forkRequests(rec *convRecorder, id string) []model.Request {
-	return slices.DeleteFunc(rec.requests("shop"), func(r model.Request) bool { return r.RunID != id })
+// forkRequests returns the model requests of agent in run id that rec
+// holds.
+func forkRequests(rec *convRecorder, agent, id string) []model.Request {
+	return slices.DeleteFunc(rec.requests(agent), func(r model.Request) bool { return r.RunID != id })
 }
 
 // editScript is forkShop's script, its first response with text.
@@ -119,7 +120,7 @@ func TestForkEditToolResult(t *testing.T) {
 	if n := charged.Load(); n != 1 {
 		t.Errorf("charge ran %d times, want 1 (the fork keeps its edited result)", n)
 	}
-	reqs := forkRequests(q, id)
+	reqs := forkRequests(q, "shop", id)
 	if len(reqs) != 2 {
 		t.Fatalf("the fork made %d model calls, want 2 (the second and third rounds)", len(reqs))
 	}
@@ -165,7 +166,7 @@ func TestForkEditModelText(t *testing.T) {
 	if n := charged.Load(); n != 1 {
 		t.Errorf("charge ran %d times, want 1", n)
 	}
-	reqs := forkRequests(q, id)
+	reqs := forkRequests(q, "shop", id)
 	if len(reqs) == 0 {
 		t.Fatal("the fork made no model call")
 	}
@@ -271,11 +272,53 @@ func TestForkEditRecovered(t *testing.T) {
 	if st, err := b.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
 		t.Fatalf("recovered fork: %+v %v", st, err)
 	}
-	reqs := forkRequests(q, id)
+	reqs := forkRequests(q, "shop", id)
 	if len(reqs) == 0 {
 		t.Fatal("the recovered fork made no model call")
 	}
 	if got, ok := toolMessage(reqs[0], "charge"); !ok || got != "card declined" {
 		t.Errorf("the recovered fork's request carries charge's result %q (%v), want the edited %q", got, ok, "card declined")
+	}
+}
+
+// TestForkEditHandoffResult edits what an agent handoff returned: the
+// orchestrator's next request carries the edited answer and the agent is
+// not asked again. The agent's own answer cannot be edited: it was
+// journaled together with the return that passed it on.
+func TestForkEditHandoffResult(t *testing.T) {
+	ctx := ctxT(t)
+	rt, rec := convRuntime(t, scripted.Script{
+		"planner": {
+			scripted.Tools(scripted.CallTool("handoff_to_weather", map[string]any{"request": "weekend forecast"})),
+			scripted.Text(`{"activity": "hiking", "day": "Saturday"}`),
+		},
+		"weather": {scripted.Text("Sunny, 22C")},
+	}, nil)
+	_, origin, err := planner().Run(ctx, rt, "something outdoors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := journal(t, rt, origin.ID())
+	returned := keyOf(t, recs, swarm.EventHandoffReturned, 0)
+	answer := keyOf(t, recs, swarm.EventModelResponse, 1) // weather's
+	if _, err := rt.Fork(ctx, origin.ID(), "", swarm.ForkEdit(swarm.Edit{Key: answer, Output: "Rain"})); !errors.Is(err, swarm.ErrInvalidInput) || !strings.Contains(err.Error(), returned) {
+		t.Errorf("edit of the agent's answer: %v, want ErrInvalidInput naming %s", err, returned)
+	}
+	id, err := rt.Fork(ctx, origin.ID(), "", swarm.ForkEdit(swarm.Edit{Key: returned, Output: "Rain all weekend"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
+		t.Fatalf("fork: %+v %v", st, err)
+	}
+	if n := len(rec.requests("weather")); n != 1 {
+		t.Errorf("weather was asked %d times, want 1", n)
+	}
+	reqs := forkRequests(rec, "planner", id)
+	if len(reqs) != 1 {
+		t.Fatalf("the fork's planner made %d calls, want 1", len(reqs))
+	}
+	if got, ok := toolMessage(reqs[0], "handoff_to_weather"); !ok || got != "Rain all weekend" {
+		t.Errorf("the fork's request carries the handoff's result %q (%v), want the edited one", got, ok)
 	}
 }

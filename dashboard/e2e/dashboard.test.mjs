@@ -355,6 +355,7 @@ test("fork with a tool result edited: the fork keeps the edit and runs on from i
   assert.match(await output.inputValue(), /hut/, "the form offers the recorded output");
   await output.fill("no huts left\nbook a tent instead");
   assert.ok(await page.getByLabel(/keep this step/).isChecked(), "changing the output asks for the edit");
+  await shot(page, "run-fork-edit-form");
   await page.getByRole("button", { name: "Start fork" }).click();
   await page.waitForURL((u) => /\/ui\/runs\/run_/.test(u.toString()));
   const id = decodeURIComponent(page.url().split("/ui/runs/")[1]);
