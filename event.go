@@ -158,6 +158,9 @@ type Event struct {
 	ForkOf string `json:"fork_of,omitempty"`
 	ForkAt string `json:"fork_at,omitempty"`
 	Reused int    `json:"reused,omitempty"`
+	// Edited marks, in a fork, a reused record whose output the fork
+	// replaced (see [ForkEdit]).
+	Edited bool `json:"edited,omitempty"`
 	// Guardrail and Verdict are a guardrail's name and decision
 	// (guardrail).
 	Guardrail string `json:"guardrail,omitempty"`

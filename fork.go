@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/swarmrt/swarm/store"
@@ -17,6 +18,33 @@ type forkConfig struct {
 	input     json.RawMessage
 	values    map[string]any
 	setValues bool
+	edits     []Edit
+}
+
+// Edit replaces what one recorded step of a run produced, in a fork of it
+// (see [ForkEdit]): the step under Key keeps its place in the journal and
+// the steps after it see Output instead of what the origin recorded.
+type Edit struct {
+	// Key is the step key of the record to replace, as in the origin's
+	// events.
+	Key string `json:"key"`
+	// Output replaces, by the record's type: a tool result's output (an
+	// edited result is not an error), a handoff's returned output, a
+	// model response's text (its tool calls stay), or a person's answer
+	// to a pause (resumed). The run's input is replaced with [ForkInput].
+	Output string `json:"output"`
+}
+
+// ForkEdit replaces the outcomes of recorded steps in the fork, as
+// LangGraph's update_state does: each edited record is copied into the
+// fork with its output replaced and marked Event.Edited, and the run
+// continues from the edited state (the model's next request carries the
+// edited result or message). An edit names a step at or before the fork
+// point; an edit at the fork point keeps that step, edited, and the fork
+// runs what follows it. With edits and no fork point, the fork point is
+// the last edited step.
+func ForkEdit(edits ...Edit) ForkOption {
+	return func(c *forkConfig) { c.edits = append(c.edits, edits...) }
 }
 
 // ForkID gives the fork a caller-chosen id (default: a new random id). A
@@ -42,7 +70,7 @@ func ForkValues(values map[string]any) ForkOption {
 // executed again (no model call, tool or child run is repeated), as a
 // recovery replays them. This is re-running from a step (with the origin's
 // input and values) or, with [ForkInput] and [ForkValues], forking with
-// an edited input.
+// an edited input, or with [ForkEdit], with edited step outcomes.
 //
 // An empty at (or "start") re-runs the origin from its beginning with
 // nothing reused. The fork point is moved back to the first record of the
@@ -56,8 +84,8 @@ func ForkValues(values map[string]any) ForkOption {
 // any state, and is not changed. Fork returns the new run's id at once;
 // the run proceeds in the background like a started one. Errors: the
 // origin unknown (store.ErrNotFound), its swarm not registered here
-// (ErrUnknownSwarm), a step key not in its journal or an invalid input
-// (ErrInvalidInput).
+// (ErrUnknownSwarm), a step key not in its journal, an invalid input or
+// edit (ErrInvalidInput): nothing is created then.
 func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) (string, error) {
 	var fc forkConfig
 	for _, o := range opts {
@@ -82,21 +110,39 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) 
 	if err != nil {
 		return "", fmt.Errorf("fork %s: %w", id, err)
 	}
-	cut := 1
+	edited, last, err := findEdits(recs, fc.edits)
+	if err != nil {
+		return "", fmt.Errorf("%w: fork %s: %w", ErrInvalidInput, id, err)
+	}
+	if at == "" && len(edited) > 0 {
+		at = recs[last].Key
+	}
+	cut, forkAt := 1, ""
 	if at != "" && at != recs[0].Key {
-		cut = -1
-		for i, rec := range recs {
-			if rec.Key == at {
-				cut = i
-				break
-			}
-		}
-		if cut < 0 {
+		i := slices.IndexFunc(recs, func(rec store.Record) bool { return rec.Key == at })
+		if i < 0 {
 			return "", fmt.Errorf("%w: fork %s: no step %q in its journal", ErrInvalidInput, id, at)
 		}
-		for cut > 1 && recs[cut-1].Time.Equal(recs[cut].Time) {
-			cut--
+		lo, hi := appendOf(recs, i)
+		cut = max(lo, 1)
+		if cut > 1 {
+			forkAt = recs[cut].Key
 		}
+		for j := range edited {
+			if j >= lo && j <= hi {
+				// An edit at the fork point: the step is kept, edited,
+				// and the fork runs what follows it.
+				cut, forkAt = hi+1, at
+			}
+		}
+		for j := range edited {
+			if j >= cut {
+				return "", fmt.Errorf("%w: fork %s: the edit of %s is after the fork point %s (fork at it, or at a later step)", ErrInvalidInput, id, recs[j].Key, at)
+			}
+		}
+	}
+	if len(edited) > 0 && cut == 1 {
+		return "", fmt.Errorf("%w: fork %s: edits need a fork point at or after them (a re-run from the start reuses nothing to edit)", ErrInvalidInput, id)
 	}
 	input, values := start.Input, start.Values
 	if fc.input != nil {
@@ -124,10 +170,7 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) 
 	ev.Seq, ev.Type, ev.Key, ev.Time = 0, "", "", time.Time{}
 	ev.Input, ev.Values = input, values
 	ev.Parent, ev.Depth, ev.Root = "", 0, ""
-	ev.ForkOf, ev.ForkAt, ev.Reused = id, "", len(reused)
-	if cut < len(recs) && cut > 1 {
-		ev.ForkAt = recs[cut].Key
-	}
+	ev.ForkOf, ev.ForkAt, ev.Reused = id, forkAt, len(reused)
 	ev.Deadline = time.Time{}
 	ev.Budget = rt.treeBudget(ev.Budget) // an origin started before the runtime's limits gets them
 	if ev.Budget != nil && ev.Budget.WallTime > 0 {
@@ -145,8 +188,13 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) 
 		pending *Event
 		answers = map[string]bool{}
 	)
-	for _, rec := range reused {
+	for i, rec := range reused {
 		rec.Seq = 0
+		if out, ok := edited[i+1]; ok {
+			if rec.Data, err = editRecord(rec, out); err != nil {
+				return "", fmt.Errorf("fork %s: %w", id, err)
+			}
+		}
 		records = append(records, rec)
 		answers[rec.Key] = true
 		if EventType(rec.Type) == EventPaused {
@@ -175,4 +223,77 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) 
 		rt.launch(lease, &runner{rt: rt, id: forkID, info: info})
 	}
 	return forkID, nil
+}
+
+// appendOf returns the first and last index of the records of recs that
+// were journaled in the same append as recs[i] (they share its time), so
+// that a fork never holds half of a step.
+func appendOf(recs []store.Record, i int) (lo, hi int) {
+	lo, hi = i, i
+	for lo > 0 && recs[lo-1].Time.Equal(recs[i].Time) {
+		lo--
+	}
+	for hi+1 < len(recs) && recs[hi+1].Time.Equal(recs[i].Time) {
+		hi++
+	}
+	return lo, hi
+}
+
+// findEdits checks edits against the origin's journal recs and returns
+// the new output of each edited record by its index, and the greatest of
+// those indexes.
+func findEdits(recs []store.Record, edits []Edit) (map[int]string, int, error) {
+	edited, last := make(map[int]string, len(edits)), 0
+	for _, e := range edits {
+		i := slices.IndexFunc(recs, func(rec store.Record) bool { return rec.Key == e.Key })
+		if i < 0 {
+			return nil, 0, fmt.Errorf("edit: no step %q in its journal", e.Key)
+		}
+		if _, dup := edited[i]; dup {
+			return nil, 0, fmt.Errorf("edit: step %s is edited twice", e.Key)
+		}
+		switch EventType(recs[i].Type) {
+		case EventToolResult, EventHandoffReturned, EventModelResponse, EventResumed:
+		default:
+			return nil, 0, fmt.Errorf("edit: step %s is a %s record, which cannot be edited: only a tool_result, handoff_returned, model_response or resumed record can be edited", e.Key, recs[i].Type)
+		}
+		// What the same append recorded after the edited record must not
+		// carry on what the edit replaces (a sub-agent's answer returned
+		// to its caller, the end of the run): edit that instead.
+		_, hi := appendOf(recs, i)
+		for _, after := range recs[i+1 : hi+1] {
+			switch EventType(after.Type) {
+			case EventToolCall, EventHandoffStarted, EventGuardrail, EventTurnCompleted:
+			default:
+				return nil, 0, fmt.Errorf("edit: step %s was recorded together with %s (%s), which would keep what the edit replaces", e.Key, after.Key, after.Type)
+			}
+		}
+		edited[i] = e.Output
+		last = max(last, i)
+	}
+	return edited, last, nil
+}
+
+// editRecord returns the data of rec (a record findEdits accepted) with
+// its output replaced by out and marked edited.
+func editRecord(rec store.Record, out string) (json.RawMessage, error) {
+	ev, err := decodeEvent(rec)
+	if err != nil {
+		return nil, err
+	}
+	switch EventType(rec.Type) {
+	case EventModelResponse:
+		ev.Text = out
+	case EventResumed:
+		ev.Message = out
+	default:
+		ev.Output, ev.IsError = out, false
+	}
+	ev.Edited = true
+	ev.Seq, ev.Type, ev.Key, ev.Time = 0, "", "", time.Time{}
+	data, err := json.Marshal(&ev)
+	if err != nil {
+		return nil, fmt.Errorf("edit %s: %w", rec.Key, err)
+	}
+	return data, nil
 }

@@ -500,6 +500,11 @@ func (d *Dashboard) fork(w http.ResponseWriter, r *http.Request) {
 			}
 			opts = append(opts, swarm.ForkValues(values))
 		}
+		if r.PostFormValue("edit") != "" {
+			// A browser sends a textarea's line breaks as CRLF.
+			out := strings.ReplaceAll(r.PostFormValue("edit_output"), "\r\n", "\n")
+			opts = append(opts, swarm.ForkEdit(swarm.Edit{Key: strings.TrimSpace(r.PostFormValue("edit_key")), Output: out}))
+		}
 		return d.rt.Fork(ctx, st.ID, strings.TrimSpace(r.PostFormValue("at")), opts...)
 	})
 }

@@ -16,6 +16,9 @@ type ForkRequest struct {
 	// Input and Values, when set, replace the run's.
 	Input  json.RawMessage `json:"input,omitempty"`
 	Values map[string]any  `json:"values,omitempty"`
+	// Edits replace the outcomes of recorded steps at or before At (see
+	// swarm.ForkEdit).
+	Edits []swarm.Edit `json:"edits,omitempty"`
 }
 
 // forkRun starts a new run from a recorded step of the run in the path
@@ -42,6 +45,9 @@ func (s *Server) forkRun(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Values != nil {
 		opts = append(opts, swarm.ForkValues(req.Values))
+	}
+	if len(req.Edits) > 0 {
+		opts = append(opts, swarm.ForkEdit(req.Edits...))
 	}
 	id, err := s.rt.Fork(r.Context(), st.ID, req.At, opts...)
 	if err != nil {

@@ -341,6 +341,37 @@ test("fork a completed run from its second turn: earlier steps are reused", asyn
   await page.context().close();
 });
 
+test("fork with a tool result edited: the fork keeps the edit and runs on from it", async () => {
+  await api("POST", "/v1/swarms/approval/runs", { id: "ap-edit", input: "a hut" });
+  await waitState("ap-edit", "paused");
+  await api("POST", "/v1/runs/ap-edit/resume", { message: "yes" });
+  await waitState("ap-edit", "completed");
+  const page = await login();
+  await page.goto(base + "/ui/runs/ap-edit");
+  await page.locator("#run[data-loaded=true]").waitFor();
+  const key = "t2/tool/call_approval_1_0"; // the booking's result
+  await page.getByRole("button", { name: "Fork here: step " + key }).click();
+  const output = page.getByLabel("Its output in the fork");
+  assert.match(await output.inputValue(), /hut/, "the form offers the recorded output");
+  await output.fill("no huts left\nbook a tent instead");
+  assert.ok(await page.getByLabel(/keep this step/).isChecked(), "changing the output asks for the edit");
+  await shot(page, "run-fork-edit-form");
+  await page.getByRole("button", { name: "Start fork" }).click();
+  await page.waitForURL((u) => /\/ui\/runs\/run_/.test(u.toString()));
+  const id = decodeURIComponent(page.url().split("/ui/runs/")[1]);
+  await page.locator("#state .state-completed").waitFor();
+  await page.locator("#run[data-loaded=true]").waitFor();
+  const fork = await events(id);
+  assert.equal(fork[0].fork_at, key);
+  const ev = fork.find((e) => e.key === key);
+  assert.equal(ev.edited, true);
+  assert.equal(ev.output, "no huts left\nbook a tent instead");
+  assert.equal(await page.locator(`#timeline li.ev[data-seq="${ev.seq}"] .badge.edited`).count(), 1, "the edited record is marked");
+  assert.equal(await page.locator("#timeline .badge.edited").count(), 1);
+  await shot(page, "run-fork-edited");
+  await page.context().close();
+});
+
 test("reload mid-run and see the same history", async () => {
   await api("POST", "/v1/swarms/trip/runs", { id: "trip-reload", input: "two people" });
   const page = await login();

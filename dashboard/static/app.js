@@ -108,6 +108,9 @@
     });
     if (location.hash === "#transcript") select(tabs[1]);
 
+    // Changing the offered value is asking for the edit.
+    $("#fork-edit-output")?.addEventListener("input", () => { $("#fork-edit-on").checked = true; });
+
     // Fork here: fill the fork form with the step and bring it into view.
     timeline.addEventListener("click", (e) => {
       const b = e.target.closest("button");
@@ -119,6 +122,14 @@
         const at = $("#fork-at");
         if (!at) return;
         at.value = ev.key;
+        // A tool result, model response or answer can be edited in the
+        // fork (ForkEdit): the form offers its recorded value to change.
+        const field = { tool_result: "output", handoff_returned: "output", model_response: "text", resumed: "message" }[ev.type];
+        $("#fork-edit").hidden = !field;
+        $("#fork-edit-key").value = field ? ev.key : "";
+        $("#fork-edit-step").textContent = ev.key;
+        $("#fork-edit-output").value = field ? ev[field] || "" : "";
+        $("#fork-edit-on").checked = false;
         $("#fork").scrollIntoView({ block: "center" });
         at.focus();
       } else if (b.classList.contains("json")) {
@@ -225,7 +236,7 @@
       let h = '<li class="ev ev-' + esc(ev.type) + (ev.is_error ? " err" : "") + (isReused ? " reused" : "") + '" data-seq="' + ev.seq + '">' +
         '<div class="ev-head"><span class="seq">#' + ev.seq + '</span><time datetime="' + esc(ev.time) + '">' + esc(clock(ev.time)) +
         '</time><span class="agent">' + esc(ev.agent) + '</span><span class="type">' + esc(ev.type) + "</span>" +
-        (isReused ? '<span class="badge">reused</span>' : "") +
+        (isReused ? '<span class="badge">reused</span>' : "") + (ev.edited ? '<span class="badge edited">edited</span>' : "") +
         '<span class="sum">' + esc(summary(ev)) + '</span><code class="key">' + esc(ev.key) + "</code>" +
         (ev.child ? '<a class="child-link" href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run</a>' : "") +
         '<span class="tools"><button type="button" class="small json" aria-expanded="false" aria-label="JSON of event ' + ev.seq + '">JSON</button>' +

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,7 @@ import (
 func (a *app) forkCmd() *cobra.Command {
 	var (
 		id, input, values string
+		edits             []string
 		quiet             bool
 	)
 	c := &cobra.Command{
@@ -25,6 +27,9 @@ func (a *app) forkCmd() *cobra.Command {
 		Long: "Start a new run of the swarm of run ID that reuses ID's journal up to STEP (a step key, as in swarm events)\n" +
 			"and runs everything from STEP on: the recorded steps before it are not executed again. Without STEP the\n" +
 			"run is re-run from the start with nothing reused. --input and --values replace the run's input and values.\n" +
+			"--edit KEY=TEXT replaces the outcome of the step KEY (at or before STEP) in the fork: a tool result's output,\n" +
+			"a model response's text or the answer to a pause; the run continues from the edited state. An edit at STEP\n" +
+			"keeps that step, edited, and runs what follows it; with edits and no STEP the fork is at the last edited step.\n" +
 			"The fork is followed to its end like swarm run (same exit codes).",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, file *config.File, args []string) error {
@@ -57,6 +62,17 @@ func (a *app) forkCmd() *cobra.Command {
 				}
 				opts = append(opts, swarm.ForkValues(v))
 			}
+			if len(edits) > 0 {
+				es := make([]swarm.Edit, len(edits))
+				for i, e := range edits {
+					key, text, ok := strings.Cut(e, "=")
+					if !ok || key == "" {
+						return usageError{fmt.Errorf("--edit %q: want KEY=TEXT (KEY a step key, as in swarm events)", e)}
+					}
+					es[i] = swarm.Edit{Key: key, Output: text}
+				}
+				opts = append(opts, swarm.ForkEdit(es...))
+			}
 			forkID, err := rt.Fork(ctx, args[0], at, opts...)
 			if errors.Is(err, swarm.ErrNotFound) {
 				return a.notFound(args[0])
@@ -76,6 +92,7 @@ func (a *app) forkCmd() *cobra.Command {
 	c.Flags().StringVar(&id, "id", "", "the fork's run id (default: generated)")
 	c.Flags().StringVar(&input, "input", "", "a new input (text, or JSON for swarms with structured input)")
 	c.Flags().StringVar(&values, "values", "", "new values, as a JSON object")
+	c.Flags().StringArrayVar(&edits, "edit", nil, "KEY=TEXT: replace the outcome of step KEY in the fork (repeatable)")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing on stderr but errors")
 	return c
 }
