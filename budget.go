@@ -279,38 +279,15 @@ func (r *runner) overBudget(ctx context.Context) (string, error) {
 // topping up the other kind's block in the same round trip. It reports
 // false when the tree's limit is reached and the budget is not lifted.
 //
-// A block is a 64th of the limit (at most 32), less as the pool fills: a
-// 64th of what the tree had left when this run last looked. What a
-// reservation takes past the limit is given back at once, so that the
-// pool counts no call that nobody may make. When nothing is left, the
-// calls may still be reserved by other runs of the tree that will not
-// make them (a teammate that goes idle, a child that ends gives back what
-// it holds): take asks again, backing off, for a little while (reserveWait)
-// before it reports the limit reached.
+// A block is a 64th of what the tree had left when this run last looked
+// (at most 32), divided among the runs of the tree this runtime drives at
+// once: a team of 200 working teammates reserves a call at a time, so
+// reservations never use up a limit that the calls made have not. What a
+// reservation takes past the limit is given back at once.
 func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
-	deadline := time.Now().Add(reserveWait)
-	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
-		ok, err := r.reserve(ctx, k)
-		if ok || err != nil || !time.Now().Add(wait).Before(deadline) {
-			return ok, err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return false, ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// reserveWait bounds how long a run waits for other runs of its tree to
-// give back calls they reserved, before it reports the tree's limit
-// reached.
-const reserveWait = 2 * time.Second
-
-// reserve is one try of take.
-func (r *runner) reserve(ctx context.Context, k callKind) (bool, error) {
+	r.rt.mu.Lock()
+	runs := int64(max(r.rt.drivenTrees[r.root], 1))
+	r.rt.mu.Unlock()
 	r.mu.Lock()
 	if r.grants[k] > 0 {
 		r.grants[k]--
@@ -321,7 +298,7 @@ func (r *runner) reserve(ctx context.Context, k callKind) (bool, error) {
 	for kind := range want {
 		limit, taken := r.budget.limit(callKind(kind), r.pool)
 		if limit > 0 && (callKind(kind) == k || r.grants[kind] == 0) {
-			want[kind] = min(max(min(limit, limit-taken)/64, 1), 32)
+			want[kind] = min(max((limit-taken)/(64*runs), 1), 32)
 		}
 	}
 	r.mu.Unlock()

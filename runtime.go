@@ -144,6 +144,10 @@ type Runtime struct {
 	tools  map[string]Tool
 	models map[string]model.Model
 	active map[string]*driver
+	// drivenTrees counts the runs this runtime drives per run tree (by
+	// root run id), so that the runs of a tree that work at once reserve
+	// smaller blocks of its call limits (see runner.reserve).
+	drivenTrees map[string]int
 	closed bool
 	hbOn   bool
 
@@ -224,7 +228,7 @@ func New(cfg Config) (*Runtime, error) {
 		ctx: ctx, cancel: cancel,
 		defs: map[string]Definition{}, infos: map[string]*defInfo{},
 		agents: map[string]*Agent{}, models: map[string]model.Model{},
-		active: map[string]*driver{}, catalog: registry.New(),
+		active: map[string]*driver{}, drivenTrees: map[string]int{}, catalog: registry.New(),
 	}
 	var err error
 	if rt.tel, err = newTel(cfg); err != nil {
@@ -599,6 +603,10 @@ func (rt *Runtime) launch(lease store.Lease, r *runner) {
 		prev.cancel(store.ErrLeaseLost)
 	}
 	rt.active[lease.RunID] = d
+	// A run claimed for recovery learns its root when it loads; until
+	// then it counts for its own tree, as its first reservation assumes.
+	tree := r.root
+	rt.drivenTrees[tree]++
 	if !rt.hbOn {
 		rt.hbOn = true
 		rt.wg.Add(1)
@@ -617,6 +625,9 @@ func (rt *Runtime) launch(lease store.Lease, r *runner) {
 		rt.mu.Lock()
 		if rt.active[lease.RunID] == d {
 			delete(rt.active, lease.RunID)
+		}
+		if rt.drivenTrees[tree]--; rt.drivenTrees[tree] <= 0 {
+			delete(rt.drivenTrees, tree)
 		}
 		rt.mu.Unlock()
 		rt.notes.notify(lease.RunID)

@@ -178,7 +178,7 @@ func TestReferenceKeys(t *testing.T) {
 		"guardrails":                       {guardrailFields},
 		"mcp_servers":                      {mcpFields},
 		"a2a_agents":                       {a2aFields},
-		"serve":                            {serveFields, serveTokenFields},
+		"serve":                            {serveFields, serveTokenFields, oauthFields},
 		"network, share and network_tools": {networkFields, shareFields, networkToolsFields},
 	} {
 		text, ok := sections[section]
