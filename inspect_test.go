@@ -1,0 +1,190 @@
+package swarm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store"
+)
+
+// sent is the request for call of agent that rec received.
+func (r *recorder) sent(agent string, call int) (model.Request, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, q := range r.reqs {
+		if q.Agent == agent && q.Call == call {
+			return q, true
+		}
+	}
+	return model.Request{}, false
+}
+
+// checkRequests compares, for every model response of run id, the
+// inspector's request with the one the model received.
+func checkRequests(t *testing.T, rt *swarm.Runtime, rec *recorder, id string) int {
+	t.Helper()
+	ctx := ctxT(t)
+	n := 0
+	for _, r := range journal(t, rt, id) {
+		if r.Type != string(swarm.EventModelResponse) {
+			continue
+		}
+		got, err := rt.Request(ctx, id, r.Key)
+		if err != nil {
+			t.Fatalf("Request(%s): %v", r.Key, err)
+		}
+		want, ok := rec.sent(got.Agent, got.Call)
+		if !ok {
+			t.Fatalf("%s: the model received no call %d of %s", r.Key, got.Call, got.Agent)
+		}
+		if got.System != want.System {
+			t.Errorf("%s: system\n got %q\nwant %q", r.Key, got.System, want.System)
+		}
+		wantMsgs := want.Messages
+		if wantMsgs == nil {
+			wantMsgs = []model.Message{}
+		}
+		if !reflect.DeepEqual(got.Messages, wantMsgs) {
+			a, _ := json.Marshal(got.Messages)
+			b, _ := json.Marshal(wantMsgs)
+			t.Errorf("%s: messages\n got %s\nwant %s", r.Key, a, b)
+		}
+		wantTools := want.Tools
+		if wantTools == nil {
+			wantTools = []model.ToolDef{}
+		}
+		if !reflect.DeepEqual(got.Tools, wantTools) {
+			t.Errorf("%s: tools\n got %+v\nwant %+v", r.Key, got.Tools, wantTools)
+		}
+		if string(got.ResultSchema) != string(want.ResultSchema) {
+			t.Errorf("%s: result schema %s, want %s", r.Key, got.ResultSchema, want.ResultSchema)
+		}
+		if got.Tokens.Total <= 0 || len(got.Tokens.Messages) != len(got.Messages) || len(got.Tokens.Tools) != len(got.Tools) {
+			t.Errorf("%s: tokens %+v", r.Key, got.Tokens)
+		}
+		n++
+	}
+	return n
+}
+
+// TestRequestRebuildsEveryCall: for every model call of a run with a
+// delegation (nested steps), tools and a typed result, the inspector gives
+// exactly the request the model received.
+func TestRequestRebuildsEveryCall(t *testing.T) {
+	rec := &recorder{m: scripted.New(scripted.Script{
+		"planner": {
+			scripted.Tools(scripted.CallTool("handoff_to_forecaster", map[string]any{"request": "weekend forecast"})),
+			scripted.Tools(scripted.CallTool("calendar", map[string]any{"day": "Saturday"})),
+			scripted.Text(`{"activity": "hiking", "day": "Saturday"}`),
+		},
+		"forecaster": {
+			scripted.Tools(scripted.CallTool("calendar", map[string]any{"day": "Sunday"})),
+			scripted.Text("Sunny, 22C"),
+		},
+	})}
+	rt, err := swarm.New(swarm.Config{Model: rec, RetryBackoff: time.Millisecond, PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	calendar := swarm.NewTool("calendar", "Looks a day up", func(_ context.Context, in struct {
+		Day string `json:"day"`
+	}) (string, error) {
+		return in.Day + " is free", nil
+	})
+	forecaster := &swarm.Agent{Name: "forecaster", Description: "Weather forecasts", Instructions: "You forecast weather.", Tools: []swarm.Tool{calendar}}
+	def := swarm.Define[string, Activity]("planner", "Plans activities", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Plan for: {{.Input}}", Tools: []swarm.Tool{calendar}, Handoffs: []swarm.Handoff{swarm.ToAgent(forecaster)}}
+	})
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	res, run, err := def.Run(ctx, rt, "something outdoors")
+	if err != nil || res.State() != swarm.StateCompleted {
+		t.Fatalf("run: %#v, %v", res, err)
+	}
+	if n := checkRequests(t, rt, rec, run.ID()); n != 5 {
+		t.Errorf("%d model calls checked, want 5", n)
+	}
+	got, err := rt.Request(ctx, run.ID(), "t1/h/call_planner_0_0/t2/model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Agent != "forecaster" || got.System == "" || len(got.Tools) != 1 || got.Tools[0].Name != "calendar" {
+		t.Errorf("nested request %+v", got)
+	}
+
+	if _, err := rt.Request(ctx, "run_nope", "t1/model"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown run: %v", err)
+	}
+	if _, err := rt.Request(ctx, run.ID(), "t9/model"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown key: %v", err)
+	}
+	if _, err := rt.Request(ctx, run.ID(), "t1/done"); !errors.Is(err, swarm.ErrInvalidInput) {
+		t.Errorf("not a model call: %v", err)
+	}
+}
+
+// TestRequestAfterCompaction: the inspector gives the compacted history a
+// long run's calls were sent, summaries included.
+func TestRequestAfterCompaction(t *testing.T) {
+	const rounds = 40
+	rec := &recorder{m: scripted.New(longScript(rounds))}
+	rt, err := swarm.New(swarm.Config{Model: rec, RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	def := longSwarm(&swarm.Compaction{Window: 2000, Trigger: 0.7, Keep: 3}, rounds)
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	res, run, err := def.Run(ctxT(t), rt, "echo a lot")
+	if err != nil || res.State() != swarm.StateCompleted {
+		t.Fatalf("run: %#v, %v", res, err)
+	}
+	if len(compactions(t, rt, run.ID())) == 0 {
+		t.Fatal("no compaction: the test would show nothing")
+	}
+	if n := checkRequests(t, rt, rec, run.ID()); n != rounds+1 {
+		t.Errorf("%d model calls checked, want %d", n, rounds+1)
+	}
+}
+
+// TestRequestOfAConversation: a conversation's calls under the text
+// history policy, with compaction, are rebuilt as sent.
+func TestRequestOfAConversation(t *testing.T) {
+	const messages = 30
+	rec := &recorder{m: scripted.New(chatScript(messages, 10))}
+	rt, err := swarm.New(swarm.Config{Model: rec, RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	conv := chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, swarm.HistoryText)
+	if err := rt.Register(conv); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	sess, err := conv.Start(ctx, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range messages {
+		if _, err := sess.Say(ctx, fmt.Sprintf("message %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := checkRequests(t, rt, rec, sess.ID()); n < messages {
+		t.Errorf("%d model calls checked, want at least %d", n, messages)
+	}
+}
