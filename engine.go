@@ -731,7 +731,7 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		}
 		return callResult{output: ev.Output, isError: ev.IsError}
 	}
-	if r.rt.tel != nil {
+	if r.tel() != nil {
 		var traced func(callResult)
 		ctx, traced = r.traceTool(ctx, ap, c)
 		defer func() { traced(res) }()

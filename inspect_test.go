@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/memory"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // sent is the request for call of agent that rec received.
@@ -186,5 +189,39 @@ func TestRequestOfAConversation(t *testing.T) {
 	}
 	if n := checkRequests(t, rt, rec, sess.ID()); n < messages {
 		t.Errorf("%d model calls checked, want at least %d", n, messages)
+	}
+}
+
+// TestRequestReplaysQuietly: rebuilding the requests of a run with a
+// guarded tool, a delegation and a child swarm runs nothing and emits no
+// span: the replay is not a drive of the run.
+func TestRequestReplaysQuietly(t *testing.T) {
+	ctx := ctxT(t)
+	exp := tracetest.NewInMemoryExporter()
+	trip, script := traced()
+	rt := tracingRuntime(t, exp, memory.New(), script)
+	if err := rt.Register(trip); err != nil {
+		t.Fatal(err)
+	}
+	res, run, err := trip.Run(ctx, rt, "a trip")
+	if err != nil || res.State() != swarm.StateCompleted {
+		t.Fatalf("run: %#v, %v", res, err)
+	}
+	rt.Close() // every drive has ended its spans
+	exp.Reset()
+	var keys []string
+	for _, r := range journal(t, rt, run.ID()) {
+		if r.Type == string(swarm.EventModelResponse) {
+			keys = append(keys, r.Key)
+			if _, err := rt.Request(ctx, run.ID(), r.Key); err != nil {
+				t.Errorf("Request(%s): %v", r.Key, err)
+			}
+		}
+	}
+	if !slices.Contains(keys, "t2/h/c2/t1/model") {
+		t.Errorf("model responses %v: the delegation's is missing", keys)
+	}
+	for _, s := range exp.GetSpans() {
+		t.Errorf("the replay emitted span %s", s.Name)
 	}
 }
