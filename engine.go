@@ -361,6 +361,11 @@ func (r *runner) modelStepWith(ctx context.Context, ap *agentPlan, tkey string, 
 // the output guardrails' check of the response, journaled with it, and x
 // what the strategy journals with it.
 func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn int, msgs []model.Message, og *outputGuard, x *stepExtra) (*model.Response, error) {
+	if r.inspect != nil {
+		if _, ok := r.recorded[key]; !ok || r.inspecting(key) {
+			return nil, r.inspect.reached(ctx, r, ap, key, msgs)
+		}
+	}
 	if rec, ok := r.recorded[key]; ok {
 		ev, err := decodeEvent(rec)
 		if err != nil {
@@ -372,9 +377,6 @@ func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn 
 			}
 		}
 		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: ev.Text, ToolCalls: ev.ToolCalls}}, nil
-	}
-	if r.inspect != nil {
-		return nil, r.inspect.reached(ctx, r, ap, key, msgs)
 	}
 	for attempt := 0; ; attempt++ {
 		// Each attempt is a request to the model: each takes a call from
@@ -715,9 +717,15 @@ func (r *runner) execCalls(ctx context.Context, rd *round, calls []model.ToolCal
 func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all []model.ToolCall) (res callResult) {
 	ap := rd.ap
 	key := rd.tkey + "/tool/" + c.ID
-	if rec, ok := r.recorded[key]; !ok && r.inspect != nil && !r.inspect.through[key] {
-		return callResult{err: r.inspect.strayed(ctx, "the step "+key)}
-	} else if ok {
+	rec, ok := r.recorded[key]
+	if r.inspect != nil {
+		if r.inspect.through[key] {
+			ok = false // executed again, to reach the inspected call
+		} else if !ok {
+			return callResult{err: r.inspect.strayed(ctx, "the step "+key)}
+		}
+	}
+	if ok {
 		rd.left.Add(-1)
 		ev, err := decodeEvent(rec)
 		if err != nil {

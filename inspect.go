@@ -142,8 +142,10 @@ var errInspected = errors.New("inspection replay ended")
 // of the model call journaled under target.
 type inspection struct {
 	target string
-	// through are the steps the replay must execute again to reach
-	// target: the delegations target is nested in.
+	// through are the steps the replay must execute again, although
+	// recorded, to reach target: the delegations target is nested in.
+	// The rest of the journal, target included, stays recorded, so that
+	// strategies see a replay.
 	through map[string]bool
 	cancel  context.CancelCauseFunc
 
@@ -157,12 +159,8 @@ type inspection struct {
 func (r *runner) replayTo(ctx context.Context, key string) (*model.Request, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	in := &inspection{target: key, through: nestedIn(r.recorded, key), cancel: cancel}
-	delete(r.recorded, key)
-	for k := range in.through {
-		delete(r.recorded, k)
-	}
-	r.inspect = in
+	r.inspect = &inspection{target: key, through: nestedIn(r.recorded, key), cancel: cancel}
+	in := r.inspect
 	r.plan.strategy.drive(ctx, r)
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -176,6 +174,14 @@ func (r *runner) replayTo(ctx context.Context, key string) (*model.Request, erro
 		return nil, fmt.Errorf("the replay met %s, which the journal does not hold, before the call", in.stray)
 	}
 	return nil, errors.New("the replay ended without reaching the call (the swarm's definition changed?)")
+}
+
+// inspecting reports whether the runner replays to rebuild the request
+// of the model call journaled under key. Everything else the replay meets
+// is what it was in the run; that call was made, but its request must be
+// built again.
+func (r *runner) inspecting(key string) bool {
+	return r.inspect != nil && r.inspect.target == key
 }
 
 // nestedIn returns the delegations (their tool step keys) whose agent's
@@ -197,9 +203,9 @@ func nestedIn(recorded map[string]store.Record, key string) map[string]bool {
 	return through
 }
 
-// reached is the model call of ap under key in the replay: the inspected
-// call's request is kept; any other call, not in the journal, ends the
-// replay.
+// reached is the model call of ap under key in the replay, the inspected
+// one or one the journal does not hold: the inspected call's request is
+// kept; any other call ends the replay.
 func (in *inspection) reached(ctx context.Context, r *runner, ap *agentPlan, key string, msgs []model.Message) error {
 	if key != in.target {
 		return in.strayed(ctx, "the model call "+key)

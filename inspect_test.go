@@ -163,32 +163,39 @@ func TestRequestAfterCompaction(t *testing.T) {
 	}
 }
 
-// TestRequestOfAConversation: a conversation's calls under the text
-// history policy, with compaction, are rebuilt as sent.
+// TestRequestOfAConversation: a conversation's calls, with compaction,
+// under both history policies, are rebuilt as sent.
 func TestRequestOfAConversation(t *testing.T) {
 	const messages = 30
-	rec := &recorder{m: scripted.New(chatScript(messages, 10))}
-	rt, err := swarm.New(swarm.Config{Model: rec, RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	conv := chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, swarm.HistoryText)
-	if err := rt.Register(conv); err != nil {
-		t.Fatal(err)
-	}
-	ctx := ctxT(t)
-	sess, err := conv.Start(ctx, rt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range messages {
-		if _, err := sess.Say(ctx, fmt.Sprintf("message %d", i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n := checkRequests(t, rt, rec, sess.ID()); n < messages {
-		t.Errorf("%d model calls checked, want at least %d", n, messages)
+	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {
+		t.Run(fmt.Sprint(policy), func(t *testing.T) {
+			rec := &recorder{m: scripted.New(chatScript(messages, 10))}
+			rt, err := swarm.New(swarm.Config{Model: rec, RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			conv := chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
+			if err := rt.Register(conv); err != nil {
+				t.Fatal(err)
+			}
+			ctx := ctxT(t)
+			sess, err := conv.Start(ctx, rt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range messages {
+				if _, err := sess.Say(ctx, fmt.Sprintf("message %d", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if policy == swarm.HistoryOwnTools && len(compactions(t, rt, sess.ID())) == 0 {
+				t.Fatal("no compaction: the test would show less")
+			}
+			if n := checkRequests(t, rt, rec, sess.ID()); n < messages {
+				t.Errorf("%d model calls checked, want at least %d", n, messages)
+			}
+		})
 	}
 }
 
@@ -223,5 +230,47 @@ func TestRequestReplaysQuietly(t *testing.T) {
 	}
 	for _, s := range exp.GetSpans() {
 		t.Errorf("the replay emitted span %s", s.Name)
+	}
+}
+
+// TestRequestOfATeam: a team lead's and a teammate's calls, whose
+// requests carry mail read from their mailboxes, are rebuilt as sent.
+func TestRequestOfATeam(t *testing.T) {
+	ctx := ctxT(t)
+	rec := &recorder{m: scripted.New(scripted.Script{
+		"alice": {
+			scripted.Tools(scripted.CallTool("send_message", map[string]string{"to": "lead", "content": "the parser is done"})),
+			scripted.Text("Told the lead."),
+		},
+		"lead": {scripted.Text("Noted alice's mails.")},
+	})}
+	rt, err := swarm.New(swarm.Config{Model: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	team := seedTeam(func(s *swarm.TeamSpec) { s.Members = []swarm.Teammate{{Name: "alice", Role: "coder"}} })
+	tr, err := team.Start(ctx, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "alice")
+	if _, err := tr.Send(ctx, "alice", "Tell the lead when the parser is done."); err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "alice")
+	if reply, err := tr.Say(ctx, "Anything from alice?"); err != nil || reply != "Noted alice's mails." {
+		t.Fatalf("Say = %q, %v", reply, err)
+	}
+	runs, err := rt.List(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range runs {
+		n += checkRequests(t, rt, rec, r.ID)
+	}
+	if n != 3 {
+		t.Errorf("%d model calls checked in %d runs, want 3", n, len(runs))
 	}
 }
