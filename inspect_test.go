@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -306,5 +307,43 @@ func TestRequestOfAnAdaptiveRun(t *testing.T) {
 	}
 	if n := checkRequests(t, rt, rec, id); n < 3 {
 		t.Errorf("%d model calls checked, want at least the 3 delegated ones", n)
+	}
+}
+
+// TestRequestOfARetriedResponse: a response an output guardrail rejected
+// and its retry, which carries the guardrail's feedback, and the calls
+// after a guarded delegation are rebuilt as sent.
+func TestRequestOfARetriedResponse(t *testing.T) {
+	rec := &recorder{m: scripted.New(guardScript(true))}
+	rt, err := swarm.New(swarm.Config{Model: rec, RetryBackoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	reject := &once{v: swarm.Verdict{Action: swarm.Reject, Message: "not that"}, match: func(c swarm.GuardCheck) bool { return c.Agent == "g" }}
+	var echoes atomic.Int64
+	def := guardSwarm(&echoes, reject.guardrail(swarm.GuardOutput, swarm.GuardHandoff))
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	res, run, err := def.Run(ctxT(t), rt, "x")
+	if err != nil || res.State() != swarm.StateCompleted {
+		t.Fatalf("run: %#v, %v", res, err)
+	}
+	checks := reject.checks.Load()
+	var keys []string
+	for _, r := range journal(t, rt, run.ID()) {
+		if r.Type == string(swarm.EventModelResponse) {
+			keys = append(keys, r.Key)
+		}
+	}
+	if !slices.Contains(keys, "t1/model/retry1") {
+		t.Fatalf("model responses %v: no retry", keys)
+	}
+	if n := checkRequests(t, rt, rec, run.ID()); n != len(keys) {
+		t.Errorf("%d model calls checked, want %d", n, len(keys))
+	}
+	if n := reject.checks.Load(); n != checks || echoes.Load() != 1 {
+		t.Errorf("the replays checked %d more times and ran echo %d times", n-checks, echoes.Load())
 	}
 }
