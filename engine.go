@@ -414,7 +414,7 @@ func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn 
 			if og != nil {
 				og.check(ctx, r, ap, key, resp)
 			}
-			if err := r.recordResponse(ctx, ap, key, turn, call, resp, og, x); err != nil {
+			if err := r.recordResponse(ctx, ap, key, turn, call, requestHash(req), resp, og, x); err != nil {
 				return nil, err
 			}
 			if og != nil && og.verdict.Action == Allow {
@@ -464,11 +464,11 @@ func (r *runner) request(ctx context.Context, ap *agentPlan, call int, msgs []mo
 	return req
 }
 
-// recordResponse normalizes a model response and journals it with its tool
-// call announcements (and og's verdicts, and x) in one append. A response
-// whose verdict is not Allow is appended at once; a rejected or tripped
-// one announces no calls (they never run).
-func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, resp *model.Response, og *outputGuard, x *stepExtra) error {
+// recordResponse normalizes a model response and journals it, with the
+// digest of its request (hash), its tool call announcements, og's verdicts
+// and x, in one append. A response whose verdict is not Allow is appended
+// at once; a rejected or tripped one announces no calls (they never run).
+func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, hash string, resp *model.Response, og *outputGuard, x *stepExtra) error {
 	resp.Message.Role = model.RoleAssistant
 	if ap.textOnly {
 		resp.Message.ToolCalls = nil
@@ -488,7 +488,7 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 		evs = append(evs, x.events...)
 		u.AckMail = x.ackMail
 	}
-	evs = append(evs, Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage})
+	evs = append(evs, Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage, RequestHash: hash})
 	hold := og == nil || og.verdict.Action == Allow
 	if og == nil || og.verdict.Action == Allow || og.verdict.Action == Pause {
 		tkey := key[:strings.LastIndex(key, "/model")]

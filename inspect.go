@@ -2,6 +2,8 @@ package swarm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +37,36 @@ type ModelRequest struct {
 	ResultSchema json.RawMessage `json:"result_schema,omitempty"`
 	// Tokens counts the request's tokens, part by part.
 	Tokens RequestTokens `json:"tokens"`
+	// Check says whether the rebuilt request is the one sent, as the
+	// digest journaled with the response shows: "verified" (it is),
+	// "differs" (it is not: the swarm's definition or a dynamic tool set
+	// changed since the call), or "unverified" (the journal holds no
+	// digest: the run was recorded before digests were).
+	Check string `json:"check"`
+}
+
+// The values of ModelRequest.Check.
+const (
+	RequestVerified   = "verified"
+	RequestDiffers    = "differs"
+	RequestUnverified = "unverified"
+)
+
+// requestHash is the digest of req journaled with its response: sha256
+// of its system prompt, messages, tools and result schema as JSON, the
+// first 16 bytes in hex.
+func requestHash(req *model.Request) string {
+	b, err := json.Marshal(struct {
+		System       string          `json:"system"`
+		Messages     []model.Message `json:"messages"`
+		Tools        []model.ToolDef `json:"tools"`
+		ResultSchema json.RawMessage `json:"result_schema,omitempty"`
+	}{req.System, req.Messages, req.Tools, req.ResultSchema})
+	if err != nil {
+		return "" // unverifiable rather than a failed call
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
 }
 
 // RequestTokens counts the tokens of a request. The counts per part are
@@ -70,7 +102,11 @@ type RequestTokens struct {
 // without a recorded outcome before the call stops it with an error. What
 // it cannot reproduce is what the journal does not hold: a changed swarm
 // definition (as for recovery) and the tools of dynamic tool sets (MCP
-// servers, for example), which are offered as they are now.
+// servers, for example), which are offered as they are now. So the
+// journal holds, with each response, a digest of its request (Event's
+// RequestHash, 16 bytes), and the rebuilt request is checked against it
+// (ModelRequest.Check): whatever is shown is either verified to be what
+// was sent or marked as differing.
 //
 // Errors: the run unknown (store.ErrNotFound), its swarm not registered
 // here (ErrUnknownSwarm), a key not in its journal (store.ErrNotFound), a
@@ -115,7 +151,13 @@ func (rt *Runtime) Request(ctx context.Context, id, key string) (*ModelRequest, 
 		return nil, fmt.Errorf("request %s of run %s: the replay reached a call of %s, the journal has one of %s (the swarm's definition changed?)", key, id, req.Agent, ev.Agent)
 	}
 	out := &ModelRequest{RunID: id, Key: key, Agent: req.Agent, Call: ev.Call, System: req.System,
-		Messages: req.Messages, Tools: req.Tools, ResultSchema: req.ResultSchema}
+		Messages: req.Messages, Tools: req.Tools, ResultSchema: req.ResultSchema, Check: RequestUnverified}
+	if ev.RequestHash != "" {
+		out.Check = RequestVerified
+		if requestHash(req) != ev.RequestHash {
+			out.Check = RequestDiffers
+		}
+	}
 	if out.Messages == nil {
 		out.Messages = []model.Message{}
 	}

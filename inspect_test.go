@@ -71,6 +71,9 @@ func checkRequests(t *testing.T, rt *swarm.Runtime, rec *recorder, id string) in
 		if string(got.ResultSchema) != string(want.ResultSchema) {
 			t.Errorf("%s: result schema %s, want %s", r.Key, got.ResultSchema, want.ResultSchema)
 		}
+		if got.Check != swarm.RequestVerified {
+			t.Errorf("%s: check %q, want verified", r.Key, got.Check)
+		}
 		if got.Tokens.Total <= 0 || len(got.Tokens.Messages) != len(got.Messages) || len(got.Tokens.Tools) != len(got.Tools) {
 			t.Errorf("%s: tokens %+v", r.Key, got.Tokens)
 		}
@@ -345,5 +348,36 @@ func TestRequestOfARetriedResponse(t *testing.T) {
 	}
 	if n := reject.checks.Load(); n != checks || echoes.Load() != 1 {
 		t.Errorf("the replays checked %d more times and ran echo %d times", n-checks, echoes.Load())
+	}
+}
+
+// TestRequestDiffersAfterTheDefinitionChanged: a request rebuilt after the
+// swarm's definition changed is not what was sent, and says so.
+func TestRequestDiffersAfterTheDefinitionChanged(t *testing.T) {
+	ctx := ctxT(t)
+	st := memory.New()
+	define := func(instructions string) *swarm.Swarm[string, string] {
+		return swarm.Define[string, string]("shop", "", func(string) swarm.Spec { return swarm.Spec{Instructions: instructions} })
+	}
+	rt, _ := newRuntime(t, scripted.Script{"shop": {scripted.Text("sold")}}, st)
+	def := define("Sell it.")
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	_, run, err := def.Run(ctx, rt, "a lamp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rt.Request(ctx, run.ID(), "t1/model"); err != nil || got.Check != swarm.RequestVerified {
+		t.Fatalf("Request: %+v, %v", got, err)
+	}
+	rt.Close()
+	later, _ := newRuntime(t, scripted.Script{}, st)
+	if err := later.Register(define("Give it away.")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := later.Request(ctx, run.ID(), "t1/model")
+	if err != nil || got.Check != swarm.RequestDiffers || got.System != "Give it away." {
+		t.Errorf("Request after the change: %+v, %v", got, err)
 	}
 }

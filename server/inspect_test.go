@@ -23,7 +23,7 @@ func TestModelRequest(t *testing.T) {
 	var req swarm.ModelRequest
 	res := c.get("/v1/runs/" + run.ID + "/requests/t2/model")
 	res.decode(t, &req)
-	if res.status != 200 || req.Agent != "approval" || req.Key != "t2/model" || req.Tokens.Estimate != "chars/4" || req.Tokens.Total <= 0 {
+	if res.status != 200 || req.Agent != "approval" || req.Key != "t2/model" || req.Tokens.Estimate != "chars/4" || req.Check != swarm.RequestVerified || req.Tokens.Total <= 0 {
 		t.Fatalf("GET request: %d %s", res.status, res.body)
 	}
 	if len(req.Messages) != 3 || req.Messages[0].Content != "a hut" || !strings.Contains(req.Messages[2].Content, "yes") {

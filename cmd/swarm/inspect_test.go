@@ -41,7 +41,7 @@ func TestInspectPrintsTheRequest(t *testing.T) {
 	if len(req.Messages) != 4 || req.Messages[0].Content != "two people" || len(req.Messages[1].ToolCalls) != 2 {
 		t.Errorf("messages %+v", req.Messages)
 	}
-	if req.Tokens.Estimate != "chars/4" || req.Tokens.Total <= 0 {
+	if req.Tokens.Estimate != "chars/4" || req.Tokens.Total <= 0 || req.Check != swarm.RequestVerified {
 		t.Errorf("tokens %+v", req.Tokens)
 	}
 	if got := lines(t, filepath.Join(dir, "invocations.log")); len(got) != len(invocations) {

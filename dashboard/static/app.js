@@ -98,8 +98,10 @@
     const msgs = q.messages || [];
     const tools = q.tools || [];
     const view = [
+      q.check === "differs" ? el("p", { class: "reason-line", text: "This is not exactly what was sent: the swarm's definition or a dynamic tool set changed since the call (the journal's digest of the request differs)." }) : null,
       el("p", { class: "inspect-total" }, el("strong", { text: "≈" + (t.total || 0) + " tokens" }),
-        " estimated (" + (t.estimate || "chars/4") + ", no tokenizer)" + (t.reported ? "; the provider counted " + t.reported + " input tokens" : "")),
+        " estimated (" + (t.estimate || "chars/4") + ", no tokenizer)" + (t.reported ? "; the provider counted " + t.reported + " input tokens" : "") +
+        (q.check === "verified" ? " · verified against the journal's digest of the request" : "")),
       part("inspect-system", "System prompt", t.system, el("pre", { text: q.system || "(none)" })),
       part("inspect-messages", "Messages (" + msgs.length + ")", sum(t.messages), el("ol", {}, ...msgs.map((m, i) => el("li", {},
         el("span", { class: "role", text: m.role + (m.name ? " · " + m.name : "") + (m.is_error ? " · error" : "") }), " ", tok((t.messages || [])[i]),
@@ -111,7 +113,7 @@
         el("details", {}, el("summary", { text: "JSON schema" }), el("pre", { text: pretty(d.parameters) })))))),
     ];
     if (q.result_schema) view.push(el("details", { class: "inspect-schema" }, el("summary", { text: "Result schema" }), el("pre", { text: pretty(q.result_schema) })));
-    return view;
+    return view.filter(Boolean);
   }
 
   // ---- A run's page. ----
