@@ -19,7 +19,9 @@ func (a *app) inspectCmd() *cobra.Command {
 		Long: "Print the request the model call journaled under KEY (the key of a model_response event, as in\n" +
 			"swarm events, such as t2/model) received, rebuilt from the run's journal: the instructions (system),\n" +
 			"the messages after history filtering and compaction, the tools with their schemas, and token counts\n" +
-			"per part (estimates: a quarter of the characters; tokens.reported is the provider's count).",
+			"per part (estimates: a quarter of the characters; tokens.reported is the provider's count). \"check\" is\n" +
+			"\"verified\" when the rebuilt request matches the digest journaled with the response, \"differs\" when\n" +
+			"the swarm's definition changed since the call.",
 		Args: cobra.ExactArgs(2),
 		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, _ *config.File, args []string) error {
 			req, err := rt.Request(ctx, args[0], args[1])
