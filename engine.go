@@ -97,6 +97,10 @@ type runner struct {
 	snap, base *runSnap
 	snapSeq    int64
 	noSnap     bool
+
+	// inspect, when set, makes the runner a read-only replay that stops
+	// at one model call to rebuild its request (inspect.go).
+	inspect *inspection
 }
 
 type outcomeKind int
@@ -174,65 +178,18 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 		return outcome{kind: interrupted, err: err}, true
 	}
 	r.usage = run.Usage
-	r.recorded = make(map[string]store.Record, len(recs))
-	if len(recs) > 0 {
-		r.seq.Store(recs[len(recs)-1].Seq)
-	}
 	if r.snap != nil {
 		r.restoreRunner()
 	}
-	var started *Event
-	var pausedAt []Event
-	for _, rec := range recs {
-		r.recorded[rec.Key] = rec
-		if strings.HasSuffix(rec.Key, "/budget/resumed") {
-			r.lifted.Store(true)
-		}
-		switch EventType(rec.Type) {
-		case EventHandoffStarted:
-			if strings.Contains(string(rec.Data), `"child":`) {
-				r.spawned.Store(true)
-			}
-		case EventMember:
-			// A team's lead spawned a teammate (a child run).
-			r.spawned.Store(true)
-		case EventStarted:
-			ev, err := decodeEvent(rec)
-			if err != nil {
-				return outcome{kind: interrupted, err: &storeError{err}}, true
-			}
-			started = &ev
-		case EventModelResponse, EventModelError:
-			ev, err := decodeEvent(rec)
-			if err != nil {
-				return outcome{kind: interrupted, err: &storeError{err}}, true
-			}
-			r.calls[ev.Agent]++
-		case EventPaused:
-			ev, err := decodeEvent(rec)
-			if err != nil {
-				return outcome{kind: interrupted, err: &storeError{err}}, true
-			}
-			pausedAt = append(pausedAt, ev)
-		case EventCompleted, EventFailed, EventStopped:
-			return outcome{kind: paused}, true // finished: nothing to do
-		}
-	}
-	if started == nil {
-		return outcome{kind: interrupted, err: &storeError{fmt.Errorf("run %s: journal has no start record", r.id)}}, true
-	}
-	r.input, r.values, r.depth, r.budget, r.deadline = started.Input, started.Values, started.Depth, started.Budget, started.Deadline
-	if r.budget == nil {
-		// Started before runs had call limits: bounded from now on.
-		r.budget = r.rt.treeBudget(nil)
-	}
-	r.trace = started.Trace
-	if r.root = started.Root; r.root == "" {
-		r.root = r.id
-	}
-	r.plan, err = r.rt.buildPlan(r.info, r.input, r.values, started.Params, started.Customization)
+	started, pausedAt, ended, err := r.scan(recs)
 	if err != nil {
-		return outcome{kind: failed, reason: "cannot rebuild the run's definition: " + err.Error()}, true
+		return outcome{kind: interrupted, err: err}, true
+	}
+	if ended {
+		return outcome{kind: paused}, true // finished: nothing to do
+	}
+	if err := r.rebuild(started); err != nil {
+		return outcome{kind: failed, reason: err.Error()}, true
 	}
 	if r.snap != nil && r.snap.Kind != snapKindOf(r.plan.strategy) {
 		// The definition's strategy changed since the snapshot.
@@ -295,6 +252,70 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 
 var errStillPaused = errors.New("run is paused")
 
+// scan indexes the journal recs by step key into r.recorded and counts the
+// model calls per agent. It returns the run's start event, the pauses it
+// holds, and whether the run has ended.
+func (r *runner) scan(recs []store.Record) (started *Event, pausedAt []Event, ended bool, err error) {
+	r.recorded = make(map[string]store.Record, len(recs))
+	if len(recs) > 0 {
+		r.seq.Store(recs[len(recs)-1].Seq)
+	}
+	for _, rec := range recs {
+		r.recorded[rec.Key] = rec
+		if strings.HasSuffix(rec.Key, "/budget/resumed") {
+			r.lifted.Store(true)
+		}
+		switch EventType(rec.Type) {
+		case EventHandoffStarted:
+			if strings.Contains(string(rec.Data), `"child":`) {
+				r.spawned.Store(true)
+			}
+		case EventMember:
+			// A team's lead spawned a teammate (a child run).
+			r.spawned.Store(true)
+		case EventStarted, EventModelResponse, EventModelError, EventPaused:
+			ev, err := decodeEvent(rec)
+			if err != nil {
+				return nil, nil, false, &storeError{err}
+			}
+			switch ev.Type {
+			case EventStarted:
+				started = &ev
+			case EventPaused:
+				pausedAt = append(pausedAt, ev)
+			default:
+				r.calls[ev.Agent]++
+			}
+		case EventCompleted, EventFailed, EventStopped:
+			ended = true
+		}
+	}
+	if started == nil {
+		return nil, nil, false, &storeError{fmt.Errorf("run %s: journal has no start record", r.id)}
+	}
+	return started, pausedAt, ended, nil
+}
+
+// rebuild restores what the run's start event holds and builds the run's
+// plan from it.
+func (r *runner) rebuild(started *Event) error {
+	r.input, r.values, r.depth, r.budget, r.deadline = started.Input, started.Values, started.Depth, started.Budget, started.Deadline
+	if r.budget == nil {
+		// Started before runs had call limits: bounded from now on.
+		r.budget = r.rt.treeBudget(nil)
+	}
+	r.trace = started.Trace
+	if r.root = started.Root; r.root == "" {
+		r.root = r.id
+	}
+	var err error
+	r.plan, err = r.rt.buildPlan(r.info, r.input, r.values, started.Params, started.Customization)
+	if err != nil {
+		return fmt.Errorf("cannot rebuild the run's definition: %w", err)
+	}
+	return nil
+}
+
 func (r *runner) turnDone(ctx context.Context, ap *agentPlan, tkey string, turn int) error {
 	key := tkey + "/done"
 	if _, ok := r.recorded[key]; ok {
@@ -340,6 +361,11 @@ func (r *runner) modelStepWith(ctx context.Context, ap *agentPlan, tkey string, 
 // the output guardrails' check of the response, journaled with it, and x
 // what the strategy journals with it.
 func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn int, msgs []model.Message, og *outputGuard, x *stepExtra) (*model.Response, error) {
+	if r.inspect != nil {
+		if _, ok := r.recorded[key]; !ok || r.inspecting(key) {
+			return nil, r.inspect.reached(ctx, r, ap, key, msgs)
+		}
+	}
 	if rec, ok := r.recorded[key]; ok {
 		ev, err := decodeEvent(rec)
 		if err != nil {
@@ -362,7 +388,7 @@ func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn 
 		call := r.calls[ap.name]
 		r.calls[ap.name] = call + 1
 		r.mu.Unlock()
-		req := &model.Request{Agent: ap.name, RunID: r.id, Call: call, System: ap.system, Messages: msgs, Tools: r.offered(ctx, ap)}
+		req := r.request(ctx, ap, call, msgs)
 		if r.rt.live.watched(r.id) {
 			// Stream only when someone follows the run's live text.
 			req.OnDelta = func(d model.Delta) {
@@ -373,11 +399,6 @@ func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn 
 				}
 				r.rt.live.publish(r.id, ev)
 			}
-		}
-		if ap.schema != nil {
-			req.ResultSchema = ap.schema
-		} else if ap.root && !r.info.textOut {
-			req.ResultSchema = r.info.outSchema
 		}
 		mctx, cancel := context.WithTimeout(ctx, r.rt.cfg.ModelTimeout)
 		left := r.rt.enterModelCall(r.id, r.lease)
@@ -393,7 +414,7 @@ func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn 
 			if og != nil {
 				og.check(ctx, r, ap, key, resp)
 			}
-			if err := r.recordResponse(ctx, ap, key, turn, call, resp, og, x); err != nil {
+			if err := r.recordResponse(ctx, ap, key, turn, call, requestHash(req), resp, og, x); err != nil {
 				return nil, err
 			}
 			if og != nil && og.verdict.Action == Allow {
@@ -430,11 +451,24 @@ func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn 
 	}
 }
 
-// recordResponse normalizes a model response and journals it with its tool
-// call announcements (and og's verdicts, and x) in one append. A response
-// whose verdict is not Allow is appended at once; a rejected or tripped
-// one announces no calls (they never run).
-func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, resp *model.Response, og *outputGuard, x *stepExtra) error {
+// request is the request of ap's call number call with the conversation
+// msgs (already filtered and compacted): the one place a request is built,
+// for the model and for the inspector (inspect.go).
+func (r *runner) request(ctx context.Context, ap *agentPlan, call int, msgs []model.Message) *model.Request {
+	req := &model.Request{Agent: ap.name, RunID: r.id, Call: call, System: ap.system, Messages: msgs, Tools: r.offered(ctx, ap)}
+	if ap.schema != nil {
+		req.ResultSchema = ap.schema
+	} else if ap.root && !r.info.textOut {
+		req.ResultSchema = r.info.outSchema
+	}
+	return req
+}
+
+// recordResponse normalizes a model response and journals it, with the
+// digest of its request (hash), its tool call announcements, og's verdicts
+// and x, in one append. A response whose verdict is not Allow is appended
+// at once; a rejected or tripped one announces no calls (they never run).
+func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, turn, call int, hash string, resp *model.Response, og *outputGuard, x *stepExtra) error {
 	resp.Message.Role = model.RoleAssistant
 	if ap.textOnly {
 		resp.Message.ToolCalls = nil
@@ -454,7 +488,7 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 		evs = append(evs, x.events...)
 		u.AckMail = x.ackMail
 	}
-	evs = append(evs, Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage})
+	evs = append(evs, Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage, RequestHash: hash})
 	hold := og == nil || og.verdict.Action == Allow
 	if og == nil || og.verdict.Action == Allow || og.verdict.Action == Pause {
 		tkey := key[:strings.LastIndex(key, "/model")]
@@ -683,7 +717,15 @@ func (r *runner) execCalls(ctx context.Context, rd *round, calls []model.ToolCal
 func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all []model.ToolCall) (res callResult) {
 	ap := rd.ap
 	key := rd.tkey + "/tool/" + c.ID
-	if rec, ok := r.recorded[key]; ok {
+	rec, ok := r.recorded[key]
+	if r.inspect != nil {
+		if r.inspect.through[key] {
+			ok = false // executed again, to reach the inspected call
+		} else if !ok {
+			return callResult{err: r.inspect.strayed(ctx, "the step "+key)}
+		}
+	}
+	if ok {
 		rd.left.Add(-1)
 		ev, err := decodeEvent(rec)
 		if err != nil {
@@ -697,7 +739,7 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		}
 		return callResult{output: ev.Output, isError: ev.IsError}
 	}
-	if r.rt.tel != nil {
+	if r.tel() != nil {
 		var traced func(callResult)
 		ctx, traced = r.traceTool(ctx, ap, c)
 		defer func() { traced(res) }()
@@ -1056,6 +1098,9 @@ func isStoreErr(err error) bool {
 // append journals events (with u applied to the run row) under the run's
 // lease, wakes waiters, and fires hooks of ap and of the runtime.
 func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *agentPlan) error {
+	if r.inspect != nil {
+		return r.inspect.strayed(ctx, "a step to record")
+	}
 	now := time.Now()
 	recs := make([]store.Record, len(evs))
 	for i := range evs {

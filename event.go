@@ -112,6 +112,9 @@ type Event struct {
 	Message   string           `json:"message,omitempty"`
 	Result    json.RawMessage  `json:"result,omitempty"`
 	Usage     *model.Usage     `json:"usage,omitempty"`
+	// RequestHash is, on a model_response, a digest of the request the
+	// model was sent, against which Runtime.Request checks its rebuild.
+	RequestHash string `json:"request_hash,omitempty"`
 	// Child is the child run of a swarm handoff (handoff_started,
 	// handoff_returned, and paused when the pause comes from below).
 	Child string `json:"child,omitempty"`

@@ -237,11 +237,11 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (outcome, b
 		if ap.system, err = r.rt.render(cd.agents[c.active].Instructions, c.data()); err != nil {
 			return fail(turn, "instructions of "+c.active+": "+err.Error())
 		}
-		// A recorded response needs no request: replaying a long
-		// conversation stays linear.
+		// A recorded response needs no request (but the inspected one):
+		// replaying a long conversation stays linear.
 		_, replayed := r.recorded[tkey+"/model"]
 		var msgs []model.Message
-		if _, compacted := r.recorded[tkey+"/compact"]; !replayed || compacted {
+		if _, compacted := r.recorded[tkey+"/compact"]; !replayed || compacted || r.inspecting(tkey+"/model") {
 			// (A recorded compaction is replayed on the history, to
 			// restore the summary that later requests build on.)
 			msgs = c.history(c.active, n)

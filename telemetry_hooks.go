@@ -107,6 +107,15 @@ func (t *tel) startRunSpan(ctx context.Context, info *defInfo, p *plan, id strin
 	return span, traceparent(trace.ContextWithSpan(ctx, span))
 }
 
+// tel is the runtime's telemetry, or nil when it is off or the runner is
+// an inspection's replay (inspect.go), which no span or metric may count.
+func (r *runner) tel() *tel {
+	if r.inspect != nil {
+		return nil
+	}
+	return r.rt.tel
+}
+
 // runContext puts the run's span in ctx: the one started with the run, or,
 // for a later drive (a run recovered after a crash, resumed, or taken over
 // after a release), a new invoke_agent span. That span starts a trace of
@@ -115,7 +124,7 @@ func (t *tel) startRunSpan(ctx context.Context, info *defInfo, p *plan, id strin
 // killed), and a parent that no backend has would leave the recovered
 // drive dangling.
 func (r *runner) runContext(ctx context.Context) context.Context {
-	t := r.rt.tel
+	t := r.tel()
 	if t == nil || t.tracer == nil {
 		return ctx
 	}
@@ -134,7 +143,7 @@ func (r *runner) runContext(ctx context.Context) context.Context {
 
 // endRun ends the run's span and counts the state the run reached.
 func (r *runner) endRun(ctx context.Context, out outcome, err error) {
-	t := r.rt.tel
+	t := r.tel()
 	if t == nil {
 		return
 	}
@@ -176,7 +185,7 @@ func (r *runner) endRun(ctx context.Context, out outcome, err error) {
 // traceAgent starts the invoke_agent span of the agent of plan ap that a
 // handoff runs.
 func (r *runner) traceAgent(ctx context.Context, ap *agentPlan) (context.Context, func(outcome)) {
-	t := r.rt.tel
+	t := r.tel()
 	if t == nil || t.tracer == nil {
 		return ctx, func(outcome) {}
 	}
@@ -194,7 +203,7 @@ func (r *runner) traceAgent(ctx context.Context, ap *agentPlan) (context.Context
 // traceChat starts the chat span of a model request of ap and returns the
 // function that ends it with the response (and records the metrics).
 func (r *runner) traceChat(ctx context.Context, ap *agentPlan, req *model.Request) (context.Context, func(*model.Response, error)) {
-	t := r.rt.tel
+	t := r.tel()
 	if t == nil {
 		return ctx, func(*model.Response, error) {}
 	}
@@ -257,7 +266,7 @@ func (r *runner) traceChat(ctx context.Context, ap *agentPlan, req *model.Reques
 
 // traceTool starts the execute_tool span of call c of ap.
 func (r *runner) traceTool(ctx context.Context, ap *agentPlan, c model.ToolCall) (context.Context, func(callResult)) {
-	t := r.rt.tel
+	t := r.tel()
 	if t == nil || t.tracer == nil {
 		return ctx, func(callResult) {}
 	}
@@ -294,7 +303,7 @@ func (r *runner) traceTool(ctx context.Context, ap *agentPlan, c model.ToolCall)
 // traceGuard starts an apply_guardrail span; the returned function ends it
 // with the verdict.
 func (r *runner) traceGuard(ctx context.Context, g *Guardrail, c GuardCheck) (context.Context, func(Verdict)) {
-	t := r.rt.tel
+	t := r.tel()
 	if t == nil || t.tracer == nil {
 		return ctx, func(Verdict) {}
 	}

@@ -139,6 +139,7 @@ var routes = []route{
 	{"POST", "/v1/runs/{id}/stop", false, (*Server).stopRun},
 	{"POST", "/v1/runs/{id}/fork", false, (*Server).forkRun},
 	{"GET", "/v1/runs/{id}/events", false, (*Server).events},
+	{"GET", "/v1/runs/{id}/requests/{key...}", false, (*Server).modelRequest},
 	{"GET", "/v1/registry/search", false, (*Server).searchRegistry},
 	{"GET", "/v1/teams/{id}", false, (*Server).teamRoster},
 	{"GET", "/v1/teams/{id}/mail", false, (*Server).teamInbox},

@@ -372,6 +372,32 @@ test("fork with a tool result edited: the fork keeps the edit and runs on from i
   await page.context().close();
 });
 
+test("inspect the request a model call sent: system prompt, messages, tools", async () => {
+  await api("POST", "/v1/swarms/trip/runs", { id: "trip-inspect", input: "two people" });
+  await waitState("trip-inspect", "completed");
+  const page = await login();
+  await page.goto(base + "/ui/runs/trip-inspect");
+  await page.locator("#run[data-loaded=true]").waitFor();
+  await page.getByRole("button", { name: "Inspect request: step t3/model" }).click();
+  const box = page.getByRole("region", { name: "Request of step t3/model" });
+  await box.locator(".inspect-total").waitFor();
+  assert.equal(await box.locator(".inspect-system pre").textContent(), "Plan a trip for two people.");
+  const tools = await box.locator(".inspect-tools .tool-name").allTextContents();
+  assert.ok(tools.includes("book") && tools.includes("handoff_to_guide"), "tools: " + tools.join(","));
+  // The request of turn 3 holds the input, two rounds of calls and their
+  // results (the child swarm guide's among them).
+  const messages = await box.locator(".inspect-messages li").allTextContents();
+  assert.equal(messages.length, 7, "messages: " + messages.join(" | "));
+  assert.match(messages[6], /guide booked/);
+  assert.match(await box.locator(".inspect-total").textContent(), /≈\d+ tokens estimated \(chars\/4.*verified against the journal/);
+  await checkA11y(page, "request inspector");
+  await box.scrollIntoViewIfNeeded();
+  await shot(page, "run-inspect");
+  await page.getByRole("button", { name: "Inspect request: step t3/model" }).click();
+  assert.equal(await box.count(), 0, "a second click closes the inspector");
+  await page.context().close();
+});
+
 test("reload mid-run and see the same history", async () => {
   await api("POST", "/v1/swarms/trip/runs", { id: "trip-reload", input: "two people" });
   const page = await login();

@@ -60,6 +60,62 @@
     }, 3000);
   }
 
+  // ---- The request inspector: what a model call was sent. ----
+  // "Inspect request" on a model response opens, below it, the request the
+  // provider received (GET /v1/runs/{id}/requests/{key}): the system
+  // prompt, the messages, the tools, with token estimates per part.
+  function requestInspector(timeline, api) {
+    timeline.addEventListener("click", async (e) => {
+      const b = e.target.closest("button.inspect");
+      if (!b) return;
+      const li = b.closest("li.ev");
+      const open = li.querySelector(".inspect-box");
+      if (open) {
+        open.remove();
+        b.setAttribute("aria-expanded", "false");
+        return;
+      }
+      const key = b.dataset.key;
+      const box = el("section", { class: "inspect-box", "aria-label": "Request of step " + key }, el("p", { class: "dim", text: "rebuilding the request…" }));
+      li.append(box);
+      b.setAttribute("aria-expanded", "true");
+      try {
+        const res = await fetch(api + "/requests/" + key.split("/").map(encodeURIComponent).join("/"), { credentials: "same-origin", headers: { Accept: "application/json" } });
+        const body = await res.json();
+        box.replaceChildren(...(res.ok ? requestView(body)
+          : [el("p", { class: "reason-line", text: "Cannot rebuild the request: " + ((body.error && body.error.message) || res.status) })]));
+      } catch (err) {
+        box.replaceChildren(el("p", { class: "reason-line", text: "Cannot load the request: " + err }));
+      }
+    });
+  }
+
+  function requestView(q) {
+    const t = q.tokens || {};
+    const sum = (ns) => (ns || []).reduce((a, n) => a + n, 0);
+    const tok = (n) => el("span", { class: "tok", text: "≈" + (n || 0) + " tokens" });
+    const part = (cls, title, n, ...kids) => el("details", { class: cls, open: true }, el("summary", {}, title + " ", tok(n)), ...kids);
+    const msgs = q.messages || [];
+    const tools = q.tools || [];
+    const view = [
+      q.check === "differs" ? el("p", { class: "reason-line", text: "This is not exactly what was sent: the swarm's definition or a dynamic tool set changed since the call (the journal's digest of the request differs)." }) : null,
+      el("p", { class: "inspect-total" }, el("strong", { text: "≈" + (t.total || 0) + " tokens" }),
+        " estimated (" + (t.estimate || "chars/4") + ", no tokenizer)" + (t.reported ? "; the provider counted " + t.reported + " input tokens" : "") +
+        (q.check === "verified" ? " · verified against the journal's digest of the request" : "")),
+      part("inspect-system", "System prompt", t.system, el("pre", { text: q.system || "(none)" })),
+      part("inspect-messages", "Messages (" + msgs.length + ")", sum(t.messages), el("ol", {}, ...msgs.map((m, i) => el("li", {},
+        el("span", { class: "role", text: m.role + (m.name ? " · " + m.name : "") + (m.is_error ? " · error" : "") }), " ", tok((t.messages || [])[i]),
+        m.content ? el("pre", { text: m.content }) : null,
+        m.tool_calls && m.tool_calls.length ? el("pre", { text: m.tool_calls.map((c) => c.name + " " + JSON.stringify(c.arguments === undefined ? {} : c.arguments)).join("\n") }) : null)))),
+      part("inspect-tools", "Tools (" + tools.length + ")", sum(t.tools), el("ul", {}, ...tools.map((d, i) => el("li", {},
+        el("code", { class: "tool-name", text: d.name }), " ", tok((t.tools || [])[i]),
+        d.description ? el("p", { class: "dim", text: d.description }) : null,
+        el("details", {}, el("summary", { text: "JSON schema" }), el("pre", { text: pretty(d.parameters) })))))),
+    ];
+    if (q.result_schema) view.push(el("details", { class: "inspect-schema" }, el("summary", { text: "Result schema" }), el("pre", { text: pretty(q.result_schema) })));
+    return view.filter(Boolean);
+  }
+
   // ---- A run's page. ----
   const terminal = new Set(["completed", "failed", "stopped"]);
 
@@ -143,6 +199,8 @@
         }
       }
     });
+
+    requestInspector(timeline, api);
 
     function summary(ev) {
       switch (ev.type) {
@@ -241,6 +299,7 @@
         (ev.child ? '<a class="child-link" href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run</a>' : "") +
         '<span class="tools"><button type="button" class="small json" aria-expanded="false" aria-label="JSON of event ' + ev.seq + '">JSON</button>' +
         (forkable && ev.key && ev.type !== "started" ? '<button type="button" class="small fork-here" aria-label="Fork here: step ' + esc(ev.key) + '">Fork here</button>' : "") +
+        (ev.type === "model_response" ? '<button type="button" class="small inspect" aria-expanded="false" data-key="' + esc(ev.key) + '" aria-label="Inspect request: step ' + esc(ev.key) + '">Inspect request</button>' : "") +
         "</span></div>";
       if (ev.type === "model_response" && ev.tool_calls && ev.tool_calls.length) {
         // Calls of one response run in parallel: side by side.
