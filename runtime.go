@@ -146,10 +146,10 @@ type Runtime struct {
 	active map[string]*driver
 	// drivenTrees counts the runs this runtime drives per run tree (by
 	// root run id), so that the runs of a tree that work at once reserve
-	// smaller blocks of its call limits (see runner.reserve).
+	// smaller blocks of its call limits (see runner.take).
 	drivenTrees map[string]int
-	closed bool
-	hbOn   bool
+	closed      bool
+	hbOn        bool
 
 	notes   notifier
 	live    hub
