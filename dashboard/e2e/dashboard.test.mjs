@@ -335,6 +335,15 @@ test("fork a completed run from its second turn: earlier steps are reused", asyn
   }
   const t2 = fork.find((e) => e.key === "t2/model");
   assert.ok(new Date(t2.time) > new Date(fork[0].time), "turn 2's model call was made again");
+  // Its duration counts from the fork's start, not from the origin's
+  // reused record before it; the chart leaves the reused steps out.
+  const dur = page.locator(`#timeline li.ev[data-seq="${t2.seq}"] .dur`);
+  assert.equal(Number(await dur.getAttribute("data-ms")), Date.parse(t2.time) - Date.parse(fork[0].time));
+  await page.getByRole("tab", { name: "Gantt" }).click();
+  await page.locator("#gantt .g-bar").first().waitFor();
+  assert.equal(await page.locator("#gantt .g-model .g-bar").count(), fork.filter((e) => e.type === "model_response" && e.seq > reused + 1).length);
+  await shot(page, "run-fork-gantt");
+  await page.getByRole("tab", { name: "Timeline" }).click();
   const { body } = await api("GET", `/v1/runs/${id}`);
   assert.equal(body.result, "Hike on Saturday with a guide; the hut and the bus are booked.");
   await shot(page, "run-fork");

@@ -74,7 +74,10 @@
   // - a turn: from the previous turn's end (or the scope's start) to
   //   turn_completed;
   // - the run: from its first record to its last.
-  // A call not yet answered runs up to the newest record.
+  // A call not yet answered runs up to the newest record. A fork's reused
+  // records keep their origin's times: their rows show the origin's
+  // durations, the chart leaves them out, and the fork's own steps count
+  // from its start.
   const stepScope = (key) => {
     const m = /(^|\/)[a-z]\d+\/(?![a-z]\d+(\/|$))[^/]+(\/[^/]*)?$/.exec(key || "");
     return m ? key.slice(0, m.index) + m[1] : "";
@@ -98,11 +101,14 @@
     const open = new Map(); // call id -> its step, until its result
     const bySeq = new Map(); // seq of the record that ends a step -> step
     const steps = []; // model calls, tools and handoffs, in the order they began
+    let reused = 0;
 
     function add(ev) {
       const t = Date.parse(ev.time);
       if (isNaN(t)) return;
       if (first === null) first = t;
+      if (ev.type === "started" && ev.reused) reused = ev.reused;
+      const isReused = ev.seq > 1 && ev.seq <= reused + 1;
       const prev = last === null ? t : last;
       last = Math.max(prev, t);
       const scope = stepScope(ev.key);
@@ -111,17 +117,17 @@
       // record before it.
       if (!scopeLast.has(scope)) scopeLast.set(scope, prev);
       if (!turnStart.has(scope)) turnStart.set(scope, prev);
-      const since = scopeLast.get(scope);
+      const since = Math.max(scopeLast.get(scope), isReused ? -Infinity : first);
       let step = null;
       switch (ev.type) {
         case "model_response": case "model_error": case "compacted":
           step = { kind: "model", agent: ev.agent, name: ev.type === "model_error" ? "model error" : ev.type === "compacted" ? "compaction" : "model call", start: since, end: t, seq: ev.seq, depth, err: ev.type === "model_error" };
-          steps.push(step);
+          if (!isReused) steps.push(step);
           break;
         case "tool_call": case "handoff_started": {
           const s = { kind: ev.type === "tool_call" ? "tool" : ev.child ? "child" : "handoff", agent: ev.agent, name: ev.type === "tool_call" ? ev.tool : "→ " + ev.target, start: t, end: null, seq: ev.seq, depth, child: ev.child };
           if (ev.call_id) open.set(ev.call_id, s);
-          steps.push(s);
+          if (!isReused) steps.push(s);
           if (ev.type === "handoff_started" && ev.call_id) {
             // The handoff's own steps have keys under <turn>/h/<call id>/.
             const inner = String(ev.key || "").replace(/\/call\/[^/]+$/, "/h/" + ev.call_id + "/");
@@ -142,7 +148,7 @@
           break;
         }
         case "turn_completed":
-          step = { kind: "turn", start: turnStart.get(scope), end: t };
+          step = { kind: "turn", start: Math.max(turnStart.get(scope), isReused ? -Infinity : first), end: t };
           turnStart.set(scope, t);
           break;
       }
