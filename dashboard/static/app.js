@@ -197,7 +197,7 @@
     // Ticks at a round step: 1, 2 or 5 times a power of ten, about 6 of them.
     const raw = total / 6;
     const p10 = Math.pow(10, Math.floor(Math.log10(raw)));
-    const stepMs = [1, 2, 5, 10].map((f) => f * p10).find((s) => s >= raw);
+    const stepMs = Math.max(1, [1, 2, 5, 10].map((f) => f * p10).find((s) => s >= raw));
     let ticks = "";
     for (let t = 0; t <= total; t += stepMs) ticks += '<span class="g-tick" data-x="' + pct(t0 + t).toFixed(3) + '">' + esc(fmtDur(t)) + "</span>";
     const rows = [];
@@ -295,7 +295,7 @@
     agent.addEventListener("change", all);
     find.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(all, 150); });
 
-    // reveal clears the filters if they hide the row of event seq.
+    // reveal clears the filters if they hide row li.
     function reveal(li) {
       if (!li.hidden) return;
       type.value = agent.value = find.value = "";
