@@ -2,7 +2,8 @@
 // the store with live updates, a page per run (its timeline replayed from
 // the journal and then followed live, the tree of its handoffs and child
 // runs, tool calls with their input and output, streaming model text, usage
-// and cost per agent and for the tree, the pause with a resume form, stop,
+// and cost per agent and for the tree, the duration of each step and a
+// Gantt view of them, filters and text search, the pause with a resume form, stop,
 // and fork from any recorded step), conversations as transcripts, the
 // registry of swarms, and the node and its cluster.
 //

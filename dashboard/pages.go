@@ -29,6 +29,11 @@ const (
 	maxTree = 500
 	// maxDepth bounds the walk up to a run's root.
 	maxDepth = 64
+	// maxScan bounds the runs one page of a filtered list reads (child
+	// runs only, or a text search), so that it answers in bounded time
+	// however rare the matches are: the page then ends early and its
+	// "Older runs" link goes on from the last run read.
+	maxScan = 1000
 )
 
 // row is a run in a list, with the usage of its tree.
@@ -42,12 +47,14 @@ type runsData struct {
 	Swarms             []string
 	Swarm, State, Time string
 	Scope, Q, After    string
-	Next               string
-	Query              template.URL // the filters as a query string, without after
-	States             []string
-	Times              []choice
-	Scopes             []choice
-	Now                time.Time
+	// Text searches the runs' inputs, results and reasons (textMatch).
+	Text   string
+	Next   string
+	Query  template.URL // the filters as a query string, without after
+	States []string
+	Times  []choice
+	Scopes []choice
+	Now    time.Time
 }
 
 type choice struct{ Value, Label string }
@@ -72,7 +79,7 @@ func (d *Dashboard) runsFilter(r *http.Request) (store.Filter, runsData, error) 
 	q := r.URL.Query()
 	data := runsData{
 		Swarm: q.Get("swarm"), State: q.Get("state"), Time: q.Get("time"), Scope: q.Get("scope"),
-		Q: strings.TrimSpace(q.Get("q")), After: q.Get("after"),
+		Q: strings.TrimSpace(q.Get("q")), Text: strings.TrimSpace(q.Get("text")), After: q.Get("after"),
 		States: []string{"running", "paused", "completed", "failed", "stopped"}, Times: times, Scopes: scopes, Now: time.Now(),
 	}
 	if data.Scope == "" {
@@ -99,7 +106,7 @@ func (d *Dashboard) runsFilter(r *http.Request) (store.Filter, runsData, error) 
 	default:
 		return f, data, fmt.Errorf("%w: scope %q: want top, all or children", swarm.ErrInvalidInput, data.Scope)
 	}
-	if len(data.Q) > 200 || len(data.After) > 200 {
+	if len(data.Q) > 200 || len(data.Text) > 200 || len(data.After) > 200 {
 		return f, data, fmt.Errorf("%w: search or cursor longer than 200 bytes", swarm.ErrInvalidInput)
 	}
 	if f.Swarm != "" {
@@ -108,7 +115,7 @@ func (d *Dashboard) runsFilter(r *http.Request) (store.Filter, runsData, error) 
 		}
 	}
 	v := url.Values{}
-	for k, val := range map[string]string{"swarm": data.Swarm, "state": data.State, "time": data.Time, "scope": data.Scope, "q": data.Q} {
+	for k, val := range map[string]string{"swarm": data.Swarm, "state": data.State, "time": data.Time, "scope": data.Scope, "q": data.Q, "text": data.Text} {
 		if val != "" {
 			v.Set(k, val)
 		}
@@ -127,7 +134,14 @@ func (d *Dashboard) runsPage(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	statuses, next, err := d.list(ctx, f, data.Scope == "children", data.After)
+	var keep func(swarm.Status) bool
+	if data.Scope == "children" || data.Text != "" {
+		needle := strings.ToLower(data.Text)
+		keep = func(st swarm.Status) bool {
+			return (data.Scope != "children" || st.Parent != "") && (needle == "" || d.textMatch(ctx, st, needle))
+		}
+	}
+	statuses, next, err := d.list(ctx, f, keep, data.After)
 	if err != nil {
 		d.fail(w, r, err)
 		return
@@ -146,31 +160,71 @@ func (d *Dashboard) runsPage(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, name, data)
 }
 
-// list returns a page of runs after run after, keeping only child runs
-// when childrenOnly.
-func (d *Dashboard) list(ctx context.Context, f store.Filter, childrenOnly bool, after string) ([]swarm.Status, string, error) {
-	if !childrenOnly {
+// list returns a page of runs after run after, keeping only those keep
+// accepts (all when keep is nil). With keep, it reads at most maxScan runs:
+// the page may then hold fewer than pageSize runs and still have a next.
+func (d *Dashboard) list(ctx context.Context, f store.Filter, keep func(swarm.Status) bool, after string) ([]swarm.Status, string, error) {
+	if keep == nil {
 		return server.ListPage(ctx, d.rt, f, after, pageSize)
 	}
 	var out []swarm.Status
-	for {
+	for scanned := 0; ; {
 		page, next, err := server.ListPage(ctx, d.rt, f, after, pageSize)
 		if err != nil {
 			return nil, "", err
 		}
-		for _, st := range page {
-			if st.Parent != "" {
-				out = append(out, st)
+		for i, st := range page {
+			if !keep(st) {
+				continue
+			}
+			out = append(out, st)
+			if len(out) == pageSize {
+				if i == len(page)-1 && next == "" {
+					return out, "", nil
+				}
+				return out, st.ID, nil
 			}
 		}
-		if len(out) >= pageSize || next == "" {
-			if len(out) > 0 && next != "" {
-				next = out[len(out)-1].ID
-			}
+		scanned += len(page)
+		if next == "" || scanned >= maxScan {
 			return out, next, nil
 		}
 		after = next
 	}
+}
+
+// textMatch reports whether run st's input, result or reason contains
+// needle (lower case), ignoring case. The result and reason come from the
+// run's row; the input from the first record of its journal (one read per
+// run). Events further in the journal are not searched: the run page's
+// search box does that within a run.
+func (d *Dashboard) textMatch(ctx context.Context, st swarm.Status, needle string) bool {
+	has := func(s string) bool { return strings.Contains(strings.ToLower(s), needle) }
+	if has(st.ID) || has(st.Reason) || has(jsonText(st.Result)) {
+		return true
+	}
+	ev, ok := d.started(ctx, st.ID)
+	return ok && has(jsonText(ev.Input))
+}
+
+// jsonText is the text a JSON value shows: a string's value unquoted, any
+// other value as written.
+func jsonText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// started returns the first record of run id's journal, its started event.
+func (d *Dashboard) started(ctx context.Context, id string) (swarm.Event, bool) {
+	var ev swarm.Event
+	recs, err := d.rt.Store().Read(ctx, id, 0, 1)
+	if err != nil || len(recs) != 1 || json.Unmarshal(recs[0].Data, &ev) != nil {
+		return ev, false
+	}
+	return ev, true
 }
 
 // withTree returns st with the usage of its tree, as every page shows it
@@ -223,16 +277,13 @@ func (d *Dashboard) runPage(w http.ResponseWriter, r *http.Request) {
 	}
 	data := runData{Run: st, Terminal: st.State.Terminal(), Pause: st.State == swarm.StatePaused}
 	d.side(ctx, &data)
-	if recs, err := d.rt.Store().Read(ctx, st.ID, 0, 1); err == nil && len(recs) == 1 {
-		var ev swarm.Event
-		if json.Unmarshal(recs[0].Data, &ev) == nil {
-			data.Input = pretty(ev.Input)
-			if len(ev.Values) > 0 {
-				b, _ := jsonx.Marshal(ev.Values)
-				data.Values = pretty(b)
-			}
-			data.ForkOf, data.ForkAt = ev.ForkOf, ev.ForkAt
+	if ev, ok := d.started(ctx, st.ID); ok {
+		data.Input = pretty(ev.Input)
+		if len(ev.Values) > 0 {
+			b, _ := jsonx.Marshal(ev.Values)
+			data.Values = pretty(b)
 		}
+		data.ForkOf, data.ForkAt = ev.ForkOf, ev.ForkAt
 	}
 	for _, def := range d.rt.Swarms() {
 		if def.ID() == st.Swarm {

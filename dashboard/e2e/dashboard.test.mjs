@@ -335,6 +335,15 @@ test("fork a completed run from its second turn: earlier steps are reused", asyn
   }
   const t2 = fork.find((e) => e.key === "t2/model");
   assert.ok(new Date(t2.time) > new Date(fork[0].time), "turn 2's model call was made again");
+  // Its duration counts from the fork's start, not from the origin's
+  // reused record before it; the chart leaves the reused steps out.
+  const dur = page.locator(`#timeline li.ev[data-seq="${t2.seq}"] .dur`);
+  assert.equal(Number(await dur.getAttribute("data-ms")), Date.parse(t2.time) - Date.parse(fork[0].time));
+  await page.getByRole("tab", { name: "Gantt" }).click();
+  await page.locator("#gantt .g-bar").first().waitFor();
+  assert.equal(await page.locator("#gantt .g-model .g-bar").count(), fork.filter((e) => e.type === "model_response" && e.seq > reused + 1).length);
+  await shot(page, "run-fork-gantt");
+  await page.getByRole("tab", { name: "Timeline" }).click();
   const { body } = await api("GET", `/v1/runs/${id}`);
   assert.equal(body.result, "Hike on Saturday with a guide; the hut and the bus are booked.");
   await shot(page, "run-fork");
@@ -471,5 +480,84 @@ test("pages: cluster, conversations, teams, login; keyboard focus", async () => 
   assert.equal(await page.evaluate(() => document.activeElement.id), "f-q", "after skipping, focus is on the search field");
   const ring = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
   assert.equal(ring, "solid", "the focused field has a visible outline");
+  await page.context().close();
+});
+
+test("durations, the Gantt view, filters and text search of a run", async () => {
+  await api("POST", "/v1/swarms/trip/runs", { id: "trip-gantt", input: "a Gantt party" });
+  await waitState("trip-gantt", "completed");
+  const journal = await events("trip-gantt");
+  const at = (key) => Date.parse(journal.find((e) => e.key === key).time);
+  const page = await login();
+  await page.goto(base + "/ui/runs/trip-gantt");
+  await page.locator("#run[data-loaded=true]").waitFor();
+
+  // Durations come from the journal's times: a model call from the
+  // record before it, a tool from its call, a handoff from its start.
+  const ms = async (key) => Number(await page.locator(`#timeline li.ev:has(code.key:text-is("${key}")) .dur`).getAttribute("data-ms"));
+  assert.equal(await ms("t1/model"), at("t1/model") - at("start"), "the first model call runs from the start");
+  assert.equal(await ms("t2/model"), at("t2/model") - at("t1/done"), "the second from the end of the first turn");
+  assert.equal(await ms("t1/h/call_trip_0_0/t1/model"), at("t1/h/call_trip_0_0/t1/model") - at("t1/call/call_trip_0_0"), "the weather agent's call from its handoff");
+  assert.equal(await ms("t1/tool/call_trip_0_1"), at("t1/tool/call_trip_0_1") - at("t1/call/call_trip_0_1"), "a tool from its call");
+  assert.equal(await ms("t2/tool/call_trip_1_0"), at("t2/tool/call_trip_1_0") - at("t2/call/call_trip_1_0"), "the child run from its start");
+  assert.match(await page.locator("#timeline li.ev-model_response .dur").first().textContent(), /^\d+ ms$|^\d+\.\d+ s$/);
+
+  // The Gantt view: a bar per model call, tool and handoff, the inline
+  // handoff's call nested under it, and the time per agent.
+  await page.getByRole("tab", { name: "Gantt" }).click();
+  await page.locator("#gantt .g-bar").first().waitFor();
+  assert.equal(await page.locator("#gantt .g-model .g-bar").count(), journal.filter((e) => e.type === "model_response").length);
+  assert.equal(await page.locator("#gantt .g-tool .g-bar").count(), 2, "two book calls");
+  assert.equal(await page.locator("#gantt .g-handoff .g-bar").count(), 1, "the handoff to weather");
+  assert.equal(await page.locator("#gantt .g-child .g-bar").count(), 1, "the child run of guide");
+  assert.equal(await page.locator("#gantt .g-model[data-depth='1'] .g-label").textContent(), "weather · model call");
+  assert.equal(await page.locator("#gantt .g-handoff .g-label").textContent(), "trip · handoff → weather");
+  const agents = await page.locator("#gantt .g-agents tbody th").allTextContents();
+  assert.deepEqual(agents.sort(), ["trip", "weather"]);
+  assert.match(await page.locator("#run-duration").textContent(), /\d/);
+  // Bars sit on the time axis: the first model call spans its share of
+  // the run, from the left edge.
+  const first = page.locator("#gantt .g-model .g-bar").first();
+  const bar = await first.boundingBox();
+  const track = await first.locator("xpath=..").boundingBox();
+  const total = Date.parse(journal.at(-1).time) - at("start");
+  assert.ok(Math.abs(bar.x - track.x) < 2, "the first bar starts at the run's start");
+  assert.ok(Math.abs(bar.width / track.width - (at("t1/model") - at("start")) / total) < 0.01, `the first bar's width ${bar.width} of ${track.width} is its share of the run`);
+  await checkA11y(page, "Gantt view");
+  await shot(page, "run-gantt");
+  // A bar shows its event.
+  await page.locator("#gantt .g-child .g-bar").click();
+  assert.equal(await page.getByRole("tab", { name: "Timeline" }).getAttribute("aria-selected"), "true");
+  const picked = page.locator("#timeline li.picked");
+  assert.equal(await picked.getAttribute("data-seq"), String(journal.find((e) => e.key === "t2/tool/call_trip_1_0").seq));
+  assert.ok(await picked.isVisible());
+
+  // Filters: by type, by agent, by text (ignoring case).
+  const visible = async () => page.locator("#timeline li.ev:visible").evaluateAll((lis) => lis.map((li) => li.className));
+  await page.getByLabel("Type").selectOption("tool_result");
+  let rows = await visible();
+  assert.equal(rows.length, 2, "two tool results: " + rows.join(","));
+  assert.ok(rows.every((c) => c.includes("ev-tool_result")), rows.join(","));
+  assert.equal(await page.locator("#ev-shown").textContent(), "2 shown");
+  await shot(page, "run-filter-type");
+  await page.getByLabel("Type").selectOption("");
+  await page.getByLabel("Agent").selectOption("weather");
+  rows = await visible();
+  assert.deepEqual(rows.map((c) => c.split(" ")[1]), ["ev-model_response"], "the weather agent's one event");
+  await page.getByLabel("Agent").selectOption("");
+  await page.getByLabel("Find").fill("SUNNY");
+  await page.locator("#ev-shown", { hasText: "2 shown" }).waitFor();
+  rows = await visible();
+  assert.deepEqual(rows.map((c) => c.split(" ")[1]), ["ev-model_response", "ev-handoff_returned"], "the forecast and its return");
+  await shot(page, "run-filter-text");
+  await page.getByLabel("Find").fill("");
+  await page.locator("#ev-shown:empty").waitFor({ state: "attached" });
+  assert.equal((await visible()).length, journal.length, "cleared filters show every event");
+
+  // The runs list searches inputs, results and reasons.
+  await page.goto(base + "/ui/?text=" + encodeURIComponent("gantt PARTY"));
+  assert.deepEqual(await page.locator("#rows td.id a").allTextContents(), ["trip-gantt"]);
+  await checkA11y(page, "runs list searched");
+  await shot(page, "runs-text-search");
   await page.context().close();
 });

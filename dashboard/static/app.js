@@ -116,6 +116,250 @@
     return view.filter(Boolean);
   }
 
+  // ---- Durations, from the journal's record times. ----
+  // Every record carries the time it was appended (Event.Time); records
+  // appended together share it. What each duration measures:
+  // - a model call (model_response, model_error, compacted): from the
+  //   latest earlier record of the same step scope (the run's own steps,
+  //   or those of one inline handoff: the keys' prefix before t<n>/...)
+  //   to the response record. The request is sent right after that
+  //   record is written, so this is the wait for the model, a retry after
+  //   a model_error counted from that error;
+  // - a tool: from its tool_call record to its tool_result (call id);
+  // - a handoff or child run: from handoff_started to handoff_returned;
+  // - a turn: from the previous turn's end (or the scope's start) to
+  //   turn_completed;
+  // - the run: from its first record to its last.
+  // A call not yet answered runs up to the newest record. A fork's reused
+  // records keep their origin's times: their rows show the origin's
+  // durations, the chart leaves them out, and the fork's own steps count
+  // from its start.
+  const stepScope = (key) => {
+    const m = /(^|\/)[a-z]\d+\/(?![a-z]\d+(\/|$))[^/]+(\/[^/]*)?$/.exec(key || "");
+    return m ? key.slice(0, m.index) + m[1] : "";
+  };
+
+  function fmtDur(ms) {
+    if (!(ms >= 0)) return "";
+    if (ms < 1000) return Math.round(ms) + " ms";
+    if (ms < 60000) return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s";
+    const m = Math.floor(ms / 60000);
+    return m + " min " + Math.round((ms - m * 60000) / 1000) + " s";
+  }
+
+  const stepKinds = { model: "model call", tool: "tool", handoff: "handoff", child: "child run", turn: "turn" };
+
+  function newTiming() {
+    let first = null; // time of the first record, ms
+    let last = null; // time of the newest record
+    const scopeLast = new Map(); // step scope -> time of its latest record
+    const turnStart = new Map(); // step scope -> start of its current turn
+    const open = new Map(); // call id -> its step, until its result
+    const bySeq = new Map(); // seq of the record that ends a step -> step
+    const steps = []; // model calls, tools and handoffs, in the order they began
+    let reused = 0;
+
+    function add(ev) {
+      const t = Date.parse(ev.time);
+      if (isNaN(t)) return;
+      if (first === null) first = t;
+      if (ev.type === "started" && ev.reused) reused = ev.reused;
+      const isReused = ev.seq > 1 && ev.seq <= reused + 1;
+      const prev = last === null ? t : last;
+      last = Math.max(prev, t);
+      const scope = stepScope(ev.key);
+      const depth = (scope.match(/(^|\/)h\//g) || []).length;
+      // A scope first seen (a conversation's message, say) starts at the
+      // record before it.
+      if (!scopeLast.has(scope)) scopeLast.set(scope, prev);
+      if (!turnStart.has(scope)) turnStart.set(scope, prev);
+      const since = Math.max(scopeLast.get(scope), isReused ? -Infinity : first);
+      let step = null;
+      switch (ev.type) {
+        case "model_response": case "model_error": case "compacted":
+          step = { kind: "model", agent: ev.agent, name: ev.type === "model_error" ? "model error" : ev.type === "compacted" ? "compaction" : "model call", start: since, end: t, seq: ev.seq, depth, err: ev.type === "model_error" };
+          if (!isReused) steps.push(step);
+          break;
+        case "tool_call": case "handoff_started": {
+          const s = { kind: ev.type === "tool_call" ? "tool" : ev.child ? "child" : "handoff", agent: ev.agent, name: ev.type === "tool_call" ? ev.tool : "→ " + ev.target, start: t, end: null, seq: ev.seq, depth, child: ev.child };
+          if (ev.call_id) open.set(ev.call_id, s);
+          if (!isReused) steps.push(s);
+          if (ev.type === "handoff_started" && ev.call_id) {
+            // The handoff's own steps have keys under <turn>/h/<call id>/.
+            const inner = String(ev.key || "").replace(/\/call\/[^/]+$/, "/h/" + ev.call_id + "/");
+            scopeLast.set(inner, t);
+            turnStart.set(inner, t);
+          }
+          break;
+        }
+        case "tool_result": case "handoff_returned": {
+          const s = open.get(ev.call_id);
+          if (s) {
+            open.delete(ev.call_id);
+            s.end = t;
+            s.endSeq = ev.seq;
+            s.err = !!ev.is_error;
+            step = s;
+          }
+          break;
+        }
+        case "turn_completed":
+          step = { kind: "turn", start: Math.max(turnStart.get(scope), isReused ? -Infinity : first), end: t };
+          turnStart.set(scope, t);
+          break;
+      }
+      if (step) bySeq.set(ev.seq, step);
+      scopeLast.set(scope, t);
+    }
+
+    // durHTML is the duration shown on the row of the record that ends a step.
+    function durHTML(ev, esc) {
+      const s = bySeq.get(ev.seq);
+      if (!s || s.end === null) return "";
+      return '<span class="dur" data-ms="' + (s.end - s.start) + '" title="' + esc(stepKinds[s.kind] + " took " + fmtDur(s.end - s.start)) + '">' + esc(fmtDur(s.end - s.start)) + "</span>";
+    }
+
+    // byAgent sums the time each agent spent in model calls, tools and
+    // handoffs (parallel calls each count in full).
+    function byAgent() {
+      const out = new Map();
+      for (const s of steps) {
+        if (s.end === null) continue;
+        const kind = s.kind === "child" ? "handoff" : s.kind;
+        const a = out.get(s.agent || "") || { model: [0, 0], tool: [0, 0], handoff: [0, 0] };
+        a[kind][0]++;
+        a[kind][1] += s.end - s.start;
+        out.set(s.agent || "", a);
+      }
+      return out;
+    }
+
+    return { add, durHTML, byAgent, steps, span: () => (first === null ? null : [first, last]) };
+  }
+
+  // renderGantt draws the steps of timing as bars on a time axis: one row
+  // per step, indented by handoff depth, each bar a button that shows its
+  // event (onPick(seq)). Plain HTML: the page has no chart library.
+  const maxBars = 3000;
+  function renderGantt(box, timing, esc) {
+    const span = timing.span();
+    if (!span || !timing.steps.length) {
+      box.innerHTML = '<p class="dim">No model calls, tools or handoffs yet.</p>';
+      return;
+    }
+    const [t0, t1] = span;
+    const total = Math.max(t1 - t0, 1);
+    const pct = (t) => ((t - t0) / total) * 100;
+    // Ticks at a round step: 1, 2 or 5 times a power of ten, about 6 of them.
+    const raw = total / 6;
+    const p10 = Math.pow(10, Math.floor(Math.log10(raw)));
+    const stepMs = Math.max(1, [1, 2, 5, 10].map((f) => f * p10).find((s) => s >= raw));
+    let ticks = "";
+    for (let t = 0; t <= total; t += stepMs) ticks += '<span class="g-tick" data-x="' + pct(t0 + t).toFixed(3) + '">' + esc(fmtDur(t)) + "</span>";
+    const rows = [];
+    for (const s of timing.steps.slice(0, maxBars)) {
+      const end = s.end === null ? t1 : s.end;
+      const d = end - s.start;
+      const label = (s.agent || "") + " · " + stepKinds[s.kind] + (s.kind === "model" ? (s.name !== "model call" ? " (" + s.name + ")" : "") : " " + s.name);
+      const left = pct(s.start);
+      const width = Math.max(pct(end) - left, 0.3);
+      rows.push('<li class="g-row g-' + s.kind + (s.err ? " g-err" : "") + (s.end === null ? " g-pending" : "") + '" data-depth="' + s.depth + '">' +
+        '<span class="g-label" data-pad="' + (s.depth * 14 + 4) + '" title="' + esc(label) + '">' + esc(label) + "</span>" +
+        '<span class="g-dur">' + esc(s.end === null ? "running" : fmtDur(d)) + "</span>" +
+        '<span class="g-track"><button type="button" class="g-bar" data-seq="' + (s.endSeq || s.seq) + '" data-x="' + left.toFixed(3) + '" data-w="' + Math.min(width, 100 - left).toFixed(3) + '" aria-label="' +
+        esc(label + ", " + (s.end === null ? "still running" : fmtDur(d)) + ", at " + fmtDur(s.start - t0) + ": show event " + (s.endSeq || s.seq)) + '"></button></span></li>');
+    }
+    let totals = "";
+    for (const [agent, a] of timing.byAgent()) {
+      const cell = (k) => '<td class="num">' + (a[k][0] ? a[k][0] + " · " + esc(fmtDur(a[k][1])) : "") + "</td>";
+      totals += "<tr><th scope=\"row\">" + esc(agent) + "</th>" + cell("model") + cell("tool") + cell("handoff") + "</tr>";
+    }
+    box.innerHTML = '<p class="g-sum">The run took <strong id="run-duration">' + esc(fmtDur(t1 - t0)) + "</strong> from its first record to its newest.</p>" +
+      '<table class="usage g-agents"><caption class="sr">Time per agent</caption><thead><tr><th scope="col">Agent</th><th scope="col" class="num">Model calls</th><th scope="col" class="num">Tools</th><th scope="col" class="num">Handoffs</th></tr></thead><tbody>' + totals + "</tbody></table>" +
+      '<p class="dim g-note">Counts and time spent, parallel calls each in full. A bar shows its event.</p>' +
+      '<div class="g-row g-axis" aria-hidden="true"><span></span><span></span><span class="g-track">' + ticks + "</span></div>" +
+      '<ol class="g-rows">' + rows.join("") + "</ol>" +
+      (timing.steps.length > maxBars ? '<p class="dim">The first ' + maxBars + " of " + timing.steps.length + " steps.</p>" : "");
+    // The page's CSP refuses style attributes: positions are set here.
+    for (const e of box.querySelectorAll("[data-x]")) {
+      e.style.left = e.dataset.x + "%";
+      if (e.dataset.w) e.style.width = e.dataset.w + "%";
+    }
+    for (const e of box.querySelectorAll("[data-pad]")) e.style.paddingLeft = e.dataset.pad + "px";
+  }
+
+  // ---- Filters of a run's timeline: event type, agent, and text in the
+  // events' inputs, outputs, texts and reasons. ----
+  function newFilters(timeline, bySeq) {
+    const type = $("#ev-type");
+    const agent = $("#ev-agent");
+    const find = $("#ev-find");
+    const shown = $("#ev-shown");
+    const seen = { type: new Set(), agent: new Set() };
+    const hay = new Map(); // seq -> the event's searchable text, lower case
+    const str = (v) => (v === undefined || v === null ? "" : typeof v === "string" ? v : JSON.stringify(v));
+
+    function haystack(ev) {
+      let h = hay.get(ev.seq);
+      if (h === undefined) {
+        h = [ev.input, ev.output, ev.text, ev.reason, ev.request, ev.message, ev.context, ev.result, ev.arguments, ev.tool_calls, ev.tool, ev.target, ev.mail, ev.mails, ev.task]
+          .map(str).join("\n").toLowerCase();
+        hay.set(ev.seq, h);
+      }
+      return h;
+    }
+
+    const active = () => !!(type.value || agent.value || find.value.trim());
+    function matches(ev) {
+      const q = find.value.trim().toLowerCase();
+      return (!type.value || ev.type === type.value) && (!agent.value || (ev.agent || "") === agent.value) && (!q || haystack(ev).includes(q));
+    }
+
+    function addOption(sel, set, v) {
+      if (!v || set.has(v)) return;
+      set.add(v);
+      sel.append(el("option", { value: v, text: v }));
+    }
+
+    // note offers an event's type and agent in the selects.
+    function note(ev) {
+      addOption(type, seen.type, ev.type);
+      addOption(agent, seen.agent, ev.agent);
+    }
+
+    function apply(rows) {
+      if (!active() && !timeline.classList.contains("filtered")) return;
+      let n = 0;
+      for (const li of rows) {
+        const ev = bySeq.get(Number(li.dataset.seq));
+        if (ev) li.hidden = !matches(ev);
+      }
+      for (const li of timeline.querySelectorAll("li.ev")) if (!li.hidden) n++;
+      timeline.classList.toggle("filtered", active());
+      shown.textContent = active() ? n + " shown" : "";
+    }
+
+    // applyNew filters the rows of events just added.
+    function applyNew(batch) {
+      if (!active()) return;
+      apply(batch.map((ev) => timeline.querySelector('li.ev[data-seq="' + ev.seq + '"]')).filter(Boolean));
+    }
+
+    const all = () => apply(timeline.querySelectorAll("li.ev"));
+    let timer = null;
+    type.addEventListener("change", all);
+    agent.addEventListener("change", all);
+    find.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(all, 150); });
+
+    // reveal clears the filters if they hide row li.
+    function reveal(li) {
+      if (!li.hidden) return;
+      type.value = agent.value = find.value = "";
+      all();
+    }
+    return { note, applyNew, reveal };
+  }
+
   // ---- A run's page. ----
   const terminal = new Set(["completed", "failed", "stopped"]);
 
@@ -138,11 +382,13 @@
     let queue = [];
     let scheduled = false;
     let done = false;
+    const timing = newTiming();
+    const filters = newFilters(timeline, bySeq);
 
     $("#show-keys").addEventListener("change", (e) => timeline.classList.toggle("keys", e.target.checked));
 
     // Tabs: arrow keys move between them, as the ARIA pattern says.
-    const tabs = [$("#tab-timeline"), $("#tab-transcript")];
+    const tabs = [$("#tab-timeline"), $("#tab-gantt"), $("#tab-transcript")];
     function select(tab) {
       for (const t of tabs) {
         const on = t === tab;
@@ -151,6 +397,7 @@
         $("#" + t.getAttribute("aria-controls")).hidden = !on;
       }
       if (tab.id === "tab-transcript") renderTranscript();
+      if (tab.id === "tab-gantt") ganttLater(0);
     }
     tabs.forEach((t, i) => {
       t.addEventListener("click", () => select(t));
@@ -162,7 +409,31 @@
         }
       });
     });
-    if (location.hash === "#transcript") select(tabs[1]);
+    if (location.hash === "#transcript") select(tabs[2]);
+    if (location.hash === "#gantt") select(tabs[1]);
+
+    // The Gantt view is drawn when shown, and again as events come.
+    let ganttTimer = null;
+    function ganttLater(ms) {
+      if (ganttTimer || $("#panel-gantt").hidden) return;
+      ganttTimer = setTimeout(() => {
+        ganttTimer = null;
+        renderGantt($("#gantt"), timing, esc);
+      }, ms);
+    }
+    // A bar shows its event in the timeline.
+    $("#gantt").addEventListener("click", (e) => {
+      const bar = e.target.closest("button.g-bar");
+      const li = bar && timeline.querySelector('li.ev[data-seq="' + bar.dataset.seq + '"]');
+      if (!li) return;
+      select(tabs[0]);
+      filters.reveal(li);
+      for (const old of timeline.querySelectorAll("li.picked")) old.classList.remove("picked");
+      li.classList.add("picked");
+      li.tabIndex = -1;
+      li.scrollIntoView({ block: "center" });
+      li.focus({ preventScroll: true });
+    });
 
     // Changing the offered value is asking for the edit.
     $("#fork-edit-output")?.addEventListener("input", () => { $("#fork-edit-on").checked = true; });
@@ -295,7 +566,7 @@
         '<div class="ev-head"><span class="seq">#' + ev.seq + '</span><time datetime="' + esc(ev.time) + '">' + esc(clock(ev.time)) +
         '</time><span class="agent">' + esc(ev.agent) + '</span><span class="type">' + esc(ev.type) + "</span>" +
         (isReused ? '<span class="badge">reused</span>' : "") + (ev.edited ? '<span class="badge edited">edited</span>' : "") +
-        '<span class="sum">' + esc(summary(ev)) + '</span><code class="key">' + esc(ev.key) + "</code>" +
+        '<span class="sum">' + esc(summary(ev)) + "</span>" + timing.durHTML(ev, esc) + '<code class="key">' + esc(ev.key) + "</code>" +
         (ev.child ? '<a class="child-link" href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run</a>' : "") +
         '<span class="tools"><button type="button" class="small json" aria-expanded="false" aria-label="JSON of event ' + ev.seq + '">JSON</button>' +
         (forkable && ev.key && ev.type !== "started" ? '<button type="button" class="small fork-here" aria-label="Fork here: step ' + esc(ev.key) + '">Fork here</button>' : "") +
@@ -336,6 +607,7 @@
       const parts = new Array(batch.length);
       for (let i = 0; i < batch.length; i++) parts[i] = rowHTML(batch[i]);
       timeline.insertAdjacentHTML("beforeend", parts.join(""));
+      filters.applyNew(batch);
       if (events.length > 500) timeline.classList.add("big");
       if (ended) {
         // The run is over: a call still without a result will get none.
@@ -433,6 +705,9 @@
       }
       events.push(ev);
       bySeq.set(ev.seq, ev);
+      timing.add(ev);
+      filters.note(ev);
+      ganttLater(300);
       queue.push(ev);
       if (!scheduled) {
         scheduled = true;
