@@ -1,0 +1,107 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/swarmrt/swarm/store"
+)
+
+var _ store.Deleter = (*Store)(nil)
+
+// DeleteRun implements store.Deleter.
+func (s *Store) DeleteRun(ctx context.Context, id string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if _, err := s.lookup(id); err != nil {
+		return 0, err
+	}
+	s.deleteMu.Lock()
+	defer s.deleteMu.Unlock()
+	return s.deleteTree(id, s.rows())
+}
+
+// DeleteFinished implements store.Deleter.
+func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if s.closed.Load() {
+		return 0, ErrClosed
+	}
+	s.deleteMu.Lock()
+	defer s.deleteMu.Unlock()
+	rows := s.rows()
+	var old []store.Run
+	for _, r := range rows {
+		if r.Parent == "" && r.State.Terminal() && r.UpdatedAt.Before(before) {
+			old = append(old, r)
+		}
+	}
+	slices.SortFunc(old, func(a, b store.Run) int { return a.UpdatedAt.Compare(b.UpdatedAt) })
+	deleted := 0
+	for _, r := range old[:min(len(old), max(limit, 1))] {
+		n, err := s.deleteTree(r.ID, rows)
+		if err != nil && !errors.Is(err, store.ErrInvalidState) && !errors.Is(err, store.ErrNotFound) {
+			return deleted, err
+		}
+		deleted += n
+	}
+	return deleted, nil
+}
+
+// rows returns every run's row, oldest first.
+func (s *Store) rows() []store.Run {
+	type row struct {
+		order uint64
+		row   store.Run
+	}
+	var all []row
+	for _, r := range s.all() {
+		r.mu.Lock()
+		all = append(all, row{r.order, r.row})
+		r.mu.Unlock()
+	}
+	slices.SortFunc(all, func(a, b row) int { return cmp.Compare(a.order, b.order) })
+	out := make([]store.Run, len(all))
+	for i, r := range all {
+		out[i] = r.row
+	}
+	return out
+}
+
+// deleteTree deletes run id and the runs below it, found in rows, if
+// store.CheckDelete allows. The caller holds s.deleteMu. A finished run
+// never changes state again, so its check stays true until it is gone.
+func (s *Store) deleteTree(id string, rows []store.Run) (int, error) {
+	var tree []store.Run
+	for _, r := range rows {
+		if r.ID == id {
+			tree = append(tree, r)
+		}
+	}
+	for i := 0; i < len(tree); i++ {
+		for _, r := range rows {
+			if r.Parent == tree[i].ID {
+				tree = append(tree, r)
+			}
+		}
+	}
+	if err := store.CheckDelete(id, tree); err != nil {
+		return 0, err
+	}
+	for _, r := range tree {
+		sh := s.shard(r.ID)
+		sh.mu.Lock()
+		delete(sh.runs, r.ID)
+		sh.mu.Unlock()
+		s.teamsMu.Lock()
+		delete(s.teams, r.ID)
+		s.teamsMu.Unlock()
+	}
+	return len(tree), nil
+}
