@@ -23,8 +23,8 @@ type Deleter interface {
 	DeleteRun(ctx context.Context, id string) (int, error)
 
 	// DeleteFinished deletes up to limit finished top-level runs last
-	// updated before before (limit <= 0: one), oldest first, each with its
-	// tree, and returns the number of runs deleted (descendants
+	// updated before before (limit <= 0: one), first created first, each
+	// with its tree, and returns the number of runs deleted (descendants
 	// included). A tree with a run that is not finished is left whole;
 	// call again until it returns 0 to expire every run in batches.
 	DeleteFinished(ctx context.Context, before time.Time, limit int) (int, error)

@@ -42,14 +42,20 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 			old = append(old, r)
 		}
 	}
-	slices.SortFunc(old, func(a, b store.Run) int { return a.UpdatedAt.Compare(b.UpdatedAt) })
-	deleted := 0
-	for _, r := range old[:min(len(old), max(limit, 1))] {
+	deleted, trees := 0, 0
+	for _, r := range old {
+		if trees == max(limit, 1) {
+			break
+		}
 		n, err := s.deleteTree(r.ID, rows)
-		if err != nil && !errors.Is(err, store.ErrInvalidState) && !errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, store.ErrInvalidState) {
+			continue // a run of the tree is not finished
+		}
+		if err != nil {
 			return deleted, err
 		}
 		deleted += n
+		trees++
 	}
 	return deleted, nil
 }

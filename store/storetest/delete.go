@@ -212,12 +212,17 @@ func testDeleteRefused(t *testing.T, s store.Store) {
 }
 
 // testDeleteFinished: expiring deletes the finished top-level runs last
-// updated before the time, with their trees, oldest first, at most limit
-// at a time; it leaves newer runs, runs not finished, and trees with a
-// run not finished.
+// updated before the time, with their trees, first created first, at most
+// limit at a time; it leaves newer runs, runs not finished, and trees with
+// a run not finished.
 func testDeleteFinished(t *testing.T, s store.Store) {
 	d := deleter(t, s)
 	ctx := t.Context()
+	// The oldest tree has a run not finished: it is left, and does not
+	// hold up the others.
+	l4 := create(t, s, "oldbusy", "o", long, recs("a")...)
+	createChild(t, s, "oldbusy-kid", "oldbusy") // running
+	finish(t, s, l4, store.Stopped)
 	l1 := create(t, s, "old1", "o", long, recs("a")...)
 	lk := createChild(t, s, "old1-kid", "old1")
 	finish(t, s, lk, store.Completed)
@@ -227,9 +232,6 @@ func testDeleteFinished(t *testing.T, s store.Store) {
 	create(t, s, "oldrunning", "o", long, recs("a")...)
 	l3 := create(t, s, "oldpaused", "o", long, recs("a")...)
 	finish(t, s, l3, store.Paused)
-	l4 := create(t, s, "oldbusy", "o", long, recs("a")...)
-	createChild(t, s, "oldbusy-kid", "oldbusy") // running
-	finish(t, s, l4, store.Stopped)
 	time.Sleep(20 * time.Millisecond)
 	before := time.Now()
 	time.Sleep(20 * time.Millisecond)
@@ -258,7 +260,7 @@ func testDeleteFinished(t *testing.T, s store.Store) {
 		t.Errorf("then DeleteFinished deleted %d runs, want 1 (old2)", total)
 	}
 	got := ids(list(t, s, store.Filter{}))
-	if strings.Join(got, ",") != "new,oldbusy-kid,oldbusy,oldpaused,oldrunning" {
+	if strings.Join(got, ",") != "new,oldpaused,oldrunning,oldbusy-kid,oldbusy" {
 		t.Errorf("runs left: %v", got)
 	}
 }
