@@ -35,19 +35,19 @@ type Deleter interface {
 // run below it. Stores call it before deleting anything.
 func CheckDelete(id string, tree []Run) error {
 	if len(tree) == 0 {
-		return fmt.Errorf("delete run %q: %w", id, ErrNotFound)
+		return fmt.Errorf("run %q: %w", id, ErrNotFound)
 	}
 	if p := tree[0].Parent; p != "" {
-		return fmt.Errorf("delete run %q: it is a child of run %q and is deleted only with its top-level run: %w", id, p, ErrInvalidState)
+		return fmt.Errorf("run %q is a child of run %q and is deleted only with its top-level run: %w", id, p, ErrInvalidState)
 	}
 	for _, r := range tree {
-		if !r.State.Terminal() {
-			what := "it"
-			if r.ID != id {
-				what = fmt.Sprintf("its descendant run %q", r.ID)
-			}
-			return fmt.Errorf("delete run %q: %s is %s; only finished runs can be deleted (stop it first): %w", id, what, r.State, ErrInvalidState)
+		if r.State.Terminal() {
+			continue
 		}
+		if r.ID == id {
+			return fmt.Errorf("run %q is %s; only finished runs can be deleted (stop it first): %w", id, r.State, ErrInvalidState)
+		}
+		return fmt.Errorf("run %q below run %q is %s; only finished runs can be deleted (stop it first): %w", r.ID, id, r.State, ErrInvalidState)
 	}
 	return nil
 }

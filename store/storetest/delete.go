@@ -191,10 +191,10 @@ func testDeleteRefused(t *testing.T, s store.Store) {
 	finish(t, s, lr, store.Stopped)
 	finish(t, s, lc, store.Failed)
 	for _, c := range []struct{ id, want string }{
-		{"running", `"running": it is running`},
-		{"paused", `"paused": it is paused`},
-		{"root", `descendant run "grandkid" is running`},
-		{"kid", `child of run "root"`},
+		{"running", `run "running" is running`},
+		{"paused", `run "paused" is paused`},
+		{"root", `run "grandkid" below run "root" is running`},
+		{"kid", `run "kid" is a child of run "root"`},
 	} {
 		n, err := d.DeleteRun(t.Context(), c.id)
 		if !errors.Is(err, store.ErrInvalidState) || n != 0 || !strings.Contains(err.Error(), c.want) {
