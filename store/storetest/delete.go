@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ var deleteTests = []struct {
 	{"DeleteTree", testDeleteTree},
 	{"DeleteRefused", testDeleteRefused},
 	{"DeleteFinished", testDeleteFinished},
+	{"DeleteConcurrent", testDeleteConcurrent},
 }
 
 // deleter returns s as store.Deleter, skipping t if it is not one.
@@ -272,4 +274,35 @@ func list(t *testing.T, s store.Store, f store.Filter) []store.Run {
 		t.Fatalf("List: %v", err)
 	}
 	return runs
+}
+
+// testDeleteConcurrent: of concurrent deletes of one tree, exactly one
+// deletes it, whole; the others find nothing (ErrNotFound).
+func testDeleteConcurrent(t *testing.T, s store.Store) {
+	d := deleter(t, s)
+	lp := create(t, s, "p", "o", long, recs("a")...)
+	lc := createChild(t, s, "c", "p")
+	finish(t, s, lc, store.Completed)
+	finish(t, s, lp, store.Completed)
+	const n = 4
+	counts := make([]int, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { counts[i], errs[i] = d.DeleteRun(t.Context(), "p") })
+	}
+	wg.Wait()
+	won := 0
+	for i := range n {
+		switch {
+		case errs[i] == nil && counts[i] == 2:
+			won++
+		case errors.Is(errs[i], store.ErrNotFound) && counts[i] == 0:
+		default:
+			t.Errorf("delete %d: %d runs, %v", i, counts[i], errs[i])
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of %d concurrent deletes deleted the tree, want 1", won, n)
+	}
 }
