@@ -17,12 +17,9 @@ func (s *Store) DeleteRun(ctx context.Context, id string) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if _, err := s.lookup(id); err != nil {
-		return 0, err
-	}
 	s.deleteMu.Lock()
 	defer s.deleteMu.Unlock()
-	return s.deleteTree(id, s.rows())
+	return s.deleteTree(id, s.tree())
 }
 
 // DeleteFinished implements store.Deleter.
@@ -35,10 +32,10 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 	}
 	s.deleteMu.Lock()
 	defer s.deleteMu.Unlock()
-	rows := s.rows()
+	tree := s.tree()
 	var old []store.Run
-	for _, r := range rows {
-		if r.Parent == "" && r.State.Terminal() && r.UpdatedAt.Before(before) {
+	for _, r := range tree[""] {
+		if r.State.Terminal() && r.UpdatedAt.Before(before) {
 			old = append(old, r)
 		}
 	}
@@ -47,7 +44,7 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 		if trees == max(limit, 1) {
 			break
 		}
-		n, err := s.deleteTree(r.ID, rows)
+		n, err := s.deleteTree(r.ID, tree)
 		if errors.Is(err, store.ErrInvalidState) {
 			continue // a run of the tree is not finished
 		}
@@ -60,8 +57,9 @@ func (s *Store) DeleteFinished(ctx context.Context, before time.Time, limit int)
 	return deleted, nil
 }
 
-// rows returns every run's row, oldest first.
-func (s *Store) rows() []store.Run {
+// tree returns every run's row by parent id ("" for top-level runs),
+// oldest first.
+func (s *Store) tree() map[string][]store.Run {
 	type row struct {
 		order uint64
 		row   store.Run
@@ -73,34 +71,33 @@ func (s *Store) rows() []store.Run {
 		r.mu.Unlock()
 	}
 	slices.SortFunc(all, func(a, b row) int { return cmp.Compare(a.order, b.order) })
-	out := make([]store.Run, len(all))
-	for i, r := range all {
-		out[i] = r.row
+	out := map[string][]store.Run{}
+	for _, r := range all {
+		out[r.row.Parent] = append(out[r.row.Parent], r.row)
 	}
 	return out
 }
 
-// deleteTree deletes run id and the runs below it, found in rows, if
-// store.CheckDelete allows. The caller holds s.deleteMu. A finished run
-// never changes state again, so its check stays true until it is gone.
-func (s *Store) deleteTree(id string, rows []store.Run) (int, error) {
-	var tree []store.Run
-	for _, r := range rows {
-		if r.ID == id {
-			tree = append(tree, r)
-		}
-	}
-	for i := 0; i < len(tree); i++ {
-		for _, r := range rows {
-			if r.Parent == tree[i].ID {
-				tree = append(tree, r)
-			}
-		}
-	}
-	if err := store.CheckDelete(id, tree); err != nil {
+// deleteTree deletes run id and the runs below it, found in tree (see
+// Store.tree), if store.CheckDelete allows. The caller holds s.deleteMu. A
+// finished run never changes state again, so its check stays true until
+// it is gone.
+func (s *Store) deleteTree(id string, tree map[string][]store.Run) (int, error) {
+	var runs []store.Run
+	r, err := s.lookup(id)
+	if err != nil {
 		return 0, err
 	}
-	for _, r := range tree {
+	r.mu.Lock()
+	runs = append(runs, r.row)
+	r.mu.Unlock()
+	for i := 0; i < len(runs); i++ {
+		runs = append(runs, tree[runs[i].ID]...)
+	}
+	if err := store.CheckDelete(id, runs); err != nil {
+		return 0, err
+	}
+	for _, r := range runs {
 		sh := s.shard(r.ID)
 		sh.mu.Lock()
 		delete(sh.runs, r.ID)
@@ -109,5 +106,5 @@ func (s *Store) deleteTree(id string, rows []store.Run) (int, error) {
 		delete(s.teams, r.ID)
 		s.teamsMu.Unlock()
 	}
-	return len(tree), nil
+	return len(runs), nil
 }
