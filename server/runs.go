@@ -263,6 +263,21 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// deleteRun deletes a finished run with the runs below it and all kept
+// for them, and answers 204. A run that is not finished (or has such a
+// run below it) and a child run on its own get 409; an unknown run 404.
+func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
+	st, ok := s.authorizedRun(w, r)
+	if !ok {
+		return
+	}
+	if _, err := s.rt.Delete(r.Context(), st.ID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 // command runs a resume or stop on the run named in the path and answers
 // 202 with the run's status. The runtime refuses invalid transitions
 // (resuming a run that is not paused, stopping a finished run) with

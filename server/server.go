@@ -137,6 +137,7 @@ var routes = []route{
 	{"GET", "/v1/runs/{id}", false, (*Server).getRun},
 	{"POST", "/v1/runs/{id}/resume", false, (*Server).resumeRun},
 	{"POST", "/v1/runs/{id}/stop", false, (*Server).stopRun},
+	{"DELETE", "/v1/runs/{id}", false, (*Server).deleteRun},
 	{"POST", "/v1/runs/{id}/fork", false, (*Server).forkRun},
 	{"GET", "/v1/runs/{id}/events", false, (*Server).events},
 	{"GET", "/v1/runs/{id}/requests/{key...}", false, (*Server).modelRequest},

@@ -219,7 +219,7 @@ func TestBadInput(t *testing.T) {
 		{"bad state", "GET", "/v1/runs?state=sleeping", "", ``, 400, "bad_request"},
 		{"bad limit", "GET", "/v1/runs?limit=0", "", ``, 400, "bad_request"},
 		{"bad cursor", "GET", "/v1/runs?cursor=xyz", "", ``, 400, "bad_request"},
-		{"wrong method", "DELETE", "/v1/runs/" + done.ID, "", ``, 405, "method_not_allowed"},
+		{"wrong method", "PUT", "/v1/runs/" + done.ID, "", ``, 405, "method_not_allowed"},
 		{"wrong method on start", "GET", "/v1/swarms/echo/runs", "", ``, 405, "method_not_allowed"},
 		{"unknown endpoint", "GET", "/v2/everything", "", ``, 404, "not_found"},
 	} {
@@ -236,7 +236,7 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	if res := c.do("DELETE", "/v1/runs/x", "", ""); res.header.Get("Allow") == "" {
+	if res := c.do("PUT", "/v1/runs/x", "", ""); res.header.Get("Allow") == "" {
 		t.Errorf("405 without Allow header")
 	}
 	if n := c.runCount(); n != 1 {

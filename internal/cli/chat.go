@@ -25,7 +25,8 @@ func (a *app) chatCmd() *cobra.Command {
 		Short: "Talk to a conversation; each reply shows the agent that answers",
 		Long: "Start a session of CONVERSATION (or continue session --id; then CONVERSATION may be left out) and read\n" +
 			"user messages from stdin, one per line.\n" +
-			"Replies go to stdout as \"agent: text\", streamed as they are written; prompts and notices go to stderr.\n" +
+			"Replies go to stdout as \"agent: text\", streamed as they are written, each handover to another agent\n" +
+			"as a line \"(from → to)\" before the reply; prompts and notices go to stderr.\n" +
 			"Commands: /quit (or end of input) leaves the session open for a later `swarm chat --id`; /close ends it;\n" +
 			"/context prints the shared context as JSON.",
 		Args: cobra.MaximumNArgs(1),
@@ -57,7 +58,7 @@ func (a *app) chatCmd() *cobra.Command {
 				return fmt.Errorf("conversation %s is %s: %s", sess.ID(), st.State, st.Reason)
 			}
 			fmt.Fprintf(a.stderr, "conversation %s with %s (continue later with: swarm chat --id %s)\n", sess.ID(), st.Agent, sess.ID())
-			return a.chat(ctx, sess)
+			return a.chat(ctx, sess, st.Agent)
 		}),
 	}
 	c.Flags().StringVar(&id, "id", "", "session id: continues that session, or starts one with this id")
@@ -113,8 +114,9 @@ func conversation(rt *swarm.Runtime, id string) (*swarm.Conversation[chatContext
 	return nil, fmt.Errorf("%w %q: no conversation with this id", swarm.ErrUnknownSwarm, id)
 }
 
-// chat reads messages until /quit, /close or the end of input.
-func (a *app) chat(ctx context.Context, sess *swarm.Session[chatContext]) error {
+// chat reads messages until /quit, /close or the end of input; active is
+// the agent that answers first.
+func (a *app) chat(ctx context.Context, sess *swarm.Session[chatContext], active string) error {
 	return a.prompt(func(line string) (bool, error) {
 		switch line {
 		case "/close":
@@ -131,9 +133,10 @@ func (a *app) chat(ctx context.Context, sess *swarm.Session[chatContext]) error 
 			writeJSON(a.stdout, v)
 			return false, nil
 		}
-		p := &replyPrinter{w: a.stdout}
+		p := &replyPrinter{w: a.stdout, active: active}
 		rep, err := sess.Say(ctx, line, swarm.WithStream(p.delta))
 		p.finish(rep.Agent, rep.Text)
+		active = p.active
 		switch {
 		case errors.Is(err, swarm.ErrTurnFailed):
 			fmt.Fprintf(a.stderr, "no answer: %v\n", err)
@@ -178,9 +181,12 @@ func (a *app) prompt(handle func(line string) (quit bool, err error)) error {
 }
 
 // replyPrinter prints streamed text as "agent: text" lines, one per model
-// call, and the reply itself unless it was streamed.
+// call, and the reply itself unless it was streamed; before the first words
+// of an agent other than the active one, it prints the handover as
+// "(from → to)".
 type replyPrinter struct {
 	w          io.Writer
+	active     string
 	agent      string
 	call       int
 	text       strings.Builder
@@ -190,12 +196,24 @@ type replyPrinter struct {
 func (p *replyPrinter) delta(d swarm.Event) {
 	if !p.seen || d.Agent != p.agent || d.Call != p.call {
 		p.end()
+		p.handover(d.Agent)
 		p.agent, p.call, p.seen, p.open = d.Agent, d.Call, true, true
 		p.text.Reset()
 		fmt.Fprintf(p.w, "%s: ", d.Agent)
 	}
 	p.text.WriteString(d.Text)
 	fmt.Fprint(p.w, d.Text)
+}
+
+// handover prints "(from → to)" if agent is not the active agent, and
+// makes it the active one.
+func (p *replyPrinter) handover(agent string) {
+	if agent != "" && agent != p.active {
+		if p.active != "" {
+			fmt.Fprintf(p.w, "(%s → %s)\n", p.active, agent)
+		}
+		p.active = agent
+	}
 }
 
 func (p *replyPrinter) end() {
@@ -208,6 +226,7 @@ func (p *replyPrinter) end() {
 func (p *replyPrinter) finish(agent, text string) {
 	p.end()
 	if text != "" && (agent != p.agent || text != p.text.String()) {
+		p.handover(agent)
 		fmt.Fprintf(p.w, "%s: %s\n", agent, text)
 	}
 }

@@ -56,7 +56,8 @@ func TestChatAcrossProcesses(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	if want := "sales: Our CRM is $10 a seat.\nsales: Yes, billed monthly.\n"; out.String() != want {
+	// The handover shows before the first reply of the new agent, once.
+	if want := "(receptionist → sales)\nsales: Our CRM is $10 a seat.\nsales: Yes, billed monthly.\n"; out.String() != want {
 		t.Errorf("stdout %q, want %q", out.String(), want)
 	}
 	if !strings.Contains(errb.String(), "conversation c1 with receptionist") || !strings.Contains(errb.String(), "you> ") {

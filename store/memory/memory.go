@@ -47,6 +47,8 @@ type Store struct {
 	msgID  atomic.Int64
 	closed atomic.Bool
 	hub    store.Hub
+	// deleteMu serializes deletions (see DeleteRun).
+	deleteMu sync.Mutex
 	teamMap
 }
 

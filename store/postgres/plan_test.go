@@ -16,7 +16,8 @@ import (
 // every run is, and some held by a node: without statistics (autovacuum
 // off, never analyzed) and after ANALYZE. A filtered list must scan its
 // own index in rid order (no sort, no walk of the primary key), the claim
-// query swarm_runs_claim_due up to now (not the runs another node holds);
+// query swarm_runs_claim_due up to now (not the runs another node holds),
+// the deletion of a tree and the search for runs to expire their indexes;
 // no query may scan the table.
 func TestQueryPlans(t *testing.T) {
 	url := pgtest.URL(t) // skips loudly without a server
@@ -122,6 +123,22 @@ func TestQueryPlans(t *testing.T) {
 		}
 		if locks != 1 {
 			t.Errorf("%s: claim query locks %d times: %s", stats, locks, describe(plan))
+		}
+		// Deleting a tree and finding runs to expire read indexes (the
+		// latter in rid order, stopping at its limit), not the table.
+		for _, c := range []struct {
+			name, q string
+			args    []any
+		}{
+			{"delete tree", deletion.Children, []any{"p10"}},
+			{"expire", deletion.Finished, []any{"completed", int64(0), 10}},
+		} {
+			plan := explain(c.q, c.args...)
+			for _, n := range plan {
+				if n.Type == "Seq Scan" || n.Type == "Sort" {
+					t.Errorf("%s: %s: %s", stats, c.name, describe(plan))
+				}
+			}
 		}
 	}
 	check("without statistics")

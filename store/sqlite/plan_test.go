@@ -10,10 +10,11 @@ import (
 	"github.com/swarmrt/swarm/store"
 )
 
-// TestQueryPlans runs EXPLAIN QUERY PLAN on each list query and on the
-// claim query: each filtered list searches an index already in its order
-// (no scan of every run, no sort), and the claim query searches
-// runs_claim in its order.
+// TestQueryPlans runs EXPLAIN QUERY PLAN on each list query, on the
+// claim query and on the deletion statements: each filtered list searches
+// an index already in its order (no scan of every run, no sort), the claim
+// query searches runs_claim in its order, and no deletion statement scans
+// a table.
 func TestQueryPlans(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -76,5 +77,27 @@ func TestQueryPlans(t *testing.T) {
 	}
 	if joined := strings.Join(plan(expiredQuery, int64(0), 10), "; "); !strings.Contains(joined, "SEARCH runs USING INDEX runs_claim") || strings.Contains(joined, "TEMP B-TREE") {
 		t.Errorf("claim query does not search runs_claim in its order: %s", joined)
+	}
+	// Deleting a tree and finding runs to expire search indexes (the
+	// latter in rid order, with no sort, so that it stops at its limit),
+	// and every delete statement finds its rows by an index.
+	stmts := map[string][]any{
+		deletion.Root:     {"p"},
+		deletion.Children: {"p"},
+		deletion.Finished: {"completed", int64(0), 10},
+		deletion.Run:      {int64(1)},
+	}
+	for _, q := range deletion.ByRun {
+		stmts[q] = []any{int64(1)}
+	}
+	for _, q := range deletion.ByTeam {
+		stmts[q] = []any{"p"}
+	}
+	for q, args := range stmts {
+		for _, step := range plan(q, args...) {
+			if strings.HasPrefix(step, "SCAN ") || strings.Contains(step, "TEMP B-TREE") {
+				t.Errorf("%s\nscans or sorts: %s", q, step)
+			}
+		}
 	}
 }

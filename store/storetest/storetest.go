@@ -32,6 +32,9 @@
 //     task's owner run that the store does not know counts as live; bad
 //     input (see store.CheckTask, CheckRequest, CheckResolve) changes
 //     nothing and uses up no task ID.
+//   - Deleter (when the store has it): a run created again with a deleted
+//     run's id starts empty (no records, messages, mail, snapshot, pool,
+//     tasks or requests of the deleted one).
 //
 // Lease-expiry tests use leases of 50ms and sleep past them; no test asserts
 // how long an operation takes.
@@ -115,6 +118,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	tests = append(tests, mailTests...)
 	tests = append(tests, teamTests...)
 	tests = append(tests, snapshotTests...)
+	tests = append(tests, deleteTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := open(t)
