@@ -14,8 +14,6 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
-	"github.com/swarmrt/swarm/store/postgres"
-	"github.com/swarmrt/swarm/store/postgres/pgtest"
 	"github.com/swarmrt/swarm/store/sqlite"
 )
 
@@ -43,35 +41,13 @@ func runawayScript(next map[string]string, steps int) scripted.Script {
 	return s
 }
 
-// runawayStores open the stores the runaway tests run on, each for the
-// subtest given.
-var runawayStores = map[string]func(t *testing.T) store.Store{
-	"memory": func(*testing.T) store.Store { return memory.New() },
-	"sqlite": func(t *testing.T) store.Store {
-		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "runs.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	},
-	"postgres": func(t *testing.T) store.Store {
-		st, err := postgres.Open(t.Context(), pgtest.URL(t, "pool_max_conns=8"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	},
-}
-
 // A handoff cycle (an agent that hands off to itself, or two agents that
 // hand off to each other) with default settings made up to
 // MaxTurns^MaxDepth model calls. The runtime's default limit on a run
 // tree's model calls ends it: the run fails with a reason naming the limit
 // after exactly that many calls.
 func TestRunawayHandoffCycleEndsAtTheDefaultModelCallLimit(t *testing.T) {
-	for name, open := range runawayStores {
+	for name, open := range freshStores(t) {
 		for _, self := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/self=%v", name, self), func(t *testing.T) {
 				def, next := cycle(self)
@@ -233,7 +209,7 @@ func TestRunawayToolCallLimit(t *testing.T) {
 // its own max turns: the default limit holds over the whole tree of runs,
 // and the refusal below fails every run up to the root.
 func TestRunawaySwarmSelfHandoffEndsTheWholeTree(t *testing.T) {
-	for name, open := range runawayStores {
+	for name, open := range freshStores(t) {
 		t.Run(name, func(t *testing.T) {
 			var def *swarm.Swarm[string, string]
 			def = swarm.Define[string, string]("loop", "Loops", func(string) swarm.Spec {
