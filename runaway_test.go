@@ -114,7 +114,11 @@ func TestRunawayModelCallLimitCanBeRaisedOrLifted(t *testing.T) {
 			if tc.budget != nil {
 				opts = append(opts, swarm.WithBudget(*tc.budget))
 			}
-			res, _, err := def.Run(ctxT(t), rt, "go", opts...)
+			// Thousands of journaled tool calls take a while under the race
+			// detector on a busy machine: a longer bound than ctxT's.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			res, _, err := def.Run(ctx, rt, "go", opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +145,8 @@ func TestRunawayModelCallLimitCanBeRaisedOrLifted(t *testing.T) {
 // Tool executions have a tree-wide limit too, on by default, raised by
 // Config.MaxToolCalls or WithBudget and lifted by a negative value.
 func TestRunawayToolCallLimit(t *testing.T) {
-	const rounds, perRound = 600, 10
+	// Past the default limit of 5000: 6000 tool calls in 120 rounds.
+	const rounds, perRound = 120, 50
 	cases := []struct {
 		name   string
 		cfg    int64
