@@ -233,10 +233,13 @@ async function waitEvent(id, key) {
       const { value, done } = await reader.read();
       if (done) throw new Error(`run ${id} ended without an event ${key}`);
       buf += dec.decode(value, { stream: true });
-      for (const line of buf.split("\n")) {
+      // Only whole lines: the last piece may be a line cut in two by the
+      // stream's chunks, completed by the next read.
+      const lines = buf.split("\n");
+      buf = lines.pop();
+      for (const line of lines) {
         if (line.startsWith("data: ") && JSON.parse(line.slice(6)).key === key) return;
       }
-      buf = buf.slice(buf.lastIndexOf("\n") + 1);
     }
   } finally {
     clearTimeout(timer);
