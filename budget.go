@@ -285,15 +285,19 @@ func (r *runner) overBudget(ctx context.Context) (string, error) {
 // reservations never use up a limit that the calls made have not. What a
 // reservation takes past the limit is given back at once.
 func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
-	r.rt.mu.Lock()
-	runs := int64(max(r.rt.drivenTrees[r.root], 1))
-	r.rt.mu.Unlock()
 	r.mu.Lock()
 	if r.grants[k] > 0 {
 		r.grants[k]--
 		r.mu.Unlock()
 		return true, nil
 	}
+	r.mu.Unlock()
+	// Only a reservation asks the runtime how many of the tree's runs it
+	// drives: most calls take from the block and never lock the runtime.
+	r.rt.mu.Lock()
+	runs := int64(max(r.rt.drivenTrees[r.root], 1))
+	r.rt.mu.Unlock()
+	r.mu.Lock()
 	var want [2]int64
 	for kind := range want {
 		limit, taken := r.budget.limit(callKind(kind), r.pool)
