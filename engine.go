@@ -511,7 +511,7 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 		r.usage = total
 		return nil
 	}
-	if hold && ap.root && len(calls) == 0 {
+	if _, seam := r.plan.strategy.(seamStrategy); hold && ap.root && len(calls) == 0 && !seam {
 		if _, err := r.info.textToResult(resp.Message.Content); err == nil {
 			// The final answer: journaled with the run's end, in one append.
 			r.final, r.finalUpdate = evs, u

@@ -51,6 +51,10 @@ const (
 	// EventProgress is an adaptive run's judgement of a round: Progress
 	// (the progress ledger and the stall counter), Turn (the round).
 	EventProgress EventType = "progress"
+	// EventRecorded is a value a Strategy recorded with Driver.Record:
+	// Kind (the strategy's label), Result (the value), or Output and
+	// IsError when its function failed.
+	EventRecorded EventType = "recorded"
 	// EventGuardrail is a guardrail's verdict on a step: Guardrail,
 	// Kind (the point), Verdict, Reason (the verdict's message), and Tool,
 	// CallID, Target for calls and handoffs.

@@ -59,6 +59,12 @@ func strategyFor(info *defInfo, spec Spec, p *plan) (strategy, error) {
 	if info.conv != nil {
 		return conversationStrategy{}, nil
 	}
+	if spec.Strategy != nil {
+		if spec.Loop != nil {
+			return nil, fmt.Errorf("%w: a swarm has either a Strategy or a Loop, not both", ErrInvalid)
+		}
+		return seamStrategy{spec.Strategy}, nil
+	}
 	if spec.Loop == nil {
 		return simpleLoop{}, nil
 	}

@@ -31,6 +31,9 @@ type Spec struct {
 	// Loop is the run's loop strategy: nil for the simple loop, or
 	// [Adaptive] for ledgers, stall detection and replanning.
 	Loop *Loop
+	// Strategy, when set, drives the run instead of the tool-calling loop
+	// (see [Strategy]); Loop must then be nil.
+	Strategy Strategy
 	// NoBuiltins offers the orchestrator none of the built-in tools
 	// complete, pause and fail, which otherwise go out with every
 	// orchestrator call: the run completes when the orchestrator answers

@@ -1,0 +1,330 @@
+package swarm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/swarmtest/strategytest"
+)
+
+// editorial is a strategy written against the public seam only: a writer
+// drafts, a critic reviews until it says "ok" (at most rounds reviews),
+// two translators work in parallel, a recorded side effect stamps the
+// piece, and a human approves it.
+type editorial struct {
+	rounds int
+	stamps *atomic.Int64 // counts the side effect's executions
+}
+
+func (s editorial) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+	var topic string
+	if err := json.Unmarshal(d.Input(), &topic); err != nil {
+		return nil, &swarm.Failure{Reason: "input: " + err.Error()}
+	}
+	draft, err := d.Delegate(ctx, "draft/1", "writer", topic)
+	if err != nil {
+		return nil, err
+	}
+	for i := 1; ; i++ {
+		verdict, err := d.Delegate(ctx, "review/"+strconv.Itoa(i), "critic", draft)
+		if err != nil {
+			return nil, err
+		}
+		if verdict == "ok" {
+			break
+		}
+		if i == s.rounds {
+			return nil, &swarm.Failure{Reason: "no agreement after " + strconv.Itoa(i) + " reviews"}
+		}
+		if draft, err = d.Delegate(ctx, "draft/"+strconv.Itoa(i+1), "writer", "revise: "+verdict); err != nil {
+			return nil, err
+		}
+	}
+	langs := []string{"french", "german"}
+	out := make([]string, len(langs))
+	for _, err := range d.Parallel(ctx, len(langs), func(ctx context.Context, i int) error {
+		var err error
+		out[i], err = d.Delegate(ctx, "translate/"+langs[i], langs[i], draft)
+		return err
+	}) {
+		if err != nil {
+			return nil, err
+		}
+	}
+	stamp, err := d.Record(ctx, "stamp", "stamp", func(context.Context) (json.RawMessage, error) {
+		s.stamps.Add(1)
+		return json.Marshal("S-" + topic)
+	})
+	if err != nil {
+		return nil, err
+	}
+	answer, err := d.Await(ctx, "approve", swarm.Question{Reason: "Publish " + draft + "?", Kind: "approval"})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(fmt.Sprintf("%s [%s] %s #%s: %s", draft, strings.Join(out, ", "), d.Agent(), stamp, answer))
+}
+
+func editorialSwarm(stamps *atomic.Int64) (swarm.Definition, scripted.Script) {
+	agent := func(name string) swarm.Handoff {
+		return swarm.ToAgent(&swarm.Agent{Name: name, Description: "the " + name, Instructions: "You are the " + name + "."})
+	}
+	def := swarm.Define[string, string]("editorial", "writes, reviews and translates", func(string) swarm.Spec {
+		return swarm.Spec{
+			Handoffs: []swarm.Handoff{agent("writer"), agent("critic"), agent("french"), agent("german")},
+			Strategy: editorial{rounds: 3, stamps: stamps},
+		}
+	})
+	return def, scripted.Script{
+		"writer": {scripted.Text("draft one"), scripted.Text("draft two")},
+		"critic": {scripted.Text("too short"), scripted.Text("ok")},
+		"french": {scripted.Text("brouillon")},
+		"german": {scripted.Text("Entwurf")},
+	}
+}
+
+// A strategy written against the public seam passes the conformance kit:
+// killed after every journal record and recovered, it ends the same, with
+// the same journal, and no recorded step runs again.
+func TestStrategyConformance(t *testing.T) {
+	var stamps atomic.Int64
+	def, script := editorialSwarm(&stamps)
+	strategytest.Run(t, strategytest.Case{
+		Definitions: []swarm.Definition{def},
+		Swarm:       "editorial",
+		Input:       json.RawMessage(`"bees"`),
+		Script:      script,
+		Answers:     []string{"yes"},
+		Check: func(t *testing.T, rt *swarm.Runtime, id string) {
+			st, err := rt.Status(context.Background(), id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `"draft two [brouillon, Entwurf] editorial #\"S-bees\": yes"`; string(st.Result) != want {
+				t.Errorf("result %s, want %s", st.Result, want)
+			}
+		},
+	})
+}
+
+// start runs def on a fresh in-memory runtime with m and waits for it to
+// stop moving (ended or paused).
+func startSeam(t *testing.T, def swarm.Definition, m model.Model, input string, cfg func(*swarm.Config)) (*swarm.Runtime, string, swarm.Status) {
+	t.Helper()
+	c := swarm.Config{Store: memory.New(), Model: m}
+	if cfg != nil {
+		cfg(&c)
+	}
+	rt, err := swarm.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	id, err := rt.Start(ctx, def.ID(), json.RawMessage(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := rt.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, id, st
+}
+
+// The run pauses at Await and the answer reaches the strategy; the
+// recorded side effect ran once although Drive ran twice.
+func TestStrategyAwaitAndRecord(t *testing.T) {
+	var stamps atomic.Int64
+	def, script := editorialSwarm(&stamps)
+	rt, id, st := startSeam(t, def, scripted.New(script), `"bees"`, nil)
+	if st.State != swarm.StatePaused || !strings.Contains(st.Reason, "Publish draft two?") {
+		t.Fatalf("state %s (%s), want paused at the approval", st.State, st.Reason)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := rt.Resume(ctx, id, "ship it"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ = rt.Wait(ctx, id); st.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s), want completed", st.State, st.Reason)
+	}
+	if want := `"draft two [brouillon, Entwurf] editorial #\"S-bees\": ship it"`; string(st.Result) != want {
+		t.Errorf("result %s, want %s", st.Result, want)
+	}
+	if n := stamps.Load(); n != 1 {
+		t.Errorf("the recorded side effect ran %d times, want 1", n)
+	}
+	var recorded int
+	for ev, err := range rt.Events(ctx, id, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == swarm.EventRecorded && ev.Key == "stamp" && ev.Kind == "stamp" && string(ev.Result) == `"S-bees"` {
+			recorded++
+		}
+	}
+	if recorded != 1 {
+		t.Errorf("%d stamp records, want 1", recorded)
+	}
+}
+
+// A Failure ends the run with its reason.
+func TestStrategyFailure(t *testing.T) {
+	var stamps atomic.Int64
+	def, _ := editorialSwarm(&stamps)
+	m := scripted.New(scripted.Script{"writer": {scripted.Text("a"), scripted.Text("b"), scripted.Text("c")},
+		"critic": {scripted.Text("no"), scripted.Text("no"), scripted.Text("no")}})
+	_, _, st := startSeam(t, def, m, `"bees"`, nil)
+	if st.State != swarm.StateFailed || st.Reason != "no agreement after 3 reviews" {
+		t.Fatalf("state %s (%s), want failed: no agreement after 3 reviews", st.State, st.Reason)
+	}
+}
+
+// loopForever is a strategy without a bound of its own.
+type loopForever struct{ model bool }
+
+func (s loopForever) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+	for i := 0; ; i++ {
+		key := "step/" + strconv.Itoa(i)
+		var err error
+		if s.model {
+			_, err = d.Model(ctx, key, []model.Message{{Role: model.RoleUser, Content: "again"}})
+		} else {
+			_, err = d.Record(ctx, key, "tick", func(context.Context) (json.RawMessage, error) { return json.RawMessage("1"), nil })
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// A strategy that never stops is ended by the run tree's limits: model
+// calls by the model call limit, recorded functions by the tool limit.
+func TestStrategyBoundedByLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		model bool
+		want  string
+	}{{"model", true, "model calls 25 of 25"}, {"record", false, "tool calls 30 of 30"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			def := swarm.Define[string, string]("forever", "never stops", func(string) swarm.Spec {
+				return swarm.Spec{Strategy: loopForever{model: tc.model}, NoBuiltins: true}
+			})
+			steps := make([]scripted.Step, 40)
+			for i := range steps {
+				steps[i] = scripted.Text("more")
+			}
+			_, id, st := startSeam(t, def, scripted.New(scripted.Script{"forever": steps}), `"go"`, func(c *swarm.Config) {
+				c.MaxModelCalls, c.MaxToolCalls = 25, 30
+			})
+			if st.State != swarm.StateFailed || !strings.Contains(st.Reason, tc.want) {
+				t.Fatalf("run %s: state %s (%s), want failed naming the %s", id, st.State, st.Reason, tc.want)
+			}
+		})
+	}
+}
+
+// badKeys uses step keys the runtime reserves.
+type badKey struct{ key string }
+
+func (s badKey) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+	_, err := d.Record(ctx, s.key, "x", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`1`), nil })
+	if err == nil {
+		return json.Marshal("accepted")
+	}
+	if !errors.Is(err, swarm.ErrInvalid) {
+		return nil, fmt.Errorf("not ErrInvalid: %w", err)
+	}
+	return nil, err
+}
+
+// Reserved, empty and malformed step keys are refused with a clear error.
+func TestStrategyBadKeys(t *testing.T) {
+	for _, key := range []string{"", "end", "start", "/a", "a/", "a//b", strings.Repeat("k", 500)} {
+		def := swarm.Define[string, string]("bad", "bad keys", func(string) swarm.Spec { return swarm.Spec{Strategy: badKey{key}} })
+		_, _, st := startSeam(t, def, scripted.New(scripted.Script{}), `"x"`, nil)
+		if st.State != swarm.StateFailed || !strings.Contains(st.Reason, "step key") {
+			t.Errorf("key %q: state %s (%s), want failed naming the step key", key, st.State, st.Reason)
+		}
+	}
+}
+
+// modelAndTools drives the orchestrator's own model and tools.
+type modelAndTools struct{}
+
+func (modelAndTools) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+	msgs := []model.Message{{Role: model.RoleUser, Content: string(d.Input())}}
+	for turn := 1; turn <= 3; turn++ {
+		key := "turn/" + strconv.Itoa(turn)
+		resp, err := d.Model(ctx, key, msgs)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, resp.Message)
+		if len(resp.Message.ToolCalls) == 0 {
+			return json.Marshal(resp.Message.Content)
+		}
+		res, err := d.Tools(ctx, key, resp.Message.ToolCalls)
+		if err != nil {
+			return nil, err
+		}
+		for i, c := range resp.Message.ToolCalls {
+			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Content: res[i].Output})
+		}
+	}
+	return nil, &swarm.Failure{Reason: "three turns without an answer"}
+}
+
+// Model and Tools: the orchestrator's model calls its tool, whose result it
+// sees on the next call, under crashes at every record.
+func TestStrategyModelAndTools(t *testing.T) {
+	var calls atomic.Int64
+	add := swarm.NewTool("add", "adds", func(ctx context.Context, in struct{ A, B int }) (int, error) {
+		calls.Add(1)
+		return in.A + in.B, nil
+	})
+	def := swarm.Define[string, string]("calc", "calculates", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Calculate.", Tools: []swarm.Tool{add}, Strategy: modelAndTools{}, NoBuiltins: true}
+	})
+	strategytest.Run(t, strategytest.Case{
+		Definitions: []swarm.Definition{def},
+		Swarm:       "calc",
+		Input:       json.RawMessage(`"2+3"`),
+		Script: scripted.Script{"calc": {
+			scripted.Tools(scripted.CallTool("add", map[string]any{"A": 2, "B": 3})),
+			scripted.Text("5"),
+		}},
+		Stores: []string{strategytest.Memory, strategytest.SQLite},
+		Check: func(t *testing.T, rt *swarm.Runtime, id string) {
+			st, _ := rt.Status(context.Background(), id)
+			if string(st.Result) != `"5"` {
+				t.Errorf("result %s, want \"5\"", st.Result)
+			}
+			var out string
+			for ev, err := range rt.Events(context.Background(), id, 0) {
+				if err == nil && ev.Type == swarm.EventToolResult {
+					out = ev.Output
+				}
+			}
+			if out != "5" {
+				t.Errorf("tool result %q, want 5", out)
+			}
+		},
+	})
+}
