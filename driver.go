@@ -238,7 +238,8 @@ func (d *Driver) below(ctx context.Context, results []callResult) error {
 // Delegate hands request to target, one of Targets, and returns its
 // answer: an agent runs its own tool-calling loop (steps nested under
 // key), a swarm runs as a child run (waiting for it holds no lease when it
-// pauses). The delegation is journaled as a handoff under key+"/tool/next"
+// pauses; for a swarm whose input is not text, request is its JSON input,
+// and the answer is its JSON result). The delegation is journaled as a handoff under key+"/tool/next"
 // and counts toward the nesting depth limit. A target that fails returns a
 // [*Failure].
 func (d *Driver) Delegate(ctx context.Context, key, target, request string) (string, error) {

@@ -328,3 +328,49 @@ func TestStrategyModelAndTools(t *testing.T) {
 		},
 	})
 }
+
+// typedNode delegates JSON to a swarm with a typed input and result, then
+// sleeps on a durable timer.
+type typedNode struct{}
+
+func (typedNode) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+	out, err := d.Delegate(ctx, "book", "ticketing", `{"event":"jazz","seats":2}`)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Sleep(ctx, "cool-off", 10*time.Millisecond); err != nil {
+		return nil, err
+	}
+	return json.Marshal("booked " + out)
+}
+
+// Delegate gives a swarm whose input is not text its JSON input, and
+// returns its JSON result; Sleep's deadline is journaled.
+func TestStrategyDelegatesJSONToASwarm(t *testing.T) {
+	type ticket struct {
+		Event string `json:"event"`
+		Seats int    `json:"seats"`
+	}
+	type booking struct {
+		Confirmation string `json:"confirmation"`
+	}
+	ticketing := swarm.Define[ticket, booking]("ticketing", "books tickets", func(ticket) swarm.Spec {
+		return swarm.Spec{Instructions: "Book {{.Input.seats}} seats for {{.Input.event}}."}
+	})
+	def := swarm.Define[string, string]("outing", "books", func(string) swarm.Spec {
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToSwarm(ticketing)}, Strategy: typedNode{}}
+	})
+	strategytest.Run(t, strategytest.Case{
+		Definitions: []swarm.Definition{ticketing, def},
+		Swarm:       "outing",
+		Input:       json.RawMessage(`"go"`),
+		Script:      scripted.Script{"ticketing": {scripted.Text(`{"confirmation": "JZ-2"}`)}},
+		Stores:      []string{strategytest.Memory, strategytest.SQLite},
+		Check: func(t *testing.T, rt *swarm.Runtime, id string) {
+			st, _ := rt.Status(context.Background(), id)
+			if want := `"booked {\"confirmation\":\"JZ-2\"}"`; string(st.Result) != want {
+				t.Errorf("result %s, want %s", st.Result, want)
+			}
+		},
+	})
+}

@@ -131,6 +131,10 @@ func (r *runner) delegate(ctx context.Context, ap *agentPlan, tkey string, turn 
 		return callResult{output: fmt.Sprintf("error: %s cannot hand off to %q", ap.name, target), isError: true}
 	}
 	args, _ := json.Marshal(map[string]string{"request": request})
+	if ct, ok := ap.children[tool]; ok && !ct.info.textIn && json.Valid([]byte(request)) {
+		// A swarm whose input is not text takes request as its input.
+		args, _ = json.Marshal(map[string]json.RawMessage{"input": json.RawMessage(request)})
+	}
 	c := model.ToolCall{ID: "next", Name: tool, Arguments: args}
 	calls := []model.ToolCall{c}
 	if _, ok := r.recorded[tkey+"/call/"+c.ID]; !ok {
