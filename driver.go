@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -100,7 +101,7 @@ type Driver struct {
 type seamStrategy struct{ s Strategy }
 
 func (s seamStrategy) drive(ctx context.Context, r *runner) outcome {
-	res, err := s.s.Drive(ctx, &Driver{r: r})
+	res, err := safely(func() (json.RawMessage, error) { return s.s.Drive(ctx, &Driver{r: r}) })
 	if err == nil {
 		out, verr := r.info.output(res)
 		if verr != nil {
@@ -119,6 +120,17 @@ func (s seamStrategy) drive(ctx context.Context, r *runner) outcome {
 		return out
 	}
 	return outcome{kind: failed, reason: err.Error()}
+}
+
+// safely runs fn, turning a panic into a *Failure that says where it was,
+// so that a strategy's bug fails its run instead of the process.
+func safely[T any](fn func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &Failure{Reason: fmt.Sprintf("panic: %v\n%s", p, debug.Stack())}
+		}
+	}()
+	return fn()
 }
 
 // RunID is the run's id.
@@ -286,8 +298,9 @@ func (d *Driver) Await(ctx context.Context, key string, q Question) (string, err
 // the clock or a random number, and Go functions with effects. An error
 // of fn is journaled too and returned as a [*Failure] on every replay,
 // unless it is an interruption (the context's error), which is not
-// journaled. Each run of fn counts as a tool execution toward the run
-// tree's limit.
+// journaled. fn's context carries the step's IdempotencyKey, and a panic
+// in fn is its failure. Each run of fn counts as a tool execution toward
+// the run tree's limit.
 func (d *Driver) Record(ctx context.Context, key, kind string, fn func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
@@ -306,7 +319,7 @@ func (d *Driver) Record(ctx context.Context, key, kind string, fn func(ctx conte
 	if err := d.takeTool(ctx); err != nil {
 		return nil, err
 	}
-	v, ferr := fn(ctx)
+	v, ferr := safely(func() (json.RawMessage, error) { return fn(WithCallKey(ctx, r.id, key)) })
 	ev := Event{Type: EventRecorded, Key: key, Agent: r.plan.root.name, Kind: kind}
 	switch {
 	case ferr != nil && ctx.Err() != nil:
@@ -375,7 +388,7 @@ func (d *Driver) Parallel(ctx context.Context, n int, fn func(ctx context.Contex
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			errs[i] = fn(ctx, i)
+			_, errs[i] = safely(func() (struct{}, error) { return struct{}{}, fn(ctx, i) })
 		})
 	}
 	wg.Wait()
