@@ -104,6 +104,8 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 				next = "(replan)"
 			}
 			fmt.Fprintf(w, "  %-16s round %d: progress=%t loop=%t signals=%v stalls=%d next=%s\n", ev.Agent, p.Round, p.Progress, p.InLoop, p.Signals, p.Stalls, next)
+		case swarm.EventRecorded:
+			fmt.Fprintf(w, "  %-16s recorded %s %s: %s\n", ev.Agent, ev.Kind, ev.Key, ev.Result)
 		case swarm.EventPaused:
 			fmt.Fprintf(w, "  paused: %s (%s)\n", ev.Reason, ev.Context)
 			return after
