@@ -8,11 +8,11 @@
 // build); CHROMIUM the browser (default /usr/bin/chromium).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
 import { mkdirSync, cpSync, rmSync, readFileSync, existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { chromium } from "playwright-core";
+import { serve, stop, swarmBin, launchChromium } from "./serve.mjs";
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(new URL(import.meta.url).pathname);
@@ -30,29 +30,7 @@ async function startServer() {
   mkdirSync(work, { recursive: true });
   mkdirSync(shots, { recursive: true });
   cpSync(path.join(here, "testdata"), work, { recursive: true });
-  let bin = process.env.SWARM_BIN;
-  if (!bin) {
-    bin = path.join(out, "swarm");
-    execFileSync("go", ["build", "-o", bin, "./cmd/swarm"], { cwd: path.join(here, "..", ".."), stdio: "inherit" });
-  }
-  server = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], {
-    cwd: work,
-    env: { ...process.env, SWARM_TOKENS: `admin:${ADMIN}:*;ops:${LIMITED}:approval` },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  base = await new Promise((resolve, reject) => {
-    let buf = "";
-    const timer = setTimeout(() => reject(new Error("swarm serve did not start: " + buf)), T);
-    server.stderr.on("data", (d) => {
-      buf += d;
-      const m = buf.match(/listening on (http:\/\/[0-9.:]+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    server.on("exit", (code) => reject(new Error("swarm serve exited " + code + ": " + buf)));
-  });
+  ({ proc: server, base } = await serve(swarmBin(out), work, { SWARM_TOKENS: `admin:${ADMIN}:*;ops:${LIMITED}:approval` }, T));
 }
 
 async function api(method, p, body, token = ADMIN) {
@@ -111,18 +89,12 @@ async function checkA11y(page, name) {
 
 before(async () => {
   await startServer();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu"],
-  });
+  browser = await launchChromium(chromium);
 });
 
 after(async () => {
   if (browser) await browser.close();
-  if (server) {
-    server.kill("SIGTERM");
-    await new Promise((r) => { server.on("exit", r); setTimeout(r, 10_000); });
-  }
+  await stop(server);
 });
 
 test("start a run from the swarms page and watch its events appear live", async () => {
