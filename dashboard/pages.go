@@ -259,6 +259,12 @@ type runData struct {
 	Forkable  bool
 	Terminal  bool
 	Pause     bool
+	// Chat: the run waits for the user's next message (a conversation
+	// or a team's lead): the transcript has a chat box.
+	Chat bool
+	// MailTeam and MailMember name the team and the member a teammate's
+	// run is, when it waits for mail: its page offers to mail it.
+	MailTeam, MailMember string
 }
 
 func (r runData) title() string { return "Run " + r.Run.ID }
@@ -276,6 +282,14 @@ func (d *Dashboard) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := runData{Run: st, Terminal: st.State.Terminal(), Pause: st.State == swarm.StatePaused}
+	if data.Pause && st.Reason == swarm.AwaitingMessage {
+		data.Pause, data.Chat = false, true
+	}
+	if data.Pause && st.Reason == swarm.AwaitingMail {
+		if t, err := d.rt.OpenTeam(ctx, st.ID); err == nil {
+			data.Pause, data.MailTeam, data.MailMember = false, t.ID(), memberName(t.ID(), t.Lead(), st.ID)
+		}
+	}
 	d.side(ctx, &data)
 	if ev, ok := d.started(ctx, st.ID); ok {
 		data.Input = pretty(ev.Input)
@@ -527,15 +541,23 @@ func (d *Dashboard) resume(w http.ResponseWriter, r *http.Request) {
 
 func (d *Dashboard) stop(w http.ResponseWriter, r *http.Request) {
 	d.onRun(w, r, func(ctx context.Context, st swarm.Status) (string, error) {
-		reason := r.PostFormValue("reason")
-		if reason == "" {
-			reason = "stopped from the dashboard"
-			if s := sessionOf(ctx); s.principal != nil && d.opts.Auth.Required() {
-				reason += " by " + s.principal.Name
-			}
-		}
-		return st.ID, d.rt.Stop(ctx, st.ID, reason)
+		return st.ID, d.rt.Stop(ctx, st.ID, d.reason(ctx, r, "stopped from the dashboard"))
 	})
+}
+
+// delete deletes a finished top-level run with the runs below it, and goes
+// to the runs list.
+func (d *Dashboard) delete(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	st, err := d.authorizedRun(ctx, r.PathValue("id"))
+	if err == nil {
+		_, err = d.rt.Delete(ctx, st.ID)
+	}
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/ui/?deleted="+url.QueryEscape(st.ID), http.StatusSeeOther)
 }
 
 func (d *Dashboard) fork(w http.ResponseWriter, r *http.Request) {

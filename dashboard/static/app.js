@@ -40,24 +40,33 @@
     return isNaN(d) ? "" : d.toISOString().slice(11, 23);
   }
 
-  // ---- The runs list: refresh the first page every few seconds. ----
-  function liveList() {
-    const rows = $("#rows[data-live]");
-    if (!rows) return;
-    const src = rows.getAttribute("data-live");
-    let busy = false;
-    setInterval(async () => {
-      if (busy || document.hidden) return;
-      busy = true;
-      try {
-        const res = await fetch(src, { credentials: "same-origin", headers: { Accept: "text/html" } });
-        if (res.ok) {
-          const html = await res.text();
-          if (html !== rows.innerHTML) rows.innerHTML = html;
-        }
-      } catch (_) { /* the next tick tries again */ }
-      busy = false;
-    }, 3000);
+  // ---- Live parts: the runs list's rows, and the team, conversations,
+  // cluster and network pages, refreshed every few seconds. ----
+  // An element with data-live is replaced by the page at that address (or,
+  // when empty, by this page's ?fragment=live, the part alone), unless it
+  // holds the focus or an open <details>: a form being filled in stays.
+  function liveParts() {
+    for (const part of document.querySelectorAll("[data-live]")) {
+      let src = part.getAttribute("data-live");
+      if (!src) {
+        const q = new URLSearchParams(location.search);
+        q.set("fragment", "live");
+        src = location.pathname + "?" + q;
+      }
+      let busy = false;
+      setInterval(async () => {
+        if (busy || document.hidden || part.contains(document.activeElement) || part.querySelector("details[open]")) return;
+        busy = true;
+        try {
+          const res = await fetch(src, { credentials: "same-origin", headers: { Accept: "text/html" } });
+          if (res.ok) {
+            const html = await res.text();
+            if (html !== part.innerHTML && !part.contains(document.activeElement) && !part.querySelector("details[open]")) part.innerHTML = html;
+          }
+        } catch (_) { /* the next tick tries again */ }
+        busy = false;
+      }, 3000);
+    }
   }
 
   // ---- The request inspector: what a model call was sent. ----
@@ -811,8 +820,16 @@
         $("#state").append(el("span", { class: "state state-" + st.state, text: st.state }));
         $("#agent").textContent = st.agent || "";
         $("#turn").textContent = String(st.turn || 0);
+        // A run paused for a user's message has the chat box; a teammate
+        // waiting for mail the mail form; any other pause the answer form.
+        const paused = st.state === "paused";
+        const chatting = paused && st.reason === "awaiting user message";
+        const mailCard = $("#mail-card");
+        if (mailCard) mailCard.hidden = !(paused && st.reason === "idle: awaiting mail");
+        if (chatting && chat.hidden) $("#chat-state").textContent = "";
+        chat.hidden = !chatting;
         const pause = $("#pause");
-        pause.hidden = st.state !== "paused";
+        pause.hidden = !paused || chatting || !!(mailCard && !mailCard.hidden);
         if (st.state === "paused") {
           $("#pause-reason").textContent = st.reason || "";
           const ctx = $("#pause-context");
@@ -824,7 +841,7 @@
         reason.hidden = !(st.state === "failed" || st.state === "stopped");
         if (!reason.hidden) reason.textContent = (st.state === "failed" ? "Failed: " : "Stopped: ") + (st.reason || "");
         if (terminal.has(st.state)) {
-          const stop = $("#stop-form");
+          const stop = $("#stop-box");
           if (stop) stop.remove();
         }
         if (st.result !== undefined) {
@@ -1004,13 +1021,38 @@
       }, ms);
     }
 
+    // The chat box sends the message without leaving the page: the
+    // stream shows it, and the answer, in the transcript.
+    const chat = $("#chat");
+    chat.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const state = $("#chat-state");
+      const button = chat.querySelector("button");
+      button.disabled = true;
+      state.textContent = "sending…";
+      try {
+        const res = await fetch(chat.action, { method: "POST", credentials: "same-origin", body: new URLSearchParams(new FormData(chat)) });
+        if (!res.ok) {
+          const page = new DOMParser().parseFromString(await res.text(), "text/html");
+          const why = page.querySelector(".error");
+          throw new Error(why ? why.textContent : String(res.status));
+        }
+        $("#chat-message").value = "";
+        state.textContent = "sent";
+        chat.hidden = true;
+      } catch (err) {
+        state.textContent = "not sent: " + err.message;
+      }
+      button.disabled = false;
+    });
+
     if (location.hash === "#transcript") select(tabs[2]);
     if (location.hash === "#gantt") select(tabs[1]);
     stream();
   }
 
   document.addEventListener("DOMContentLoaded", () => {
-    liveList();
+    liveParts();
     runPage();
   });
 })();
