@@ -309,6 +309,7 @@ test("delete a finished run, after confirming", async () => {
   assert.equal((await api("GET", "/v1/runs/hut-del")).status, 200, "opening Delete deletes nothing");
   await page.getByRole("button", { name: "Delete the run" }).click();
   await page.waitForURL(/\/ui\/\?deleted=hut-del/);
+  assert.match(await page.locator("#deleted").textContent(), /Run hut-del was deleted/);
   assert.equal((await api("GET", "/v1/runs/hut-del")).status, 404);
   assert.equal(await page.locator('#rows a[title="hut-del"]').count(), 0);
   await page.context().close();

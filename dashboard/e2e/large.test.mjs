@@ -106,13 +106,19 @@ async function measure(id, times) {
   };
   figures.runs[id] = f;
   console.log(`run page, ${n} events: first row ${f.firstRowMs} ms, usable ${f.usableMs} ms, ${f.domNodes} DOM nodes, ${f.renderedRows} rows rendered, heap ${f.heapMB} MB (median of ${times} loads; load average ${os.loadavg()[0].toFixed(1)})`);
-  return { page, n };
+  return { page, n, f };
 }
 
 // works checks that a loaded page of run id (n events) is whole and
 // answers: the count, the newest and oldest rows, a filter, the Gantt view.
-async function works(page, n) {
+// It adds to f the time a search across every event took (typing to the
+// one row shown, with the box's 150 ms pause for typing) and the time the
+// Gantt view took to show its bars, both as seen from here.
+async function works(page, n, f) {
   assert.equal(await page.locator("#count").textContent(), String(n), "every event is counted");
+  // The usage of the run, added up on the server (for a long journal
+  // after the page came).
+  await page.locator("#usage tfoot", { hasText: /Tree\s*\d/ }).waitFor();
   assert.ok(await page.evaluate(() => document.getElementsByTagName("*").length) < 5000, "the DOM holds a window of the rows, not all of them");
   // The end of the page holds the newest event.
   await page.keyboard.press("End");
@@ -125,8 +131,10 @@ async function works(page, n) {
   // A filter reaches across every event: one round's model call, far
   // down the journal.
   const round = Math.floor(n / 6) - 2;
+  let t = performance.now();
   await page.getByLabel("Find").fill(`for round t${round}`);
   await page.locator("#ev-shown", { hasText: /^1 shown$/ }).waitFor();
+  f.searchMs = Math.round(performance.now() - t);
   await page.locator(`#timeline li.ev-model_response:has-text("round t${round}")`).waitFor();
   await page.getByLabel("Find").fill("");
   await page.locator("#ev-shown:empty").waitFor({ state: "attached" });
@@ -134,21 +142,24 @@ async function works(page, n) {
   await page.locator("#ev-shown", { hasText: /^1 shown$/ }).waitFor();
   await page.getByLabel("Type").selectOption("");
   // The Gantt view draws every step, and a bar far down shows its event.
+  t = performance.now();
   await page.getByRole("tab", { name: "Gantt" }).click();
   await page.locator("#gantt .g-bar").first().waitFor();
+  f.ganttMs = Math.round(performance.now() - t);
   assert.ok(await page.evaluate(() => document.getElementsByTagName("*").length) < 8000, "the Gantt view holds a window of its rows");
   assert.equal(await page.locator("#gantt .g-steps").textContent(), String(Math.floor((n - 2) / 6) * 3), "a bar per model call and tool");
+  console.log(`  then: a search across every event ${f.searchMs} ms, the Gantt view ${f.ganttMs} ms`);
 }
 
 test("a run of 10,000 events: figures, and the page works", async () => {
-  const { page, n } = await measure("big10k", loads);
-  await works(page, n);
+  const { page, n, f } = await measure("big10k", loads);
+  await works(page, n, f);
   await page.screenshot({ path: path.join(shots, "run-10k-gantt.png") });
   await page.close();
 });
 
 test("a run of 100,000 events still works", async () => {
-  const { page, n } = await measure("big100k", Math.max(loads - 2, 1));
-  await works(page, n);
+  const { page, n, f } = await measure("big100k", Math.max(loads - 2, 1));
+  await works(page, n, f);
   await page.close();
 });

@@ -798,7 +798,7 @@
     }
 
     let sideTimer = null;
-    function refreshSide() {
+    function refreshSide(ms) {
       if (sideTimer) return;
       sideTimer = setTimeout(async () => {
         sideTimer = null;
@@ -807,8 +807,11 @@
           const res = await fetch(box.dataset.src, { credentials: "same-origin" });
           if (res.ok) box.innerHTML = await res.text();
         } catch (_) { /* keep the old tree */ }
-      }, 500);
+      }, ms === undefined ? 500 : ms);
     }
+    // A long run's page comes without its tree and usage (adding up a long
+    // journal takes a while): they come now, beside the first rows.
+    if ($("#side-live").dataset.later) refreshSide(0);
 
     async function refreshStatus() {
       try {
