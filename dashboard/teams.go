@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/server"
@@ -157,23 +158,31 @@ type mailCache struct {
 }
 
 type readMail struct {
-	after int64
-	mails []store.Mail
+	created time.Time // the run's, to tell a run deleted and made again
+	after   int64
+	mails   []store.Mail
 }
 
 // maxCachedRuns bounds the runs whose read mail the cache keeps.
 const maxCachedRuns = 1000
 
 func (c *mailCache) read(ctx context.Context, st store.Store, run string) ([]store.Mail, error) {
+	row, err := st.Get(ctx, run)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: mail of %s: %w", run, err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	rm := c.runs[run]
-	if rm == nil {
+	if rm == nil || !rm.created.Equal(row.CreatedAt) {
 		if c.runs == nil || len(c.runs) >= maxCachedRuns {
 			c.runs = map[string]*readMail{}
 		}
-		rm = &readMail{}
+		rm = &readMail{created: row.CreatedAt}
 		c.runs[run] = rm
+	}
+	if rm.after >= row.LastSeq {
+		return slices.Clip(rm.mails), nil
 	}
 	for {
 		recs, err := st.Read(ctx, run, rm.after, 1000)
