@@ -319,9 +319,12 @@ test("chat with a conversation from its transcript", async () => {
   await api("POST", "/v1/swarms/desk/runs", { id: "desk-chat" });
   await waitEvent("desk-chat", "m1/await");
   const page = await login();
-  await page.goto(base + "/ui/runs/desk-chat#transcript");
+  await page.goto(base + "/ui/runs/desk-chat");
   await page.locator("#run[data-caught-up=true]").waitFor();
   assert.ok(await page.locator("#pause").isHidden(), "no generic answer form for a conversation");
+  // The timeline says where to answer, and the link opens the transcript.
+  await page.getByRole("link", { name: "answer in the transcript" }).click();
+  assert.equal(await page.getByRole("tab", { name: "Transcript" }).getAttribute("aria-selected"), "true");
   await page.getByLabel("Your message").fill("hi there");
   await page.getByRole("button", { name: "Send" }).click();
   await page.locator("#transcript .msg", { hasText: "Hello, how can I help?" }).waitFor();

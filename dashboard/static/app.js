@@ -831,6 +831,7 @@
         if (mailCard) mailCard.hidden = !(paused && st.reason === "idle: awaiting mail");
         if (chatting && chat.hidden) $("#chat-state").textContent = "";
         chat.hidden = !chatting;
+        $("#chat-hint").hidden = !chatting;
         const pause = $("#pause");
         pause.hidden = !paused || chatting || !!(mailCard && !mailCard.hidden);
         if (st.state === "paused") {
@@ -1049,8 +1050,16 @@
       button.disabled = false;
     });
 
-    if (location.hash === "#transcript") select(tabs[2]);
-    if (location.hash === "#gantt") select(tabs[1]);
+    // #transcript and #gantt open those tabs, on load and from links.
+    const byHash = () => {
+      if (location.hash === "#transcript") select(tabs[2]);
+      if (location.hash === "#gantt") select(tabs[1]);
+    };
+    window.addEventListener("hashchange", () => {
+      byHash();
+      if (location.hash === "#transcript") $("#chat-message").focus();
+    });
+    byHash();
     stream();
   }
 
