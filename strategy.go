@@ -18,6 +18,10 @@ import (
 //	strategy_simple.go        the orchestrator's tool-calling loop (the default)
 //	strategy_conversation.go  a conversation: one turn per user message
 //
+// Others are written on the public seam (driver.go) in packages of their
+// own: package adaptive is MagenticOne's ledgers, stall counter and
+// replans.
+//
 // A strategy is straight-line Go over the runner's durable primitives. Each
 // primitive looks its step key up in the journal before acting, so a
 // strategy written naively survives a crash at any record with no completed

@@ -476,9 +476,10 @@ func TestAdaptiveInvalidLoops(t *testing.T) {
 
 // TestAdaptiveCrashAtEveryJournalBoundary kills an adaptive run after each
 // of its appends in turn and recovers it in a second runtime (the
-// strategytest kit, on the memory store and SQLite): the outcome and the
-// journal equal a clean run's, no journaled model response is asked for
-// again, and the ledgers and counters are the clean run's too.
+// strategytest kit, on the memory store, SQLite and PostgreSQL): the
+// outcome and the journal equal a clean run's, no journaled model response
+// is asked for again, and the ledgers and counters are the clean run's
+// too.
 func TestAdaptiveCrashAtEveryJournalBoundary(t *testing.T) {
 	script := crashScript
 	lookups := &lookupLog{runs: map[string][]string{}}
@@ -490,7 +491,6 @@ func TestAdaptiveCrashAtEveryJournalBoundary(t *testing.T) {
 		Swarm:       "research",
 		Input:       []byte(`"topic"`),
 		Script:      script,
-		Stores:      []string{strategytest.Memory, strategytest.SQLite},
 		Check: func(t *testing.T, rt *swarm.Runtime, id string) {
 			ls, rounds := ledgersOf(t, rt, id)
 			stalls := stallsOf(progressOf(t, rt, id))
