@@ -221,11 +221,13 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 			Tools:        append(f.withToolsets(append(tools(s.tools), f.remoteTools(s.handoffs)...), s.toolsets), f.catalog(s.networkTools)...),
 			MaxTurns:     s.maxTurns,
 			Model:        f.modelFor(s.model),
-			Loop:         s.loop,
 			NoBuiltins:   s.noBuiltins,
 			Guardrails:   guardrails(s.guardrails),
 			HoldStream:   s.holdStream,
 			Compaction:   s.compaction,
+		}
+		if s.loop != nil {
+			spec.Strategy = s.loop
 		}
 		// A swarm's orchestrator absorbs as an agent of its name would.
 		captain := &swarm.Agent{Name: s.name, Tools: spec.Tools, Handoffs: spec.Handoffs}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/adaptive"
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -529,9 +530,9 @@ swarms:
 	var ledgers, progress int
 	for _, ev := range evs {
 		switch ev.Type {
-		case swarm.EventLedger:
+		case adaptive.EventLedger:
 			ledgers++
-		case swarm.EventProgress:
+		case adaptive.EventProgress:
 			progress++
 		}
 	}
