@@ -163,6 +163,7 @@ func (a *app) command() *cobra.Command {
 	root.AddCommand(a.teamCmd())
 	root.AddCommand(a.versionCmd())
 	root.AddCommand(a.agentsCmd())
+	root.AddCommand(a.memoryCmd())
 	return root
 }
 
