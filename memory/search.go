@@ -169,9 +169,7 @@ func (c *indexCache) index(ctx context.Context, ms store.Memories, bank string, 
 	if ix := c.lookup(bank, info.Version, vectors); ix != nil {
 		return ix, nil
 	}
-	// The entries may be newer than info: the index then carries an older
-	// version and is rebuilt at the next search, which is harmless.
-	entries, err := ms.ListMemories(ctx, bank, store.MemoryFilter{Vectors: vectors})
+	entries, err := c.refresh(ctx, ms, bank, info, vectors)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +181,9 @@ func (c *indexCache) index(ctx context.Context, ms store.Memories, bank string, 
 	if err != nil {
 		return nil, fmt.Errorf("index memory bank %s: %w", bank, err)
 	}
+	// The entries may be newer than info: the index then carries an older
+	// version, and the next search reads what changed since, which is
+	// harmless.
 	ix := &bankIndex{version: info.Version, vectors: vectors, entries: entries, lexical: lex}
 	c.mu.Lock()
 	if c.banks == nil || len(c.banks) >= maxCachedBanks {
@@ -191,6 +192,41 @@ func (c *indexCache) index(ctx context.Context, ms store.Memories, bank string, 
 	c.banks[bank] = ix
 	c.mu.Unlock()
 	return ix, nil
+}
+
+// refresh returns bank's entries as of info or later: the cached index's
+// entries updated with those written since its version, when the bank's
+// count shows that nothing was deleted meanwhile, else all of them read
+// anew.
+func (c *indexCache) refresh(ctx context.Context, ms store.Memories, bank string, info store.BankInfo, vectors bool) ([]store.MemoryEntry, error) {
+	c.mu.Lock()
+	old := c.banks[bank]
+	c.mu.Unlock()
+	if old != nil && (old.vectors || !vectors) && old.version < info.Version {
+		changed, err := ms.ListMemories(ctx, bank, store.MemoryFilter{Since: old.version, Vectors: vectors})
+		if err != nil {
+			return nil, err
+		}
+		pos := make(map[string]int, len(old.entries))
+		for i, e := range old.entries {
+			pos[e.Key] = i
+		}
+		entries := slices.Clone(old.entries)
+		for _, e := range changed {
+			if i, ok := pos[e.Key]; ok {
+				entries[i] = e
+			} else {
+				pos[e.Key] = len(entries)
+				entries = append(entries, e)
+			}
+		}
+		if int64(len(entries)) == info.Entries {
+			return entries, nil
+		}
+		// Entries were deleted (or the bank changed under the reads):
+		// read it whole.
+	}
+	return ms.ListMemories(ctx, bank, store.MemoryFilter{Vectors: vectors})
 }
 
 func (c *indexCache) lookup(bank string, version int64, vectors bool) *bankIndex {

@@ -238,3 +238,44 @@ func contains(s []string, v string) bool {
 	}
 	return false
 }
+
+// TestSearchSeesChanges searches, changes the bank (a new entry, a
+// replaced one, a deleted one, from another Memory as another process
+// would) and searches again: the cached index follows every change.
+func TestSearchSeesChanges(t *testing.T) {
+	st := storemem.New()
+	mem, other := &memory.Memory{Store: st}, &memory.Memory{Store: st}
+	ctx := t.Context()
+	put := func(m *memory.Memory, k, v string) {
+		if _, err := m.Put(ctx, "b", store.MemoryEntry{Key: k, Text: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(mem, "a", "apples are red")
+	put(mem, "b", "bananas are yellow")
+	check := func(q string, want ...string) {
+		t.Helper()
+		got := keys(t, mem, "b", q)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("search %q = %q, want %q", q, got, want)
+		}
+	}
+	check("apples", "a")
+	put(other, "c", "cherries are dark")
+	put(other, "a", "avocados are green")
+	check("apples")
+	check("avocados", "a")
+	check("cherries", "c")
+	if err := other.Delete(ctx, "b", "b"); err != nil {
+		t.Fatal(err)
+	}
+	check("bananas")
+	put(other, "d", "dates are sweet")
+	if err := other.Delete(ctx, "b", "c"); err != nil {
+		t.Fatal(err)
+	}
+	put(other, "e", "elderberries are small")
+	check("cherries")
+	check("dates", "d")
+	check("elderberries", "e")
+}

@@ -87,6 +87,10 @@ type MemoryFilter struct {
 	After string
 	// Limit caps the entries returned (<= 0: no cap).
 	Limit int
+	// Since selects the entries written after the bank's version Since
+	// (Version > Since): what changed since a reader last looked,
+	// deletions aside (a reader tells those by the bank's count).
+	Since int64
 	// Vectors asks for the entries' vectors too.
 	Vectors bool
 }

@@ -126,7 +126,7 @@ func (s *Store) ListMemories(ctx context.Context, name string, f store.MemoryFil
 		return out, nil
 	}
 	for _, e := range b.entries {
-		if strings.HasPrefix(e.Key, f.Prefix) && e.Key > f.After {
+		if strings.HasPrefix(e.Key, f.Prefix) && e.Key > f.After && e.Version > f.Since {
 			out = append(out, e)
 		}
 	}

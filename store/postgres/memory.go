@@ -163,11 +163,11 @@ func (s *Store) ListMemories(ctx context.Context, bank string, f store.MemoryFil
 	if f.Vectors {
 		cols = memoryCols
 	}
-	q := `SELECT ` + cols + ` FROM swarm_memories WHERE bank = $1 AND key > $2 AND starts_with(key, $3) ORDER BY key`
+	q := `SELECT ` + cols + ` FROM swarm_memories WHERE bank = $1 AND key > $2 AND starts_with(key, $3) AND version > $4 ORDER BY key`
 	if f.Limit > 0 {
 		q += fmt.Sprintf(` LIMIT %d`, f.Limit)
 	}
-	return queryAll(ctx, s, "memories of bank "+bank, scanMemory, q, bank, f.After, f.Prefix)
+	return queryAll(ctx, s, "memories of bank "+bank, scanMemory, q, bank, f.After, f.Prefix, f.Since)
 }
 
 // DeleteMemory implements store.Memories.

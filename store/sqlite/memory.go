@@ -39,6 +39,7 @@ var memorySchema = []string{
 		updated_at INTEGER NOT NULL,
 		UNIQUE (bank, key)
 	)`,
+	`CREATE INDEX IF NOT EXISTS memories_version ON memories (bank, version)`,
 	`CREATE TABLE IF NOT EXISTS memory_writes (
 		bank      TEXT NOT NULL,
 		write_key TEXT NOT NULL,
@@ -234,6 +235,10 @@ func (s *Store) ListMemories(ctx context.Context, bank string, f store.MemoryFil
 	}
 	q := `SELECT ` + cols + ` FROM memories WHERE bank = ? AND key > ?`
 	args := []any{bank, f.After}
+	if f.Since > 0 {
+		q += ` AND version > ?`
+		args = append(args, f.Since)
+	}
 	if f.Prefix != "" {
 		// A range on the key, which the (bank, key) index serves;
 		// substr keeps the comparison exact for any prefix.

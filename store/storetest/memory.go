@@ -198,6 +198,9 @@ func testMemoryList(t *testing.T, s store.Store) {
 		{store.MemoryFilter{Prefix: "pref", After: "pref/a", Limit: 2}, []string{"pref/b", "pref/c"}},
 		{store.MemoryFilter{After: "pref/c"}, []string{"préf"}},
 		{store.MemoryFilter{Prefix: "x%"}, nil},
+		{store.MemoryFilter{Since: 3}, []string{"pref", "pref/c", "préf"}},
+		{store.MemoryFilter{Since: 3, Prefix: "pref/", Limit: 1}, []string{"pref/c"}},
+		{store.MemoryFilter{Since: 6}, nil},
 	} {
 		if got := keys(c.f); !slices.Equal(got, c.want) {
 			t.Errorf("ListMemories(%+v) = %q, want %q", c.f, got, c.want)

@@ -24,6 +24,8 @@ CREATE TABLE swarm_memories (
 	updated_at bigint NOT NULL,
 	PRIMARY KEY (bank, key)
 );
+-- What changed in a bank since a version: readers refresh cached indexes.
+CREATE INDEX swarm_memories_version ON swarm_memories (bank, version);
 CREATE TABLE swarm_memory_writes (
 	bank      text NOT NULL,
 	write_key text NOT NULL,
