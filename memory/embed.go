@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -17,9 +18,21 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// embed calls e and checks its answer.
-func embed(ctx context.Context, e Embedder, texts []string) ([][]float32, error) {
-	vs, err := e.Embed(ctx, texts)
+// embed calls m's Embedder and checks its answer. In a run, the request
+// first takes one model call from the run tree's budget pool (see
+// swarm.Budget), as a model request does: a budget's ModelCalls bounds
+// embedding requests too.
+func (m *Memory) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if swarm.RunID(ctx) != "" {
+		root, err := m.value(ctx, "root")
+		if err != nil {
+			return nil, err
+		}
+		if _, err := m.Store.Spend(ctx, root, store.Pool{Calls: 1}); err != nil {
+			return nil, fmt.Errorf("memory: count the embedding call in the budget of run %s: %w", root, err)
+		}
+	}
+	vs, err := m.Embedder.Embed(ctx, texts)
 	if err != nil {
 		return nil, fmt.Errorf("memory: embed: %w", err)
 	}

@@ -214,7 +214,7 @@ func (m *Memory) Put(ctx context.Context, bank string, e store.MemoryEntry) (_ s
 		}
 	}
 	if m.Embedder != nil && e.Vector == nil {
-		vs, err := embed(ctx, m.Embedder, []string{embedText(e)})
+		vs, err := m.embed(ctx, []string{embedText(e)})
 		if err != nil {
 			return store.MemoryEntry{}, err
 		}

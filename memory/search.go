@@ -63,7 +63,7 @@ func (m *Memory) Search(ctx context.Context, bank, query string, limit int) (hit
 			scores[h.Doc] = h.Score
 		}
 	} else {
-		vs, err := embed(ctx, m.Embedder, []string{query})
+		vs, err := m.embed(ctx, []string{query})
 		if err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/memory"
 	"github.com/swarmrt/swarm/model/openai"
 	"github.com/swarmrt/swarm/store"
@@ -278,4 +279,32 @@ func TestSearchSeesChanges(t *testing.T) {
 	check("cherries")
 	check("dates", "d")
 	check("elderberries", "e")
+}
+
+// TestEmbeddingCallsInBudget runs the support agent with an embedder: its
+// embedding requests (one per write, one per search) are taken from the
+// run tree's budget pool like its model calls.
+func TestEmbeddingCallsInBudget(t *testing.T) {
+	var calls atomic.Int64
+	srv := fakeEmbeddings(t, &calls)
+	em, err := openai.New(openai.WithBaseURL(srv.URL+"/v1"), openai.WithAPIKey("k"), openai.WithEmbeddingModel("embed-small"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := func(em memory.Embedder) int64 {
+		st := storemem.New()
+		mem := &memory.Memory{Store: st, Bank: "user:{user}", Embedder: em}
+		def := swarm.Define[string, string]("support", "", func(string) swarm.Spec { return swarm.Spec{Tools: mem.Tools()} })
+		rt := newRuntime(t, st, supportScript, "A", def)
+		id := runFor(t, rt, def, "gil")
+		p, err := st.Spend(t.Context(), id, store.Pool{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Calls
+	}
+	without, with := pool(nil), pool(em)
+	if calls.Load() != 2 || with != without+2 {
+		t.Fatalf("%d embedding calls; the pool counts %d calls, %d without embeddings: want 2 more", calls.Load(), with, without)
+	}
 }
