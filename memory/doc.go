@@ -31,8 +31,13 @@
 // ranker, [registry.BM25]) over key, text and tags. With an [Embedder] the
 // entries' vectors, made at write time, are kept in the store, the query
 // is embedded, and cosine similarity is fused with BM25 by reciprocal
-// rank. A search reads the bank once per change: the index is cached by
-// the bank's version.
+// rank; in a run, each embedding request takes one model call from the
+// run tree's budget pool, as a model request does. A search reads the
+// bank once per change: the index is cached by the bank's version and
+// refreshed with what changed since.
+//
+// An agent absorbed by a captain keeps its tools, hence its bank and
+// knowledge; teammates share a bank named "team:{root}".
 //
 // Knowledge ([Knowledge]) is read-only text attached to an agent, split
 // into chunks and offered through a knowledge_lookup tool, with a hook

@@ -252,10 +252,16 @@ func CheckBankLimits(bank string, lim BankLimits, entries, bytes int64, exists b
 }
 
 // NoMemory is the error of a lookup of key that bank does not have; it
-// wraps ErrNotFound.
+// matches ErrNotFound (errors.Is).
 func NoMemory(bank, key string) error {
-	return fmt.Errorf("memory bank %q: no entry %q: %w", bank, key, ErrNotFound)
+	return noMemory{fmt.Sprintf("memory bank %q has no entry %q", bank, key)}
 }
+
+// noMemory is ErrNotFound said of a memory entry, not a run.
+type noMemory struct{ msg string }
+
+func (e noMemory) Error() string        { return e.msg }
+func (e noMemory) Is(target error) bool { return target == ErrNotFound }
 
 // EncodeVector encodes v as little-endian float32s, the form SQL stores
 // keep vectors in (nil for an empty v).
