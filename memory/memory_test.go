@@ -347,3 +347,37 @@ func TestBankPlaceholders(t *testing.T) {
 		t.Fatal("an unclosed placeholder was accepted")
 	}
 }
+
+// TestWriteRefused refuses writes two ways, through the tools in a run:
+// CheckWrite rejects one, the bank's limit another; the model sees each
+// reason, and nothing is stored.
+func TestWriteRefused(t *testing.T) {
+	st := storemem.New()
+	mem := &memory.Memory{Store: st, Bank: "agent:desk", Limits: store.BankLimits{MaxEntries: 1},
+		CheckWrite: func(_ context.Context, bank string, e store.MemoryEntry) error {
+			if strings.Contains(e.Text, "card number") {
+				return errors.New("no card numbers in memory")
+			}
+			return nil
+		}}
+	def := swarm.Define[string, string]("desk", "", func(string) swarm.Spec { return swarm.Spec{Tools: mem.Tools()} })
+	script := scripted.Script{"desk": {
+		scripted.Tools(scripted.CallTool(memory.ToolWrite, map[string]any{"key": "card", "text": "card number 4111"})),
+		scripted.Tools(scripted.CallTool(memory.ToolWrite, map[string]any{"key": "a", "text": "first"})),
+		scripted.Tools(scripted.CallTool(memory.ToolWrite, map[string]any{"key": "b", "text": "second"})),
+		scripted.Text("done"),
+	}}
+	rt := newRuntime(t, st, script, "A", def)
+	_, run, err := def.Run(swarmtest.Context(t), rt, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := toolOutputs(t, rt, run.ID(), memory.ToolWrite)
+	if len(out) != 3 || !strings.Contains(out[0], "no card numbers in memory") || !strings.Contains(out[1], `"version":1`) ||
+		!strings.Contains(out[2], "is full") {
+		t.Fatalf("write results = %q", out)
+	}
+	if es, _ := st.ListMemories(t.Context(), "agent:desk", store.MemoryFilter{}); len(es) != 1 || es[0].Key != "a" {
+		t.Fatalf("bank holds %+v, want only a", es)
+	}
+}
