@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/swarmrt/swarm/registry"
@@ -83,6 +84,11 @@ func (m *Memory) Search(ctx context.Context, bank, query string, limit int) (hit
 	})
 	if len(out) > limit {
 		out = out[:limit]
+	}
+	for i := range out {
+		// Four significant digits are all a reader needs, in fewer
+		// tokens for a model.
+		out[i].Score, _ = strconv.ParseFloat(strconv.FormatFloat(out[i].Score, 'g', 4, 64), 64)
 	}
 	return out, nil
 }
