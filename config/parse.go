@@ -21,6 +21,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/adaptive"
 	"github.com/swarmrt/swarm/mcp"
+	"github.com/swarmrt/swarm/memory"
 	"github.com/swarmrt/swarm/network"
 )
 
@@ -31,8 +32,8 @@ const Version = 1
 var (
 	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "a2a_agents", "serve", "network", "share", "guardrails", "limits"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
-	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "network_tools", "guardrails", "compaction"}
-	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools", "guardrails", "hold_stream", "compaction"}
+	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "network_tools", "guardrails", "compaction", "memory", "knowledge"}
+	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools", "guardrails", "hold_stream", "compaction", "memory", "knowledge"}
 	handoffFields = []string{"agent", "swarm", "description", "customizable"}
 	loopFields    = []string{"strategy", "evaluator", "stall_threshold", "max_replans", "max_rounds", "on_exhausted"}
 	limitFields   = []string{"model_calls", "tool_calls"}
@@ -106,6 +107,8 @@ type agentDef struct {
 	networkTools                           *network.Filter // nil: none
 	guardrails                             []*guardDef
 	compaction                             *swarm.Compaction
+	memory                                 *memoryDef        // memory:, nil if none
+	knowledge                              *memory.Knowledge // knowledge:, nil if none
 }
 
 type swarmDef struct {
@@ -568,6 +571,12 @@ func (p *parser) common(fs map[string]field, what string, a *agentDef, isSwarm b
 	}
 	if fd, ok := fs["compaction"]; ok {
 		a.compaction = p.compaction(fd.val, what)
+	}
+	if fd, ok := fs["memory"]; ok {
+		a.memory = p.memory(fd.val, what)
+	}
+	if fd, ok := fs["knowledge"]; ok {
+		a.knowledge = p.knowledge(fd.val, what)
 	}
 }
 
