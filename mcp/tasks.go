@@ -69,8 +69,9 @@ type Task struct {
 	PollIntervalMs int64  `json:"pollIntervalMs,omitempty"`
 	// InputRequests holds the pause of an input_required task.
 	InputRequests map[string]InputRequest `json:"inputRequests,omitempty"`
-	// Result is the tool result of a completed task.
-	Result *sdk.CallToolResult `json:"result,omitempty"`
+	// Result is the tool result of a completed task (a CallToolResult,
+	// with its resultType).
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 // InputRequest is a request for the client's input carried by a task: an
@@ -124,7 +125,7 @@ func taskOf(st swarm.Status) Task {
 		if st.Reason != "" {
 			t.StatusMessage += ": " + st.Reason
 		}
-		t.Result = outcomeResult(st)
+		t.Result, _ = json.Marshal(&typedResult{res: outcomeResult(st)})
 	case swarm.StateStopped:
 		t.Status = "cancelled"
 		t.StatusMessage = st.Reason
