@@ -56,6 +56,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	msg := err.Error()
+	if fe := (*auth.ForbiddenError)(nil); errors.As(err, &fe) {
+		// RFC 6750: name the scope the token lacks, so that an OAuth
+		// client can ask for it.
+		w.Header().Set("WWW-Authenticate", auth.FromContext(r.Context()).ScopeChallenge(r.URL.Path, fe.Swarm))
+	}
 	switch {
 	case status == http.StatusInternalServerError:
 		msg = "internal server error"

@@ -161,9 +161,6 @@ func TestServeOAuth(t *testing.T) {
 	if code, _, body := bearer(t, "GET", s.URL+"/v1/swarms", trip, ""); code != 200 || !strings.Contains(body, `"trip"`) || strings.Contains(body, `"approval"`) {
 		t.Errorf("token with swarm:trip lists: %d %s", code, body)
 	}
-	if code, _, body := bearer(t, "GET", s.URL+"/v1/swarms/approval", trip, ""); code != 403 {
-		t.Errorf("token with swarm:trip, swarm approval: %d %s, want 403", code, body)
-	}
 	if code, _, body := bearer(t, "GET", s.URL+"/v1/swarms/approval", clientToken(t, issuer, oauthResource, "swarm:*"), ""); code != 200 {
 		t.Errorf("token with swarm:*, swarm approval: %d %s", code, body)
 	}
@@ -178,10 +175,16 @@ func TestServeOAuth(t *testing.T) {
 	// Outside the scopes: 403 naming the scope to ask for (step-up).
 	mcpCall := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"approval","arguments":{"input":"x"}}}`
 	for _, c := range []struct{ name, path, body, challenge string }{
+		{"HTTP API", "/v1/swarms/approval", "", `Bearer error="insufficient_scope", scope="swarm:approval", resource_metadata="` + oauthResource + `/.well-known/oauth-protected-resource"`},
+		{"HTTP API run", "/v1/swarms/approval/runs", `{"input":"x"}`, `Bearer error="insufficient_scope", scope="swarm:approval", resource_metadata="` + oauthResource + `/.well-known/oauth-protected-resource"`},
 		{"A2A", "/a2a/approval", a2aCall, `Bearer error="insufficient_scope", scope="swarm:approval", resource_metadata="` + oauthResource + `/.well-known/oauth-protected-resource"`},
 		{"MCP", "/mcp", mcpCall, `Bearer error="insufficient_scope", scope="swarm:approval", resource_metadata="` + oauthResource + `/.well-known/oauth-protected-resource/mcp"`},
 	} {
-		if code, challenge, body := bearer(t, "POST", s.URL+c.path, trip, c.body); code != 403 || challenge != c.challenge {
+		method := "POST"
+		if c.body == "" {
+			method = "GET"
+		}
+		if code, challenge, body := bearer(t, method, s.URL+c.path, trip, c.body); code != 403 || challenge != c.challenge {
 			t.Errorf("%s approval with swarm:trip: %d %q %s, want 403 %q", c.name, code, challenge, body, c.challenge)
 		}
 	}
