@@ -16,6 +16,8 @@ import (
 	"github.com/swarmrt/swarm/internal/servetest"
 	"github.com/swarmrt/swarm/mcp"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store/postgres"
+	"github.com/swarmrt/swarm/store/postgres/pgtest"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -23,7 +25,7 @@ import (
 // written from their text: plain JSON-RPC over HTTP, each request carrying
 // its version and capabilities in _meta and the routing headers.
 type modern struct {
-	t     *testing.T
+	t     testing.TB
 	url   string
 	token string
 	// tasks declares the Tasks extension in every request.
@@ -96,7 +98,7 @@ func (c *modern) send(method, name string, params map[string]any, edit func(*htt
 
 // readReply returns the JSON-RPC response of a reply in JSON or in an
 // event stream (whose last data line is the response).
-func readReply(t *testing.T, resp *http.Response) []byte {
+func readReply(t testing.TB, resp *http.Response) []byte {
 	t.Helper()
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		var b bytes.Buffer
@@ -392,4 +394,81 @@ func TestTasksAcrossRestart(t *testing.T) {
 		t.Fatalf("tasks/cancel: %+v", r.Error)
 	}
 	c.get(ids[1], "cancelled")
+}
+
+// BenchmarkTaskRoundTrip measures a task's round trip over the stateless
+// revision on loopback HTTP (memory store, scripted model): a tools/call
+// that answers with a task waiting for input, a tasks/get, the tasks/update
+// that answers it, and tasks/get until the result.
+func BenchmarkTaskRoundTrip(b *testing.B) {
+	rt, _ := swarmtest.NewRuntime(b, tasksScript, tasksDefs()...)
+	ts := httptest.NewServer(mcp.NewHTTPHandler(rt, mcp.Options{}))
+	defer ts.Close()
+	c := &modern{t: b, url: ts.URL, tasks: true}
+	gets := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		tk := c.task(c.call("tools/call", "approval", map[string]any{"name": "approval", "arguments": map[string]any{"input": "book"}}))
+		if tk.Status != "input_required" {
+			b.Fatalf("tools/call: %+v", tk)
+		}
+		tk = c.task(c.call("tasks/get", tk.TaskID, map[string]any{"taskId": tk.TaskID}))
+		if r := c.call("tasks/update", tk.TaskID, map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{tk.firstKey(): map[string]any{"action": "accept", "content": map[string]any{"message": "yes"}}}}); r.Error != nil {
+			b.Fatalf("tasks/update: %+v", r.Error)
+		}
+		for {
+			gets++
+			if got := c.task(c.call("tasks/get", tk.TaskID, map[string]any{"taskId": tk.TaskID})); got.Status == "completed" {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(gets)/float64(b.N), "gets/op")
+}
+
+// TestTasksAcrossNodesPostgres serves one PostgreSQL store from two
+// runtimes, as two nodes: a task started on one is read, answered and
+// cancelled through the other.
+func TestTasksAcrossNodesPostgres(t *testing.T) {
+	url := pgtest.URL(t) // a schema of its own; skips without SWARM_TEST_POSTGRES
+	ctx := swarmtest.Context(t)
+	var nodes []*modern
+	for range 2 {
+		st, err := postgres.Open(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(tasksScript), PollInterval: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rt.Close() })
+		if err := rt.Register(tasksDefs()...); err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(mcp.NewHTTPHandler(rt, mcp.Options{TaskWait: 50 * time.Millisecond}))
+		t.Cleanup(ts.Close)
+		nodes = append(nodes, &modern{t: t, url: ts.URL, tasks: true})
+	}
+	a, b := nodes[0], nodes[1]
+	tk := a.task(a.call("tools/call", "approval", map[string]any{"name": "approval", "arguments": map[string]any{"input": "book"}}))
+	if tk.Status != "input_required" {
+		t.Fatalf("tools/call on a: %+v", tk)
+	}
+	got := b.get(tk.TaskID, "input_required")
+	if r := b.call("tasks/update", tk.TaskID, map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{got.firstKey(): map[string]any{"action": "accept", "content": map[string]any{"message": "yes"}}}}); r.Error != nil {
+		t.Fatalf("tasks/update on b: %+v", r.Error)
+	}
+	if done := a.get(tk.TaskID, "completed"); done.Result == nil || done.Result.StructuredContent.State != swarm.StateCompleted {
+		t.Fatalf("completed on a: %+v", done)
+	}
+	slow := a.task(a.call("tools/call", "slow", map[string]any{"name": "slow", "arguments": map[string]any{"input": "x"}}))
+	if slow.Status != "working" {
+		t.Fatalf("slow on a: %+v", slow)
+	}
+	if r := b.call("tasks/cancel", slow.TaskID, map[string]any{"taskId": slow.TaskID}); r.Error != nil {
+		t.Fatalf("tasks/cancel on b: %+v", r.Error)
+	}
+	a.get(slow.TaskID, "cancelled")
 }
