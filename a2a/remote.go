@@ -21,6 +21,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
 )
 
 // RemotePrefix starts the name of the tool [Remote] makes. (Tool names
@@ -41,6 +42,13 @@ func WithHTTPClient(c *http.Client) RemoteOption { return func(r *remote) { r.cl
 // WithRemoteDescription sets the tool's description, which tells the model
 // when to delegate to the remote agent.
 func WithRemoteDescription(d string) RemoteOption { return func(r *remote) { r.description = d } }
+
+// WithOAuth sends the access tokens of c with every request to the remote
+// agent: c discovers the agent's authorization server from its 401, gets
+// tokens (client credentials) or refreshes a person's, and a delegation
+// that needs a person's consent fails saying how to give it
+// ([auth.ConsentError]).
+func WithOAuth(c *auth.Client) RemoteOption { return func(r *remote) { r.oauth = c } }
 
 // WithCardKeys makes the remote agent trusted only if its card is signed
 // (A2A 1.0 signed agent cards) by one of keys, such as the set a server
@@ -91,6 +99,9 @@ func Remote(name, cardURL string, opts ...RemoteOption) (swarm.Tool, error) {
 	}
 	c := *r.client
 	c.Transport = traceprop.Transport(c.Transport)
+	if r.oauth != nil {
+		c.Transport = r.oauth.Transport(c.Transport)
+	}
 	if r.token != "" {
 		c.Transport = &bearer{token: r.token, base: c.Transport}
 	}
@@ -106,6 +117,7 @@ type remote struct {
 	client                            *http.Client
 	poll                              time.Duration
 	keys                              *jose.JSONWebKeySet
+	oauth                             *auth.Client
 
 	mu  sync.Mutex
 	cli *a2aclient.Client

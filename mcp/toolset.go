@@ -23,6 +23,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
 )
 
 // Defaults of a Toolset.
@@ -63,6 +64,12 @@ type Toolset struct {
 	URL string
 	// Headers are sent with every HTTP request (Authorization, say).
 	Headers map[string]string
+	// OAuth, when set, adds its access tokens to every HTTP request: a
+	// server that needs OAuth is reached with tokens the client gets
+	// (client credentials) or refreshes (a person's login), and a call
+	// that needs a person's consent fails with an error saying how to
+	// give it ([auth.ConsentError]).
+	OAuth *auth.Client
 	// Allow, when not empty, keeps only the tools whose name matches one of
 	// its patterns ([path.Match] syntax: "get_*"); Deny drops the tools that
 	// match one of its patterns. Patterns match the server's tool names.
@@ -207,7 +214,11 @@ func (ts *Toolset) connectLocked(ctx context.Context) (*sdk.ClientSession, error
 	}
 	var transport sdk.Transport
 	if ts.URL != "" {
-		client := &http.Client{Transport: headerTransport{headers: ts.Headers, next: traceprop.Transport(nil)}}
+		var next http.RoundTripper = traceprop.Transport(nil)
+		if ts.OAuth != nil {
+			next = ts.OAuth.Transport(next)
+		}
+		client := &http.Client{Transport: headerTransport{headers: ts.Headers, next: next}}
 		transport = &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: client, DisableStandaloneSSE: true}
 	} else {
 		ts.stderr = &tail{max: 2 << 10}

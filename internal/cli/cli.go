@@ -162,6 +162,7 @@ func (a *app) command() *cobra.Command {
 	root.AddCommand(a.chatCmd())
 	root.AddCommand(a.teamCmd())
 	root.AddCommand(a.versionCmd())
+	root.AddCommand(a.loginCmd())
 	root.AddCommand(a.agentsCmd())
 	root.AddCommand(a.memoryCmd())
 	return root

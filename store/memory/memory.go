@@ -51,6 +51,7 @@ type Store struct {
 	deleteMu sync.Mutex
 	teamMap
 	bankMap
+	secretMap
 }
 
 var (
