@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -270,6 +271,10 @@ func (c *Client) discover(ctx context.Context, challenge string) error {
 		// if it cannot be read (a server that names its public URL,
 		// reached here at another).
 		urls = []string{named, urls[0]}
+	}
+	if root := u.Scheme + "://" + u.Host + WellKnownPath; !slices.Contains(urls, root) {
+		// Last, the metadata of the whole server.
+		urls = append(urls, root)
 	}
 	var prm struct {
 		Resource             string   `json:"resource"`

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmrt/swarm/a2a"
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/mcp"
 	"github.com/swarmrt/swarm/store"
@@ -75,6 +76,16 @@ func TestOAuthClient(t *testing.T) {
 	}
 	if out, err := callTrip(t, ctx, u, svc); err != nil || !strings.Contains(out, "plan") {
 		t.Fatalf("service: %q %v", out, err)
+	}
+
+	// The same service's A2A agent, through a delegation tool.
+	agentClient, _ := auth.NewClient(auth.ClientConfig{URL: s.URL + "/a2a/trip", Resource: oauthResource, ClientID: "ci", ClientSecret: "ci-secret", Scopes: []string{"swarm:trip"}})
+	delegate, err := a2a.Remote("trip", s.URL+"/a2a/trip", a2a.WithOAuth(agentClient))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := delegate.Call(ctx, json.RawMessage(`{"request":"{\"where\":\"alps\"}"}`)); err != nil || !strings.Contains(out, "plan") {
+		t.Fatalf("A2A delegation: %q %v", out, err)
 	}
 
 	// Nobody consented yet: a clear error.

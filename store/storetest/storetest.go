@@ -118,6 +118,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	tests = append(tests, mailTests...)
 	tests = append(tests, teamTests...)
 	tests = append(tests, snapshotTests...)
+	tests = append(tests, secretTests...)
 	tests = append(tests, deleteTests...)
 	tests = append(tests, memoryTests...)
 	for _, tt := range tests {
