@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -147,22 +146,17 @@ func (h *eraHandler) serveTask(w http.ResponseWriter, r *http.Request, body []by
 	if err := json.Unmarshal(req.Params, &p); err != nil {
 		return fail(http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: req.Method + ": invalid params: " + err.Error()})
 	}
+	if e := taskMetaError(req.Method, p.Meta); e != nil {
+		return fail(http.StatusBadRequest, e)
+	}
 	version, _ := p.Meta[sdk.MetaKeyProtocolVersion].(string)
-	_, hasCaps := p.Meta[sdk.MetaKeyClientCapabilities].(map[string]any)
 	switch header := r.Header.Get("MCP-Protocol-Version"); {
-	case version == "" || !hasCaps:
-		return fail(http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: _meta needs %q and %q", req.Method, sdk.MetaKeyProtocolVersion, sdk.MetaKeyClientCapabilities)})
 	case version != header:
 		return fail(http.StatusBadRequest, &jsonrpc.Error{Code: codeHeaderMismatch, Message: fmt.Sprintf("MCP-Protocol-Version header %q does not match the request's %q", header, version)})
 	case r.Header.Get("Mcp-Method") != req.Method:
 		return fail(http.StatusBadRequest, &jsonrpc.Error{Code: codeHeaderMismatch, Message: fmt.Sprintf("Mcp-Method header %q does not match the method %q", r.Header.Get("Mcp-Method"), req.Method)})
 	case r.Header.Get("Mcp-Name") != p.TaskID:
 		return fail(http.StatusBadRequest, &jsonrpc.Error{Code: codeHeaderMismatch, Message: fmt.Sprintf("Mcp-Name header %q does not match the taskId %q", r.Header.Get("Mcp-Name"), p.TaskID)})
-	case !slices.Contains(sdk.SupportedProtocolVersions(), version):
-		data, _ := json.Marshal(sdk.UnsupportedProtocolVersionData{Supported: sdk.SupportedProtocolVersions(), Requested: version})
-		return fail(http.StatusBadRequest, &jsonrpc.Error{Code: sdk.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data})
-	case !wantsTasks(p.Meta):
-		return fail(http.StatusBadRequest, missingTasksCapability())
 	}
 	ctx := r.Context()
 	res, terr := h.s.handleTask(ctx, req.Method, p)

@@ -38,7 +38,7 @@ type Options struct {
 	// TaskWait is how long a tools/call from a client that declares the
 	// Tasks extension waits for its run before answering with a task
 	// (default [DefaultTaskWait]; negative: at once). It applies to
-	// [NewHTTPHandler], which serves the extension.
+	// [NewHTTPHandler] and [Serve], which serve the extension.
 	TaskWait time.Duration
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -275,6 +276,24 @@ func (s *server) handleTask(ctx context.Context, method string, p taskParams) (a
 
 // ack is the empty acknowledgement of tasks/update and tasks/cancel.
 func ack() map[string]any { return map[string]any{"resultType": "complete"} }
+
+// taskMetaError checks the _meta of a tasks/* request: the per-request
+// protocol version (one this server speaks) and capabilities, which must
+// declare the extension.
+func taskMetaError(method string, meta map[string]any) *jsonrpc.Error {
+	version, _ := meta[sdk.MetaKeyProtocolVersion].(string)
+	_, hasCaps := meta[sdk.MetaKeyClientCapabilities].(map[string]any)
+	switch {
+	case version == "" || !hasCaps:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: _meta needs %q and %q", method, sdk.MetaKeyProtocolVersion, sdk.MetaKeyClientCapabilities)}
+	case !slices.Contains(sdk.SupportedProtocolVersions(), version):
+		data, _ := json.Marshal(sdk.UnsupportedProtocolVersionData{Supported: sdk.SupportedProtocolVersions(), Requested: version})
+		return &jsonrpc.Error{Code: sdk.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
+	case !wantsTasks(meta):
+		return missingTasksCapability()
+	}
+	return nil
+}
 
 // missingTasksCapability is the error of a tasks/* request from a client
 // that did not declare the extension.

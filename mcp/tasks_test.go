@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -471,4 +473,73 @@ func TestTasksAcrossNodesPostgres(t *testing.T) {
 		t.Fatalf("tasks/cancel on b: %+v", r.Error)
 	}
 	a.get(slow.TaskID, "cancelled")
+}
+
+// TestTasksStdio drives the Tasks extension of `swarm mcp` over real stdio
+// with newline-delimited JSON-RPC, written from the specification: no
+// initialize, each request with its _meta; a paused run is a task that
+// tasks/update answers, and an unknown task is invalid params.
+func TestTasksStdio(t *testing.T) {
+	cmd := exec.Command(swarmBinary(t), "mcp")
+	cmd.Dir = filepath.Join("testdata", "interop")
+	cmd.Env = append(os.Environ(), "SWARM_STORE=memory:", "SWARM_MODEL=")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	id := 0
+	call := func(method string, params map[string]any) rpcReply {
+		t.Helper()
+		id++
+		params["_meta"] = map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{mcp.TasksExtension: map[string]any{}}},
+		}
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if _, err := stdin.Write(append(b, '\n')); err != nil {
+			t.Fatal(err)
+		}
+		for lines.Scan() {
+			var r struct {
+				ID int `json:"id"`
+				rpcReply
+			}
+			if json.Unmarshal(lines.Bytes(), &r) == nil && r.ID == id {
+				return r.rpcReply
+			}
+		}
+		t.Fatalf("%s: no answer (stderr: %s)", method, stderr.String())
+		return rpcReply{}
+	}
+	c := &modern{t: t}
+	tk := c.task(call("tools/call", map[string]any{"name": "approval", "arguments": map[string]any{"input": "book"}}))
+	if tk.ResultType != "task" || tk.Status != "input_required" {
+		t.Fatalf("tools/call: %+v", tk)
+	}
+	if r := call("tasks/update", map[string]any{"taskId": tk.TaskID, "inputResponses": map[string]any{tk.firstKey(): map[string]any{"action": "accept", "content": map[string]any{"message": "yes"}}}}); r.Error != nil {
+		t.Fatalf("tasks/update: %+v", r.Error)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := c.task(call("tasks/get", map[string]any{"taskId": tk.TaskID}))
+		if got.Status == "completed" {
+			if got.Result == nil || string(got.Result.StructuredContent.Result) != `"booked"` {
+				t.Fatalf("completed: %+v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task is %s", got.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := call("tasks/get", map[string]any{"taskId": "run_nope"}); r.Error == nil || r.Error.Code != -32602 {
+		t.Errorf("unknown task: %+v", r.Error)
+	}
 }
