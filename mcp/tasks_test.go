@@ -290,6 +290,21 @@ func TestTasks(t *testing.T) {
 		t.Fatalf("tools/call echo: %s %+v", r.Result, r.Error)
 	}
 
+	// Every stateless result says its type, prompts and resources too.
+	for _, q := range []struct {
+		method, name string
+		params       map[string]any
+	}{
+		{"prompts/get", "echo", map[string]any{"name": "echo", "arguments": map[string]any{"input": "hi"}}},
+		{"resources/read", "swarm://runs/" + id + "/result", map[string]any{"uri": "swarm://runs/" + id + "/result"}},
+		{"tools/list", "", nil},
+	} {
+		r := p.call(q.method, q.name, q.params)
+		if r.Error != nil || !strings.Contains(string(r.Result), `"resultType":"complete"`) {
+			t.Errorf("%s: %s %+v", q.method, r.Result, r.Error)
+		}
+	}
+
 	// Without the extension, a call waits for its run as before: a pause
 	// is a result naming the resume tool, never a task.
 	plain := &modern{t: t, url: quick.URL}
