@@ -19,6 +19,9 @@ const BearerScheme = "bearer"
 const (
 	OAuthScheme        = "oauth2"
 	OAuthServiceScheme = "oauth2-client-credentials"
+	// OAuthDeviceScheme is the device code flow (RFC 8628), declared when
+	// the authorization server offers it: a person on another device.
+	OAuthDeviceScheme = "oauth2-device-code"
 )
 
 // Media types of inputs and results.
@@ -104,6 +107,14 @@ func (s *server) oauthSchemes(ctx context.Context, c *sdk.AgentCard, id string) 
 			Flows:             sdk.AuthorizationCodeOAuthFlow{AuthorizationURL: md.AuthorizationEndpoint, TokenURL: md.TokenEndpoint, Scopes: scopes, PKCERequired: true},
 		}
 		c.SecurityRequirements = append(c.SecurityRequirements, sdk.SecurityRequirements{OAuthScheme: sdk.SecuritySchemeScopes{auth.ScopeSwarmPrefix + id}})
+	}
+	if md.DeviceAuthorizationEndpoint != "" {
+		c.SecuritySchemes[OAuthDeviceScheme] = sdk.OAuth2SecurityScheme{
+			Description:       "OAuth 2.0 device code, for a person on another device.",
+			Oauth2MetadataURL: md.URL,
+			Flows:             sdk.DeviceCodeOAuthFlow{DeviceAuthorizationURL: md.DeviceAuthorizationEndpoint, TokenURL: md.TokenEndpoint, Scopes: scopes},
+		}
+		c.SecurityRequirements = append(c.SecurityRequirements, sdk.SecurityRequirements{OAuthDeviceScheme: sdk.SecuritySchemeScopes{auth.ScopeSwarmPrefix + id}})
 	}
 	c.SecuritySchemes[OAuthServiceScheme] = sdk.OAuth2SecurityScheme{
 		Description:       "OAuth 2.0 client credentials, for a service.",

@@ -313,10 +313,11 @@ func TestServeA2ACard(t *testing.T) {
 			OAuth2SecurityScheme *struct {
 				Oauth2MetadataURL string `json:"oauth2MetadataUrl"`
 				Flows             map[string]struct {
-					AuthorizationURL string            `json:"authorizationUrl"`
-					TokenURL         string            `json:"tokenUrl"`
-					Scopes           map[string]string `json:"scopes"`
-					PKCERequired     bool              `json:"pkceRequired"`
+					AuthorizationURL       string            `json:"authorizationUrl"`
+					DeviceAuthorizationURL string            `json:"deviceAuthorizationUrl"`
+					TokenURL               string            `json:"tokenUrl"`
+					Scopes                 map[string]string `json:"scopes"`
+					PKCERequired           bool              `json:"pkceRequired"`
 				} `json:"flows"`
 			} `json:"oauth2SecurityScheme"`
 		} `json:"securitySchemes"`
@@ -338,7 +339,10 @@ func TestServeA2ACard(t *testing.T) {
 	if f, ok := cc.Flows["clientCredentials"]; !ok || f.TokenURL != ac.TokenURL || f.Scopes["swarm:trip"] == "" {
 		t.Errorf("client credentials flow: %+v", cc.Flows)
 	}
-	if len(card.SecurityRequirements) != 3 {
+	if dc := card.SecuritySchemes["oauth2-device-code"].OAuth2SecurityScheme; dc == nil || !strings.HasPrefix(dc.Flows["deviceCode"].DeviceAuthorizationURL, issuer) {
+		t.Errorf("device code flow: %s", raw)
+	}
+	if len(card.SecurityRequirements) != 4 {
 		t.Errorf("security requirements: %v", card.SecurityRequirements)
 	}
 	// The token endpoint the card names issues a token the server takes.
