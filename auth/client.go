@@ -228,7 +228,14 @@ type Client struct {
 	md       *ServerMetadata
 	tok      *TokenSet
 	loaded   bool
+	// extra are scopes services asked for in insufficient_scope
+	// challenges (step-up authorization).
+	extra []string
 }
+
+// scopes are the scopes asked for: the configured ones and those of
+// step-ups.
+func (c *Client) scopes() []string { return append(slices.Clone(c.cfg.Scopes), c.extra...) }
 
 // NewClient checks cfg and returns its client. Nothing is fetched yet.
 func NewClient(cfg ClientConfig) (*Client, error) {
@@ -375,8 +382,8 @@ func (c *Client) token(ctx context.Context, challenge string, stale string) (*To
 	}
 	if t == nil {
 		form := url.Values{"grant_type": {"client_credentials"}}
-		if len(c.cfg.Scopes) > 0 {
-			form.Set("scope", strings.Join(c.cfg.Scopes, " "))
+		if sc := c.scopes(); len(sc) > 0 {
+			form.Set("scope", strings.Join(sc, " "))
 		}
 		if t, err = c.grant(ctx, form); err != nil {
 			return nil, err
@@ -460,14 +467,25 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		sent = tok.AccessToken
 	}
 	res, err := t.send(req, sent)
-	if err != nil || res.StatusCode != http.StatusUnauthorized {
+	if err != nil || (res.StatusCode != http.StatusUnauthorized && res.StatusCode != http.StatusForbidden) {
 		return res, err
 	}
 	if req.Body != nil && req.GetBody == nil {
 		return res, nil // cannot send the body again
 	}
 	challenge := res.Header.Get("WWW-Authenticate")
-	tok, err := t.c.token(ctx, challenge, sent)
+	var tok *TokenSet
+	if res.StatusCode == http.StatusForbidden {
+		if sent == "" || !strings.Contains(challenge, `error="insufficient_scope"`) {
+			return res, nil
+		}
+		tok, err = t.c.stepUp(ctx, challenge, sent)
+		if err == nil && tok == nil {
+			return res, nil // nothing more to ask for: the refusal stands
+		}
+	} else {
+		tok, err = t.c.token(ctx, challenge, sent)
+	}
 	if err != nil {
 		res.Body.Close()
 		return nil, err
@@ -491,6 +509,41 @@ func (t *oauthTransport) send(req *http.Request, token string) (*http.Response, 
 	r := req.Clone(req.Context())
 	r.Header.Set("Authorization", "Bearer "+token)
 	return t.base.RoundTrip(r)
+}
+
+// stepUp answers an insufficient_scope challenge: the client asks for the
+// scope it names from now on, and replaces token stale with one that has
+// it (a new client credentials grant). A person's token cannot be widened
+// without them: that is a ConsentError. It returns nil and no error when
+// the challenge names no scope the client did not ask for already.
+func (c *Client) stepUp(ctx context.Context, challenge, stale string) (*TokenSet, error) {
+	c.mu.Lock()
+	var added []string
+	for _, s := range strings.Fields(challengeParam(challenge, "scope")) {
+		if !slices.Contains(c.scopes(), s) {
+			added = append(added, s)
+		}
+	}
+	c.extra = append(c.extra, added...)
+	secret, md := c.cfg.ClientSecret != "", c.md
+	c.mu.Unlock()
+	switch {
+	case len(added) == 0:
+		return nil, nil
+	case !secret:
+		issuer := ""
+		if md != nil {
+			issuer = md.Issuer
+		}
+		return nil, &ConsentError{URL: c.cfg.URL, Resource: c.resource, Issuer: issuer,
+			Reason: "the service asks for the scope " + strings.Join(added, " ") + ": log in again with --scope " + strings.Join(added, " --scope ")}
+	}
+	c.mu.Lock()
+	if c.tok != nil && c.tok.AccessToken == stale {
+		c.tok.RefreshToken = "" // a new grant, not a refresh, brings new scopes
+	}
+	c.mu.Unlock()
+	return c.token(ctx, "", stale)
 }
 
 // Login has a person authorize this client: authorization code with PKCE

@@ -52,7 +52,7 @@ func TestOAuthClient(t *testing.T) {
 	defer cancel()
 	// Access tokens live 30 s, under the client's one-minute margin: every
 	// use of a stored token refreshes it.
-	issuer, _ := oidcProvider(t, ctx, "SCOPES=swarm:* swarm:trip", "ACCESS_TTL=30")
+	issuer, _ := oidcProvider(t, ctx, "SCOPES=swarm:* swarm:trip swarm:approval", "ACCESS_TTL=30")
 	s := serveWithOAuth(t, ctx, "    issuer: "+issuer+"\n    resource: "+oauthResource+"\n")
 	u := s.URL + "/mcp"
 	resource := oauthResource + "/mcp"
@@ -86,6 +86,14 @@ func TestOAuthClient(t *testing.T) {
 	}
 	if out, err := delegate.Call(ctx, json.RawMessage(`{"request":"{\"where\":\"alps\"}"}`)); err != nil || !strings.Contains(out, "plan") {
 		t.Fatalf("A2A delegation: %q %v", out, err)
+	}
+
+	// A swarm outside the token's scope: the server's 403 names the
+	// scope, and the client asks for it (step-up). The approval swarm then
+	// runs, and pauses for input, which a delegation cannot give.
+	approval, _ := a2a.Remote("approval", s.URL+"/a2a/approval", a2a.WithOAuth(agentClient))
+	if _, err := approval.Call(ctx, json.RawMessage(`{"request":"book it"}`)); err == nil || !strings.Contains(err.Error(), "needs input") {
+		t.Fatalf("A2A delegation after step-up: %v", err)
 	}
 
 	// Nobody consented yet: a clear error.
