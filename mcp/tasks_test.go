@@ -109,7 +109,7 @@ func readReply(t testing.TB, resp *http.Response) []byte {
 	}
 	var last []byte
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Buffer(make([]byte, 0, 4<<10), 1<<20)
 	for sc.Scan() {
 		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, `"id"`) {
 			last = []byte(data)
@@ -507,7 +507,7 @@ func TestTasksStdio(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	lines := bufio.NewScanner(stdout)
-	lines.Buffer(make([]byte, 1<<20), 1<<20)
+	lines.Buffer(make([]byte, 0, 4<<10), 1<<20)
 	id := 0
 	call := func(method string, params map[string]any) rpcReply {
 		t.Helper()
