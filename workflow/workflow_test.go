@@ -289,10 +289,22 @@ func TestCompositionMistakes(t *testing.T) {
 	for name, err := range map[string]error{
 		"duplicate": func() error { _, err := workflow.New("w", "", workflow.Then(f, f)); return err }(),
 		"digits":    func() error { _, err := workflow.New("w", "", f.Named("42")); return err }(),
-		"edge":      func() error { _, err := workflow.New("w", "", workflow.NewGraph[string, string]("g", "f", 0).Add(workflow.Node(f)).Edge("f", "h").Step()); return err }(),
-		"start":     func() error { _, err := workflow.New("w", "", workflow.NewGraph[string, string]("g", "x", 0).Add(workflow.Node(f)).Step()); return err }(),
-		"quorum":    func() error { _, err := workflow.New("w", "", workflow.Parallel("p", workflow.Join{Mode: workflow.Quorum, N: 3}, f)); return err }(),
-		"loop":      func() error { _, err := workflow.New("w", "", workflow.Loop("l", 0, workflow.UntilFunc(func(string) bool { return true }), f)); return err }(),
+		"edge": func() error {
+			_, err := workflow.New("w", "", workflow.NewGraph[string, string]("g", "f", 0).Add(workflow.Node(f)).Edge("f", "h").Step())
+			return err
+		}(),
+		"start": func() error {
+			_, err := workflow.New("w", "", workflow.NewGraph[string, string]("g", "x", 0).Add(workflow.Node(f)).Step())
+			return err
+		}(),
+		"quorum": func() error {
+			_, err := workflow.New("w", "", workflow.Parallel("p", workflow.Join{Mode: workflow.Quorum, N: 3}, f))
+			return err
+		}(),
+		"loop": func() error {
+			_, err := workflow.New("w", "", workflow.Loop("l", 0, workflow.UntilFunc(func(string) bool { return true }), f))
+			return err
+		}(),
 		"agents": func() error {
 			_, err := workflow.New("w", "", workflow.Then(workflow.Agent[string, string](agent("a")), workflow.Agent[string, string](&swarm.Agent{Name: "a", Instructions: "Other."}).Named("b")))
 			return err
