@@ -331,3 +331,36 @@ func TestImportsPublicAPIOnly(t *testing.T) {
 		t.Errorf("go list -deps does not list the root package: %s", out)
 	}
 }
+
+// 1,000 parallel branches each run their node once and join in order.
+func TestThousandBranches(t *testing.T) {
+	var ran atomic.Int64
+	square := workflow.Func("square", func(_ context.Context, n int) (int, error) { ran.Add(1); return n * n, nil })
+	sum := workflow.Func("sum", func(_ context.Context, ns []int) (int, error) {
+		total := 0
+		for _, n := range ns {
+			total += n
+		}
+		return total, nil
+	})
+	def := workflow.Define("squares", "sums squares", workflow.Then(workflow.ForEach("each", square), sum))
+	in := make([]int, 1000)
+	for i := range in {
+		in[i] = i
+	}
+	raw, _ := json.Marshal(in)
+	rt, id, st := run(t, def, nil, string(raw))
+	if st.State != swarm.StateCompleted || string(st.Result) != "332833500" {
+		t.Fatalf("state %s (%s) result %s, want completed with 332833500", st.State, st.Reason, st.Result)
+	}
+	if n := ran.Load(); n != 1000 {
+		t.Errorf("%d branches ran, want 1000", n)
+	}
+	seen := map[string]bool{}
+	for _, k := range keys(t, rt, id, swarm.EventRecorded) {
+		seen[k] = true
+	}
+	if len(seen) != 1001 || !seen["each/0/square"] || !seen["each/999/square"] || !seen["sum"] {
+		t.Errorf("%d distinct recorded keys, want 1001 (each/<i>/square and sum)", len(seen))
+	}
+}
