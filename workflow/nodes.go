@@ -109,6 +109,24 @@ const DefaultAsks = 3
 // before the node fails. A string Out takes any answer as it is. The
 // workflow pauses while it waits: no goroutine, no lease.
 func Human[In, Out any](name string, asks int, ask func(in In) string) Step[In, Out] {
+	schema, resolved, err := schemaOf[Out]()
+	return human[In, Out](name, asks, schema, resolved, err, ask)
+}
+
+// HumanSchema is [Human] for answers whose schema is known only at run
+// time (a workflow read from a file): the answer must be JSON that
+// conforms to schema, and is the node's output as it is.
+func HumanSchema[In any](name string, asks int, schema json.RawMessage, ask func(in In) string) Step[In, json.RawMessage] {
+	var sc jsonschema.Schema
+	err := json.Unmarshal(schema, &sc)
+	var resolved *jsonschema.Resolved
+	if err == nil {
+		resolved, err = sc.Resolve(nil)
+	}
+	return human[In, json.RawMessage](name, asks, schema, resolved, err, ask)
+}
+
+func human[In, Out any](name string, asks int, schema json.RawMessage, resolved *jsonschema.Resolved, serr error, ask func(in In) string) Step[In, Out] {
 	err := checkName(name)
 	if asks == 0 {
 		asks = DefaultAsks
@@ -119,9 +137,8 @@ func Human[In, Out any](name string, asks int, ask func(in In) string) Step[In, 
 	if ask == nil && err == nil {
 		err = fmt.Errorf("workflow.Human %s: nil question", name)
 	}
-	schema, resolved, serr := schemaOf[Out]()
 	if serr != nil && err == nil {
-		err = fmt.Errorf("workflow.Human %s: %w", name, serr)
+		err = fmt.Errorf("workflow.Human %s: schema: %w", name, serr)
 	}
 	return Step[In, Out]{name: name, kind: "human", err: err,
 		run: func(ctx context.Context, x *exec, key string, in In) (Out, error) {

@@ -354,7 +354,8 @@ func text[T any](v T) (string, error) {
 }
 
 // parse reads an agent's or a swarm's answer as a T: a string as it is,
-// any other type from the JSON in the answer (a fenced code block too).
+// any other type from the JSON in the answer (a fenced code block too); a
+// json.RawMessage takes an answer that is not JSON as a JSON string.
 func parse[T any](answer string) (T, error) {
 	var v T
 	if p, ok := any(&v).(*string); ok {
@@ -366,6 +367,13 @@ func parse[T any](answer string) (T, error) {
 		if _, body, ok := strings.Cut(rest, "\n"); ok {
 			s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(body), "```"))
 		}
+	}
+	if _, ok := any(v).(json.RawMessage); ok && !json.Valid([]byte(s)) {
+		raw, err := json.Marshal(answer)
+		if err != nil {
+			return v, err
+		}
+		return decode[T](raw)
 	}
 	return decode[T](json.RawMessage(s))
 }
