@@ -449,3 +449,25 @@ func (p Picker[In]) pick(ctx context.Context, x *exec, key string, in In, names 
 	}
 	return "", &swarm.Failure{Reason: fmt.Sprintf("route %s: the router %s named no route in %d tries (last answer %q)", key, p.agent.Name, p.tries, answer)}
 }
+
+// Within runs step on a part of a larger value S, the state a workflow
+// carries from step to step: get picks step's input out of the state and
+// set puts its output back. Within adds no key segment and journals
+// nothing of its own (get and set are plain Go, run again on every
+// replay: they must be pure); the step keeps its name.
+func Within[S, In, Out any](step Step[In, Out], get func(S) In, set func(S, Out) S) Step[S, S] {
+	err := step.err
+	if (get == nil || set == nil) && err == nil {
+		err = fmt.Errorf("workflow.Within %s: get and set must not be nil", step.name)
+	}
+	names := step.keyed()
+	return Step[S, S]{name: step.name, kind: step.kind, flat: true, err: err, targets: step.targets,
+		describe: func() []string { return names },
+		run: func(ctx context.Context, x *exec, prefix string, s S) (S, error) {
+			out, err := step.exec(ctx, x, prefix, get(s))
+			if err != nil {
+				return s, err
+			}
+			return set(s, out), nil
+		}}
+}

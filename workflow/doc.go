@@ -19,7 +19,8 @@
 // sequence ([Then]) adds no segment of its own; a loop adds the round
 // ("polish/2/edit"), a graph the visit after the first
 // ("flow/3/draft"), and a retry "~<attempt>" after the first attempt
-// ("fetch~2"). Names are letters, digits, '_' and '-', not only digits.
+// ("fetch~2"). Names are letters, digits, '_' and '-', not only digits, and
+// neither "start" nor "end" (the runtime's own keys).
 //
 // # Decisions that depend on timing
 //

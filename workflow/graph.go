@@ -65,15 +65,20 @@ func NewGraph[In, Out any](name, start string, maxSteps int) *Graph[In, Out] {
 // is not one.
 func Node[In, Out any](s Step[In, Out]) Step[json.RawMessage, json.RawMessage] {
 	err := s.err
-	if s.flat && err == nil {
+	names := s.keyed()
+	if len(names) != 1 && err == nil {
 		err = errors.New("a sequence needs a name (Named) to be a graph node")
 	}
-	return Step[json.RawMessage, json.RawMessage]{name: s.name, kind: s.kind, flat: true, err: err, targets: s.targets,
-		describe: func() []string { return []string{s.name} },
+	name := ""
+	if len(names) > 0 {
+		name = names[0]
+	}
+	return Step[json.RawMessage, json.RawMessage]{name: name, kind: s.kind, flat: true, err: err, targets: s.targets,
+		describe: func() []string { return []string{name} },
 		run: func(ctx context.Context, x *exec, prefix string, raw json.RawMessage) (json.RawMessage, error) {
 			in, err := decode[In](raw)
 			if err != nil {
-				return nil, &swarm.Failure{Reason: fmt.Sprintf("step %s: input: %v", join(prefix, s.name), err)}
+				return nil, &swarm.Failure{Reason: fmt.Sprintf("step %s: input: %v", join(prefix, name), err)}
 			}
 			out, err := s.exec(ctx, x, prefix, in)
 			if err != nil {
@@ -107,6 +112,15 @@ func (g *Graph[In, Out]) Edge(from, to string) *Graph[In, Out] { return g.EdgeIf
 func (g *Graph[In, Out]) EdgeIf(from, to string, when Cond) *Graph[In, Out] {
 	g.edges[from] = append(g.edges[from], edge{to: to, when: when})
 	return g
+}
+
+// When is a condition on a node's output read as a T: it holds when
+// holds(out) does (never when the output is not a T).
+func When[T any](holds func(T) bool) Cond {
+	return func(out json.RawMessage) bool {
+		v, err := decode[T](out)
+		return err == nil && holds(v)
+	}
 }
 
 // FieldEquals holds when the value at path in the output equals value

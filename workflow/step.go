@@ -98,6 +98,9 @@ func checkName(name string) error {
 	if name == "" {
 		return errors.New("a step needs a name")
 	}
+	if name == "start" || name == "end" {
+		return fmt.Errorf("step name %q is the runtime's own key", name)
+	}
 	if len(name) > 64 {
 		return fmt.Errorf("step name %q is longer than 64 characters", name)
 	}
