@@ -5,14 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
 	"github.com/swarmrt/swarm/workflow"
 )
@@ -362,5 +368,61 @@ func TestThousandBranches(t *testing.T) {
 	}
 	if len(seen) != 1001 || !seen["each/0/square"] || !seen["each/999/square"] || !seen["sum"] {
 		t.Errorf("%d distinct recorded keys, want 1001 (each/<i>/square and sum)", len(seen))
+	}
+}
+
+// Each drive has an invoke_workflow span under the run's span, and each
+// node a span under it that names the node; an agent's span is below its
+// node's.
+func TestSpans(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{"writer": {scripted.Text("hi")}}), TracerProvider: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	up := workflow.Func("up", func(_ context.Context, s string) (string, error) { return strings.ToUpper(s), nil })
+	def := workflow.Define("traced", "traces", workflow.Then(workflow.Agent[string, string](agent("writer")), up))
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "traced", json.RawMessage(`"x"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := rt.Wait(ctx, id); st.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", st.State, st.Reason)
+	}
+	tp.ForceFlush(ctx)
+	byName := map[string]tracetest.SpanStub{}
+	for _, s := range exp.GetSpans() {
+		byName[s.Name] = s
+	}
+	wf, ok := byName["invoke_workflow traced"]
+	if !ok {
+		t.Fatalf("no invoke_workflow span in %v", slices.Collect(maps.Keys(byName)))
+	}
+	if run := byName["invoke_agent traced"]; wf.Parent.SpanID() != run.SpanContext.SpanID() {
+		t.Errorf("invoke_workflow's parent is not the run's span")
+	}
+	attrs := map[string]string{}
+	for _, a := range wf.Attributes {
+		attrs[string(a.Key)] = a.Value.Emit()
+	}
+	if attrs["gen_ai.operation.name"] != "invoke_workflow" || attrs["gen_ai.workflow.name"] != "traced" || attrs["gen_ai.conversation.id"] != id {
+		t.Errorf("invoke_workflow attributes %v", attrs)
+	}
+	for _, node := range []string{"writer", "up"} {
+		s, ok := byName["workflow_node "+node]
+		if !ok || s.Parent.SpanID() != wf.SpanContext.SpanID() {
+			t.Errorf("no span workflow_node %s under invoke_workflow", node)
+		}
+	}
+	if h := byName["execute_tool handoff_to_writer"]; h.Parent.SpanID() != byName["workflow_node writer"].SpanContext.SpanID() ||
+		byName["invoke_agent writer"].Parent.SpanID() != h.SpanContext.SpanID() {
+		t.Errorf("the writer's handoff and invoke_agent spans are not under its node's span")
 	}
 }
