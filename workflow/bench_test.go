@@ -170,8 +170,8 @@ func BenchmarkRecovery(b *testing.B) {
 }
 
 // BenchmarkWaitingBranches starts 1,000 parallel branches that each wait
-// on a model call and reports the memory (heap in use) and goroutines
-// each waiting branch holds.
+// on a model call and reports the memory (heap and goroutine stacks in
+// use) and goroutines each waiting branch holds.
 func BenchmarkWaitingBranches(b *testing.B) {
 	const branches = 1000
 	var waiting atomic.Int64
@@ -192,7 +192,7 @@ func BenchmarkWaitingBranches(b *testing.B) {
 	}
 	input, _ := json.Marshal(in)
 	ctx := context.Background()
-	var perBranch, goroutines float64
+	var perBranch, stacks, goroutines float64
 	for b.Loop() {
 		b.StopTimer()
 		rt := benchRuntime(b, memory.New(), m, def)
@@ -214,6 +214,7 @@ func BenchmarkWaitingBranches(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&during)
 		perBranch = float64(during.HeapInuse-before.HeapInuse) / branches
+		stacks = float64(during.StackInuse-before.StackInuse) / branches
 		goroutines = float64(runtime.NumGoroutine()-g0) / branches
 		close(release)
 		if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
@@ -223,5 +224,6 @@ func BenchmarkWaitingBranches(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(perBranch, "heapB/branch")
+	b.ReportMetric(stacks, "stackB/branch")
 	b.ReportMetric(goroutines, "goroutines/branch")
 }

@@ -426,3 +426,54 @@ func TestSpans(t *testing.T) {
 		t.Errorf("the writer's handoff and invoke_agent spans are not under its node's span")
 	}
 }
+
+// A fork at a node reuses the nodes before it and runs it and the rest
+// again.
+func TestForkAtNode(t *testing.T) {
+	var ran [3]atomic.Int64
+	step := func(i int) workflow.Step[int, int] {
+		return workflow.Func("n"+fmt.Sprint(i), func(_ context.Context, n int) (int, error) { ran[i].Add(1); return n*10 + i, nil })
+	}
+	def := workflow.Define("forked", "three steps", workflow.Then(workflow.Then(step(0), step(1)), step(2)))
+	rt, id, st := run(t, def, nil, `5`)
+	if string(st.Result) != "5012" {
+		t.Fatalf("state %s (%s) result %s, want 5012", st.State, st.Reason, st.Result)
+	}
+	ctx := swarmtest.Context(t)
+	fork, err := rt.Fork(ctx, id, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err = rt.Wait(ctx, fork); err != nil || string(st.Result) != "5012" {
+		t.Fatalf("fork: %s %s %v", st.State, st.Result, err)
+	}
+	if a, b, c := ran[0].Load(), ran[1].Load(), ran[2].Load(); a != 1 || b != 2 || c != 2 {
+		t.Errorf("nodes ran %d, %d and %d times, want 1, 2 and 2", a, b, c)
+	}
+}
+
+// The run tree's limits count a workflow's nodes: a workflow of more Go
+// functions than the tool call limit fails with a reason naming it.
+func TestLimitsCountNodes(t *testing.T) {
+	def := workflow.Define("long", "five steps", chain(5))
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(nil), MaxToolCalls: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "long", json.RawMessage(`0`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := rt.Wait(ctx, id)
+	if st.State != swarm.StateFailed || !strings.Contains(st.Reason, "tool call") {
+		t.Fatalf("state %s (%s), want failed at the tool call limit", st.State, st.Reason)
+	}
+	if n := len(keys(t, rt, id, swarm.EventRecorded)); n != 3 {
+		t.Errorf("%d nodes recorded, want 3", n)
+	}
+}
