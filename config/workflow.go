@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -131,6 +132,10 @@ func (p *parser) nodes(n *yaml.Node, what string, taken map[string]string) []nod
 		nd := nodeDef{name: k.Value}
 		nw := what + ": node " + nd.name
 		if k.Kind != yaml.ScalarNode || !p.checkName(k, "node", nd.name, maxName) {
+			continue
+		}
+		if nd.name == "start" || nd.name == "end" || strings.Trim(nd.name, "0123456789") == "" {
+			p.errf(k, "%s: the name %q cannot be a node's (start, end and numbers are keys of the journal)", what, nd.name)
 			continue
 		}
 		if seen[nd.name] {
