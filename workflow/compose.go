@@ -221,6 +221,7 @@ func race[In, Out any](ctx context.Context, x *exec, key string, in In, branches
 		if err := json.Unmarshal(raw, &won); err != nil {
 			return nil, fmt.Errorf("step %s: recorded join: %w", key, err)
 		}
+		slices.Sort(won)
 		outs := make([]Out, len(won))
 		errs := x.d.Parallel(ctx, len(won), func(ctx context.Context, i int) error {
 			if won[i] < 0 || won[i] >= len(branches) {
@@ -268,6 +269,7 @@ func race[In, Out any](ctx context.Context, x *exec, key string, in In, branches
 			outs[i] = out
 			won = append(won, i)
 			if len(won) == need {
+				slices.Sort(won) // outputs go in branch order, on every drive
 				decide(won, "")
 			}
 		case errors.As(err, &f):
@@ -287,7 +289,7 @@ func race[In, Out any](ctx context.Context, x *exec, key string, in In, branches
 			return nil, decErr
 		}
 		out := make([]Out, 0, need)
-		for _, i := range slices.Sorted(slices.Values(won)) {
+		for _, i := range won {
 			out = append(out, outs[i])
 		}
 		return out, nil

@@ -172,3 +172,40 @@ func TestTeamNode(t *testing.T) {
 		},
 	})
 }
+
+// A timeout that expires, a tolerant join that leaves the timed-out branch
+// out, and a quorum join whose third branch never finishes: each decision
+// is journaled once and replayed after every crash.
+func TestConformanceDecisions(t *testing.T) {
+	stuck := func(name string) workflow.Step[string, string] {
+		return workflow.Func(name, func(ctx context.Context, s string) (string, error) { <-ctx.Done(); return "", ctx.Err() })
+	}
+	echo := func(name string) workflow.Step[string, string] {
+		return workflow.Func(name, func(_ context.Context, s string) (string, error) { return name + ":" + s, nil })
+	}
+	tolerant := workflow.Parallel("tolerant", workflow.Join{Tolerate: true}, stuck("slow").Timeout(30*time.Millisecond).Retry(1), echo("quick"))
+	first := workflow.Func("first", func(_ context.Context, s []string) (string, error) { return s[0], nil })
+	quorum := workflow.Parallel("quorum", workflow.Join{Mode: workflow.Quorum, N: 2}, echo("a"), stuck("never"), echo("b"))
+	join := workflow.Func("join", func(_ context.Context, s []string) (string, error) { return strings.Join(s, " "), nil })
+	def := workflow.Define("decisions", "decides", workflow.Then(workflow.Then(tolerant, first), workflow.Then(quorum, join)))
+	strategytest.Run(t, strategytest.Case{
+		Definitions: []swarm.Definition{def},
+		Swarm:       "decisions",
+		Input:       json.RawMessage(`"x"`),
+		Check: func(t *testing.T, rt *swarm.Runtime, id string) {
+			st, _ := rt.Status(context.Background(), id)
+			if string(st.Result) != `"a:quick:x b:quick:x"` {
+				t.Errorf("result %s, want a:quick:x b:quick:x", st.Result)
+			}
+			var timeouts int
+			for _, ev := range swarmtest.Events(t, rt, id) {
+				if ev.Kind == "workflow.timeout" && ev.IsError {
+					timeouts++
+				}
+			}
+			if timeouts != 2 {
+				t.Errorf("%d timeouts journaled, want 2 (one per attempt)", timeouts)
+			}
+		},
+	})
+}
