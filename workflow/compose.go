@@ -69,8 +69,9 @@ type Join struct {
 	N int
 	// Tolerate, with Mode All, leaves a failed branch's output out of the
 	// join instead of failing the step (which then fails only when every
-	// branch failed). First and Quorum always tolerate failures while
-	// enough branches may still succeed.
+	// branch failed), as [Step.Optional] does for one branch. First and
+	// Quorum always tolerate failures while enough branches may still
+	// succeed.
 	Tolerate bool
 }
 
@@ -149,18 +150,18 @@ func all[In, Out any](ctx context.Context, x *exec, key string, in In, branches 
 		return err
 	})
 	var failed []int
-	if tolerate {
-		for i, err := range errs {
-			var f *swarm.Failure
-			if errors.As(err, &f) {
-				failed = append(failed, i)
-			}
+	for i, err := range errs {
+		var f *swarm.Failure
+		if (tolerate || branches[i].optional) && errors.As(err, &f) {
+			failed = append(failed, i)
 		}
-		if len(failed) < len(branches) {
-			for _, i := range failed {
-				errs[i] = nil
-			}
+	}
+	if len(failed) < len(branches) {
+		for _, i := range failed {
+			errs[i] = nil
 		}
+	} else {
+		failed = nil
 	}
 	if err := joined(ctx, key, errs, branches); err != nil {
 		return nil, err

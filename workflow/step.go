@@ -30,6 +30,7 @@ type Step[In, Out any] struct {
 	err      error
 	retries  int
 	timeout  time.Duration
+	optional bool
 	describe func() []string // the keyed names at this level, for the duplicate check
 }
 
@@ -81,6 +82,15 @@ func (s Step[In, Out]) Timeout(d time.Duration) Step[In, Out] {
 		s.err = errors.New("a sequence needs a name (Named) before it can have a timeout")
 	}
 	s.timeout = d
+	return s
+}
+
+// Optional returns a copy of s whose failure, as a branch of a
+// [Parallel] step joining All, leaves its output out of the join instead
+// of failing the step: the failure policy of one branch (Join.Tolerate
+// sets it for every branch).
+func (s Step[In, Out]) Optional() Step[In, Out] {
+	s.optional = true
 	return s
 }
 

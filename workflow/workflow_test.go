@@ -287,6 +287,14 @@ func TestJoins(t *testing.T) {
 	if _, _, st = run(t, tolerant, nil, `"x"`); string(st.Result) != `["fast x"]` {
 		t.Fatalf("state %s (%s) result %s, want the branch that did not fail", st.State, st.Reason, st.Result)
 	}
+	optional := workflow.Define("optional", "all", workflow.Parallel("every", workflow.Join{}, broken.Optional(), fast))
+	if _, _, st = run(t, optional, nil, `"x"`); string(st.Result) != `["fast x"]` {
+		t.Fatalf("state %s (%s) result %s, want the branch that did not fail", st.State, st.Reason, st.Result)
+	}
+	required := workflow.Define("required", "all", workflow.Parallel("every", workflow.Join{}, broken, fast.Optional()))
+	if _, _, st = run(t, required, nil, `"x"`); st.State != swarm.StateFailed {
+		t.Fatalf("state %s (%s), want failed by the required branch", st.State, st.Reason)
+	}
 }
 
 // Mistakes in a workflow's composition are refused when it is made.
