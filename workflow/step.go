@@ -209,8 +209,12 @@ type exec struct {
 	id     string
 }
 
-// node runs fn as the node at key, in a span of its own.
+// node runs fn as the node at key, in a span of its own when the
+// workflow's span is recorded.
 func node[Out any](ctx context.Context, x *exec, key, kind string, fn func(ctx context.Context) (Out, error)) (Out, error) {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return fn(ctx)
+	}
 	ctx, span := x.tracer.Start(ctx, "workflow_node "+key, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
 		attribute.String("swarm.workflow.node", key),
 		attribute.String("swarm.workflow.node.kind", kind),
