@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -280,7 +281,7 @@ func (s *strategy[In, Out]) drive(ctx context.Context, x *exec) (json.RawMessage
 // that the runtime knows them), and it offers no built-in tools. A
 // mistake in step's composition (a duplicate name, a bad bound, an edge
 // to an unknown node) is returned.
-func New[In, Out any](id, description string, step Step[In, Out]) (*swarm.Swarm[In, Out], error) {
+func New[In, Out any](id, description string, step Step[In, Out], opts ...Option) (*swarm.Swarm[In, Out], error) {
 	if step.err != nil {
 		return nil, fmt.Errorf("%w: workflow %s: %w", swarm.ErrInvalid, id, step.err)
 	}
@@ -293,14 +294,35 @@ func New[In, Out any](id, description string, step Step[In, Out]) (*swarm.Swarm[
 	}
 	st := &strategy[In, Out]{id: id, step: step}
 	return swarm.Define[In, Out](id, description, func(In) swarm.Spec {
-		return swarm.Spec{Strategy: st, Handoffs: targets, NoBuiltins: true}
+		spec := swarm.Spec{Strategy: st, Handoffs: slices.Clone(targets), NoBuiltins: true}
+		for _, o := range opts {
+			o(&spec)
+		}
+		return spec
 	}), nil
 }
 
+// Option sets what a workflow's runs share with every swarm run beyond
+// the workflow itself: guardrails, hooks, compaction.
+type Option func(*swarm.Spec)
+
+// WithGuardrails checks every agent the workflow runs with gs (see
+// swarm.Spec.Guardrails).
+func WithGuardrails(gs ...swarm.Guardrail) Option {
+	return func(s *swarm.Spec) { s.Guardrails = append(s.Guardrails, gs...) }
+}
+
+// WithHooks observes the workflow's run with h (see swarm.Spec.Hooks).
+func WithHooks(h swarm.Hooks) Option { return func(s *swarm.Spec) { s.Hooks = h } }
+
+// WithCompaction keeps the history of every agent the workflow runs
+// within its model's context window (see swarm.Spec.Compaction).
+func WithCompaction(c *swarm.Compaction) Option { return func(s *swarm.Spec) { s.Compaction = c } }
+
 // Define is [New] for workflows defined in Go code, where a mistake is a
 // bug: it panics on one.
-func Define[In, Out any](id, description string, step Step[In, Out]) *swarm.Swarm[In, Out] {
-	def, err := New(id, description, step)
+func Define[In, Out any](id, description string, step Step[In, Out], opts ...Option) *swarm.Swarm[In, Out] {
+	def, err := New(id, description, step, opts...)
 	if err != nil {
 		panic(err)
 	}

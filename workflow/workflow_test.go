@@ -485,3 +485,23 @@ func TestLimitsCountNodes(t *testing.T) {
 		t.Errorf("%d nodes recorded, want 3", n)
 	}
 }
+
+// Guardrails given to a workflow check the agents it runs.
+func TestGuardrails(t *testing.T) {
+	var checked atomic.Int64
+	secret := swarm.Guardrail{Name: "nosecrets", Points: []swarm.GuardPoint{swarm.GuardOutput}, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+		checked.Add(1)
+		if strings.Contains(c.Text, "secret") {
+			return swarm.Verdict{Action: swarm.Tripwire, Message: "a secret"}, nil
+		}
+		return swarm.Verdict{Action: swarm.Allow}, nil
+	}}
+	def := workflow.Define("guarded", "writes", workflow.Agent[string, string](agent("writer")), workflow.WithGuardrails(secret))
+	_, _, st := run(t, def, scripted.Script{"writer": {scripted.Text("the secret is 42")}}, `"x"`)
+	if st.State != swarm.StateFailed || !strings.Contains(st.Reason, "guardrail nosecrets: a secret") {
+		t.Fatalf("state %s (%s), want failed by the guardrail", st.State, st.Reason)
+	}
+	if checked.Load() == 0 {
+		t.Error("the guardrail checked nothing")
+	}
+}
