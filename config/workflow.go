@@ -15,7 +15,7 @@ import (
 // The fields of a workflow, of one of its nodes, of an edge and of an
 // edge's condition.
 var (
-	workflowFields = []string{"description", "start", "max_steps", "nodes", "edges"}
+	workflowFields = []string{"description", "start", "max_steps", "nodes", "edges", "guardrails"}
 	nodeFields     = []string{"agent", "swarm", "human", "schema", "asks", "retry", "timeout"}
 	edgeFields     = []string{"from", "to", "when"}
 	whenFields     = []string{"field", "equals"}
@@ -28,6 +28,7 @@ type workflowDef struct {
 	maxSteps          int
 	nodes             []nodeDef
 	edges             []edgeDef
+	guardrails        []*guardDef
 }
 
 // nodeDef is a node of a workflow: exactly one of agent, swarm and human.
@@ -113,6 +114,9 @@ func (p *parser) workflows(top map[string]field, f *File) []*workflowDef {
 		}
 		if fd, ok := fs["edges"]; ok && !isNull(fd.val) {
 			w.edges = p.edges(fd.val, what, names)
+		}
+		if fd, ok := fs["guardrails"]; ok {
+			w.guardrails = p.guardrailRefs(fd.val, what)
 		}
 		out = append(out, w)
 	}
@@ -275,7 +279,7 @@ func (w *workflowDef) define(byName map[string]*swarm.Agent, swarms map[string]b
 			g.Edge(e.from, e.to)
 		}
 	}
-	return workflow.New(w.name, w.description, g.Step())
+	return workflow.New(w.name, w.description, g.Step(), workflow.WithGuardrails(guardrails(w.guardrails)...))
 }
 
 // node makes s a graph node with n's retries and timeout.

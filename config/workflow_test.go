@@ -19,6 +19,7 @@ func TestWorkflowMistakes(t *testing.T) {
 		{"when", "workflows:\n  w:\n    nodes:\n      a: {agent: writer}\n    edges:\n      - {from: a, to: a, when: {field: ok}}\n", "when: missing equals"},
 		{"schema", "workflows:\n  w:\n    nodes:\n      a: {agent: writer, schema: {type: object}}\n", "only a human node has an answer schema"},
 		{"namespace", "workflows:\n  pub:\n    nodes:\n      a: {agent: writer}\n", "workflow pub: the name is already used by the swarm"},
+		{"guardrail", "workflows:\n  w:\n    guardrails: [nope]\n    nodes:\n      a: {agent: writer}\n", `unknown guardrail "nope"`},
 		{"timeout", "workflows:\n  w:\n    nodes:\n      a: {agent: writer, timeout: soon}\n", `invalid timeout "soon"`},
 	} {
 		_, err := Parse([]byte(base+c.yaml), "")
