@@ -75,8 +75,9 @@ func (s Step[In, Out]) Retry(n int) Step[In, Out] {
 // finished d after it started. The deadline is journaled when the attempt
 // starts (a recovered run waits only for what is left of it), and so is
 // the decision, timed out or not, so that a replay agrees with it. The
-// clock runs while the workflow is paused for a human: a deadline that
-// passed meanwhile fails the attempt at its next step that would act.
+// clock runs while the workflow is paused for a human: once a deadline
+// has passed, what the attempt does after the answer runs with a context
+// that is done, and an attempt that then fails has timed out.
 func (s Step[In, Out]) Timeout(d time.Duration) Step[In, Out] {
 	if d <= 0 && s.err == nil {
 		s.err = fmt.Errorf("step %s: timeout must be positive, got %s", s.name, d)
