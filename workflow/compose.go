@@ -152,7 +152,7 @@ func all[In, Out any](ctx context.Context, x *exec, key string, in In, branches 
 	var failed []int
 	for i, err := range errs {
 		var f *swarm.Failure
-		if (tolerate || branches[i].optional) && errors.As(err, &f) {
+		if (tolerate || branches[i].optional) && errors.As(err, &f) && !f.Ends() {
 			failed = append(failed, i)
 		}
 	}
@@ -187,6 +187,8 @@ func joined[In, Out any](ctx context.Context, key string, errs []error, branches
 		var f *swarm.Failure
 		switch {
 		case err == nil:
+		case errors.As(err, &f) && f.Ends():
+			return err
 		case errors.As(err, &f):
 			name := strconv.Itoa(i)
 			if branches != nil {
@@ -266,6 +268,8 @@ func race[In, Out any](ctx context.Context, x *exec, key string, in In, branches
 		}
 		var f *swarm.Failure
 		switch {
+		case errors.As(err, &f) && f.Ends():
+			return err // the run ends: no decision to journal
 		case err == nil:
 			outs[i] = out
 			won = append(won, i)

@@ -59,7 +59,9 @@ func (s Step[In, Out]) Named(name string) Step[In, Out] {
 // fails (a *swarm.Failure: a failed agent or swarm, a Go function's error,
 // a timeout). Each attempt has keys of its own, the attempt number after a
 // "~" ("fetch~2"), so a recovered run knows which attempt it was at. An
-// interruption or a wait for a human is not a failure and is not retried.
+// interruption or a wait for a human is not a failure and is not retried,
+// nor is a failure that ends the run (swarm.Failure.Ends: a limit, a
+// budget, a tripped guardrail).
 func (s Step[In, Out]) Retry(n int) Step[In, Out] {
 	if n < 0 && s.err == nil {
 		s.err = fmt.Errorf("step %s: retries must not be negative, got %d", s.name, n)
@@ -158,7 +160,7 @@ func (s Step[In, Out]) exec(ctx context.Context, x *exec, prefix string, in In) 
 			return s.run(ctx, x, k, in)
 		})
 		var f *swarm.Failure
-		if err == nil || attempt > s.retries || !errors.As(err, &f) || ctx.Err() != nil {
+		if err == nil || attempt > s.retries || !errors.As(err, &f) || f.Ends() || ctx.Err() != nil {
 			return out, err
 		}
 	}
