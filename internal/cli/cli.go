@@ -538,10 +538,10 @@ func (a *app) driveOrphan(ctx context.Context, rt *swarm.Runtime, id string, qui
 	}
 }
 
-// swarmList names the swarms of the definitions file, for messages about
-// a swarm that is missing or unknown.
+// swarmList names the swarms and workflows of the definitions file, for
+// messages about a swarm that is missing or unknown.
 func swarmList(rt *swarm.Runtime, file *config.File) string {
-	ids := file.SwarmIDs()
+	ids := append(file.SwarmIDs(), file.WorkflowIDs()...)
 	if len(ids) == 0 {
 		return file.Path + " defines no swarms"
 	}
