@@ -105,6 +105,9 @@ type Event struct {
 	Target    string           `json:"target,omitempty"`
 	Request   string           `json:"request,omitempty"`
 	Output    string           `json:"output,omitempty"`
+	// Parts are the images, files and audio of a run's input (started)
+	// or a tool's result (tool_result), large ones by blob reference.
+	Parts []model.Part `json:"parts,omitempty"`
 	IsError   bool             `json:"is_error,omitempty"`
 	Kind      string           `json:"kind,omitempty"`
 	Reason    string           `json:"reason,omitempty"`
