@@ -654,7 +654,6 @@ func eventArgs(b json.RawMessage) json.RawMessage {
 type callResult struct {
 	output   string
 	isError  bool
-	parts    []model.Part // the tool's parts (AttachParts), by reference
 	complete json.RawMessage // a valid complete call's result
 	fail     bool
 	pause    bool  // an unanswered pause call
@@ -665,6 +664,9 @@ type callResult struct {
 	unwound bool
 	// abort fails the whole run (a budget was exceeded below).
 	abort string
+
+	// parts are the tool's parts (AttachParts), by reference.
+	parts []model.Part
 }
 
 // round is one model response's calls being executed. When the round is

@@ -105,9 +105,6 @@ type Event struct {
 	Target    string           `json:"target,omitempty"`
 	Request   string           `json:"request,omitempty"`
 	Output    string           `json:"output,omitempty"`
-	// Parts are the images, files and audio of a run's input (started)
-	// or a tool's result (tool_result), large ones by blob reference.
-	Parts []model.Part `json:"parts,omitempty"`
 	IsError   bool             `json:"is_error,omitempty"`
 	Kind      string           `json:"kind,omitempty"`
 	Reason    string           `json:"reason,omitempty"`
@@ -177,4 +174,8 @@ type Event struct {
 	Trace string `json:"trace,omitempty"`
 	// Compaction is the range and tokens of a compaction (compacted).
 	Compaction *CompactionInfo `json:"compaction,omitempty"`
+
+	// Parts are the images, files and audio of a run's input (started)
+	// or a tool's result (tool_result), large ones by blob reference.
+	Parts []model.Part `json:"parts,omitempty"`
 }

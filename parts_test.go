@@ -178,8 +178,8 @@ func TestWithPartsRefusesBadParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []model.Part{
-		{Type: model.PartImage, MediaType: "image/png"},                                 // no bytes
-		model.Image("text/html", []byte("<script>")),                                    // not an image
+		{Type: model.PartImage, MediaType: "image/png"},                                  // no bytes
+		model.Image("text/html", []byte("<script>")),                                     // not an image
 		{Type: model.PartImage, MediaType: "image/png", Blob: store.BlobHash([]byte{1})}, // another run's blob
 	} {
 		_, err := s.Start(ctx, rt, "x", swarm.WithParts(p))
