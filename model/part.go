@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net/http"
+	"path"
 	"strings"
 )
 
@@ -97,6 +99,30 @@ func File(name, mediaType string, data []byte) Part {
 // "audio/wav" or "audio/mpeg").
 func Audio(mediaType string, data []byte) Part {
 	return Part{Type: PartAudio, MediaType: mediaType, Data: data}
+}
+
+// Attachment returns the part for a file named name holding data: an
+// image for image/* media, audio for audio/*, a file (keeping its name)
+// otherwise. An empty mediaType is found from the name's extension, else
+// from the bytes (as net/http sniffs them).
+func Attachment(name, mediaType string, data []byte) Part {
+	if mediaType == "" {
+		mediaType = mime.TypeByExtension(strings.ToLower(path.Ext(name)))
+	}
+	if mediaType == "" {
+		mediaType = http.DetectContentType(data)
+	}
+	mt, _, err := mime.ParseMediaType(mediaType)
+	if err != nil {
+		mt = mediaType
+	}
+	switch {
+	case strings.HasPrefix(mt, "image/"):
+		return Part{Type: PartImage, MediaType: mt, Data: data}
+	case strings.HasPrefix(mt, "audio/"):
+		return Part{Type: PartAudio, MediaType: mt, Data: data}
+	}
+	return Part{Type: PartFile, Name: path.Base(name), MediaType: mt, Data: data}
 }
 
 // Len returns the number of bytes of the part's content: its text, its

@@ -89,3 +89,25 @@ func TestCheckParts(t *testing.T) {
 		t.Errorf("String() = %q", s)
 	}
 }
+
+func TestAttachment(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	for _, tc := range []struct {
+		name, mt string
+		data     []byte
+		want     model.Part
+	}{
+		{"chart.png", "", png, model.Part{Type: model.PartImage, MediaType: "image/png"}},
+		{"noext", "", png, model.Part{Type: model.PartImage, MediaType: "image/png"}},
+		{"dir/report.pdf", "", []byte("%PDF-1.7"), model.Part{Type: model.PartFile, MediaType: "application/pdf", Name: "report.pdf"}},
+		{"x.bin", "audio/wav; rate=8000", []byte{1}, model.Part{Type: model.PartAudio, MediaType: "audio/wav"}},
+	} {
+		p := model.Attachment(tc.name, tc.mt, tc.data)
+		if p.Type != tc.want.Type || p.MediaType != tc.want.MediaType || p.Name != tc.want.Name || len(p.Data) != len(tc.data) {
+			t.Errorf("Attachment(%q, %q) = %v, want %v", tc.name, tc.mt, p, tc.want)
+		}
+		if err := p.Validate(); err != nil {
+			t.Errorf("Attachment(%q): %v", tc.name, err)
+		}
+	}
+}
