@@ -1,9 +1,14 @@
 package model
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"image"
+	_ "image/gif" // image sizes for Tokens
+	_ "image/jpeg"
+	_ "image/png"
 	"mime"
 	"net/http"
 	"path"
@@ -135,6 +140,36 @@ func (p *Part) Len() int64 {
 		return p.Size
 	}
 	return int64(len(p.Data))
+}
+
+// Tokens estimates the tokens a part takes in a model's context window,
+// for compaction and budgets; no provider counts exactly this way. Text:
+// a quarter of its bytes. An image: Anthropic's rule, width × height / 750
+// for an image whose size its header gives (PNG, JPEG, GIF), at most
+// 1,600 (the size of an image providers scale down), and 1,600 when the
+// size is unknown (a URL, a blob not loaded). Audio: 1,600. Another file:
+// a text file a quarter of its bytes, a PDF or other document 1,500 per
+// 64 KiB begun (about a page).
+func (p *Part) Tokens() int {
+	const maxImage = 1600
+	switch p.Type {
+	case PartText:
+		return (len(p.Text) + 3) / 4
+	case PartImage:
+		if len(p.Data) > 0 {
+			if cfg, _, err := image.DecodeConfig(bytes.NewReader(p.Data)); err == nil && cfg.Width > 0 && cfg.Height > 0 {
+				return min(maxImage, max(1, cfg.Width*cfg.Height/750))
+			}
+		}
+		return maxImage
+	case PartFile:
+		n := p.Len()
+		if strings.HasPrefix(p.MediaType, "text/") {
+			return int((n + 3) / 4)
+		}
+		return int(1500 * ((n + 64<<10 - 1) / (64 << 10)))
+	}
+	return maxImage
 }
 
 // Validate reports why p is malformed: an unknown type, a text part with

@@ -1,7 +1,10 @@
 package model_test
 
 import (
+	"bytes"
 	"encoding/json"
+	"image"
+	stdpng "image/png"
 	"errors"
 	"strings"
 	"testing"
@@ -108,6 +111,29 @@ func TestAttachment(t *testing.T) {
 		}
 		if err := p.Validate(); err != nil {
 			t.Errorf("Attachment(%q): %v", tc.name, err)
+		}
+	}
+}
+
+func TestPartTokens(t *testing.T) {
+	var png bytes.Buffer
+	if err := stdpng.Encode(&png, image.NewGray(image.Rect(0, 0, 300, 200))); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		p    model.Part
+		want int
+	}{
+		{model.TextPart("12345678"), 2},
+		{model.Image("image/png", png.Bytes()), 80}, // 300 × 200 / 750
+		{model.Image("image/png", []byte("not an image")), 1600},
+		{model.ImageURL("https://x/y.png"), 1600},
+		{model.File("a.txt", "text/plain", make([]byte, 400)), 100},
+		{model.File("a.pdf", "application/pdf", make([]byte, 100<<10)), 3000},
+		{model.Part{Type: model.PartFile, MediaType: "application/pdf", Blob: strings.Repeat("0f", 32), Size: 10}, 1500},
+	} {
+		if got := tc.p.Tokens(); got != tc.want {
+			t.Errorf("%v: Tokens() = %d, want %d", tc.p, got, tc.want)
 		}
 	}
 }
