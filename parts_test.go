@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -189,5 +190,53 @@ func TestWithPartsRefusesBadParts(t *testing.T) {
 	}
 	if runs, err := rt.Store().List(ctx, store.Filter{}); err != nil || len(runs) != 0 {
 		t.Errorf("%d runs created, %v; want none", len(runs), err)
+	}
+}
+
+// Guardrails see parts: one refuses PDFs from tools (the result is
+// replaced, its parts dropped), another trips a run whose input image is
+// too large.
+func TestGuardrailsSeeParts(t *testing.T) {
+	ctx := ctxT(t)
+	noPDF := swarm.Guardrail{Name: "no-pdf", Points: []swarm.GuardPoint{swarm.GuardToolResult, swarm.GuardInput},
+		Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+			for _, p := range c.Parts {
+				switch {
+				case c.Point == swarm.GuardToolResult && p.MediaType == "application/pdf":
+					return swarm.Verdict{Action: swarm.Reject, Message: "no PDFs"}, nil
+				case c.Point == swarm.GuardInput && p.Len() > 1<<20:
+					return swarm.Verdict{Action: swarm.Tripwire, Message: "image too large"}, nil
+				}
+			}
+			return swarm.Verdict{Action: swarm.Allow}, nil
+		}}
+	report := swarm.NewTool("report", "fetches the report", func(ctx context.Context, _ struct{}) (string, error) {
+		return "attached", swarm.AttachParts(ctx, model.File("q3.pdf", "application/pdf", randomBytes(t, 10<<10)))
+	})
+	s := swarm.Define[string, string]("guarded", "", func(string) swarm.Spec {
+		return swarm.Spec{Tools: []swarm.Tool{report}, Guardrails: []swarm.Guardrail{noPDF}}
+	})
+	rt, _ := newRuntime(t, scripted.Script{"guarded": {scripted.Tools(scripted.CallTool("report", nil)), scripted.Text("done")}}, nil)
+	if err := rt.Register(s); err != nil {
+		t.Fatal(err)
+	}
+	_, run, err := s.Run(ctx, rt, "small", swarm.WithParts(model.Image("image/png", randomBytes(t, 10<<10))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range journal(t, rt, run.ID()) {
+		if ev.Type != string(swarm.EventToolResult) {
+			continue
+		}
+		if !bytes.Contains(ev.Data, []byte("no PDFs")) || bytes.Contains(ev.Data, []byte(`"parts"`)) {
+			t.Errorf("rejected tool result journaled as %s, want the rejection without parts", ev.Data)
+		}
+	}
+	res, _, err := s.Run(ctx, rt, "large", swarm.WithParts(model.Image("image/png", randomBytes(t, 2<<20))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := res.(swarm.Failed); !ok || !strings.Contains(f.Reason, "image too large") {
+		t.Errorf("run with a large image: %#v, want failed by the input guardrail", res)
 	}
 }
