@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/base64"
 	"errors"
 	"path/filepath"
@@ -70,11 +71,17 @@ func randomBytes(t testing.TB, n int) []byte {
 func TestPartsStoredOnceThroughCrashForkAndDelete(t *testing.T) {
 	ctx := ctxT(t)
 	photo, chart := randomBytes(t, 2<<20), randomBytes(t, 10<<10)
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
+	path := filepath.Join(t.TempDir(), "runs.db")
+	st, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	raw, err := sql.Open("sqlite", path) // to measure what the store holds
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
 	holding, release := make(chan struct{}, 1), make(chan struct{})
 	s, script := visionSwarm(photo, chart, holding, release)
 
@@ -136,6 +143,18 @@ func TestPartsStoredOnceThroughCrashForkAndDelete(t *testing.T) {
 	if got, err := st.Blob(ctx, id, store.BlobHash(photo)); err != nil || !bytes.Equal(got, photo) {
 		t.Fatalf("the photo's blob: %d bytes, %v", len(got), err)
 	}
+	// Stored once: the blob table holds the photo and the chart, once each,
+	// through the crash and the recovery.
+	blobBytes := func() int64 {
+		var n sql.NullInt64
+		if err := raw.QueryRowContext(ctx, `SELECT sum(length(data)) FROM blobs`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n.Int64
+	}
+	if n := blobBytes(); n != int64(len(photo)+len(chart)) {
+		t.Errorf("blob table holds %d bytes, want %d (the photo and the chart once)", n, len(photo)+len(chart))
+	}
 
 	// A fork at the second model call reads the shared blobs, and keeps
 	// them when its origin is deleted.
@@ -151,6 +170,9 @@ func TestPartsStoredOnceThroughCrashForkAndDelete(t *testing.T) {
 	}
 	if fs, err := b.Wait(ctx, fork); err != nil || fs.State != store.Completed {
 		t.Fatalf("fork: %+v, %v", fs, err)
+	}
+	if n := blobBytes(); n != int64(len(photo)+len(chart)) {
+		t.Errorf("after the fork the blob table holds %d bytes, want %d: a fork shares its origin's blobs", n, len(photo)+len(chart))
 	}
 	if n, err := st.DeleteRun(ctx, id); err != nil || n != 1 {
 		t.Fatalf("DeleteRun(origin): %d, %v", n, err)
