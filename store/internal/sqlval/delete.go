@@ -65,10 +65,15 @@ func NewDeletion(prefix string, param func(n int) string, lockBlobs bool, teamTa
 }
 
 // blobDeletion deletes the blobs only run p1 refers to, then its
-// references, each by index (blob_refs by (rid, hash) and by hash).
+// references, each by index (blob_refs by (rid, hash) and by hash). On
+// PostgreSQL (lock) the run's hashes are read first, as an array, so that
+// the blobs are found by their primary key even without statistics.
 func blobDeletion(prefix, p1 string, lock bool) []string {
 	blobs, refs := prefix+"blobs", prefix+"blob_refs"
 	mine := `hash IN (SELECT hash FROM ` + refs + ` WHERE rid = ` + p1 + `)`
+	if lock {
+		mine = `hash = ANY (ARRAY(SELECT hash FROM ` + refs + ` WHERE rid = ` + p1 + `))`
+	}
 	var out []string
 	if lock {
 		out = append(out, `SELECT hash FROM `+blobs+` WHERE `+mine+` ORDER BY hash FOR UPDATE`)
