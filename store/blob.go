@@ -76,39 +76,20 @@ func CheckBlob(id string, data []byte) error {
 // from run id (RefBlob), so that a run given another run's parts keeps
 // them alive.
 func PutParts(ctx context.Context, b Blobs, id string, msgs []model.Message) ([]model.Message, error) {
-	out := msgs
-	for i := range msgs {
-		var parts []model.Part
-		for j := range msgs[i].Parts {
-			p := msgs[i].Parts[j]
-			switch {
-			case p.Blob != "":
-				if err := b.RefBlob(ctx, id, p.Blob); err != nil {
-					return nil, fmt.Errorf("message %d part %d: %w", i, j, err)
-				}
-				continue
-			case len(p.Data) <= BlobThreshold:
-				continue
-			}
-			hash, err := b.PutBlob(ctx, id, p.Data)
-			if err != nil {
-				return nil, fmt.Errorf("message %d part %d (%s): %w", i, j, p.Type, err)
-			}
-			if parts == nil {
-				parts = slices.Clone(msgs[i].Parts)
-			}
-			p.Blob, p.Size, p.Data = hash, int64(len(p.Data)), nil
-			parts[j] = p
+	return mapParts(msgs, func(p *model.Part) (bool, error) {
+		switch {
+		case p.Blob != "":
+			return false, b.RefBlob(ctx, id, p.Blob)
+		case len(p.Data) <= BlobThreshold:
+			return false, nil
 		}
-		if parts == nil {
-			continue
+		hash, err := b.PutBlob(ctx, id, p.Data)
+		if err != nil {
+			return false, err
 		}
-		if &out[0] == &msgs[0] {
-			out = slices.Clone(msgs)
-		}
-		out[i].Parts = parts
-	}
-	return out, nil
+		p.Blob, p.Size, p.Data = hash, int64(len(p.Data)), nil
+		return true, nil
+	})
 }
 
 // LoadParts returns msgs with the bytes of every part that refers to a
@@ -118,28 +99,44 @@ func PutParts(ctx context.Context, b Blobs, id string, msgs []model.Message) ([]
 // calls send it; bytes in the cache are shared, not copied, and must not
 // be changed.
 func LoadParts(ctx context.Context, b Blobs, id string, msgs []model.Message, cache map[string][]byte) ([]model.Message, error) {
+	return mapParts(msgs, func(p *model.Part) (bool, error) {
+		if p.Blob == "" {
+			return false, nil
+		}
+		data, ok := cache[p.Blob]
+		if !ok {
+			var err error
+			if data, err = b.Blob(ctx, id, p.Blob); err != nil {
+				return false, err
+			}
+			if cache != nil {
+				cache[p.Blob] = data
+			}
+		}
+		p.Data, p.Blob, p.Size = data, "", 0
+		return true, nil
+	})
+}
+
+// mapParts returns msgs with f applied to a copy of each part; f reports
+// whether it changed the part. Messages and part lists that f leaves
+// unchanged are shared with msgs, which is never changed.
+func mapParts(msgs []model.Message, f func(p *model.Part) (bool, error)) ([]model.Message, error) {
 	out := msgs
 	for i := range msgs {
 		var parts []model.Part
 		for j := range msgs[i].Parts {
 			p := msgs[i].Parts[j]
-			if p.Blob == "" {
-				continue
+			changed, err := f(&p)
+			if err != nil {
+				return nil, fmt.Errorf("message %d part %d (%s): %w", i, j, p.Type, err)
 			}
-			data, ok := cache[p.Blob]
-			if !ok {
-				var err error
-				if data, err = b.Blob(ctx, id, p.Blob); err != nil {
-					return nil, fmt.Errorf("message %d part %d (%s): %w", i, j, p.Type, err)
-				}
-				if cache != nil {
-					cache[p.Blob] = data
-				}
+			if !changed {
+				continue
 			}
 			if parts == nil {
 				parts = slices.Clone(msgs[i].Parts)
 			}
-			p.Data, p.Blob, p.Size = data, "", 0
 			parts[j] = p
 		}
 		if parts == nil {

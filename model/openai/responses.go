@@ -173,57 +173,58 @@ func (m *Model) responseOf(name string, r *responses.Response) (*model.Response,
 // input_file (file_data as a data: URL, or file_url) items. The Responses
 // API takes no audio input.
 func (m *Model) inputContent(name string, i int, msg *model.Message) (responses.ResponseInputMessageContentListParam, error) {
-	out := make(responses.ResponseInputMessageContentListParam, 0, len(msg.Parts)+1)
-	if msg.Content != "" {
-		out = append(out, responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: msg.Content}})
-	}
-	for j := range msg.Parts {
-		p := &msg.Parts[j]
-		switch p.Type {
-		case model.PartText:
-			out = append(out, responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: p.Text}})
-		case model.PartImage:
-			out = append(out, responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{
-				ImageURL: param.NewOpt(p.DataURL()), Detail: responses.ResponseInputImageDetailAuto}})
-		case model.PartFile:
-			f := &responses.ResponseInputFileParam{Filename: param.NewOpt(fileName(p))}
-			if len(p.Data) > 0 {
-				f.FileData = param.NewOpt(p.DataURL())
-			} else {
-				f.FileURL = param.NewOpt(p.URL)
-			}
-			out = append(out, responses.ResponseInputContentUnionParam{OfInputFile: f})
-		default:
-			return nil, model.Unsupported(m.provider, name, i, j, p, "the Responses API takes text, images and files, not "+string(p.Type))
-		}
-	}
-	return out, nil
+	return responseParts(m, name, i, msg,
+		func(text string) responses.ResponseInputContentUnionParam {
+			return responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: text}}
+		},
+		func(url string) responses.ResponseInputContentUnionParam {
+			return responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{
+				ImageURL: param.NewOpt(url), Detail: responses.ResponseInputImageDetailAuto}}
+		},
+		func(filename, data, url param.Opt[string]) responses.ResponseInputContentUnionParam {
+			return responses.ResponseInputContentUnionParam{OfInputFile: &responses.ResponseInputFileParam{Filename: filename, FileData: data, FileURL: url}}
+		})
 }
 
 // outputContent is a tool message with parts as a function_call_output's
 // list of output items: its text, then input_text, input_image and
 // input_file items, as for a user message.
 func (m *Model) outputContent(name string, i int, msg *model.Message) (responses.ResponseFunctionCallOutputItemListParam, error) {
-	out := make(responses.ResponseFunctionCallOutputItemListParam, 0, len(msg.Parts)+1)
+	return responseParts(m, name, i, msg,
+		func(text string) responses.ResponseFunctionCallOutputItemUnionParam {
+			return responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: text}}
+		},
+		func(url string) responses.ResponseFunctionCallOutputItemUnionParam {
+			return responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: param.NewOpt(url)}}
+		},
+		func(filename, data, url param.Opt[string]) responses.ResponseFunctionCallOutputItemUnionParam {
+			return responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: &responses.ResponseInputFileContentParam{Filename: filename, FileData: data, FileURL: url}}
+		})
+}
+
+// responseParts turns a message's text and parts into Responses content
+// items of type T, made by text, image and file.
+func responseParts[T any](m *Model, name string, i int, msg *model.Message,
+	text func(string) T, image func(url string) T, file func(filename, data, url param.Opt[string]) T) ([]T, error) {
+	out := make([]T, 0, len(msg.Parts)+1)
 	if msg.Content != "" {
-		out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: msg.Content}})
+		out = append(out, text(msg.Content))
 	}
 	for j := range msg.Parts {
 		p := &msg.Parts[j]
 		switch p.Type {
 		case model.PartText:
-			out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: p.Text}})
+			out = append(out, text(p.Text))
 		case model.PartImage:
-			out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{
-				ImageURL: param.NewOpt(p.DataURL())}})
+			out = append(out, image(p.DataURL()))
 		case model.PartFile:
-			f := &responses.ResponseInputFileContentParam{Filename: param.NewOpt(fileName(p))}
-			if len(p.Data) > 0 {
-				f.FileData = param.NewOpt(p.DataURL())
+			var data, url param.Opt[string]
+			if len(p.Data) > 0 || strings.HasPrefix(p.URL, "data:") {
+				data = param.NewOpt(p.DataURL())
 			} else {
-				f.FileURL = param.NewOpt(p.URL)
+				url = param.NewOpt(p.URL)
 			}
-			out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: f})
+			out = append(out, file(param.NewOpt(fileName(p)), data, url))
 		default:
 			return nil, model.Unsupported(m.provider, name, i, j, p, "the Responses API takes text, images and files, not "+string(p.Type))
 		}
