@@ -3,9 +3,9 @@ package model_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"image"
 	stdpng "image/png"
-	"errors"
 	"strings"
 	"testing"
 
