@@ -32,8 +32,9 @@ const (
 //
 // A part other than text has exactly one source: Data (the bytes, with
 // their MediaType), URL (the model fetches it), or Blob (the SHA-256 of
-// bytes kept in a store's blob table beside the journal; the runtime puts
-// the bytes back in Data before a model sees the part).
+// bytes kept in a store's blob table beside the journal). Before a model
+// sees a blob part the runtime loads its bytes into Data and keeps Blob,
+// which then names the bytes (providers may cache their encoding by it).
 //
 // In JSON, Data is base64, as encoding/json writes a []byte; a message
 // without parts is encoded as it was before parts existed.
@@ -136,7 +137,7 @@ func (p *Part) Len() int64 {
 	switch {
 	case p.Type == PartText:
 		return int64(len(p.Text))
-	case p.Blob != "":
+	case len(p.Data) == 0 && p.Blob != "":
 		return p.Size
 	}
 	return int64(len(p.Data))
@@ -191,13 +192,13 @@ func (p *Part) Validate() error {
 		return fmt.Errorf("unknown part type %q (want text, image, file or audio)", p.Type)
 	}
 	sources := 0
-	for _, set := range []bool{len(p.Data) > 0, p.URL != "", p.Blob != ""} {
+	for _, set := range []bool{len(p.Data) > 0 || p.Blob != "", p.URL != ""} {
 		if set {
 			sources++
 		}
 	}
 	if sources != 1 {
-		return fmt.Errorf("%s part: want exactly one of data, url or blob, got %d", p.Type, sources)
+		return fmt.Errorf("%s part: want one source, data (or a blob) or a url, got %d", p.Type, sources)
 	}
 	if p.Text != "" {
 		return fmt.Errorf("%s part: has text; put text in a text part", p.Type)
@@ -277,7 +278,7 @@ func CheckParts(provider, modelName string, msgs []Message) error {
 			if err := p.Validate(); err != nil {
 				return Unsupported(provider, modelName, i, j, p, err.Error())
 			}
-			if p.Blob != "" {
+			if p.Blob != "" && len(p.Data) == 0 {
 				return Unsupported(provider, modelName, i, j, p, "blob "+p.Blob+" was not loaded from the store")
 			}
 		}

@@ -66,8 +66,8 @@ func TestPartValidate(t *testing.T) {
 		{model.Part{Type: model.PartImage, MediaType: "image/png", Blob: hash}, ""},
 		{model.Part{Type: "video", Data: []byte{1}}, "unknown part type"},
 		{model.Part{Data: []byte{1}}, "without a type"},
-		{model.Part{Type: model.PartImage, MediaType: "image/png"}, "exactly one of"},
-		{model.Part{Type: model.PartImage, MediaType: "image/png", Data: []byte{1}, URL: "https://x"}, "exactly one of"},
+		{model.Part{Type: model.PartImage, MediaType: "image/png"}, "want one source"},
+		{model.Part{Type: model.PartImage, MediaType: "image/png", Data: []byte{1}, URL: "https://x"}, "want one source"},
 		{model.Image("", []byte{1}), "no media type"},
 		{model.Image("application/pdf", []byte{1}), "is not image/"},
 		{model.Audio("image/png", []byte{1}), "is not audio/"},
@@ -135,5 +135,20 @@ func TestPartTokens(t *testing.T) {
 		if got := tc.p.Tokens(); got != tc.want {
 			t.Errorf("%v: Tokens() = %d, want %d", tc.p, got, tc.want)
 		}
+	}
+}
+
+// A blob loaded for a model call holds its bytes and keeps its hash: one
+// source, and not an unloaded blob.
+func TestLoadedBlobPart(t *testing.T) {
+	p := model.Part{Type: model.PartImage, MediaType: "image/png", Blob: strings.Repeat("0f", 32), Size: 3, Data: []byte{1, 2, 3}}
+	if err := p.Validate(); err != nil {
+		t.Errorf("loaded blob: %v", err)
+	}
+	if err := model.CheckParts("p", "m", []model.Message{{Parts: []model.Part{p}}}); err != nil {
+		t.Errorf("CheckParts of a loaded blob: %v", err)
+	}
+	if p.Len() != 3 {
+		t.Errorf("Len() = %d", p.Len())
 	}
 }

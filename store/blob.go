@@ -79,6 +79,10 @@ func PutParts(ctx context.Context, b Blobs, id string, msgs []model.Message) ([]
 	return mapParts(msgs, func(p *model.Part) (bool, error) {
 		switch {
 		case p.Blob != "":
+			if len(p.Data) > 0 { // loaded: back to the reference
+				p.Data = nil
+				return true, b.RefBlob(ctx, id, p.Blob)
+			}
 			return false, b.RefBlob(ctx, id, p.Blob)
 		case len(p.Data) <= BlobThreshold:
 			return false, nil
@@ -94,13 +98,13 @@ func PutParts(ctx context.Context, b Blobs, id string, msgs []model.Message) ([]
 
 // LoadParts returns msgs with the bytes of every part that refers to a
 // blob loaded from b (as run id sees it) into Data, so that a model gets
-// them. msgs is not changed. cache, when not nil, keeps the bytes loaded
+// them; Blob and Size are kept. msgs is not changed. cache, when not nil, keeps the bytes loaded
 // by hash, so that a run reads a blob from the store once however many
 // calls send it; bytes in the cache are shared, not copied, and must not
 // be changed.
 func LoadParts(ctx context.Context, b Blobs, id string, msgs []model.Message, cache map[string][]byte) ([]model.Message, error) {
 	return mapParts(msgs, func(p *model.Part) (bool, error) {
-		if p.Blob == "" {
+		if p.Blob == "" || len(p.Data) > 0 {
 			return false, nil
 		}
 		data, ok := cache[p.Blob]
@@ -113,7 +117,7 @@ func LoadParts(ctx context.Context, b Blobs, id string, msgs []model.Message, ca
 				cache[p.Blob] = data
 			}
 		}
-		p.Data, p.Blob, p.Size = data, "", 0
+		p.Data = data // Blob and Size stay: they name the bytes
 		return true, nil
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -316,7 +317,7 @@ func (m *Model) appendPart(b []byte, name string, i, j int, p *model.Part) ([]by
 		return append(b, '}'), nil
 	case model.PartImage:
 		b = append(b, `{"type":"image_url","image_url":{"url":`...)
-		b = appendDataURL(b, p)
+		b = m.appendDataURL(b, p)
 		return append(b, "}}"...), nil
 	case model.PartFile:
 		if len(p.Data) == 0 && !strings.HasPrefix(p.URL, "data:") {
@@ -325,7 +326,7 @@ func (m *Model) appendPart(b []byte, name string, i, j int, p *model.Part) ([]by
 		b = append(b, `{"type":"file","file":{"filename":`...)
 		b = appendString(b, fileName(p))
 		b = append(b, `,"file_data":`...)
-		b = appendDataURL(b, p)
+		b = m.appendDataURL(b, p)
 		return append(b, "}}"...), nil
 	case model.PartAudio:
 		format := audioFormat(p.MediaType)
@@ -333,7 +334,7 @@ func (m *Model) appendPart(b []byte, name string, i, j int, p *model.Part) ([]by
 			return nil, model.Unsupported(m.provider, name, i, j, p, "the Chat Completions API takes audio as wav or mp3 data")
 		}
 		b = append(b, `{"type":"input_audio","input_audio":{"data":"`...)
-		b = base64.StdEncoding.AppendEncode(b, p.Data)
+		b = m.blobs.appendBase64(b, p)
 		b = append(b, `","format":"`...)
 		b = append(b, format...)
 		return append(b, `"}}`...), nil
@@ -381,14 +382,50 @@ func hasMedia(parts []model.Part) bool {
 
 // appendDataURL appends a part's URL, or its bytes as a data: URL, as a
 // JSON string.
-func appendDataURL(b []byte, p *model.Part) []byte {
+func (m *Model) appendDataURL(b []byte, p *model.Part) []byte {
 	if len(p.Data) == 0 {
 		return appendString(b, p.URL)
 	}
 	b = appendString(b, "data:"+p.MediaType+";base64,")
 	b = b[:len(b)-1] // reopen the string
-	b = base64.StdEncoding.AppendEncode(b, p.Data)
+	b = m.blobs.appendBase64(b, p)
 	return append(b, '"')
+}
+
+// encodedBlobs holds the base64 of blob parts by hash, up to
+// maxEncodedBlobs bytes; past that it starts again empty.
+type encodedBlobs struct {
+	mu    sync.Mutex
+	m     map[string][]byte
+	bytes int
+}
+
+const maxEncodedBlobs = 64 << 20
+
+// appendBase64 appends the base64 of p's bytes, from the cache when p is a
+// loaded blob (its hash names its bytes).
+func (c *encodedBlobs) appendBase64(b []byte, p *model.Part) []byte {
+	if p.Blob == "" || !model.IsBlobHash(p.Blob) {
+		return base64.StdEncoding.AppendEncode(b, p.Data)
+	}
+	c.mu.Lock()
+	enc, ok := c.m[p.Blob]
+	c.mu.Unlock()
+	if ok {
+		return append(b, enc...)
+	}
+	n := len(b)
+	b = base64.StdEncoding.AppendEncode(b, p.Data)
+	enc = slices.Clone(b[n:])
+	c.mu.Lock()
+	if c.m == nil || c.bytes+len(enc) > maxEncodedBlobs {
+		c.m, c.bytes = map[string][]byte{}, 0
+	}
+	if len(enc) <= maxEncodedBlobs {
+		c.m[p.Blob], c.bytes = enc, c.bytes+len(enc)
+	}
+	c.mu.Unlock()
+	return b
 }
 
 // audioFormat returns the API's name of an audio media type: wav or mp3

@@ -85,3 +85,21 @@ func BenchmarkResponsesBodyImage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkChatBodyBlob is BenchmarkChatBodyImage with the image loaded
+// from a blob, as in a run: its base64 is encoded once and reused.
+func BenchmarkChatBodyBlob(b *testing.B) {
+	m, err := New(WithModel("m"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := imageRequest()
+	p := &req.Messages[0].Parts[0]
+	p.Blob, p.Size = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", int64(len(p.Data))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.chatBody(req, "m", false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

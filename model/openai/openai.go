@@ -235,6 +235,9 @@ type Model struct {
 	agentHeader bool
 	chat        openai.ChatCompletionService // sends the bodies chatBody encodes
 	responses   responses.ResponseService
+	// blobs caches the base64 of loaded blob parts by hash: a run sends
+	// the same image with every call.
+	blobs encodedBlobs
 }
 
 // New returns a model with the given options. Without [WithAPIKey] it

@@ -183,7 +183,7 @@ func testBlobParts(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatalf("LoadParts: %v", err)
 	}
-	if l := loaded[0].Parts[0]; !bytes.Equal(l.Data, big) || l.Blob != "" || put[0].Parts[0].Data != nil {
+	if l := loaded[0].Parts[0]; !bytes.Equal(l.Data, big) || l.Blob != p.Blob || put[0].Parts[0].Data != nil {
 		t.Fatalf("loaded part = %v (input changed: %v)", l, put[0].Parts[0].Data != nil)
 	}
 	if len(cache) != 1 {
