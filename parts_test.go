@@ -262,3 +262,37 @@ func TestGuardrailsSeeParts(t *testing.T) {
 		t.Errorf("run with a large image: %#v, want failed by the input guardrail", res)
 	}
 }
+
+// An agent the orchestrator hands off to sees the input's attachments too.
+func TestHandoffAgentSeesAttachments(t *testing.T) {
+	ctx := ctxT(t)
+	img := randomBytes(t, 8<<10)
+	see := []scripted.ExpectPart{{Type: model.PartImage, MediaType: "image/png", MinBytes: len(img)}}
+	billing := &swarm.Agent{Name: "billing", Description: "Billing questions", Instructions: "Answer billing questions."}
+	s := swarm.Define[string, string]("desk", "", func(string) swarm.Spec {
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(billing)}}
+	})
+	rt, _ := newRuntime(t, scripted.Script{
+		"desk":    {{ExpectParts: see, ToolCalls: []scripted.ToolCall{scripted.CallTool("handoff_to_billing", map[string]any{"request": "read the invoice"})}}, scripted.Text("paid")},
+		"billing": {{ExpectParts: see, Text: "the invoice is paid"}},
+	}, nil)
+	if err := rt.Register(s); err != nil {
+		t.Fatal(err)
+	}
+	res, run, err := s.Run(ctx, rt, "is it paid?", swarm.WithParts(model.Image("image/png", img)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "paid" {
+		t.Fatalf("result %#v", res)
+	}
+	answered := false
+	for _, rec := range journal(t, rt, run.ID()) {
+		if rec.Type == string(swarm.EventHandoffReturned) {
+			answered = bytes.Contains(rec.Data, []byte("the invoice is paid")) && !bytes.Contains(rec.Data, []byte(`"is_error":true`))
+		}
+	}
+	if !answered {
+		t.Error("billing did not answer: it did not see the image")
+	}
+}

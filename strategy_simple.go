@@ -25,10 +25,9 @@ func (simpleLoop) drive(ctx context.Context, r *runner) outcome {
 // agent), completes or fails (the orchestrator), pauses, or is interrupted.
 func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) outcome {
 	msgs := make([]model.Message, 1, 8)
-	msgs[0] = model.Message{Role: model.RoleUser, Content: input}
-	if path == "" {
-		msgs[0].Parts = r.parts
-	}
+	// The input's attachments are the task's: the orchestrator and every
+	// agent it hands off to see them with their first message.
+	msgs[0] = model.Message{Role: model.RoleUser, Content: input, Parts: r.parts}
 	first := 1
 	if s := r.restored(snapSimple); s != nil && path == "" {
 		msgs, first = slices.Clone(s.Msgs), s.Next
