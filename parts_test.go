@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -294,5 +295,31 @@ func TestHandoffAgentSeesAttachments(t *testing.T) {
 	}
 	if !answered {
 		t.Error("billing did not answer: it did not see the image")
+	}
+}
+
+// In a conversation, a tool's image reaches the agent's next call.
+func TestConversationToolParts(t *testing.T) {
+	ctx := ctxT(t)
+	chart := randomBytes(t, 6<<10)
+	draw := swarm.NewTool("chart", "draws", func(ctx context.Context, _ struct{}) (string, error) {
+		return "drawn", swarm.AttachParts(ctx, model.Image("image/png", chart))
+	})
+	analyst := &swarm.Agent{Name: "analyst", Instructions: "Chart things.", Tools: []swarm.Tool{draw}}
+	conv := swarm.DefineConversation("charts", "", swarm.ConversationSpec[struct{}]{Queen: analyst})
+	rt, _ := newRuntime(t, scripted.Script{"analyst": {
+		scripted.Tools(scripted.CallTool("chart", nil)),
+		{ExpectParts: []scripted.ExpectPart{{Type: model.PartImage, MinBytes: len(chart)}}, Text: "sales rise"},
+	}}, nil)
+	if err := rt.Register(conv); err != nil {
+		t.Fatal(err)
+	}
+	session, err := conv.Start(ctx, rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := session.Say(ctx, "how are sales?")
+	if err != nil || !strings.Contains(fmt.Sprint(reply), "sales rise") {
+		t.Fatalf("reply %+v, %v", reply, err)
 	}
 }
