@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -155,4 +156,27 @@ func startParts(req *StartRequest) []swarm.StartOption {
 		return nil
 	}
 	return []swarm.StartOption{swarm.WithParts(req.Parts...)}
+}
+
+// sameParts reports whether the parts a run was started with (as its start
+// record holds them, large ones by reference) are those of a repeated
+// start: the same kinds, names, media types, URLs and bytes (by hash).
+func sameParts(stored, given []model.Part) bool {
+	if len(stored) != len(given) {
+		return false
+	}
+	for i := range stored {
+		s, g := &stored[i], &given[i]
+		if s.Type != g.Type || s.Name != g.Name || s.MediaType != g.MediaType || s.URL != g.URL || s.Text != g.Text {
+			return false
+		}
+		if s.Blob != "" {
+			if s.Blob != store.BlobHash(g.Data) {
+				return false
+			}
+		} else if !bytes.Equal(s.Data, g.Data) {
+			return false
+		}
+	}
+	return true
 }

@@ -150,3 +150,27 @@ func TestStartPartsRefused(t *testing.T) {
 		t.Errorf("resume with a 2 MiB body: %d", r.status)
 	}
 }
+
+// A start repeated with the same id is the same run only with the same
+// parts.
+func TestStartWithPartsIdempotent(t *testing.T) {
+	base := newVisionServer(t, Options{})
+	c := client{t: t, base: base, token: "all"}
+	img, pdf := pngBytes(t, 150<<10), []byte("%PDF-1.7 tiny")
+	body := func(img []byte) string {
+		b, _ := json.Marshal(map[string]any{"input": "x", "id": "v-same", "parts": []model.Part{
+			model.Image("image/png", img), model.File("notes.pdf", "application/pdf", pdf)}})
+		return string(b)
+	}
+	if res := c.post("/v1/swarms/vision/runs", body(img)); res.status != http.StatusCreated {
+		t.Fatalf("first start: %d %s", res.status, res.body)
+	}
+	if res := c.post("/v1/swarms/vision/runs", body(img)); res.status != http.StatusOK {
+		t.Errorf("the same start again: %d %s, want 200", res.status, res.body)
+	}
+	other := bytes.Clone(img)
+	other[len(other)-1]++
+	if res := c.post("/v1/swarms/vision/runs", body(other)); res.status != http.StatusConflict {
+		t.Errorf("the same id with another image: %d %s, want 409", res.status, res.body)
+	}
+}

@@ -145,8 +145,8 @@ func (s *Server) sameStart(ctx context.Context, id string, req StartRequest) err
 	if err := json.Unmarshal(recs[0].Data, &ev); err != nil {
 		return fmt.Errorf("run %s: decode start record: %w", id, err)
 	}
-	if !equalJSON(ev.Input, req.Input) || !equalJSON(mustJSON(ev.Values), mustJSON(req.Values)) {
-		return fmt.Errorf("%w: run %s exists with a different input or values", errConflict, id)
+	if !equalJSON(ev.Input, req.Input) || !equalJSON(mustJSON(ev.Values), mustJSON(req.Values)) || !sameParts(ev.Parts, req.Parts) {
+		return fmt.Errorf("%w: run %s exists with a different input, values or parts", errConflict, id)
 	}
 	return nil
 }
