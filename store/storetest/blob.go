@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"bytes"
+	"fmt"
+	"sync"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,6 +22,7 @@ var blobTests = []struct {
 	{"BlobErrors", testBlobErrors},
 	{"BlobCollected", testBlobCollected},
 	{"BlobParts", testBlobParts},
+	{"BlobPutWhileDeleting", testBlobPutWhileDeleting},
 }
 
 // blobs returns s as store.Blobs, skipping t if it is not one.
@@ -199,5 +202,33 @@ func testBlobParts(t *testing.T, s store.Store) {
 	}
 	if _, err := store.LoadParts(ctx, b, "r2", put, nil); err != nil {
 		t.Errorf("LoadParts after PutParts for r2: %v", err)
+	}
+}
+
+// A run putting the same bytes as a run being deleted keeps them: the
+// deletion either sees the new reference, or collects the blob before
+// the put, which then stores the bytes anew.
+func testBlobPutWhileDeleting(t *testing.T, s store.Store) {
+	b := blobs(t, s)
+	d := deleter(t, s)
+	ctx := t.Context()
+	create(t, s, "keeper", "o", long)
+	for i := range 20 {
+		id := fmt.Sprintf("gone-%d", i)
+		l := create(t, s, id, "o", long, rec("k"))
+		data := []byte(fmt.Sprintf("bytes shared at the moment of deletion %d", i))
+		putBlob(t, b, id, data)
+		finish(t, s, l, store.Completed)
+		var wg sync.WaitGroup
+		var derr, perr error
+		wg.Go(func() { _, derr = d.DeleteRun(ctx, id) })
+		wg.Go(func() { _, perr = b.PutBlob(ctx, "keeper", data) })
+		wg.Wait()
+		if derr != nil || perr != nil {
+			t.Fatalf("round %d: DeleteRun: %v; PutBlob: %v", i, derr, perr)
+		}
+		if got, err := b.Blob(ctx, "keeper", store.BlobHash(data)); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("round %d: the keeper's blob after a concurrent deletion: %q, %v", i, got, err)
+		}
 	}
 }
