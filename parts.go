@@ -128,8 +128,18 @@ func (r *runner) loadParts(ctx context.Context, msgs []model.Message) ([]model.M
 	if err != nil {
 		return nil, &storeError{fmt.Errorf("load the parts of run %s: %w", r.id, err)}
 	}
+	n := 0
+	for _, data := range r.blobCache {
+		n += len(data)
+	}
+	if n > maxBlobCache {
+		r.blobCache = nil // the request keeps its bytes; later ones load again
+	}
 	return out, nil
 }
+
+// maxBlobCache bounds the bytes of blobs a runner keeps loaded.
+const maxBlobCache = 64 << 20
 
 func hasBlobs(msgs []model.Message) bool {
 	for i := range msgs {

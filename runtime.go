@@ -549,6 +549,12 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		return false, fmt.Errorf("start %s: %w", info.id, err)
 	}
 	if err := rt.putParts(ctx, nr.id, nr.parts); err != nil {
+		// The run exists: released, it is recovered and fails at its
+		// first model call, naming the missing blob.
+		if span != nil {
+			span.End()
+		}
+		_ = rt.store.Release(context.WithoutCancel(ctx), lease)
 		return false, fmt.Errorf("start %s: store the input's parts: %w", info.id, err)
 	}
 	rt.notes.notify(nr.id)
