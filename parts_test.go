@@ -17,6 +17,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/store/sqlite"
 )
 
@@ -321,5 +322,31 @@ func TestConversationToolParts(t *testing.T) {
 	reply, err := session.Say(ctx, "how are sales?")
 	if err != nil || !strings.Contains(fmt.Sprint(reply), "sales rise") {
 		t.Fatalf("reply %+v, %v", reply, err)
+	}
+}
+
+// failingBlobs is a memory store whose blob puts fail.
+type failingBlobs struct{ *memory.Store }
+
+func (failingBlobs) PutBlob(context.Context, string, []byte) (string, error) {
+	return "", errors.New("disk full")
+}
+
+// A start whose attachments cannot be stored says so, and leaves its run
+// released, not held by a process that will never drive it.
+func TestStartPartsStoreFails(t *testing.T) {
+	ctx := ctxT(t)
+	st := failingBlobs{memory.New()}
+	rt, _ := newRuntime(t, scripted.Script{"vision": {scripted.Text("x")}}, st)
+	s, _ := visionSwarm(nil, nil, nil, nil)
+	if err := rt.Register(s); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Start(ctx, rt, "x", swarm.WithID("v1"), swarm.WithParts(model.Image("image/png", randomBytes(t, 8<<10))))
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Start: %v, want the store's error", err)
+	}
+	if r, err := st.Get(ctx, "v1"); err != nil || r.Owner != "" {
+		t.Errorf("run after the failed start: owner %q, %v; want released", r.Owner, err)
 	}
 }
