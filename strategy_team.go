@@ -407,7 +407,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (outcome, b
 			return out, true
 		}
 		for i, c := range calls {
-			m.msgs = append(m.msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].output, IsError: results[i].isError})
+			m.msgs = append(m.msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].output, IsError: results[i].isError, Parts: results[i].parts})
 		}
 		if !rd.ended.Load() {
 			if err := r.turnDone(ctx, ap, tkey, turn); err != nil {

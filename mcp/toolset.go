@@ -24,6 +24,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/model"
 )
 
 // Defaults of a Toolset.
@@ -298,7 +299,38 @@ func (ts *Toolset) call(ctx context.Context, name string, args json.RawMessage) 
 		}
 		return "", errors.New(text)
 	}
+	if note := attachMedia(ctx, res); note != "" {
+		text += "\n" + note
+	}
 	return text, nil
+}
+
+// attachMedia attaches the images, audio and embedded binary resources of
+// a tool result to the result the model sees (swarm.AttachParts), besides
+// the text that describes them. It returns a note for the model about any
+// it could not attach; outside a run (a toolset called directly) nothing
+// is attached.
+func attachMedia(ctx context.Context, res *sdk.CallToolResult) string {
+	var parts []model.Part
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.ImageContent:
+			parts = append(parts, model.Image(c.MIMEType, c.Data))
+		case *sdk.AudioContent:
+			parts = append(parts, model.Audio(c.MIMEType, c.Data))
+		case *sdk.EmbeddedResource:
+			if r := c.Resource; r != nil && len(r.Blob) > 0 {
+				parts = append(parts, model.Attachment(path.Base(r.URI), r.MIMEType, r.Blob))
+			}
+		}
+	}
+	if len(parts) == 0 || swarm.RunID(ctx) == "" {
+		return ""
+	}
+	if err := swarm.AttachParts(ctx, parts...); err != nil {
+		return "(its images and files could not be attached: " + err.Error() + ")"
+	}
+	return ""
 }
 
 // resultText renders a tool result for a model: its text content, with

@@ -102,7 +102,7 @@ func classify(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, "too_large"
 	case errors.Is(err, store.ErrConflict):
 		return http.StatusConflict, "conflict"
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrNoBlob):
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, swarm.ErrUnknownSwarm):
 		return http.StatusNotFound, "unknown_swarm"

@@ -421,6 +421,7 @@ func (a *app) runCmd() *cobra.Command {
 	var id, values string
 	var quiet bool
 	var budget swarm.Budget
+	var attach []string
 	c := &cobra.Command{
 		Use:   "run [flags] SWARM [INPUT]",
 		Short: "Start a run and follow it to its end; the result is printed as JSON",
@@ -462,6 +463,13 @@ func (a *app) runCmd() *cobra.Command {
 				}
 				opts = append(opts, swarm.WithValues(v))
 			}
+			if len(attach) > 0 {
+				parts, err := attachments(attach)
+				if err != nil {
+					return usageError{err}
+				}
+				opts = append(opts, swarm.WithParts(parts...))
+			}
 			runID, err := rt.Start(ctx, args[0], raw, opts...)
 			switch {
 			case errors.Is(err, store.ErrExists):
@@ -495,6 +503,7 @@ func (a *app) runCmd() *cobra.Command {
 	c.Flags().StringVar(&id, "id", "", "run id (default: generated); starting an existing id follows that run, and continues it if its process died")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing on stderr but errors")
 	c.Flags().StringVar(&values, "values", "", "the run's values, as a JSON object: what its instructions and memory bank names are filled from")
+	c.Flags().StringArrayVar(&attach, "attach", nil, "attach FILE (an image, a PDF or another file, audio) to the input; repeat for more")
 	c.Flags().Int64Var(&budget.ModelCalls, "max-model-calls", 0, "limit on the run tree's model calls (default: the file's limits: model_calls, else "+fmt.Sprint(swarm.DefaultMaxModelCalls)+"; -1: none)")
 	c.Flags().Int64Var(&budget.ToolCalls, "max-tool-calls", 0, "limit on the run tree's tool calls (default: the file's limits: tool_calls, else "+fmt.Sprint(swarm.DefaultMaxToolCalls)+"; -1: none)")
 	return c
@@ -811,7 +820,7 @@ func (a *app) eventsCmd() *cobra.Command {
 					return err
 				}
 				for _, ev := range evs {
-					writeJSON(a.stdout, ev)
+					writeJSON(a.stdout, withoutBytes(ev))
 				}
 				return nil
 			}
@@ -819,7 +828,7 @@ func (a *app) eventsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				writeJSON(a.stdout, ev)
+				writeJSON(a.stdout, withoutBytes(ev))
 			}
 			return nil
 		}),

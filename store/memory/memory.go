@@ -52,6 +52,7 @@ type Store struct {
 	teamMap
 	bankMap
 	secretMap
+	blobMap
 }
 
 var (
