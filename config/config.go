@@ -56,6 +56,7 @@ type File struct {
 
 	toolsets     map[string]*mcp.Toolset
 	toolsetNames []string
+	mcpOAuth     map[string]*oauthDef // the oauth entries of mcp_servers
 	mcpMu        sync.Mutex
 	mcpTools     map[string][]swarm.Tool // listed tools of connected toolsets
 
@@ -155,6 +156,9 @@ func (f *File) Register(rt *swarm.Runtime) error {
 		if taken["swarm "+t.name] {
 			return fmt.Errorf("%s: %w: team %q is already registered", name, swarm.ErrDuplicate, t.name)
 		}
+	}
+	if err := f.openOAuth(rt.Store()); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if err := f.connectToolsets(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
