@@ -3,12 +3,14 @@ package config
 import (
 	"os"
 
+	jose "github.com/go-jose/go-jose/v4"
+
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/a2a"
 )
 
 // The fields of an entry of a2a_agents.
-var a2aFields = []string{"url", "token_env", "description"}
+var a2aFields = []string{"url", "token_env", "description", "oauth", "card_keys"}
 
 // remoteDef is a remote A2A agent of the a2a_agents section:
 //
@@ -17,11 +19,15 @@ var a2aFields = []string{"url", "token_env", "description"}
 //	    url: https://agents.example.com/a2a/researcher   # base URL or card URL
 //	    token_env: RESEARCHER_TOKEN                       # optional bearer token
 //	    description: Finds sources                        # optional
+//	    oauth: {client_id: swarm, client_secret_env: S}   # optional, instead of token_env
+//	    card_keys: keys/researcher.pem                    # optional: trust only cards these keys signed
 //
 // Its name can be listed in the handoffs of agents and swarms; the model
 // then gets a tool delegate_to_<name> (see [a2a.Remote]).
 type remoteDef struct {
 	name, url, token, description string
+	oauth                         *oauthDef           // nil: no OAuth
+	keys                          *jose.JSONWebKeySet // nil: the card is not verified
 }
 
 // a2aAgents reads the a2a_agents section. It runs after the names of
@@ -70,6 +76,15 @@ func (p *parser) a2aAgents(top map[string]field) map[string]*remoteDef {
 		if fd, ok := fs["description"]; ok {
 			r.description = p.str(fd.val, what, "description")
 		}
+		if fd, ok := fs["oauth"]; ok && !isNull(fd.val) {
+			if _, tok := fs["token_env"]; tok {
+				p.errf(fd.key, "%s: give token_env (a fixed bearer token) or oauth, not both", what)
+			}
+			r.oauth = p.oauthClient(fd, what, r.url)
+		}
+		if fd, ok := fs["card_keys"]; ok {
+			r.keys = p.cardKeys(fd.val, what)
+		}
 		if len(p.errs) != before {
 			p.remotes[e.name] = nil // declared, with mistakes already reported
 			continue
@@ -88,6 +103,27 @@ func (p *parser) remoteRef(name string) (declared, ok bool) {
 	return declared, r != nil
 }
 
+// options are the options of the remote agent's client: its token,
+// OAuth client (made by Register) and trusted card keys.
+func (r *remoteDef) options() []a2a.RemoteOption {
+	var opts []a2a.RemoteOption
+	if r.token != "" {
+		opts = append(opts, a2a.WithToken(r.token))
+	}
+	if r.oauth != nil {
+		r.oauth.mu.Lock()
+		c := r.oauth.client
+		r.oauth.mu.Unlock()
+		if c != nil {
+			opts = append(opts, a2a.WithOAuth(c))
+		}
+	}
+	if r.keys != nil {
+		opts = append(opts, a2a.WithCardKeys(*r.keys))
+	}
+	return opts
+}
+
 // remoteTools makes the delegation tools of the remote agents among refs.
 func (f *File) remoteTools(refs []handoffRef) []swarm.Tool {
 	var out []swarm.Tool
@@ -96,10 +132,7 @@ func (f *File) remoteTools(refs []handoffRef) []swarm.Tool {
 		if !h.remote || r == nil {
 			continue
 		}
-		opts := []a2a.RemoteOption{}
-		if r.token != "" {
-			opts = append(opts, a2a.WithToken(r.token))
-		}
+		opts := r.options()
 		desc := h.description
 		if desc == "" {
 			desc = r.description

@@ -229,11 +229,7 @@ func (x *absorber) into(captain *swarm.Agent, ab absorbDef) error {
 // names.
 func (f *File) remoteSibling(name string) (*swarm.Agent, error) {
 	if r := f.remotes[name]; r != nil {
-		var opts []a2a.RemoteOption
-		if r.token != "" {
-			opts = append(opts, a2a.WithToken(r.token))
-		}
-		return a2a.Sibling(r.name, r.description, r.url, opts...)
+		return a2a.Sibling(r.name, r.description, r.url, r.options()...)
 	}
 	if ts := f.toolsets[name]; ts != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)

@@ -56,6 +56,7 @@ type File struct {
 
 	toolsets     map[string]*mcp.Toolset
 	toolsetNames []string
+	mcpOAuth     map[string]*oauthDef // the oauth entries of mcp_servers
 	mcpMu        sync.Mutex
 	mcpTools     map[string][]swarm.Tool // listed tools of connected toolsets
 
@@ -163,6 +164,9 @@ func (f *File) Register(rt *swarm.Runtime) error {
 		if taken["swarm "+w.name] {
 			return fmt.Errorf("%s: %w: workflow %q is already registered", name, swarm.ErrDuplicate, w.name)
 		}
+	}
+	if err := f.openOAuth(rt.Store()); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	if err := f.connectToolsets(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)

@@ -63,6 +63,13 @@
 //	    url: https://agents.example.com/a2a/researcher   # base URL or agent card URL
 //	    token_env: RESEARCHER_TOKEN    # optional: bearer token from this variable
 //	    description: Finds sources     # optional tool description
+//	  planner:
+//	    url: https://swarm.example.com/a2a/trip
+//	    oauth:                         # OAuth access tokens (also on mcp_servers entries with a url)
+//	      client_id: swarm
+//	      client_secret_env: PLANNER_SECRET   # client credentials; omit for a person's tokens (swarm login)
+//	      scopes: ["swarm:trip"]
+//	    card_keys: keys/planner.pem    # trust only a card signed by these keys (PEM or JWK set)
 //	conversations:
 //	  front-desk:
 //	    description: Receptionist and sales

@@ -15,7 +15,7 @@ import (
 )
 
 // mcpFields are the fields of an entry of mcp_servers.
-var mcpFields = []string{"command", "url", "env", "headers", "allow", "deny", "timeout"}
+var mcpFields = []string{"command", "url", "env", "headers", "allow", "deny", "timeout", "oauth"}
 
 // connectTimeout bounds connecting to the MCP servers of a file.
 const connectTimeout = 60 * time.Second
@@ -76,6 +76,13 @@ func (p *parser) mcpServers(top map[string]field) {
 				p.errf(fd.val, "%s: invalid timeout %q: want a positive duration such as 30s", what, s)
 			} else {
 				ts.Timeout = d
+			}
+		}
+		if fd, ok := fs["oauth"]; ok && !isNull(fd.val) {
+			if hasCmd {
+				p.errf(fd.key, "%s: oauth: a stdio server (command) takes no OAuth; give a url", what)
+			} else {
+				p.mcpOAuth[e.name] = p.oauthClient(fd, what, ts.URL)
 			}
 		}
 		if len(p.errs) == before {

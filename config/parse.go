@@ -68,6 +68,7 @@ type parser struct {
 
 	toolsets     map[string]*mcp.Toolset // nil values: definitions with mistakes
 	toolsetNames []string
+	mcpOAuth     map[string]*oauthDef // the oauth entries of mcp_servers
 
 	guards     map[string]*guardDef // nil values: definitions with mistakes
 	guardNames []string
@@ -150,7 +151,7 @@ func parse(data []byte, dir, file string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: directory %q: %w", dir, err)
 	}
-	p := &parser{file: file, dir: abs, tools: map[string]*toolDef{}, agentLines: map[string]int{}, swarmLines: map[string]int{}, remotes: map[string]*remoteDef{}, toolsets: map[string]*mcp.Toolset{}}
+	p := &parser{file: file, dir: abs, tools: map[string]*toolDef{}, agentLines: map[string]int{}, swarmLines: map[string]int{}, remotes: map[string]*remoteDef{}, toolsets: map[string]*mcp.Toolset{}, mcpOAuth: map[string]*oauthDef{}}
 	f := p.parse(data)
 	if err := p.err(); err != nil {
 		return nil, err
@@ -299,7 +300,7 @@ func (p *parser) parse(data []byte) *File {
 	f.toolNames = p.toolNames
 	p.guardrails(top, f)
 	p.mcpServers(top)
-	f.toolsets, f.toolsetNames = p.toolsets, p.toolsetNames
+	f.toolsets, f.toolsetNames, f.mcpOAuth = p.toolsets, p.toolsetNames, p.mcpOAuth
 
 	// Names of agents and swarms first, so that references can be checked
 	// whatever the order of definitions.

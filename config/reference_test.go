@@ -96,12 +96,15 @@ func referenceBlocks(t *testing.T) ([]refBlock, map[string]string) {
 
 var (
 	toolPaths = regexp.MustCompile(`\./tools/[A-Za-z0-9_.-]+`)
-	tokenEnvs = regexp.MustCompile(`(?m)token_env: *([A-Za-z_][A-Za-z0-9_]*)`)
+	tokenEnvs = regexp.MustCompile(`(?m)(?:token_env|client_secret_env): *([A-Za-z_][A-Za-z0-9_]*)`)
+	cardKeys  = regexp.MustCompile(`(?m)card_keys: *(\S+)`)
 )
 
 // parseBlock parses a swarm.yaml block of the reference in a directory of
-// its own, where each program ./tools/NAME it names exists and each
-// variable a token_env names is set, as the reference says they must be.
+// its own, where each program ./tools/NAME it names exists, each variable
+// a token_env or client_secret_env names is set, each card_keys file holds
+// a public key and SWARM_SECRET_KEY is set, as the reference says they
+// must be.
 func parseBlock(t *testing.T, b refBlock) (*File, string, error) {
 	t.Helper()
 	dir := t.TempDir()
@@ -117,6 +120,17 @@ func parseBlock(t *testing.T, b refBlock) (*File, string, error) {
 	for _, m := range tokenEnvs.FindAllStringSubmatch(b.text, -1) {
 		t.Setenv(m[1], "a-secret")
 	}
+	for _, m := range cardKeys.FindAllStringSubmatch(b.text, -1) {
+		full := filepath.Join(dir, m[1])
+		_, _, pub := testKey(t)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, pub, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("SWARM_SECRET_KEY", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
 	f, err := Parse([]byte(b.text), dir)
 	return f, dir, err
 }
@@ -181,7 +195,7 @@ func TestReferenceKeys(t *testing.T) {
 		"nodes":                            {nodeFields},
 		"edges":                            {edgeFields, whenFields},
 		"guardrails":                       {guardrailFields},
-		"mcp_servers":                      {mcpFields},
+		"mcp_servers":                      {mcpFields, clientOAuthFields},
 		"a2a_agents":                       {a2aFields},
 		"serve":                            {serveFields, serveTokenFields, oauthFields},
 		"network, share and network_tools": {networkFields, shareFields, networkToolsFields},

@@ -145,6 +145,41 @@ func TestOAuthClient(t *testing.T) {
 	}
 }
 
+// swarmLogin runs `swarm login URL ARGS...` in dir with the environment
+// variable keyEnv (NAME=VALUE), following the authorization URL it prints
+// as a browser would, to the issuer and back to the command.
+func swarmLogin(t *testing.T, ctx context.Context, dir, issuer, keyEnv, u string, args ...string) {
+	t.Helper()
+	cmd := swarmCmd(ctx, dir, append([]string{"login", u}, args...)...)
+	cmd.Env = append(cmd.Env, keyEnv)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	browsed := false
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, issuer+"/") && !browsed {
+			browsed = true
+			jar, _ := cookiejar.New(nil)
+			res, err := (&http.Client{Jar: jar, Timeout: 30 * time.Second}).Get(line)
+			if err != nil {
+				t.Fatalf("browser: %v", err)
+			}
+			res.Body.Close()
+		}
+	}
+	if err := cmd.Wait(); err != nil || !browsed || !strings.Contains(stdout.String(), "authorized") {
+		t.Fatalf("swarm login: %v (browsed: %v) %s", err, browsed, stdout.String())
+	}
+}
+
 // TestLoginCommand runs `swarm login` against a swarm serve that needs
 // OAuth: it prints the authorization URL, which a browser follows to
 // oidc-provider and back to the command's loopback port; the command then
@@ -179,34 +214,7 @@ func TestLoginCommand(t *testing.T) {
 		}
 	}
 
-	cmd := swarmCmd(ctx, dir, "login", u, "--client-id", "cli", "--scope", "swarm:trip", "--resource", resource)
-	cmd.Env = append(cmd.Env, keyEnv)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stderr)
-	browsed := false
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, issuer+"/") && !browsed {
-			browsed = true
-			jar, _ := cookiejar.New(nil)
-			res, err := (&http.Client{Jar: jar, Timeout: 30 * time.Second}).Get(line)
-			if err != nil {
-				t.Fatalf("browser: %v", err)
-			}
-			res.Body.Close()
-		}
-	}
-	if err := cmd.Wait(); err != nil || !browsed || !strings.Contains(stdout.String(), "authorized") {
-		t.Fatalf("swarm login: %v (browsed: %v) %s", err, browsed, stdout.String())
-	}
+	swarmLogin(t, ctx, dir, issuer, keyEnv, u, "--client-id", "cli", "--scope", "swarm:trip", "--resource", resource)
 
 	st, err := store.Open(ctx, "sqlite:"+filepath.Join(dir, "runs.db"))
 	if err != nil {
