@@ -411,3 +411,30 @@ func TestStrategyPanicFailsTheRun(t *testing.T) {
 		}
 	}
 }
+
+// asksModel calls the orchestrator's model when told to.
+type asksModel struct{ call bool }
+
+func (s asksModel) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+	if s.call {
+		if _, err := d.Model(ctx, "ask", []model.Message{{Role: model.RoleUser, Content: "hi"}}); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal("done")
+}
+
+// A strategy whose orchestrator has no model runs as long as it does not
+// call it, and fails with a clear reason when it does.
+func TestStrategyWithoutAModel(t *testing.T) {
+	for _, call := range []bool{false, true} {
+		def := swarm.Define[string, string]("nomodel", "needs no model", func(string) swarm.Spec { return swarm.Spec{Strategy: asksModel{call}} })
+		_, _, st := startSeam(t, def, nil, `"x"`, nil)
+		switch {
+		case !call && st.State != swarm.StateCompleted:
+			t.Errorf("no model call: state %s (%s), want completed", st.State, st.Reason)
+		case call && (st.State != swarm.StateFailed || !strings.Contains(st.Reason, "no model configured")):
+			t.Errorf("a model call: state %s (%s), want failed: no model configured", st.State, st.Reason)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package swarm
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,6 +70,17 @@ type plan struct {
 	strategy strategy
 	// holdStream: streamed text waits for the output guardrails.
 	holdStream bool
+	// lazyModel: the run has a Strategy, and its orchestrator needs a
+	// model only when the strategy calls it.
+	lazyModel bool
+}
+
+// noModel is the model of an orchestrator that has none: every call fails
+// with err, as a request the runtime cannot send.
+func noModel(err error) model.Model {
+	return model.Func(func(context.Context, *model.Request) (*model.Response, error) {
+		return nil, &model.Error{Kind: model.KindBadRequest, Provider: "none", Message: err.Error(), Err: err}
+	})
 }
 
 // agentSrc is an agent of a plan and where the plan first met it.
@@ -112,7 +124,7 @@ func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values 
 		_ = json.Unmarshal(input, &in)
 		data["Input"] = in
 	}
-	p := &plan{agents: map[string]*agentPlan{}}
+	p := &plan{agents: map[string]*agentPlan{}, lazyModel: spec.Strategy != nil}
 	root, err := rt.planAgent(p, info.id, true, spec.Instructions, spec.Model, spec.Tools, spec.Handoffs, spec.MaxTurns, &spec.Hooks, data, info)
 	if err != nil {
 		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
@@ -155,6 +167,11 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 	}
 	ap.system = sys
 	ap.model, err = rt.model(modelSpec)
+	if err != nil && root && p.lazyModel && errors.Is(err, ErrNoModel) {
+		// A strategy may never call its orchestrator's model (a workflow
+		// of agents with models of their own): it fails only if it does.
+		ap.model, err = noModel(err), nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("model of %s: %w", name, err)
 	}
