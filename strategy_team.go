@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -13,81 +12,95 @@ import (
 	"github.com/swarmrt/swarm/store"
 )
 
-// memberStrategy drives a team member's run (see team.go): pieces of work
-// one after another, each woken by a message and ended by the member's
-// text answer. The lead is woken by the user (a message sent to the team
-// run, as in a conversation: step keys "m<n>/..."); a teammate by its
-// prompt, then by mail or a task it claims (step keys "c<n>/..."). Before
-// every model call the member's new mail is injected as an <inbox> user
-// message and consumed in the same append as the model's response, so a
-// crash before that append delivers it again and a mail is never consumed
-// twice.
+// memberStrategy drives a team member's run (see team.go) through the
+// public seam (a [Strategy] on a [Driver]): pieces of work one after
+// another, each woken by a message and ended by the member's text answer.
+// The lead is woken by the user (a message sent to the team run, as in a
+// conversation: step keys "m<n>/..."); a teammate by its prompt, then by
+// mail or a task it claims (step keys "c<n>/..."). Before every model call
+// the member's new mail is injected as an <inbox> user message and
+// consumed in the same append as the model's response (Step.AckMail), so
+// a crash before that append delivers it again and a mail is never
+// consumed twice. An idle teammate waits for mail with AwaitMail, holding
+// no lease and no goroutine.
 type memberStrategy struct {
+	td     *teamDef
 	lead   bool
 	member Teammate
 	team   string // the team run id (a teammate's; the lead's is its own)
 }
 
+// SnapshotKind names the member's checkpoints as before the seam.
+func (memberStrategy) SnapshotKind() string { return "member" }
+
+// memberCheckpoint is a member's checkpoint, at the boundary before piece of
+// work Next.
+type memberCheckpoint struct {
+	Next int             `json:"next"`
+	Msgs []model.Message `json:"msgs,omitempty"`
+	// Claims are the tasks the member's journal says it claimed.
+	Claims []int64 `json:"claims,omitempty"`
+}
+
 // memberRun is the state of a member's run being driven.
 type memberRun struct {
-	r    *runner
+	d    *Driver
 	tc   *teamCtx
-	mb   store.Mailboxes
 	tb   store.Teams
-	ap   *agentPlan
 	msgs []model.Message
 	// pending holds events to journal with the next record (a piece of
 	// work's answer, journaled with what follows it).
 	pending []Event
 }
 
-func (s memberStrategy) drive(ctx context.Context, r *runner) outcome {
-	td := r.info.team
-	mb, tb, err := teamStores(r.rt.store)
+// Drive runs the member's pieces of work.
+func (s memberStrategy) Drive(ctx context.Context, d *Driver) (json.RawMessage, error) {
+	_, tb, err := teamStores(d.r.rt.store)
 	if err != nil {
-		return outcome{kind: failed, reason: err.Error()}
+		return nil, &Failure{Reason: err.Error()}
 	}
-	team := r.id
+	team := d.RunID()
 	if !s.lead {
 		team = s.team
 	}
-	tc := &teamCtx{r: r, td: td, team: team, self: s.member.Name, lead: s.lead, member: s.member}
+	tc := &teamCtx{d: d, r: d.r, td: s.td, team: team, self: s.member.Name, lead: s.lead, member: s.member}
 	ctx = context.WithValue(ctx, teamKey{}, tc)
-	m := &memberRun{r: r, tc: tc, mb: mb, tb: tb, ap: r.plan.root}
+	m := &memberRun{d: d, tc: tc, tb: tb}
 	first := 1
-	if snap := r.restored(snapMember); snap != nil {
+	var st memberCheckpoint
+	restored, err := d.Restore(&st)
+	switch {
+	case err != nil:
+		return nil, err
+	case restored:
 		// Past the spawning of the declared teammates, too.
-		m.msgs, first = slices.Clone(snap.Msgs), snap.Next
-		for _, id := range snap.Claims {
+		m.msgs, first = st.Msgs, st.Next
+		for _, id := range st.Claims {
 			tc.noteClaim(id)
 		}
-	} else if s.lead {
-		if out, stop := m.spawnDeclared(ctx); stop {
-			return out
+	case s.lead:
+		if err := m.spawnDeclared(ctx); err != nil {
+			return nil, err
 		}
 	}
 	if err := m.loadClaims(); err != nil {
-		return outcome{kind: interrupted, err: err}
+		return nil, err
 	}
 	for n := first; ; n++ {
-		if m.ap.compaction != nil {
-			m.msgs = r.dropCompacted(m.ap, "", m.msgs)
-		}
+		m.msgs = d.Compacted(m.msgs)
 		if n > 1 {
 			// A boundary: the pieces of work before are answered.
-			if seq, live, ok := r.boundary(m.prefix(n-1)+"/reply", false); ok {
-				r.checkpoint(ctx, snapMember, seq, live, func(s *runSnap) { s.Next, s.Msgs, s.Claims = n, m.msgs, tc.claimed() })
-			}
+			d.Checkpoint(ctx, m.prefix(n-1)+"/reply", memberCheckpoint{Next: n, Msgs: m.msgs, Claims: tc.claimed()})
 		}
-		opening, out, ok := m.wake(ctx, n)
-		if !ok {
-			return out
+		opening, err := m.wake(ctx, n)
+		if err != nil {
+			return nil, err
 		}
 		if n == 1 && !s.lead && strings.TrimSpace(opening) == "" {
 			continue // spawned without a prompt: idle until mail comes
 		}
-		if out, stop := m.work(ctx, n, opening); stop {
-			return out
+		if res, err := m.work(ctx, n, opening); res != nil || err != nil {
+			return res, err
 		}
 	}
 }
@@ -103,116 +116,106 @@ func (m *memberRun) prefix(n int) string {
 // spawnDeclared starts the team's declared teammates (once). All of them
 // are stored (on the roster) before any is driven, so that the first can
 // message the last at once.
-func (m *memberRun) spawnDeclared(ctx context.Context) (outcome, bool) {
-	var held []func()
-	defer func() {
-		for _, start := range held {
-			start()
-		}
-	}()
+func (m *memberRun) spawnDeclared(ctx context.Context) error {
+	var children []Child
+	var evs []Event
 	for _, name := range m.tc.td.order {
 		t := m.tc.td.members[name]
 		key := "spawn/" + name
-		if _, ok := m.r.recorded[key]; ok {
+		if _, ok, err := m.d.Recorded(key); err != nil || ok {
+			if err != nil {
+				return err
+			}
 			continue
 		}
-		if err := m.tc.spawn(ctx, t.Name, t.Role, t.Prompt, m.r.id+"/"+key, &held); err != nil {
-			if isStoreErr(err) || ctx.Err() != nil {
-				return outcome{kind: interrupted, err: err}, true
-			}
-			return outcome{kind: failed, reason: "spawn " + name + ": " + err.Error()}, true
+		c, skip, err := m.tc.teammate(ctx, t.Name, t.Role, t.Prompt, m.d.RunID()+"/"+key)
+		if err == nil && !skip {
+			children = append(children, c)
 		}
-		ev := Event{Type: EventMember, Key: key, Agent: name, State: MemberSpawning, Target: memberRunID(m.r.id, name)}
-		if err := m.r.append(ctx, []Event{ev}, store.Update{}, m.ap); err != nil {
-			return outcome{kind: interrupted, err: err}, true
+		if err != nil {
+			return spawnFailed(ctx, name, err)
 		}
+		evs = append(evs, Event{Type: EventMember, Key: key, Agent: name, State: MemberSpawning, Target: memberRunID(m.d.RunID(), name)})
 	}
-	return outcome{}, false
+	if err := m.tc.start(ctx, children...); err != nil {
+		return spawnFailed(ctx, "", err)
+	}
+	return m.d.Journal(ctx, Entry{Events: evs})
+}
+
+// spawnFailed is the error of a declared teammate that could not be
+// spawned: an interruption, or a failure of the team run.
+func spawnFailed(ctx context.Context, name string, err error) error {
+	if isStoreErr(err) || ctx.Err() != nil {
+		return Interrupted(err)
+	}
+	if name == "" {
+		return &Failure{Reason: "spawn: " + err.Error()}
+	}
+	return &Failure{Reason: "spawn " + name + ": " + err.Error()}
 }
 
 // wake returns the opening message of piece of work n once the member has
-// something to do; ok false with the outcome that ends this drive (the
-// member paused, idle or waiting for the user).
-func (m *memberRun) wake(ctx context.Context, n int) (opening string, out outcome, ok bool) {
-	r, key := m.r, m.prefix(n)
+// something to do, or the error that ends this drive (the member paused,
+// idle or waiting for the user).
+func (m *memberRun) wake(ctx context.Context, n int) (string, error) {
+	d, key := m.d, m.prefix(n)
 	if m.tc.lead {
-		if task := leadTask(r); n == 1 && task != "" {
-			return task, outcome{}, true
+		if task := m.leadTask(); n == 1 && task != "" {
+			return task, nil
 		}
-		text, ok, err := r.await(ctx, m.ap, Event{Type: EventPaused, Key: key + "/await", Agent: m.ap.name, Reason: AwaitingMessage}, store.Update{Agent: m.ap.name})
-		switch {
-		case err != nil:
-			return "", outcome{kind: interrupted, err: err}, false
-		case !ok:
-			return "", outcome{kind: paused}, false
-		}
-		return text, outcome{}, true
+		return d.Await(ctx, key+"/await", Question{Reason: AwaitingMessage})
 	}
 	if n == 1 {
 		var prompt string
-		_ = json.Unmarshal(r.input, &prompt)
-		return prompt, outcome{}, true
+		_ = json.Unmarshal(d.Input(), &prompt)
+		return prompt, nil
 	}
 	// Each wake is piece of work n; the first is the prompt's.
-	limit := outcome{kind: failed, reason: fmt.Sprintf("teammate %s reached its limit of %d wakes", m.tc.self, m.tc.td.maxWakes)}
+	limit := &Failure{Reason: fmt.Sprintf("teammate %s reached its limit of %d wakes", m.tc.self, m.tc.td.maxWakes)}
 	over := n > m.tc.td.maxWakes+1
 	for _, k := range []string{key + "/wake", key + "/await/resumed"} {
-		if rec, ok := r.recorded[k]; ok {
-			if over {
-				return "", limit, false
-			}
-			ev, err := decodeEvent(rec)
-			if err != nil {
-				return "", outcome{kind: interrupted, err: &storeError{err}}, false
-			}
-			return ev.Message, outcome{}, true
+		ev, ok, err := d.Recorded(k)
+		switch {
+		case err != nil:
+			return "", err
+		case ok && over:
+			return "", limit
+		case ok:
+			return ev.Message, nil
 		}
 	}
 	// Live: is there anything to do?
 	opening, task, busy, err := m.work2do(ctx)
 	if err != nil {
-		return "", outcome{kind: interrupted, err: err}, false
+		return "", err
 	}
-	_, idle := r.recorded[key+"/await"]
+	_, idle, err := d.Recorded(key + "/await")
+	if err != nil {
+		return "", err
+	}
 	if busy && over {
-		return "", limit, false
+		return "", limit
 	}
 	evs := m.pending
 	m.pending = nil
 	if busy {
-		wk := key + "/wake"
+		ev := Event{Type: EventMember, Key: key + "/wake", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
 		if idle {
-			wk = key + "/await/resumed"
+			ev.Type, ev.Key = EventResumed, key+"/await/resumed"
 		}
-		evs = append(evs, Event{Type: EventMember, Key: wk, Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task})
-		if idle {
-			evs[len(evs)-1].Type = EventResumed
-		}
-		if err := r.append(ctx, evs, store.Update{State: store.Running, ClearReason: true, Agent: m.tc.self}, m.ap); err != nil {
-			return "", outcome{kind: interrupted, err: err}, false
-		}
-		return opening, outcome{}, true
+		return opening, d.Journal(ctx, Entry{Events: append(evs, ev), Working: true})
 	}
 	if !idle {
-		evs = append(evs,
-			Event{Type: EventMember, Key: key + "/idle", Agent: m.tc.self, State: MemberIdle},
-			Event{Type: EventPaused, Key: key + "/await", Agent: m.tc.self, Reason: AwaitingMail})
+		evs = append(evs, Event{Type: EventMember, Key: key + "/idle", Agent: m.tc.self, State: MemberIdle})
 	}
-	if err := r.append(ctx, evs, store.Update{State: store.Paused, Reason: AwaitingMail, Agent: m.tc.self}, m.ap); err != nil {
-		return "", outcome{kind: interrupted, err: err}, false
-	}
-	// Mail posted while the member was still running did not wake it:
-	// look again now that it is paused (a post from now on wakes it).
-	if mails, _, err := m.mb.Mailbox(ctx, r.id, 1); err == nil && len(mails) > 0 {
-		r.rt.nudge(context.WithoutCancel(ctx), r.id, r.seq.Load())
-	}
-	return "", outcome{kind: paused}, false
+	return "", d.AwaitMail(ctx, key+"/await", evs...)
 }
 
 // leadTask is the lead's first task: its run's input, if any.
-func leadTask(r *runner) string {
+func (m *memberRun) leadTask() string {
 	var task string
-	_ = json.Unmarshal(r.input, &task)
+	_ = json.Unmarshal(m.d.Input(), &task)
 	return task
 }
 
@@ -220,7 +223,7 @@ func leadTask(r *runner) string {
 // its inbox at the next model call), or, in an autonomous team, a task of
 // the board it claims (see claimNext).
 func (m *memberRun) work2do(ctx context.Context) (opening string, task *store.Task, busy bool, err error) {
-	mails, _, err := m.mb.Mailbox(ctx, m.r.id, 1)
+	mails, err := m.d.Mailbox(ctx, 1)
 	if err != nil {
 		return "", nil, false, err
 	}
@@ -234,19 +237,15 @@ func (m *memberRun) work2do(ctx context.Context) (opening string, task *store.Ta
 // claimed returns the task piece of work key claimed when it was woken
 // without mail: as recorded, or claimed now (and recorded).
 func (m *memberRun) claimed(ctx context.Context, key string) (string, error) {
-	if rec, ok := m.r.recorded[key+"/claim"]; ok {
-		ev, err := decodeEvent(rec)
-		if err != nil {
-			return "", &storeError{err}
-		}
-		return ev.Message, nil
+	if ev, ok, err := m.d.Recorded(key + "/claim"); err != nil || ok {
+		return ev.Message, err
 	}
 	opening, task, err := m.claimNext(ctx)
 	if err != nil || opening == "" {
 		return "", err
 	}
 	ev := Event{Type: EventMember, Key: key + "/claim", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
-	return opening, m.r.append(ctx, []Event{ev}, store.Update{}, m.ap)
+	return opening, m.d.Journal(ctx, Entry{Events: []Event{ev}})
 }
 
 // claimNext returns, in an autonomous team, the task the member works on
@@ -263,7 +262,7 @@ func (m *memberRun) claimNext(ctx context.Context) (string, *store.Task, error) 
 	}
 	tasks, err := m.tb.Tasks(ctx, m.tc.team)
 	if err != nil {
-		return "", nil, err
+		return "", nil, Interrupted(err)
 	}
 	if t, ok := m.tc.unaccounted(tasks); ok {
 		m.tc.noteClaim(t.ID)
@@ -277,10 +276,10 @@ func (m *memberRun) claimNext(ctx context.Context) (string, *store.Task, error) 
 		if t.Status != store.TaskPending || t.Owner != "" || !allDone(t.BlockedBy, done) {
 			continue
 		}
-		got, err := m.tb.ClaimTask(ctx, m.tc.team, t.ID, m.tc.self, m.r.id)
+		got, err := m.tb.ClaimTask(ctx, m.tc.team, t.ID, m.tc.self, m.d.RunID())
 		if err != nil {
 			if isStoreUnavailable(err) {
-				return "", nil, err
+				return "", nil, Interrupted(err)
 			}
 			continue // another teammate was faster
 		}
@@ -298,14 +297,11 @@ func claimMessage(t store.Task) string {
 // loadClaims notes the tasks the member's journal (as loaded) says it
 // claimed: by claim_task or by itself.
 func (m *memberRun) loadClaims() error {
-	for _, rec := range m.r.recorded {
-		if t := EventType(rec.Type); t != EventTask && t != EventMember || !strings.Contains(string(rec.Data), `"task":`) {
-			continue
-		}
-		ev, err := decodeEvent(rec)
-		if err != nil {
-			return &storeError{err}
-		}
+	evs, err := m.d.Journaled(EventTask, EventMember)
+	if err != nil {
+		return err
+	}
+	for _, ev := range evs {
 		if ev.Task != nil && ev.Task.Status == store.TaskInProgress {
 			m.tc.noteClaim(ev.Task.ID)
 		}
@@ -325,101 +321,102 @@ func allDone(ids []int64, done map[int64]bool) bool {
 func isStoreUnavailable(err error) bool { return errors.Is(err, store.ErrUnavailable) }
 
 // work runs piece of work n: the member's tool-calling loop on opening and
-// its mail, until its model answers with text. stop reports an outcome
-// that ends the drive.
-func (m *memberRun) work(ctx context.Context, n int, opening string) (outcome, bool) {
-	r, ap, key := m.r, m.ap, m.prefix(n)
-	if m.tc.lead && (n > 1 || leadTask(r) == "") {
+// its mail, until its model answers with text. It returns the run's
+// result when the member shut down, or the error that ends the drive; nil
+// and nil go on to the next piece of work.
+func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMessage, error) {
+	d, key, name, maxTurns := m.d, m.prefix(n), m.tc.self, m.tc.td.maxTurns
+	if m.tc.lead && (n > 1 || m.leadTask() == "") {
 		// A user message (the run's input was checked as such): a
 		// rejected one is answered with the rejection and left out of
 		// the lead's history.
-		v, g, out, stop := r.guardText(ctx, ap, key, opening)
-		if stop {
-			return out, true
+		rejection, err := d.CheckInput(ctx, key, opening)
+		if err != nil {
+			return nil, err
 		}
-		if v.Action == Reject {
-			return m.answer(ctx, n, 0, "", guardReason(g, v))
+		if rejection != "" {
+			return nil, m.answer(ctx, n, 0, "", rejection)
 		}
 	}
 	if opening != "" {
 		m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: opening})
 	}
 	for turn := 1; ; turn++ {
-		if turn > ap.maxTurns {
-			return m.answer(ctx, n, turn-1, "", fmt.Sprintf("%s gave no answer within its max turns (%d)", ap.name, ap.maxTurns))
+		if turn > maxTurns {
+			return nil, m.answer(ctx, n, turn-1, "", fmt.Sprintf("%s gave no answer within its max turns (%d)", name, maxTurns))
 		}
 		tkey := key + "/t" + strconv.Itoa(turn)
-		var x stepExtra
-		_, replayed := r.recorded[tkey+"/model"]
-		if _, ended := r.recorded[key+"/reply"]; ended && !replayed {
-			return outcome{}, false
+		x := Step{Turn: turn}
+		_, replayed, err := d.Recorded(tkey + "/model")
+		if err != nil {
+			return nil, err
 		}
-		if rec, ok := r.recorded[tkey+"/inbox"]; ok {
-			ev, err := decodeEvent(rec)
+		if _, ended, _ := d.Recorded(key + "/reply"); ended && !replayed {
+			return nil, nil
+		}
+		inbox, ok, err := d.Recorded(tkey + "/inbox")
+		switch {
+		case err != nil:
+			return nil, err
+		case ok:
+			m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: mailText(inbox.Mails)})
+		case !replayed:
+			mails, err := d.Mailbox(ctx, maxInbox)
 			if err != nil {
-				return outcome{kind: interrupted, err: &storeError{err}}, true
-			}
-			m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: mailText(ev.Mails)})
-		} else if !replayed {
-			mails, _, err := m.mb.Mailbox(ctx, r.id, maxInbox)
-			if err != nil {
-				return outcome{kind: interrupted, err: err}, true
+				return nil, err
 			}
 			if len(mails) > 0 {
 				m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: mailText(mails)})
-				x.events = []Event{{Type: EventInbox, Key: tkey + "/inbox", Agent: ap.name, Mails: mails}}
-				x.ackMail = mails[len(mails)-1].Seq
+				x.Events = []Event{{Type: EventInbox, Key: tkey + "/inbox", Agent: name, Mails: mails}}
+				x.AckMail = mails[len(mails)-1].Seq
 			}
 		}
 		if turn == 1 && (len(m.msgs) == 0 || m.msgs[len(m.msgs)-1].Role != model.RoleUser) {
 			// Woken with no mail (to look at the task board, say).
 			task, err := m.claimed(ctx, key)
 			if err != nil {
-				return outcome{kind: interrupted, err: err}, true
+				return nil, err
 			}
 			if task == "" {
-				return m.answer(ctx, n, 0, "", "woken with nothing to do")
+				return nil, m.answer(ctx, n, 0, "", "woken with nothing to do")
 			}
 			m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: task})
 		}
 		if len(m.pending) > 0 {
-			x.events = append(m.pending, x.events...)
+			x.Events = append(m.pending, x.Events...)
 			m.pending = nil
 		}
-		resp, err := r.modelStepWith(ctx, ap, tkey, turn, m.msgs, &x)
+		resp, err := d.ModelStep(ctx, tkey, m.msgs, x)
 		if err != nil {
-			if out, stop := stepFailed(ctx, err); stop {
-				return out, true
+			var f *Failure
+			if errors.As(err, &f) && !f.Final() {
+				// The model failed (after its retries): the piece of
+				// work ends with the failure.
+				return nil, m.answer(ctx, n, turn, "", f.Reason)
 			}
-			return m.answer(ctx, n, turn, "", err.Error())
+			return nil, err
 		}
 		m.msgs = append(m.msgs, resp.Message)
 		calls := resp.Message.ToolCalls
 		if len(calls) == 0 {
-			return m.answer(ctx, n, turn, resp.Message.Content, "")
+			return nil, m.answer(ctx, n, turn, resp.Message.Content, "")
 		}
-		rd := &round{ap: ap, tkey: tkey, turn: turn, merge: true}
-		results := r.execCalls(ctx, rd, calls)
-		if ctx.Err() != nil {
-			return outcome{kind: interrupted, err: context.Cause(ctx)}, true
-		}
-		if out, stop := r.below(ctx, ap, results, store.Update{}); stop {
-			return out, true
+		results, err := d.Round(ctx, tkey, turn, calls)
+		if err != nil {
+			return nil, err
 		}
 		for i, c := range calls {
-			m.msgs = append(m.msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].output, IsError: results[i].isError})
+			m.msgs = append(m.msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].Output, IsError: results[i].IsError})
 		}
-		if !rd.ended.Load() {
-			if err := r.turnDone(ctx, ap, tkey, turn); err != nil {
-				return outcome{kind: interrupted, err: err}, true
-			}
+		reason, ok, err := m.shutdownApproved(tkey, calls)
+		if err != nil {
+			return nil, err
 		}
-		if reason, ok := m.shutdownApproved(tkey, calls); ok {
-			if _, err := m.tb.ReleaseTasks(ctx, m.tc.team, r.id); err != nil {
-				return outcome{kind: interrupted, err: err}, true
+		if ok {
+			if _, err := m.tb.ReleaseTasks(ctx, m.tc.team, d.RunID()); err != nil {
+				return nil, Interrupted(err)
 			}
-			res, _ := json.Marshal("shut down: " + reason)
-			return outcome{kind: completed, result: res}, true
+			return json.Marshal("shut down: " + reason)
 		}
 	}
 }
@@ -430,46 +427,47 @@ const maxInbox = 100
 
 // answer ends piece of work n with the member's text (or a failure). The
 // lead's answer is its reply to the user, journaled with the pause that
-// awaits the next message; a teammate's is journaled with what it does
-// next (goes idle, or works on).
-func (m *memberRun) answer(ctx context.Context, n, turn int, text, failure string) (outcome, bool) {
-	r, key := m.r, m.prefix(n)+"/reply"
-	if _, ok := r.recorded[key]; ok {
-		return outcome{}, false
+// awaits the next message (the drive then ends: ErrAwaiting); a
+// teammate's is journaled with what it does next (goes idle, or works
+// on), and nil goes on.
+func (m *memberRun) answer(ctx context.Context, n, turn int, text, failure string) error {
+	key := m.prefix(n) + "/reply"
+	if _, ok, err := m.d.Recorded(key); err != nil || ok {
+		return err
 	}
-	reply := Event{Type: EventReply, Key: key, Agent: m.ap.name, Text: text, Turn: turn, IsError: failure != "", Reason: failure}
+	reply := Event{Type: EventReply, Key: key, Agent: m.tc.self, Text: text, Turn: turn, IsError: failure != "", Reason: failure}
 	if !m.tc.lead {
 		m.pending = append(m.pending, reply)
-		return outcome{}, false
+		return nil
 	}
-	evs := []Event{reply, {Type: EventPaused, Key: m.prefix(n+1) + "/await", Agent: m.ap.name, Reason: AwaitingMessage}}
-	if err := r.append(ctx, evs, store.Update{State: store.Paused, Reason: AwaitingMessage, Agent: m.ap.name}, m.ap); err != nil {
-		return outcome{kind: interrupted, err: err}, true
+	evs := []Event{reply, {Type: EventPaused, Key: m.prefix(n+1) + "/await", Agent: m.tc.self, Reason: AwaitingMessage}}
+	if err := m.d.Journal(ctx, Entry{Events: evs, Waiting: AwaitingMessage}); err != nil {
+		return err
 	}
-	return outcome{kind: paused}, true
+	return ErrAwaiting
 }
 
 // shutdownApproved reports whether one of calls (of round tkey) approved a
 // shutdown request, live or as recorded, and the request's reason.
-func (m *memberRun) shutdownApproved(tkey string, calls []model.ToolCall) (string, bool) {
+func (m *memberRun) shutdownApproved(tkey string, calls []model.ToolCall) (string, bool, error) {
 	if m.tc.lead {
-		return "", false
+		return "", false, nil
 	}
 	for _, c := range calls {
 		if c.Name != toolShutdownResponse {
 			continue
 		}
-		rec, ok := m.r.recorded[tkey+"/tool/"+c.ID+"/protocol"]
-		if !ok {
+		ev, ok, err := m.d.Recorded(tkey + "/tool/" + c.ID + "/protocol")
+		switch {
+		case err != nil:
+			return "", false, err
+		case !ok:
 			if reason := m.tc.takeShutdown(tkey + "/tool/" + c.ID); reason != "" {
-				return reason, true
+				return reason, true, nil
 			}
-			continue
-		}
-		ev, err := decodeEvent(rec)
-		if err == nil && ev.Protocol != nil && ev.Protocol.Kind == ProtocolShutdown && ev.Protocol.State == store.RequestApproved {
-			return ev.Protocol.Content, true
+		case ev.Protocol != nil && ev.Protocol.Kind == ProtocolShutdown && ev.Protocol.State == store.RequestApproved:
+			return ev.Protocol.Content, true, nil
 		}
 	}
-	return "", false
+	return "", false, nil
 }

@@ -364,13 +364,14 @@ func (rt *Runtime) planTeam(info *defInfo, input json.RawMessage, values map[str
 		return nil, fmt.Errorf("team %s: %w", info.id, err)
 	}
 	p.root = ap
-	p.strategy = memberStrategy{lead: lead, member: m, team: team}
+	p.strategy = seamStrategy{memberStrategy{td: td, lead: lead, member: m, team: team}}
 	return p, nil
 }
 
 // teamCtx is what the team tools of a member's run know, carried in the
 // context of its steps.
 type teamCtx struct {
+	d      *Driver
 	r      *runner
 	td     *teamDef
 	team   string // the team run id

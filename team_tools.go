@@ -60,17 +60,8 @@ var teamToolSet struct {
 }
 
 // journal adds events to be journaled with the executing tool call's
-// result; keys are the call's step key plus suffix.
-func journal(ctx context.Context, evs ...Event) {
-	ci, ok := ctx.Value(ctxKey{}).(*callInfo)
-	if !ok {
-		return
-	}
-	for _, ev := range evs {
-		ev.Key = ci.step + "/" + string(ev.Type)
-		ci.extra = append(ci.extra, ev)
-	}
-}
+// result; keys are the call's step key plus the event's type.
+func journal(ctx context.Context, evs ...Event) { JournalWith(ctx, 0, evs...) }
 
 // teamTool makes a team tool: fn gets the member's team context.
 func teamTool[In any](name, description string, fn func(ctx context.Context, tc *teamCtx, in In) (string, error)) Tool {
@@ -90,7 +81,7 @@ func spawnTool() Tool {
 			Role   string `json:"role" jsonschema:"what the teammate does, such as coder or tester"`
 			Prompt string `json:"prompt,omitempty" jsonschema:"the teammate's first task, with all the context it needs; without one it starts idle, waiting for mail"`
 		}) (string, error) {
-			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, IdempotencyKey(ctx), nil); err != nil {
+			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, IdempotencyKey(ctx)); err != nil {
 				return "", err
 			}
 			journal(ctx, Event{Type: EventMember, Agent: in.Name, State: MemberSpawning, Target: memberRunID(tc.team, in.Name)})
@@ -168,10 +159,7 @@ func readInboxTool() Tool {
 				return "Your inbox is empty.", nil
 			}
 			tc.read = mails[len(mails)-1].Seq
-			if ci, ok := ctx.Value(ctxKey{}).(*callInfo); ok {
-				ci.ackMail = tc.read
-			}
-			journal(ctx, Event{Type: EventInbox, Agent: tc.self, Mails: mails})
+			JournalWith(ctx, tc.read, Event{Type: EventInbox, Agent: tc.self, Mails: mails})
 			return mailText(mails), nil
 		})
 }
@@ -435,41 +423,57 @@ func (tc *teamCtx) planApproved(ctx context.Context) (bool, error) {
 }
 
 // spawn starts teammate name of the team (idempotent for the same
-// spawnedBy: a call repeated after a crash finds the run it started). With
-// held, the run is stored and the function that starts driving it added
-// to held.
-func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy string, held *[]func()) error {
-	r := tc.r
+// spawnedBy: a call repeated after a crash finds the run it started).
+func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy string) error {
+	c, skip, err := tc.teammate(ctx, name, role, prompt, spawnedBy)
+	if err != nil || skip {
+		return err
+	}
+	return tc.start(ctx, c)
+}
+
+// teammate checks the spawn of teammate name and returns its child run;
+// skip reports a teammate spawnedBy spawned already.
+func (tc *teamCtx) teammate(ctx context.Context, name, role, prompt, spawnedBy string) (c Child, skip bool, err error) {
+	rt := tc.r.rt
 	if err := CheckMemberName(name); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
+		return Child{}, false, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	if name == tc.td.lead.Name || name == UserSender {
-		return fmt.Errorf("%w: %q is taken (the lead, or the user)", ErrDuplicate, name)
+		return Child{}, false, fmt.Errorf("%w: %q is taken (the lead, or the user)", ErrDuplicate, name)
 	}
 	id := memberRunID(tc.team, name)
-	if existing, err := r.rt.store.Get(ctx, id); err == nil {
-		if by, _ := r.rt.memberValue(ctx, existing.ID, valSpawnedBy); by == spawnedBy {
-			return nil
+	if existing, err := rt.store.Get(ctx, id); err == nil {
+		if by, _ := rt.memberValue(ctx, existing.ID, valSpawnedBy); by == spawnedBy {
+			return Child{}, true, nil
 		}
-		return fmt.Errorf("%w: the team already has a teammate named %s", ErrDuplicate, name)
+		return Child{}, false, fmt.Errorf("%w: the team already has a teammate named %s", ErrDuplicate, name)
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
+		return Child{}, false, err
 	}
-	members, err := r.rt.store.List(ctx, store.Filter{Parent: tc.team})
+	members, err := rt.store.List(ctx, store.Filter{Parent: tc.team})
 	if err != nil {
-		return err
+		return Child{}, false, err
 	}
 	if len(members) >= tc.td.maxMembers {
-		return fmt.Errorf("%w: the team has its maximum of %d teammates", ErrInvalidInput, tc.td.maxMembers)
+		return Child{}, false, fmt.Errorf("%w: the team has its maximum of %d teammates", ErrInvalidInput, tc.td.maxMembers)
 	}
-	if r.depth+1 > r.rt.cfg.MaxDepth {
-		return fmt.Errorf("%w: a teammate would nest deeper than the max depth (%d)", ErrInvalidInput, r.rt.cfg.MaxDepth)
+	if tc.r.depth+1 > rt.cfg.MaxDepth {
+		return Child{}, false, fmt.Errorf("%w: a teammate would nest deeper than the max depth (%d)", ErrInvalidInput, rt.cfg.MaxDepth)
 	}
 	input, _ := json.Marshal(prompt)
-	r.spawned.Store(true)
-	_, err = r.rt.create(ctx, newRun{info: r.info, input: input, id: id, explicitID: true,
-		values: map[string]any{valMember: name, valRole: role, valTeam: tc.team, valSpawnedBy: spawnedBy},
-		parent: tc.team, depth: r.depth + 1, budget: r.budget, root: r.root, deadline: r.deadline, held: held})
+	return Child{ID: id, Input: input, Values: map[string]any{valMember: name, valRole: role, valTeam: tc.team, valSpawnedBy: spawnedBy}}, false, nil
+}
+
+// start starts teammates (see Driver.StartChildren).
+func (tc *teamCtx) start(ctx context.Context, cs ...Child) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	err := tc.d.StartChildren(ctx, cs...)
+	if errors.Is(err, ErrDuplicate) {
+		return fmt.Errorf("%w: the team already has a teammate of that name", ErrDuplicate)
+	}
 	return err
 }
 
