@@ -2,7 +2,9 @@ package swarm
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/swarmrt/swarm/store"
 )
@@ -52,4 +54,52 @@ func (d *Driver) AwaitMail(ctx context.Context, key string, with ...Event) error
 		r.rt.nudge(context.WithoutCancel(ctx), r.id, r.seq.Load())
 	}
 	return ErrAwaiting
+}
+
+// Post delivers m to the mailboxes of runs to (all or none, see
+// store.Mailboxes) and continues those that waited for mail (see
+// AwaitMail). An m without an ID gets a fresh one; a post with the ID of
+// a mail a recipient already has delivers nothing again to it and returns
+// the stored mail. It returns the mail as stored in each recipient's
+// mailbox.
+func (rt *Runtime) Post(ctx context.Context, to []string, m store.Mail) ([]store.Mail, error) {
+	mb, ok := rt.store.(store.Mailboxes)
+	if !ok {
+		return nil, fmt.Errorf("%w: the store keeps no mailboxes", ErrInvalid)
+	}
+	if m.ID == "" {
+		m.ID = newID()
+	}
+	if err := checkID("mail", m.ID); err != nil {
+		return nil, err
+	}
+	got, err := mb.Post(ctx, to, m)
+	if err != nil {
+		return nil, err
+	}
+	// A recipient that waited for mail is runnable now.
+	for _, id := range to {
+		if err := rt.wake(ctx, id); err != nil && !errors.Is(err, store.ErrInvalidState) {
+			rt.log.Warn("waking a run that waited for mail", "run", id, "err", err)
+		}
+	}
+	return got, nil
+}
+
+// Runtime returns the runtime driving the run: its store, definitions
+// and handles, for what a strategy's tools do outside the journal.
+func (d *Driver) Runtime() *Runtime { return d.r.rt }
+
+// nudge wakes run id, which waits for mail, to look at its mailbox. The
+// caller saw it wait with lastSeq its newest record; the resume names that
+// record, so a run that has moved on since (to work, or to a pause for a
+// human, which this resume must not answer) refuses it.
+func (rt *Runtime) nudge(ctx context.Context, id string, lastSeq int64) {
+	_, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Time: time.Now(), Pause: lastSeq})
+	if err == nil {
+		err = rt.wake(ctx, id)
+	}
+	if err != nil && !errors.Is(err, store.ErrInvalidState) {
+		rt.log.Warn("waking a run that waits for mail", "run", id, "err", err)
+	}
 }

@@ -55,7 +55,7 @@ type memberRun struct {
 
 // Drive runs the member's pieces of work.
 func (s memberStrategy) Drive(ctx context.Context, d *Driver) (json.RawMessage, error) {
-	_, tb, err := teamStores(d.r.rt.store)
+	_, tb, err := teamStores(d.Runtime().Store())
 	if err != nil {
 		return nil, &Failure{Reason: err.Error()}
 	}
@@ -63,7 +63,7 @@ func (s memberStrategy) Drive(ctx context.Context, d *Driver) (json.RawMessage, 
 	if !s.lead {
 		team = s.team
 	}
-	tc := &teamCtx{d: d, r: d.r, td: s.td, team: team, self: s.member.Name, lead: s.lead, member: s.member}
+	tc := &teamCtx{d: d, rt: d.Runtime(), td: s.td, team: team, self: s.member.Name, lead: s.lead, member: s.member}
 	ctx = context.WithValue(ctx, teamKey{}, tc)
 	m := &memberRun{d: d, tc: tc, tb: tb}
 	first := 1
@@ -146,7 +146,7 @@ func (m *memberRun) spawnDeclared(ctx context.Context) error {
 // spawnFailed is the error of a declared teammate that could not be
 // spawned: an interruption, or a failure of the team run.
 func spawnFailed(ctx context.Context, name string, err error) error {
-	if isStoreErr(err) || ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return Interrupted(err)
 	}
 	if name == "" {

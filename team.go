@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/swarmrt/swarm/store"
@@ -162,12 +162,13 @@ When you have done what was asked, answer with a short summary of what you did: 
 // Team is a durable team definition: a lead that talks with the user,
 // teammates that persist across pieces of work, mailboxes, protocols and a
 // task board, all kept in the store. Define one with [DefineTeam], start
-// one with [Team.Start]; its runs are registered like any swarm's.
+// one with [Team.Start]; its runs are registered like any swarm's. It is a
+// definition of agent runs (see [DefineAgentRuns]): the lead's run and
+// each teammate's are runs of it, driven by the member strategy.
 type Team struct {
-	id, description string
-	spec            TeamSpec
-	td              *teamDef
-	err             error
+	Definition
+	spec TeamSpec
+	td   *teamDef
 }
 
 // teamDef is what the runtime needs of a team definition.
@@ -183,20 +184,27 @@ type teamDef struct {
 	maxMembers int
 	compaction *Compaction
 	guardrails []Guardrail
+	// vals caches values of members' start records, by valKey.
+	vals sync.Map
+}
+
+// valKey is a key of teamDef.vals.
+type valKey struct {
+	rt     *Runtime
+	id, at string
 }
 
 // DefineTeam makes a team definition. Mistakes (no lead, a bad or repeated
 // member name) are reported when it is registered.
 func DefineTeam(id, description string, spec TeamSpec) *Team {
-	t := &Team{id: id, description: description, spec: spec}
-	t.td, t.err = defineTeam(id, spec)
+	t := &Team{spec: spec}
+	var err error
+	t.td, err = defineTeam(id, spec)
+	t.Definition = DefineAgentRuns(id, description, t.plan, err)
 	return t
 }
 
 func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
-	if err := checkName(id); err != nil {
-		return nil, fmt.Errorf("%w: team %q: %w", ErrInvalid, id, err)
-	}
 	if spec.Lead == nil {
 		return nil, fmt.Errorf("%w: team %s has no lead", ErrInvalid, id)
 	}
@@ -206,14 +214,7 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 	td := &teamDef{lead: spec.Lead, members: map[string]Teammate{}, template: spec.Template, autonomous: spec.Autonomous,
 		timeout: spec.RequestTimeout, maxWakes: spec.MaxWakes, maxTurns: spec.MaxTurns, maxMembers: spec.MaxMembers, compaction: spec.Compaction,
 		guardrails: spec.Guardrails}
-	check := &agentPlan{name: spec.Lead.Name}
-	if err := check.setCompaction(spec.Compaction, spec.Lead.Compaction); err != nil {
-		return nil, fmt.Errorf("team %s: %w", id, err)
-	}
-	if err := check.addGuards(spec.Guardrails); err != nil {
-		return nil, fmt.Errorf("team %s: %w", id, err)
-	}
-	if err := check.addGuards(spec.Lead.Guardrails); err != nil {
+	if err := (AgentRun{Agent: spec.Lead, Guardrails: spec.Guardrails, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
 		return nil, fmt.Errorf("team %s: lead: %w", id, err)
 	}
 	if td.timeout <= 0 {
@@ -238,10 +239,8 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 		if _, dup := td.members[m.Name]; dup || m.Name == spec.Lead.Name {
 			return nil, fmt.Errorf("%w: team %s: two members are named %q", ErrDuplicate, id, m.Name)
 		}
-		if err := (&agentPlan{name: m.Name}).setCompaction(spec.Compaction, m.Compaction); err != nil {
-			return nil, fmt.Errorf("team %s: %w", id, err)
-		}
-		if err := (&agentPlan{name: m.Name}).addGuards(m.Guardrails); err != nil {
+		a := &Agent{Name: m.Name, Compaction: m.Compaction, Guardrails: m.Guardrails}
+		if err := (AgentRun{Agent: a, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
 			return nil, fmt.Errorf("team %s: member %s: %w", id, m.Name, err)
 		}
 		td.members[m.Name] = m
@@ -257,44 +256,12 @@ func CheckMemberName(name string) error {
 	if name == "" || len(name) > 32 {
 		return fmt.Errorf("member name %q must have 1 to 32 characters", name)
 	}
-	if checkName(name) != nil {
-		return fmt.Errorf("member name %q may only have letters, digits, '_' and '-'", name)
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return fmt.Errorf("member name %q may only have letters, digits, '_' and '-'", name)
+		}
 	}
 	return nil
-}
-
-// ID returns the team's id.
-func (t *Team) ID() string { return t.id }
-
-// Description returns what the team does.
-func (t *Team) Description() string { return t.description }
-
-// InputSchema returns the schema of a team's input: the lead's first task
-// (a string), or null for a team that waits for the user.
-func (t *Team) InputSchema() json.RawMessage {
-	return json.RawMessage(`{"type":["string","null"]}`)
-}
-
-// ResultSchema returns the schema of a team's result: a string.
-func (t *Team) ResultSchema() json.RawMessage { return json.RawMessage(`{"type":"string"}`) }
-
-func (t *Team) def() *defInfo {
-	var model string
-	if t.spec.Lead != nil {
-		model = t.spec.Lead.Model
-	}
-	return &defInfo{
-		id: t.id, description: t.description, err: t.err, textIn: true, textOut: true,
-		inSchema: t.InputSchema(), outSchema: t.ResultSchema(), team: t.td,
-		spec: func(raw json.RawMessage) (Spec, error) {
-			var s *string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return Spec{}, fmt.Errorf("%w: team %s: input must be a string or null: %w", ErrInvalidInput, t.id, err)
-			}
-			return Spec{Model: model}, nil
-		},
-		output: func(raw json.RawMessage) (json.RawMessage, error) { return raw, nil },
-	}
 }
 
 // Values of a teammate's run (its start record), which make its plan.
@@ -308,22 +275,23 @@ const (
 // memberRunID is the run id of teammate name of team run team.
 func memberRunID(team, name string) string { return team + "~" + name }
 
-// planTeam plans a run of a team: the lead's (no member value) or a
-// teammate's. Members are not the root of their run in the engine's sense
-// (their text answers end a piece of work, not the run).
-func (rt *Runtime) planTeam(info *defInfo, input json.RawMessage, values map[string]any) (*plan, error) {
-	td := info.team
+// plan plans a run of the team: the lead's (no member value) or a
+// teammate's, each its member's agent driven by the member strategy.
+func (t *Team) plan(_ json.RawMessage, values map[string]any) (AgentRun, error) {
+	td := t.td
+	if td == nil {
+		return AgentRun{}, fmt.Errorf("%w: team %s is not valid", ErrInvalid, t.ID())
+	}
 	name, _ := values[valMember].(string)
 	role, _ := values[valRole].(string)
 	team, _ := values[valTeam].(string)
 	lead := name == ""
 	var m Teammate
-	var hooks *Hooks
-	var handoffs []Handoff
+	a := &Agent{}
 	if lead {
-		a := td.lead
-		m = Teammate{Name: a.Name, Role: "lead", Instructions: a.Instructions, Model: a.Model, Tools: a.Tools, Compaction: a.Compaction, Guardrails: a.Guardrails}
-		hooks, handoffs = &a.Hooks, a.Handoffs
+		l := td.lead
+		m = Teammate{Name: l.Name, Role: "lead", Instructions: l.Instructions, Model: l.Model, Tools: l.Tools, Compaction: l.Compaction, Guardrails: l.Guardrails}
+		a.Hooks, a.Handoffs = l.Hooks, l.Handoffs
 	} else {
 		var ok bool
 		if m, ok = td.members[name]; !ok {
@@ -333,13 +301,7 @@ func (rt *Runtime) planTeam(info *defInfo, input json.RawMessage, values map[str
 		if m.Instructions == "" {
 			m.Instructions = defaultTeammateInstructions
 		}
-		hooks = &Hooks{}
 	}
-	data := maps.Clone(values)
-	if data == nil {
-		data = map[string]any{}
-	}
-	data["Name"], data["Role"], data["Lead"], data["Team"] = m.Name, m.Role, td.lead.Name, team
 	tools := slices.Clip(m.Tools)
 	if m.PlanApproval {
 		tools = make([]Tool, len(m.Tools))
@@ -347,32 +309,20 @@ func (rt *Runtime) planTeam(info *defInfo, input json.RawMessage, values map[str
 			tools[i] = gatedTool{t}
 		}
 	}
-	tools = append(tools, teamTools(lead, m.PlanApproval)...)
-	p := &plan{agents: map[string]*agentPlan{}}
-	ap, err := rt.planAgent(p, m.Name, false, m.Instructions, m.Model, tools, handoffs, td.maxTurns, hooks, data, info)
-	if err != nil {
-		return nil, fmt.Errorf("team %s: %w", info.id, err)
-	}
-	// The team's guardrails, then the member's (a lead's input guardrails
-	// check each user message).
-	for _, gs := range [][]Guardrail{td.guardrails, m.Guardrails} {
-		if err := ap.addGuards(gs); err != nil {
-			return nil, fmt.Errorf("team %s: %w", info.id, err)
-		}
-	}
-	if err := ap.setCompaction(td.compaction, m.Compaction); err != nil {
-		return nil, fmt.Errorf("team %s: %w", info.id, err)
-	}
-	p.root = ap
-	p.strategy = seamStrategy{memberStrategy{td: td, lead: lead, member: m, team: team}}
-	return p, nil
+	a.Name, a.Instructions, a.Model, a.Compaction, a.Guardrails = m.Name, m.Instructions, m.Model, m.Compaction, m.Guardrails
+	a.Tools = append(tools, teamTools(lead, m.PlanApproval)...)
+	return AgentRun{
+		Agent: a, MaxTurns: td.maxTurns, Guardrails: td.guardrails, Compaction: td.compaction,
+		Data:     map[string]any{"Name": m.Name, "Role": m.Role, "Lead": td.lead.Name, "Team": team},
+		Strategy: memberStrategy{td: td, lead: lead, member: m, team: team},
+	}, nil
 }
 
 // teamCtx is what the team tools of a member's run know, carried in the
 // context of its steps.
 type teamCtx struct {
 	d      *Driver
-	r      *runner
+	rt     *Runtime
 	td     *teamDef
 	team   string // the team run id
 	self   string // the member's name

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -92,7 +93,7 @@ func spawnTool() Tool {
 func listTeammatesTool() Tool {
 	return teamTool(toolListTeammates, "List the team's members with their roles and states (spawning, working, idle, shutting_down, shutdown, failed).",
 		func(ctx context.Context, tc *teamCtx, _ struct{}) (string, error) {
-			ms, err := tc.r.rt.roster(ctx, tc.team)
+			ms, err := roster(ctx, tc.rt, tc.td, tc.team)
 			if err != nil {
 				return "", err
 			}
@@ -110,7 +111,7 @@ func sendMessageTool() Tool {
 			To      string `json:"to" jsonschema:"the recipient's name"`
 			Content string `json:"content"`
 		}) (string, error) {
-			m, err := tc.r.rt.sendMail(ctx, tc.team, tc.self, []string{in.To}, store.Mail{ID: IdempotencyKey(ctx), Type: MailMessage, Content: in.Content})
+			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, []string{in.To}, store.Mail{ID: IdempotencyKey(ctx), Type: MailMessage, Content: in.Content})
 			if err != nil {
 				return "", err
 			}
@@ -124,14 +125,14 @@ func broadcastTool() Tool {
 		func(ctx context.Context, tc *teamCtx, in struct {
 			Content string `json:"content"`
 		}) (string, error) {
-			to, err := tc.r.rt.broadcastTo(ctx, tc.team, tc.self)
+			to, err := broadcastTo(ctx, tc.rt, tc.td, tc.team, tc.self)
 			if err != nil {
 				return "", err
 			}
 			if len(to) == 0 {
 				return "", errors.New("the team has no other member to broadcast to")
 			}
-			m, err := tc.r.rt.sendMail(ctx, tc.team, tc.self, to, store.Mail{ID: IdempotencyKey(ctx), Type: MailBroadcast, Content: in.Content})
+			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, to, store.Mail{ID: IdempotencyKey(ctx), Type: MailBroadcast, Content: in.Content})
 			if err != nil {
 				return "", err
 			}
@@ -145,11 +146,11 @@ func readInboxTool() Tool {
 		func(ctx context.Context, tc *teamCtx, _ struct{}) (string, error) {
 			tc.inboxMu.Lock()
 			defer tc.inboxMu.Unlock()
-			mb, _, err := teamStores(tc.r.rt.store)
+			mb, _, err := teamStores(tc.rt.Store())
 			if err != nil {
 				return "", err
 			}
-			mails, _, err := mb.Mailbox(ctx, tc.r.id, maxInbox)
+			mails, _, err := mb.Mailbox(ctx, tc.d.RunID(), maxInbox)
 			if err != nil {
 				return "", err
 			}
@@ -170,7 +171,7 @@ func shutdownRequestTool() Tool {
 			Teammate string `json:"teammate"`
 			Reason   string `json:"reason,omitempty"`
 		}) (string, error) {
-			req, err := tc.r.rt.request(ctx, tc.team, tc.td, store.Request{ID: IdempotencyKey(ctx), Kind: ProtocolShutdown, From: tc.self, To: in.Teammate, Content: in.Reason})
+			req, err := request(ctx, tc.rt, tc.td, tc.team, store.Request{ID: IdempotencyKey(ctx), Kind: ProtocolShutdown, From: tc.self, To: in.Teammate, Content: in.Reason})
 			if err != nil {
 				return "", err
 			}
@@ -186,7 +187,7 @@ func shutdownResponseTool() Tool {
 			Approve   bool   `json:"approve"`
 			Reason    string `json:"reason,omitempty"`
 		}) (string, error) {
-			req, err := tc.r.rt.respond(ctx, tc.team, tc.self, ProtocolShutdown, in.RequestID, in.Approve, in.Reason, IdempotencyKey(ctx))
+			req, err := respond(ctx, tc.rt, tc.td, tc.team, tc.self, ProtocolShutdown, in.RequestID, in.Approve, in.Reason, IdempotencyKey(ctx))
 			if err != nil {
 				return "", err
 			}
@@ -204,7 +205,7 @@ func submitPlanTool() Tool {
 		func(ctx context.Context, tc *teamCtx, in struct {
 			Plan string `json:"plan"`
 		}) (string, error) {
-			req, err := tc.r.rt.request(ctx, tc.team, tc.td, store.Request{ID: IdempotencyKey(ctx), Kind: ProtocolPlanApproval, From: tc.self, To: tc.td.lead.Name, Content: in.Plan})
+			req, err := request(ctx, tc.rt, tc.td, tc.team, store.Request{ID: IdempotencyKey(ctx), Kind: ProtocolPlanApproval, From: tc.self, To: tc.td.lead.Name, Content: in.Plan})
 			if err != nil {
 				return "", err
 			}
@@ -220,7 +221,7 @@ func reviewPlanTool() Tool {
 			Approve   bool   `json:"approve"`
 			Feedback  string `json:"feedback,omitempty"`
 		}) (string, error) {
-			req, err := tc.r.rt.respond(ctx, tc.team, tc.self, ProtocolPlanApproval, in.RequestID, in.Approve, in.Feedback, IdempotencyKey(ctx))
+			req, err := respond(ctx, tc.rt, tc.td, tc.team, tc.self, ProtocolPlanApproval, in.RequestID, in.Approve, in.Feedback, IdempotencyKey(ctx))
 			if err != nil {
 				return "", err
 			}
@@ -236,7 +237,7 @@ func createTaskTool() Tool {
 			Description string  `json:"description,omitempty"`
 			BlockedBy   []int64 `json:"blocked_by,omitempty"`
 		}) (string, error) {
-			t, err := tc.r.rt.addTask(ctx, tc.team, tc.td, store.Task{Key: IdempotencyKey(ctx), Subject: in.Subject, Description: in.Description, BlockedBy: in.BlockedBy})
+			t, err := addTask(ctx, tc.rt, tc.td, tc.team, store.Task{Key: IdempotencyKey(ctx), Subject: in.Subject, Description: in.Description, BlockedBy: in.BlockedBy})
 			if err != nil {
 				return "", err
 			}
@@ -248,7 +249,7 @@ func createTaskTool() Tool {
 func listTasksTool() Tool {
 	return teamTool(toolListTasks, "List the team's task board: id, status, owner, subject and what blocks each task.",
 		func(ctx context.Context, tc *teamCtx, _ struct{}) (string, error) {
-			_, tb, err := teamStores(tc.r.rt.store)
+			_, tb, err := teamStores(tc.rt.Store())
 			if err != nil {
 				return "", err
 			}
@@ -269,11 +270,11 @@ func claimTaskTool() Tool {
 		func(ctx context.Context, tc *teamCtx, in struct {
 			TaskID int64 `json:"task_id"`
 		}) (string, error) {
-			_, tb, err := teamStores(tc.r.rt.store)
+			_, tb, err := teamStores(tc.rt.Store())
 			if err != nil {
 				return "", err
 			}
-			t, err := tb.ClaimTask(ctx, tc.team, in.TaskID, tc.self, tc.r.id)
+			t, err := tb.ClaimTask(ctx, tc.team, in.TaskID, tc.self, tc.d.RunID())
 			if err != nil {
 				return "", err
 			}
@@ -289,17 +290,17 @@ func completeTaskTool() Tool {
 			TaskID int64  `json:"task_id"`
 			Result string `json:"result,omitempty"`
 		}) (string, error) {
-			_, tb, err := teamStores(tc.r.rt.store)
+			_, tb, err := teamStores(tc.rt.Store())
 			if err != nil {
 				return "", err
 			}
-			t, err := tb.CompleteTask(ctx, tc.team, in.TaskID, tc.r.id, in.Result)
+			t, err := tb.CompleteTask(ctx, tc.team, in.TaskID, tc.d.RunID(), in.Result)
 			if err != nil {
 				return "", err
 			}
 			journal(ctx, Event{Type: EventTask, Agent: tc.self, Task: &t})
 			if tc.td.autonomous {
-				tc.r.rt.wakeIdle(ctx, tc.team)
+				wakeIdle(ctx, tc.rt, tc.team)
 			}
 			return fmt.Sprintf("Task #%d completed.", t.ID), nil
 		})
@@ -362,7 +363,7 @@ func (tc *teamCtx) unaccounted(tasks []store.Task) (store.Task, bool) {
 	held := map[int64]bool{}
 	var lost *store.Task
 	for i, t := range tasks {
-		if t.Status != store.TaskInProgress || t.OwnerRun != tc.r.id {
+		if t.Status != store.TaskInProgress || t.OwnerRun != tc.d.RunID() {
 			continue
 		}
 		held[t.ID] = true
@@ -403,7 +404,7 @@ func (tc *teamCtx) planApproved(ctx context.Context) (bool, error) {
 	if ok {
 		return true, nil
 	}
-	_, tb, err := teamStores(tc.r.rt.store)
+	_, tb, err := teamStores(tc.rt.Store())
 	if err != nil {
 		return false, err
 	}
@@ -435,7 +436,7 @@ func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy stri
 // teammate checks the spawn of teammate name and returns its child run;
 // skip reports a teammate spawnedBy spawned already.
 func (tc *teamCtx) teammate(ctx context.Context, name, role, prompt, spawnedBy string) (c Child, skip bool, err error) {
-	rt := tc.r.rt
+	rt := tc.rt
 	if err := CheckMemberName(name); err != nil {
 		return Child{}, false, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
@@ -443,23 +444,20 @@ func (tc *teamCtx) teammate(ctx context.Context, name, role, prompt, spawnedBy s
 		return Child{}, false, fmt.Errorf("%w: %q is taken (the lead, or the user)", ErrDuplicate, name)
 	}
 	id := memberRunID(tc.team, name)
-	if existing, err := rt.store.Get(ctx, id); err == nil {
-		if by, _ := rt.memberValue(ctx, existing.ID, valSpawnedBy); by == spawnedBy {
+	if existing, err := rt.Store().Get(ctx, id); err == nil {
+		if by, _ := memberValue(ctx, rt, tc.td, existing.ID, valSpawnedBy); by == spawnedBy {
 			return Child{}, true, nil
 		}
 		return Child{}, false, fmt.Errorf("%w: the team already has a teammate named %s", ErrDuplicate, name)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return Child{}, false, err
 	}
-	members, err := rt.store.List(ctx, store.Filter{Parent: tc.team})
+	members, err := rt.Store().List(ctx, store.Filter{Parent: tc.team})
 	if err != nil {
 		return Child{}, false, err
 	}
 	if len(members) >= tc.td.maxMembers {
 		return Child{}, false, fmt.Errorf("%w: the team has its maximum of %d teammates", ErrInvalidInput, tc.td.maxMembers)
-	}
-	if tc.r.depth+1 > rt.cfg.MaxDepth {
-		return Child{}, false, fmt.Errorf("%w: a teammate would nest deeper than the max depth (%d)", ErrInvalidInput, rt.cfg.MaxDepth)
 	}
 	input, _ := json.Marshal(prompt)
 	return Child{ID: id, Input: input, Values: map[string]any{valMember: name, valRole: role, valTeam: tc.team, valSpawnedBy: spawnedBy}}, false, nil
@@ -478,23 +476,24 @@ func (tc *teamCtx) start(ctx context.Context, cs ...Child) error {
 }
 
 // memberValue returns a value of a member's start record.
-func (rt *Runtime) memberValue(ctx context.Context, id, key string) (string, error) {
-	if v, ok := rt.memberVals.Load(id + "\x00" + key); ok {
+func memberValue(ctx context.Context, rt *Runtime, td *teamDef, id, key string) (string, error) {
+	k := valKey{rt: rt, id: id, at: key}
+	if v, ok := td.vals.Load(k); ok {
 		return v.(string), nil
 	}
-	recs, err := rt.store.Read(ctx, id, 0, 1)
+	recs, err := rt.Store().Read(ctx, id, 0, 1)
 	if err != nil {
 		return "", err
 	}
 	if len(recs) == 0 {
 		return "", fmt.Errorf("run %s has no start record", id)
 	}
-	ev, err := decodeEvent(recs[0])
-	if err != nil {
-		return "", err
+	var ev Event
+	if err := json.Unmarshal(recs[0].Data, &ev); err != nil {
+		return "", fmt.Errorf("run %s: start record: %w", id, err)
 	}
 	v, _ := ev.Values[key].(string)
-	rt.memberVals.Store(id+"\x00"+key, v)
+	td.vals.Store(k, v)
 	return v, nil
 }
 
@@ -513,16 +512,13 @@ type MemberStatus struct {
 
 // roster lists team's members, the lead first, then the teammates by
 // name, with their lifecycle states as the store has them.
-func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, error) {
-	lead, err := rt.store.Get(ctx, team)
+func roster(ctx context.Context, rt *Runtime, td *teamDef, team string) ([]MemberStatus, error) {
+	st := rt.Store()
+	lead, err := st.Get(ctx, team)
 	if err != nil {
 		return nil, err
 	}
-	info, err := rt.info(lead.Swarm)
-	if err != nil || info.team == nil {
-		return nil, fmt.Errorf("run %s: %w", team, ErrNotTeam)
-	}
-	mb, tb, err := teamStores(rt.store)
+	mb, tb, err := teamStores(st)
 	if err != nil {
 		return nil, err
 	}
@@ -531,7 +527,7 @@ func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, err
 	// member (which then shows working), and a member that consumed its
 	// mail after the count shows working unless it has gone idle again.
 	unread := map[string]int{team: 0}
-	runs, err := rt.store.List(ctx, store.Filter{Parent: team})
+	runs, err := st.List(ctx, store.Filter{Parent: team})
 	if err != nil {
 		return nil, err
 	}
@@ -547,10 +543,10 @@ func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, err
 		}
 		unread[id] = len(mails)
 	}
-	if lead, err = rt.store.Get(ctx, team); err != nil {
+	if lead, err = st.Get(ctx, team); err != nil {
 		return nil, err
 	}
-	if runs, err = rt.store.List(ctx, store.Filter{Parent: team}); err != nil {
+	if runs, err = st.List(ctx, store.Filter{Parent: team}); err != nil {
 		return nil, err
 	}
 	reqs, err := tb.Requests(ctx, team)
@@ -563,7 +559,7 @@ func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, err
 			leaving[q.To] = true
 		}
 	}
-	out := []MemberStatus{{Name: info.team.lead.Name, Role: "lead", Lead: true, RunID: team, State: memberState(lead, false), Unread: unread[team]}}
+	out := []MemberStatus{{Name: td.lead.Name, Role: "lead", Lead: true, RunID: team, State: memberState(lead, false), Unread: unread[team]}}
 	if lead.State.Terminal() {
 		out[0].Reason = lead.Reason
 	}
@@ -572,7 +568,7 @@ func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, err
 		if !ok {
 			continue
 		}
-		role, err := rt.memberValue(ctx, run.ID, valRole)
+		role, err := memberValue(ctx, rt, td, run.ID, valRole)
 		if err != nil {
 			return nil, err
 		}
@@ -606,23 +602,18 @@ func memberState(run store.Run, leaving bool) string {
 }
 
 // memberRun resolves a member name of team to its run id.
-func (rt *Runtime) memberRunOf(ctx context.Context, team, name string) (string, error) {
-	lead, err := rt.store.Get(ctx, team)
-	if err != nil {
+func memberRunOf(ctx context.Context, rt *Runtime, td *teamDef, team, name string) (string, error) {
+	if _, err := rt.Store().Get(ctx, team); err != nil {
 		return "", err
 	}
-	info, err := rt.info(lead.Swarm)
-	if err != nil || info.team == nil {
-		return "", fmt.Errorf("run %s: %w", team, ErrNotTeam)
-	}
-	if name == info.team.lead.Name {
+	if name == td.lead.Name {
 		return team, nil
 	}
 	if CheckMemberName(name) != nil {
 		return "", fmt.Errorf("%w: %q", ErrNoMember, name)
 	}
 	id := memberRunID(team, name)
-	if _, err := rt.store.Get(ctx, id); err != nil {
+	if _, err := rt.Store().Get(ctx, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return "", fmt.Errorf("%w: the team has no member named %s", ErrNoMember, name)
 		}
@@ -633,22 +624,19 @@ func (rt *Runtime) memberRunOf(ctx context.Context, team, name string) (string, 
 
 // sendMail posts m from member from to the members named to, and
 // returns it as stored in the first recipient's mailbox.
-func (rt *Runtime) sendMail(ctx context.Context, team, from string, to []string, m store.Mail) (store.Mail, error) {
-	mb, _, err := teamStores(rt.store)
-	if err != nil {
-		return store.Mail{}, err
-	}
+func sendMail(ctx context.Context, rt *Runtime, td *teamDef, team, from string, to []string, m store.Mail) (store.Mail, error) {
+	var err error
 	ids := make([]string, len(to))
 	for i, name := range to {
 		if name == from {
 			return store.Mail{}, fmt.Errorf("%w: %s cannot send mail to itself", ErrInvalidInput, from)
 		}
-		if ids[i], err = rt.memberRunOf(ctx, team, name); err != nil {
+		if ids[i], err = memberRunOf(ctx, rt, td, team, name); err != nil {
 			return store.Mail{}, err
 		}
 	}
 	m.From = from
-	got, err := mb.Post(ctx, ids, m)
+	got, err := rt.Post(ctx, ids, m)
 	switch {
 	case errors.Is(err, store.ErrInvalidState):
 		return store.Mail{}, fmt.Errorf("%w: a recipient has shut down or failed: %w", ErrInvalidState, err)
@@ -660,19 +648,13 @@ func (rt *Runtime) sendMail(ctx context.Context, team, from string, to []string,
 			return store.Mail{}, fmt.Errorf("mail %q was posted with other content: %w", m.ID, store.ErrExists)
 		}
 	}
-	// A recipient that waited for mail is runnable now.
-	for _, id := range ids {
-		if err := rt.wake(ctx, id); err != nil {
-			rt.log.Warn("waking a team member", "run", id, "err", err)
-		}
-	}
 	return got[0], nil
 }
 
 // broadcastTo lists the members a broadcast from from reaches: every
 // member but from that has not ended.
-func (rt *Runtime) broadcastTo(ctx context.Context, team, from string) ([]string, error) {
-	ms, err := rt.roster(ctx, team)
+func broadcastTo(ctx context.Context, rt *Runtime, td *teamDef, team, from string) ([]string, error) {
+	ms, err := roster(ctx, rt, td, team)
 	if err != nil {
 		return nil, err
 	}
@@ -686,8 +668,8 @@ func (rt *Runtime) broadcastTo(ctx context.Context, team, from string) ([]string
 }
 
 // request records a protocol request and mails it to its recipient.
-func (rt *Runtime) request(ctx context.Context, team string, td *teamDef, q store.Request) (store.Request, error) {
-	_, tb, err := teamStores(rt.store)
+func request(ctx context.Context, rt *Runtime, td *teamDef, team string, q store.Request) (store.Request, error) {
+	_, tb, err := teamStores(rt.Store())
 	if err != nil {
 		return store.Request{}, err
 	}
@@ -695,11 +677,11 @@ func (rt *Runtime) request(ctx context.Context, team string, td *teamDef, q stor
 		if q.To == td.lead.Name {
 			return store.Request{}, fmt.Errorf("%w: the lead cannot be asked to shut down", ErrInvalidInput)
 		}
-		id, err := rt.memberRunOf(ctx, team, q.To)
+		id, err := memberRunOf(ctx, rt, td, team, q.To)
 		if err != nil {
 			return store.Request{}, err
 		}
-		run, err := rt.store.Get(ctx, id)
+		run, err := rt.Store().Get(ctx, id)
 		if err != nil {
 			return store.Request{}, err
 		}
@@ -716,7 +698,7 @@ func (rt *Runtime) request(ctx context.Context, team string, td *teamDef, q stor
 	if q.Kind == ProtocolPlanApproval {
 		typ = MailPlanApprovalRequest
 	}
-	if _, err := rt.sendMail(ctx, team, q.From, []string{q.To}, store.Mail{ID: got.ID, Type: typ, RequestID: got.ID, Content: q.Content}); err != nil {
+	if _, err := sendMail(ctx, rt, td, team, q.From, []string{q.To}, store.Mail{ID: got.ID, Type: typ, RequestID: got.ID, Content: q.Content}); err != nil {
 		return store.Request{}, err
 	}
 	return got, nil
@@ -725,8 +707,8 @@ func (rt *Runtime) request(ctx context.Context, team string, td *teamDef, q stor
 // respond answers protocol request id (of kind) as member self, and mails
 // the answer to the requester. A repeat of the same answer (after a crash)
 // returns the request as resolved.
-func (rt *Runtime) respond(ctx context.Context, team, self, kind, id string, approve bool, text, mailID string) (store.Request, error) {
-	_, tb, err := teamStores(rt.store)
+func respond(ctx context.Context, rt *Runtime, td *teamDef, team, self, kind, id string, approve bool, text, mailID string) (store.Request, error) {
+	_, tb, err := teamStores(rt.Store())
 	if err != nil {
 		return store.Request{}, err
 	}
@@ -756,7 +738,7 @@ func (rt *Runtime) respond(ctx context.Context, team, self, kind, id string, app
 	if text != "" {
 		content += ": " + text
 	}
-	if _, err := rt.sendMail(ctx, team, self, []string{got.From}, store.Mail{ID: mailID, Type: typ, ReplyTo: id, Content: content}); err != nil && !errors.Is(err, ErrInvalidState) {
+	if _, err := sendMail(ctx, rt, td, team, self, []string{got.From}, store.Mail{ID: mailID, Type: typ, ReplyTo: id, Content: content}); err != nil && !errors.Is(err, ErrInvalidState) {
 		return store.Request{}, err
 	}
 	return got, nil
@@ -764,8 +746,8 @@ func (rt *Runtime) respond(ctx context.Context, team, self, kind, id string, app
 
 // addTask adds a task to team's board and, in an autonomous team, wakes
 // the idle teammates so that one of them claims it.
-func (rt *Runtime) addTask(ctx context.Context, team string, td *teamDef, t store.Task) (store.Task, error) {
-	_, tb, err := teamStores(rt.store)
+func addTask(ctx context.Context, rt *Runtime, td *teamDef, team string, t store.Task) (store.Task, error) {
+	_, tb, err := teamStores(rt.Store())
 	if err != nil {
 		return store.Task{}, err
 	}
@@ -781,35 +763,32 @@ func (rt *Runtime) addTask(ctx context.Context, team string, td *teamDef, t stor
 		return store.Task{}, err
 	}
 	if td.autonomous {
-		rt.wakeIdle(ctx, team)
+		wakeIdle(ctx, rt, team)
 	}
 	return got, nil
 }
 
 // wakeIdle wakes the idle teammates of team (to look at the task board).
-func (rt *Runtime) wakeIdle(ctx context.Context, team string) {
-	runs, err := rt.store.List(ctx, store.Filter{Parent: team, State: store.Paused})
+func wakeIdle(ctx context.Context, rt *Runtime, team string) {
+	runs, err := rt.Store().List(ctx, store.Filter{Parent: team, State: store.Paused})
 	if err != nil {
 		return
 	}
 	for _, run := range runs {
 		if store.WaitsForMail(run.State, run.Reason) {
-			rt.nudge(ctx, run.ID, run.LastSeq)
+			nudgeIdle(ctx, rt, run.ID, run.LastSeq)
 		}
 	}
 }
 
-// nudge wakes idle teammate id, to look at its mailbox and the task board.
-// The caller saw it wait for mail with lastSeq its newest record; the
-// resume names that record, so a teammate that has moved on since (to
+// nudgeIdle wakes idle teammate id, to look at its mailbox and the task
+// board. The caller saw it wait for mail with lastSeq its newest record;
+// the resume names that record, so a teammate that has moved on since (to
 // work, or to a pause for a human, which this resume must not answer)
 // refuses it.
-func (rt *Runtime) nudge(ctx context.Context, id string, lastSeq int64) {
-	_, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Time: time.Now(), Pause: lastSeq})
-	if err == nil {
-		err = rt.wake(ctx, id)
-	}
+func nudgeIdle(ctx context.Context, rt *Runtime, id string, lastSeq int64) {
+	err := rt.Resume(ctx, id, "", AtPause(lastSeq))
 	if err != nil && !errors.Is(err, store.ErrInvalidState) {
-		rt.log.Warn("waking an idle teammate", "run", id, "err", err)
+		slog.Warn("waking an idle teammate", "run", id, "err", err)
 	}
 }
