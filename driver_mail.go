@@ -14,6 +14,11 @@ import (
 // with Mailbox, consumes it with Step.AckMail or JournalWith (in the same
 // append as what it did with it) and waits for it with AwaitMail.
 
+// AwaitingMail is the reason of a run paused until mail arrives (see
+// AwaitMail; an idle teammate): a post wakes such a run and no other (a
+// run waiting for a user's message sees its mail at its next turn).
+const AwaitingMail = store.AwaitingMail
+
 // Mailbox returns up to limit mails of the run's mailbox not consumed yet
 // (all of them for limit 0), without consuming them. What is in the
 // mailbox is not journaled: a strategy consumes the mails it acts on in

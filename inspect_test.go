@@ -16,6 +16,7 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/team"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
@@ -253,8 +254,8 @@ func TestRequestOfATeam(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	team := seedTeam(func(s *swarm.TeamSpec) { s.Members = []swarm.Teammate{{Name: "alice", Role: "coder"}} })
-	tr, err := team.Start(ctx, rt, "")
+	tdef := seedTeam(func(s *team.TeamSpec) { s.Members = []team.Teammate{{Name: "alice", Role: "coder"}} })
+	tr, err := tdef.Start(ctx, rt, "")
 	if err != nil {
 		t.Fatal(err)
 	}

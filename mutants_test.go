@@ -16,6 +16,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 // errorResults returns the outputs of run id's tool calls that failed, as
@@ -40,7 +41,7 @@ func TestSpawnTeammateStopsAtMaxMembers(t *testing.T) {
 	}
 	script := scripted.Script{"lead": {spawn("ann"), spawn("ben"), spawn("cat"), scripted.Text("done")}}
 	rt, _ := swarmtest.NewRuntime(t, script)
-	tr, err := seedTeam(func(s *swarm.TeamSpec) { s.MaxMembers = 2 }).Start(ctx, rt, "Spawn three helpers.")
+	tr, err := seedTeam(func(s *team.TeamSpec) { s.MaxMembers = 2 }).Start(ctx, rt, "Spawn three helpers.")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,14 +77,14 @@ func TestPlanApprovalIsPerTeammate(t *testing.T) {
 			scripted.Text("Tried to deploy."),
 		},
 	}
-	team := seedTeam(func(s *swarm.TeamSpec) {
-		s.Members = []swarm.Teammate{
+	tdef := seedTeam(func(s *team.TeamSpec) {
+		s.Members = []team.Teammate{
 			{Name: "alice", Role: "ops", Prompt: "Plan the deploy.", Tools: []swarm.Tool{deploy}, PlanApproval: true},
 			{Name: "bob", Role: "ops", Tools: []swarm.Tool{deploy}, PlanApproval: true},
 		}
 	})
 	rt, _ := swarmtest.NewRuntime(t, script)
-	tr, err := team.Start(ctx, rt, "", swarm.WithID("gate"))
+	tr, err := tdef.Start(ctx, rt, "", swarm.WithID("gate"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 // reqLog records every model request by agent and call number, as the
@@ -375,26 +376,26 @@ func TestSnapshotTeamLead(t *testing.T) {
 		steps = append(steps, scripted.Text(fmt.Sprint("reply ", i)))
 	}
 	script := scripted.Script{"lead": steps}
-	crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead.", Tools: []swarm.Tool{note}}})
+	crew := team.DefineTeam("crew", "", team.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead.", Tools: []swarm.Tool{note}}})
 	talk := func(every int) *reqLog {
 		ctx := ctxLong(t)
 		mem := &readCounter{Store: memory.New()}
 		log := newReqLog(scripted.New(script))
 		rt := snapRuntime(t, mem, log, every)
-		team, err := crew.Start(ctx, rt, "")
+		tdef, err := crew.Start(ctx, rt, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := 1; i <= messages; i++ {
-			if reply, err := team.Say(ctx, fmt.Sprint("message ", i)); err != nil || reply != fmt.Sprint("reply ", i) {
+			if reply, err := tdef.Say(ctx, fmt.Sprint("message ", i)); err != nil || reply != fmt.Sprint("reply ", i) {
 				t.Fatalf("message %d: %q, %v", i, reply, err)
 			}
 		}
 		if every > 0 {
-			if _, err := mem.Snapshot(ctx, team.ID()); err != nil {
+			if _, err := mem.Snapshot(ctx, tdef.ID()); err != nil {
 				t.Fatalf("no snapshot after %d messages: %v", messages, err)
 			}
-			checkSnapshotCounts(t, mem, team.ID())
+			checkSnapshotCounts(t, mem, tdef.ID())
 		}
 		return log
 	}
@@ -460,20 +461,20 @@ func TestSnapshotTeammate(t *testing.T) {
 		steps = append(steps, scripted.Text(fmt.Sprint("done ", i)))
 	}
 	script := scripted.Script{"bob": steps}
-	crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{
+	crew := team.DefineTeam("crew", "", team.TeamSpec{
 		Lead:    &swarm.Agent{Name: "lead", Instructions: "Lead."},
-		Members: []swarm.Teammate{{Name: "bob", Role: "helper"}},
+		Members: []team.Teammate{{Name: "bob", Role: "helper"}},
 	})
 	talk := func(every int) *reqLog {
 		ctx := ctxLong(t)
 		mem := &readCounter{Store: memory.New()}
 		log := newReqLog(scripted.New(script))
 		rt := snapRuntime(t, mem, log, every)
-		team, err := crew.Start(ctx, rt, "")
+		tdef, err := crew.Start(ctx, rt, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		bob := team.ID() + "~bob"
+		bob := tdef.ID() + "~bob"
 		// idle waits until bob has answered n pieces of work and is idle.
 		idle := func(n int) {
 			swarmtest.Until(t, ctx, fmt.Sprintf("bob answers %d pieces of work", n), func() error {
@@ -501,7 +502,7 @@ func TestSnapshotTeammate(t *testing.T) {
 		}
 		idle(0)
 		for i := 1; i <= wakes; i++ {
-			if _, err := team.Send(ctx, "bob", fmt.Sprint("task ", i)); err != nil {
+			if _, err := tdef.Send(ctx, "bob", fmt.Sprint("task ", i)); err != nil {
 				t.Fatal(err)
 			}
 			idle(i)
@@ -587,17 +588,17 @@ func TestCompactedSnapshotIsBounded(t *testing.T) {
 		ctx := ctxLong(t)
 		mem := &readCounter{Store: memory.New()}
 		rt := snapRuntime(t, mem, newReqLog(scripted.New(scripted.Script{"lead": steps, "lead_compact": {scripted.Text("the user talked")}})), 50)
-		crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead."},
+		crew := team.DefineTeam("crew", "", team.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead."},
 			Compaction: &swarm.Compaction{Messages: 40, Keep: 2}})
-		team, err := crew.Start(ctx, rt, "")
+		tdef, err := crew.Start(ctx, rt, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		talk(t, mem, func(i int) string {
-			if reply, err := team.Say(ctx, fmt.Sprint("message ", i, strings.Repeat(" pad", 50))); err != nil || reply != fmt.Sprint("reply ", i) {
+			if reply, err := tdef.Say(ctx, fmt.Sprint("message ", i, strings.Repeat(" pad", 50))); err != nil || reply != fmt.Sprint("reply ", i) {
 				t.Fatalf("message %d: %q, %v", i, reply, err)
 			}
-			return team.ID()
+			return tdef.ID()
 		})
 	})
 	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {

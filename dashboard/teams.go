@@ -7,6 +7,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/server"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/team"
 )
 
 // The teams pages: the team runs this token may see, and one team's roster
@@ -23,7 +24,7 @@ func (d *Dashboard) teamsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var data teamsData
 	for _, def := range d.visibleSwarms(ctx) {
-		if _, ok := def.(*swarm.Team); !ok {
+		if _, ok := def.(*team.Team); !ok {
 			continue
 		}
 		page, next, err := server.ListPage(ctx, d.rt, store.Filter{Swarm: def.ID(), TopLevel: true}, "", pageSize)
@@ -43,10 +44,10 @@ type teamData struct {
 	ID       string
 	Lead     string
 	Status   swarm.Status
-	Members  []swarm.MemberStatus
+	Members  []team.MemberStatus
 	Mail     []memberMail
-	Tasks    []swarm.Task
-	Requests []swarm.ProtocolRequest
+	Tasks    []team.Task
+	Requests []team.ProtocolRequest
 }
 
 func (t teamData) title() string { return "Team " + t.ID }
@@ -54,7 +55,7 @@ func (t teamData) title() string { return "Team " + t.ID }
 // memberMail is a member's unread mail.
 type memberMail struct {
 	Member string
-	Mails  []swarm.Mail
+	Mails  []team.Mail
 }
 
 func (d *Dashboard) teamPage(w http.ResponseWriter, r *http.Request) {
@@ -64,7 +65,7 @@ func (d *Dashboard) teamPage(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	t, err := d.rt.OpenTeam(ctx, st.ID)
+	t, err := team.Open(ctx, d.rt, st.ID)
 	if err != nil {
 		d.fail(w, r, err)
 		return
@@ -76,7 +77,7 @@ func (d *Dashboard) teamPage(w http.ResponseWriter, r *http.Request) {
 				continue
 			}
 			mails, err := t.Inbox(ctx, m.Name)
-			if err != nil && !errors.Is(err, swarm.ErrNoMember) {
+			if err != nil && !errors.Is(err, team.ErrNoMember) {
 				d.fail(w, r, err)
 				return
 			}

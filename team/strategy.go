@@ -1,4 +1,4 @@
-package swarm
+package team
 
 import (
 	"context"
@@ -8,12 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
 
 // memberStrategy drives a team member's run (see team.go) through the
-// public seam (a [Strategy] on a [Driver]): pieces of work one after
+// public seam (a [swarm.Strategy] on a [swarm.Driver]): pieces of work one after
 // another, each woken by a message and ended by the member's text answer.
 // The lead is woken by the user (a message sent to the team run, as in a
 // conversation: step keys "m<n>/..."); a teammate by its prompt, then by
@@ -44,20 +45,20 @@ type memberCheckpoint struct {
 
 // memberRun is the state of a member's run being driven.
 type memberRun struct {
-	d    *Driver
+	d    *swarm.Driver
 	tc   *teamCtx
 	tb   store.Teams
 	msgs []model.Message
 	// pending holds events to journal with the next record (a piece of
 	// work's answer, journaled with what follows it).
-	pending []Event
+	pending []swarm.Event
 }
 
 // Drive runs the member's pieces of work.
-func (s memberStrategy) Drive(ctx context.Context, d *Driver) (json.RawMessage, error) {
+func (s memberStrategy) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
 	_, tb, err := teamStores(d.Runtime().Store())
 	if err != nil {
-		return nil, &Failure{Reason: err.Error()}
+		return nil, &swarm.Failure{Reason: err.Error()}
 	}
 	team := d.RunID()
 	if !s.lead {
@@ -117,8 +118,8 @@ func (m *memberRun) prefix(n int) string {
 // are stored (on the roster) before any is driven, so that the first can
 // message the last at once.
 func (m *memberRun) spawnDeclared(ctx context.Context) error {
-	var children []Child
-	var evs []Event
+	var children []swarm.Child
+	var evs []swarm.Event
 	for _, name := range m.tc.td.order {
 		t := m.tc.td.members[name]
 		key := "spawn/" + name
@@ -135,24 +136,24 @@ func (m *memberRun) spawnDeclared(ctx context.Context) error {
 		if err != nil {
 			return spawnFailed(ctx, name, err)
 		}
-		evs = append(evs, Event{Type: EventMember, Key: key, Agent: name, State: MemberSpawning, Target: memberRunID(m.d.RunID(), name)})
+		evs = append(evs, swarm.Event{Type: swarm.EventMember, Key: key, Agent: name, State: MemberSpawning, Target: memberRunID(m.d.RunID(), name)})
 	}
 	if err := m.tc.start(ctx, children...); err != nil {
 		return spawnFailed(ctx, "", err)
 	}
-	return m.d.Journal(ctx, Entry{Events: evs})
+	return m.d.Journal(ctx, swarm.Entry{Events: evs})
 }
 
 // spawnFailed is the error of a declared teammate that could not be
 // spawned: an interruption, or a failure of the team run.
 func spawnFailed(ctx context.Context, name string, err error) error {
 	if ctx.Err() != nil {
-		return Interrupted(err)
+		return swarm.Interrupted(err)
 	}
 	if name == "" {
-		return &Failure{Reason: "spawn: " + err.Error()}
+		return &swarm.Failure{Reason: "spawn: " + err.Error()}
 	}
-	return &Failure{Reason: "spawn " + name + ": " + err.Error()}
+	return &swarm.Failure{Reason: "spawn " + name + ": " + err.Error()}
 }
 
 // wake returns the opening message of piece of work n once the member has
@@ -164,7 +165,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, error) {
 		if task := m.leadTask(); n == 1 && task != "" {
 			return task, nil
 		}
-		return d.Await(ctx, key+"/await", Question{Reason: AwaitingMessage})
+		return d.Await(ctx, key+"/await", swarm.Question{Reason: swarm.AwaitingMessage})
 	}
 	if n == 1 {
 		var prompt string
@@ -172,7 +173,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, error) {
 		return prompt, nil
 	}
 	// Each wake is piece of work n; the first is the prompt's.
-	limit := &Failure{Reason: fmt.Sprintf("teammate %s reached its limit of %d wakes", m.tc.self, m.tc.td.maxWakes)}
+	limit := &swarm.Failure{Reason: fmt.Sprintf("teammate %s reached its limit of %d wakes", m.tc.self, m.tc.td.maxWakes)}
 	over := n > m.tc.td.maxWakes+1
 	for _, k := range []string{key + "/wake", key + "/await/resumed"} {
 		ev, ok, err := d.Recorded(k)
@@ -200,14 +201,14 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, error) {
 	evs := m.pending
 	m.pending = nil
 	if busy {
-		ev := Event{Type: EventMember, Key: key + "/wake", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
+		ev := swarm.Event{Type: swarm.EventMember, Key: key + "/wake", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
 		if idle {
-			ev.Type, ev.Key = EventResumed, key+"/await/resumed"
+			ev.Type, ev.Key = swarm.EventResumed, key+"/await/resumed"
 		}
-		return opening, d.Journal(ctx, Entry{Events: append(evs, ev), Working: true})
+		return opening, d.Journal(ctx, swarm.Entry{Events: append(evs, ev), Working: true})
 	}
 	if !idle {
-		evs = append(evs, Event{Type: EventMember, Key: key + "/idle", Agent: m.tc.self, State: MemberIdle})
+		evs = append(evs, swarm.Event{Type: swarm.EventMember, Key: key + "/idle", Agent: m.tc.self, State: MemberIdle})
 	}
 	return "", d.AwaitMail(ctx, key+"/await", evs...)
 }
@@ -244,8 +245,8 @@ func (m *memberRun) claimed(ctx context.Context, key string) (string, error) {
 	if err != nil || opening == "" {
 		return "", err
 	}
-	ev := Event{Type: EventMember, Key: key + "/claim", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
-	return opening, m.d.Journal(ctx, Entry{Events: []Event{ev}})
+	ev := swarm.Event{Type: swarm.EventMember, Key: key + "/claim", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
+	return opening, m.d.Journal(ctx, swarm.Entry{Events: []swarm.Event{ev}})
 }
 
 // claimNext returns, in an autonomous team, the task the member works on
@@ -262,7 +263,7 @@ func (m *memberRun) claimNext(ctx context.Context) (string, *store.Task, error) 
 	}
 	tasks, err := m.tb.Tasks(ctx, m.tc.team)
 	if err != nil {
-		return "", nil, Interrupted(err)
+		return "", nil, swarm.Interrupted(err)
 	}
 	if t, ok := m.tc.unaccounted(tasks); ok {
 		m.tc.noteClaim(t.ID)
@@ -279,7 +280,7 @@ func (m *memberRun) claimNext(ctx context.Context) (string, *store.Task, error) 
 		got, err := m.tb.ClaimTask(ctx, m.tc.team, t.ID, m.tc.self, m.d.RunID())
 		if err != nil {
 			if isStoreUnavailable(err) {
-				return "", nil, Interrupted(err)
+				return "", nil, swarm.Interrupted(err)
 			}
 			continue // another teammate was faster
 		}
@@ -297,7 +298,7 @@ func claimMessage(t store.Task) string {
 // loadClaims notes the tasks the member's journal (as loaded) says it
 // claimed: by claim_task or by itself.
 func (m *memberRun) loadClaims() error {
-	evs, err := m.d.Journaled(EventTask, EventMember)
+	evs, err := m.d.Journaled(swarm.EventTask, swarm.EventMember)
 	if err != nil {
 		return err
 	}
@@ -346,7 +347,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 			return nil, m.answer(ctx, n, turn-1, "", fmt.Sprintf("%s gave no answer within its max turns (%d)", name, maxTurns))
 		}
 		tkey := key + "/t" + strconv.Itoa(turn)
-		x := Step{Turn: turn}
+		x := swarm.Step{Turn: turn}
 		_, replayed, err := d.Recorded(tkey + "/model")
 		if err != nil {
 			return nil, err
@@ -367,7 +368,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 			}
 			if len(mails) > 0 {
 				m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: mailText(mails)})
-				x.Events = []Event{{Type: EventInbox, Key: tkey + "/inbox", Agent: name, Mails: mails}}
+				x.Events = []swarm.Event{{Type: swarm.EventInbox, Key: tkey + "/inbox", Agent: name, Mails: mails}}
 				x.AckMail = mails[len(mails)-1].Seq
 			}
 		}
@@ -388,7 +389,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 		}
 		resp, err := d.ModelStep(ctx, tkey, m.msgs, x)
 		if err != nil {
-			var f *Failure
+			var f *swarm.Failure
 			if errors.As(err, &f) && !f.Final() {
 				// The model failed (after its retries): the piece of
 				// work ends with the failure.
@@ -414,7 +415,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 		}
 		if ok {
 			if _, err := m.tb.ReleaseTasks(ctx, m.tc.team, d.RunID()); err != nil {
-				return nil, Interrupted(err)
+				return nil, swarm.Interrupted(err)
 			}
 			return json.Marshal("shut down: " + reason)
 		}
@@ -435,16 +436,16 @@ func (m *memberRun) answer(ctx context.Context, n, turn int, text, failure strin
 	if _, ok, err := m.d.Recorded(key); err != nil || ok {
 		return err
 	}
-	reply := Event{Type: EventReply, Key: key, Agent: m.tc.self, Text: text, Turn: turn, IsError: failure != "", Reason: failure}
+	reply := swarm.Event{Type: swarm.EventReply, Key: key, Agent: m.tc.self, Text: text, Turn: turn, IsError: failure != "", Reason: failure}
 	if !m.tc.lead {
 		m.pending = append(m.pending, reply)
 		return nil
 	}
-	evs := []Event{reply, {Type: EventPaused, Key: m.prefix(n+1) + "/await", Agent: m.tc.self, Reason: AwaitingMessage}}
-	if err := m.d.Journal(ctx, Entry{Events: evs, Waiting: AwaitingMessage}); err != nil {
+	evs := []swarm.Event{reply, {Type: swarm.EventPaused, Key: m.prefix(n+1) + "/await", Agent: m.tc.self, Reason: swarm.AwaitingMessage}}
+	if err := m.d.Journal(ctx, swarm.Entry{Events: evs, Waiting: swarm.AwaitingMessage}); err != nil {
 		return err
 	}
-	return ErrAwaiting
+	return swarm.ErrAwaiting
 }
 
 // shutdownApproved reports whether one of calls (of round tkey) approved a

@@ -1,4 +1,4 @@
-package swarm
+package team
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -14,7 +15,7 @@ import (
 // teammates. It holds no state of its own; every method reads or writes
 // the store, so handles in several processes see the same team.
 type TeamRun struct {
-	rt *Runtime
+	rt *swarm.Runtime
 	id string
 	td *teamDef
 }
@@ -22,9 +23,9 @@ type TeamRun struct {
 // Start begins a team run: its declared members are spawned and the lead
 // works on task ("" to wait for the user's first message). Start returns
 // once the lead has answered the task (or awaits the first message). With
-// [WithID] it is idempotent: starting an existing team returns a handle on
+// [swarm.WithID] it is idempotent: starting an existing team returns a handle on
 // it.
-func (t *Team) Start(ctx context.Context, rt *Runtime, task string, opts ...StartOption) (*TeamRun, error) {
+func (t *Team) Start(ctx context.Context, rt *swarm.Runtime, task string, opts ...swarm.StartOption) (*TeamRun, error) {
 	if err := registerTeam(rt, t); err != nil {
 		return nil, err
 	}
@@ -45,24 +46,24 @@ func (t *Team) Start(ctx context.Context, rt *Runtime, task string, opts ...Star
 
 // registerTeam registers t with rt unless it is; another definition with
 // t's id is an error.
-func registerTeam(rt *Runtime, t *Team) error {
+func registerTeam(rt *swarm.Runtime, t *Team) error {
 	for range 2 {
 		switch d := definition(rt, t.ID()); d {
 		case nil:
-			if err := rt.Register(t); err != nil && !errors.Is(err, ErrDuplicate) {
+			if err := rt.Register(t); err != nil && !errors.Is(err, swarm.ErrDuplicate) {
 				return err
 			}
-		case Definition(t):
+		case swarm.Definition(t):
 			return nil
 		default:
-			return fmt.Errorf("%w: another definition is registered as %q", ErrDuplicate, t.ID())
+			return fmt.Errorf("%w: another definition is registered as %q", swarm.ErrDuplicate, t.ID())
 		}
 	}
-	return fmt.Errorf("%w: team %s is not registered", ErrInvalidState, t.ID())
+	return fmt.Errorf("%w: team %s is not registered", swarm.ErrInvalidState, t.ID())
 }
 
 // definition returns the definition rt has registered as id, or nil.
-func definition(rt *Runtime, id string) Definition {
+func definition(rt *swarm.Runtime, id string) swarm.Definition {
 	for _, d := range rt.Swarms() {
 		if d.ID() == id {
 			return d
@@ -72,15 +73,15 @@ func definition(rt *Runtime, id string) Definition {
 }
 
 // findTeam returns the team registered as id.
-func findTeam(rt *Runtime, id string) (*Team, bool) {
+func findTeam(rt *swarm.Runtime, id string) (*Team, bool) {
 	t, ok := definition(rt, id).(*Team)
 	return t, ok && t.td != nil
 }
 
-// OpenTeam returns a handle on team run id (the lead's run; a teammate's
-// run id names its team too). It fails with ErrNotFound for an unknown run
-// and ErrNotTeam for a run that is not a team's.
-func (rt *Runtime) OpenTeam(ctx context.Context, id string) (*TeamRun, error) {
+// Open returns a handle on team run id of rt (the lead's run; a
+// teammate's run id names its team too). It fails with store.ErrNotFound
+// for an unknown run and ErrNotTeam for a run that is not a team's.
+func Open(ctx context.Context, rt *swarm.Runtime, id string) (*TeamRun, error) {
 	run, err := rt.Store().Get(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("team %s: %w", id, err)
@@ -88,7 +89,7 @@ func (rt *Runtime) OpenTeam(ctx context.Context, id string) (*TeamRun, error) {
 	t, ok := findTeam(rt, run.Swarm)
 	if !ok {
 		if definition(rt, run.Swarm) == nil {
-			return nil, fmt.Errorf("%w %q", ErrUnknownSwarm, run.Swarm)
+			return nil, fmt.Errorf("%w %q", swarm.ErrUnknownSwarm, run.Swarm)
 		}
 		return nil, fmt.Errorf("run %s (swarm %s): %w", id, run.Swarm, ErrNotTeam)
 	}
@@ -105,23 +106,23 @@ func (t *TeamRun) ID() string { return t.id }
 func (t *TeamRun) Lead() string { return t.td.lead.Name }
 
 // Status returns the lead's run status.
-func (t *TeamRun) Status(ctx context.Context) (Status, error) { return t.rt.Status(ctx, t.id) }
+func (t *TeamRun) Status(ctx context.Context) (swarm.Status, error) { return t.rt.Status(ctx, t.id) }
 
 // Events replays and follows the lead's events (see [Runtime.Events]).
-func (t *TeamRun) Events(ctx context.Context, after int64, opts ...EventsOption) iter.Seq2[Event, error] {
+func (t *TeamRun) Events(ctx context.Context, after int64, opts ...swarm.EventsOption) iter.Seq2[swarm.Event, error] {
 	return t.rt.Events(ctx, t.id, after, opts...)
 }
 
 // Say sends a user message to the lead and returns its answer, like
 // [Session.Say]: durable once sent, continued by another process if this
 // one dies. Streamed text goes to WithStream's function.
-func (t *TeamRun) Say(ctx context.Context, message string, opts ...SayOption) (string, error) {
+func (t *TeamRun) Say(ctx context.Context, message string, opts ...swarm.SayOption) (string, error) {
 	ev, st, err := t.rt.Say(ctx, t.id, message, opts...)
 	switch {
 	case err != nil:
 		return "", err
 	case ev == nil:
-		return "", fmt.Errorf("team %s paused: %s: %w", t.id, st.Reason, ErrInvalidState)
+		return "", fmt.Errorf("team %s paused: %s: %w", t.id, st.Reason, swarm.ErrInvalidState)
 	}
 	return ev.Text, nil
 }
@@ -155,7 +156,7 @@ func (t *TeamRun) Broadcast(ctx context.Context, content string, opts ...MailOpt
 		return nil, err
 	}
 	if len(to) == 0 {
-		return nil, fmt.Errorf("%w: team %s has no member to broadcast to", ErrInvalidState, t.id)
+		return nil, fmt.Errorf("%w: team %s has no member to broadcast to", swarm.ErrInvalidState, t.id)
 	}
 	_, err = sendMail(ctx, t.rt, t.td, t.id, UserSender, to, m)
 	return to, err

@@ -1,4 +1,20 @@
-package swarm
+// Package team runs durable agent teams (seed 002): a lead and persistent
+// teammates that talk through durable mailboxes, settle protocol requests
+// (shutdowns, plan approvals) and share a task board, all kept in the
+// store.
+//
+// A team run is a run of a [Team] definition: the lead's run. Each
+// teammate is a child run of it, named "<team run id>~<name>", driven by
+// the member strategy (strategy.go): it works on its prompt, then goes
+// idle (paused, holding no lease and no goroutine) until mail wakes it,
+// and so on until it is shut down. The lead talks with the user like a
+// conversation: it answers each message sent to the team run, and sees its
+// mail at every model call.
+//
+// The package is written on the public strategy seam of package swarm
+// ([swarm.Strategy], [swarm.Driver], [swarm.DefineAgentRuns]) and nothing
+// else of it: a kind of run a user could have written.
+package team
 
 import (
 	"context"
@@ -10,19 +26,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/store"
 )
-
-// Teams (seed 002): a lead and persistent teammates that talk through
-// durable mailboxes, settle protocol requests and share a task board.
-//
-// A team run is a run of a [Team] definition: the lead's run. Each
-// teammate is a child run of it, named "<team run id>~<name>", driven by
-// the member strategy (strategy_team.go): it works on its prompt, then
-// goes idle (paused, holding no lease and no goroutine) until mail wakes
-// it, and so on until it is shut down. The lead talks with the user like a
-// conversation: it answers each message sent to the team run, and sees its
-// mail at every model call.
 
 // Errors of teams.
 var (
@@ -71,12 +77,6 @@ const (
 	ProtocolPlanApproval = "plan_approval"
 )
 
-// AwaitingMail is the reason of an idle teammate: paused until mail (or a
-// message sent to it with Resume) arrives. It is the store's reason of a
-// run that waits for mail: a post wakes such a run and no other (a lead
-// waiting for the user sees its mail at its next turn).
-const AwaitingMail = store.AwaitingMail
-
 // UserSender is the From of mail sent by the user (through the API), not
 // by a member.
 const UserSender = "user"
@@ -92,7 +92,7 @@ const (
 type TeamSpec struct {
 	// Lead is the lead's agent: its name, instructions, model and tools.
 	// It also gets the team tools (spawn_teammate, send_message, ...).
-	Lead *Agent
+	Lead *swarm.Agent
 	// Members are teammates spawned when the team starts.
 	Members []Teammate
 	// Template is what a teammate spawned by the lead's model is made
@@ -119,11 +119,11 @@ type TeamSpec struct {
 	// Compaction keeps each member's history within its model's context
 	// window (the lead's Agent.Compaction and a Teammate's Compaction
 	// win).
-	Compaction *Compaction
-	// Guardrails check every member's steps (see [Guardrail]); the lead's
+	Compaction *swarm.Compaction
+	// Guardrails check every member's steps (see [swarm.Guardrail]); the lead's
 	// Agent.Guardrails and a Teammate's Guardrails come after them. The
 	// input point checks the lead's user messages and a teammate's prompt.
-	Guardrails []Guardrail
+	Guardrails []swarm.Guardrail
 }
 
 // Teammate is a member of a team other than its lead.
@@ -142,15 +142,15 @@ type Teammate struct {
 	// Model is the teammate's model (the runtime's default if empty).
 	Model string
 	// Tools are the teammate's own tools, besides the team tools.
-	Tools []Tool
+	Tools []swarm.Tool
 	// PlanApproval: the teammate must submit a plan (submit_plan) and
 	// have it approved by the lead before any of its own Tools runs.
 	PlanApproval bool
 	// Compaction keeps the teammate's history within its model's
 	// context window (nil: the team's).
-	Compaction *Compaction
+	Compaction *swarm.Compaction
 	// Guardrails check the teammate's steps, after the team's.
-	Guardrails []Guardrail
+	Guardrails []swarm.Guardrail
 }
 
 // defaultTeammateInstructions is the system prompt of a teammate without
@@ -163,17 +163,17 @@ When you have done what was asked, answer with a short summary of what you did: 
 // teammates that persist across pieces of work, mailboxes, protocols and a
 // task board, all kept in the store. Define one with [DefineTeam], start
 // one with [Team.Start]; its runs are registered like any swarm's. It is a
-// definition of agent runs (see [DefineAgentRuns]): the lead's run and
+// definition of agent runs (see [swarm.DefineAgentRuns]): the lead's run and
 // each teammate's are runs of it, driven by the member strategy.
 type Team struct {
-	Definition
+	swarm.Definition
 	spec TeamSpec
 	td   *teamDef
 }
 
 // teamDef is what the runtime needs of a team definition.
 type teamDef struct {
-	lead       *Agent
+	lead       *swarm.Agent
 	members    map[string]Teammate
 	order      []string // declared members in order
 	template   Teammate
@@ -182,15 +182,15 @@ type teamDef struct {
 	maxWakes   int
 	maxTurns   int
 	maxMembers int
-	compaction *Compaction
-	guardrails []Guardrail
+	compaction *swarm.Compaction
+	guardrails []swarm.Guardrail
 	// vals caches values of members' start records, by valKey.
 	vals sync.Map
 }
 
 // valKey is a key of teamDef.vals.
 type valKey struct {
-	rt     *Runtime
+	rt     *swarm.Runtime
 	id, at string
 }
 
@@ -200,21 +200,21 @@ func DefineTeam(id, description string, spec TeamSpec) *Team {
 	t := &Team{spec: spec}
 	var err error
 	t.td, err = defineTeam(id, spec)
-	t.Definition = DefineAgentRuns(id, description, t.plan, err)
+	t.Definition = swarm.DefineAgentRuns(id, description, t.plan, err)
 	return t
 }
 
 func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 	if spec.Lead == nil {
-		return nil, fmt.Errorf("%w: team %s has no lead", ErrInvalid, id)
+		return nil, fmt.Errorf("%w: team %s has no lead", swarm.ErrInvalid, id)
 	}
 	if err := CheckMemberName(spec.Lead.Name); err != nil {
-		return nil, fmt.Errorf("%w: team %s: lead: %w", ErrInvalid, id, err)
+		return nil, fmt.Errorf("%w: team %s: lead: %w", swarm.ErrInvalid, id, err)
 	}
 	td := &teamDef{lead: spec.Lead, members: map[string]Teammate{}, template: spec.Template, autonomous: spec.Autonomous,
 		timeout: spec.RequestTimeout, maxWakes: spec.MaxWakes, maxTurns: spec.MaxTurns, maxMembers: spec.MaxMembers, compaction: spec.Compaction,
 		guardrails: spec.Guardrails}
-	if err := (AgentRun{Agent: spec.Lead, Guardrails: spec.Guardrails, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
+	if err := (swarm.AgentRun{Agent: spec.Lead, Guardrails: spec.Guardrails, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
 		return nil, fmt.Errorf("team %s: lead: %w", id, err)
 	}
 	if td.timeout <= 0 {
@@ -224,23 +224,23 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 		td.maxWakes = DefaultMaxWakes
 	}
 	if td.maxTurns <= 0 {
-		td.maxTurns = DefaultMaxTurns
+		td.maxTurns = swarm.DefaultMaxTurns
 	}
 	if td.maxMembers <= 0 {
 		td.maxMembers = DefaultMaxMembers
 	}
 	if len(spec.Members) > td.maxMembers {
-		return nil, fmt.Errorf("%w: team %s declares %d members, more than its limit of %d", ErrInvalid, id, len(spec.Members), td.maxMembers)
+		return nil, fmt.Errorf("%w: team %s declares %d members, more than its limit of %d", swarm.ErrInvalid, id, len(spec.Members), td.maxMembers)
 	}
 	for _, m := range spec.Members {
 		if err := CheckMemberName(m.Name); err != nil {
-			return nil, fmt.Errorf("%w: team %s: member: %w", ErrInvalid, id, err)
+			return nil, fmt.Errorf("%w: team %s: member: %w", swarm.ErrInvalid, id, err)
 		}
 		if _, dup := td.members[m.Name]; dup || m.Name == spec.Lead.Name {
-			return nil, fmt.Errorf("%w: team %s: two members are named %q", ErrDuplicate, id, m.Name)
+			return nil, fmt.Errorf("%w: team %s: two members are named %q", swarm.ErrDuplicate, id, m.Name)
 		}
-		a := &Agent{Name: m.Name, Compaction: m.Compaction, Guardrails: m.Guardrails}
-		if err := (AgentRun{Agent: a, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
+		a := &swarm.Agent{Name: m.Name, Compaction: m.Compaction, Guardrails: m.Guardrails}
+		if err := (swarm.AgentRun{Agent: a, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
 			return nil, fmt.Errorf("team %s: member %s: %w", id, m.Name, err)
 		}
 		td.members[m.Name] = m
@@ -277,17 +277,17 @@ func memberRunID(team, name string) string { return team + "~" + name }
 
 // plan plans a run of the team: the lead's (no member value) or a
 // teammate's, each its member's agent driven by the member strategy.
-func (t *Team) plan(_ json.RawMessage, values map[string]any) (AgentRun, error) {
+func (t *Team) plan(_ json.RawMessage, values map[string]any) (swarm.AgentRun, error) {
 	td := t.td
 	if td == nil {
-		return AgentRun{}, fmt.Errorf("%w: team %s is not valid", ErrInvalid, t.ID())
+		return swarm.AgentRun{}, fmt.Errorf("%w: team %s is not valid", swarm.ErrInvalid, t.ID())
 	}
 	name, _ := values[valMember].(string)
 	role, _ := values[valRole].(string)
 	team, _ := values[valTeam].(string)
 	lead := name == ""
 	var m Teammate
-	a := &Agent{}
+	a := &swarm.Agent{}
 	if lead {
 		l := td.lead
 		m = Teammate{Name: l.Name, Role: "lead", Instructions: l.Instructions, Model: l.Model, Tools: l.Tools, Compaction: l.Compaction, Guardrails: l.Guardrails}
@@ -304,14 +304,14 @@ func (t *Team) plan(_ json.RawMessage, values map[string]any) (AgentRun, error) 
 	}
 	tools := slices.Clip(m.Tools)
 	if m.PlanApproval {
-		tools = make([]Tool, len(m.Tools))
+		tools = make([]swarm.Tool, len(m.Tools))
 		for i, t := range m.Tools {
 			tools[i] = gatedTool{t}
 		}
 	}
 	a.Name, a.Instructions, a.Model, a.Compaction, a.Guardrails = m.Name, m.Instructions, m.Model, m.Compaction, m.Guardrails
 	a.Tools = append(tools, teamTools(lead, m.PlanApproval)...)
-	return AgentRun{
+	return swarm.AgentRun{
 		Agent: a, MaxTurns: td.maxTurns, Guardrails: td.guardrails, Compaction: td.compaction,
 		Data:     map[string]any{"Name": m.Name, "Role": m.Role, "Lead": td.lead.Name, "Team": team},
 		Strategy: memberStrategy{td: td, lead: lead, member: m, team: team},
@@ -321,8 +321,8 @@ func (t *Team) plan(_ json.RawMessage, values map[string]any) (AgentRun, error) 
 // teamCtx is what the team tools of a member's run know, carried in the
 // context of its steps.
 type teamCtx struct {
-	d      *Driver
-	rt     *Runtime
+	d      *swarm.Driver
+	rt     *swarm.Runtime
 	td     *teamDef
 	team   string // the team run id
 	self   string // the member's name
@@ -346,11 +346,11 @@ func teamOfCtx(ctx context.Context) (*teamCtx, error) {
 func teamStores(s store.Store) (store.Mailboxes, store.Teams, error) {
 	mb, ok := s.(store.Mailboxes)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: the store keeps no mailboxes, which teams need", ErrInvalid)
+		return nil, nil, fmt.Errorf("%w: the store keeps no mailboxes, which teams need", swarm.ErrInvalid)
 	}
 	tb, ok := s.(store.Teams)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: the store keeps no task boards, which teams need", ErrInvalid)
+		return nil, nil, fmt.Errorf("%w: the store keeps no task boards, which teams need", swarm.ErrInvalid)
 	}
 	return mb, tb, nil
 }
