@@ -626,3 +626,23 @@ func TestCompactionSummaryOfAHugeResultFitsTheWindow(t *testing.T) {
 		t.Errorf("the summary request does not show the clipped result with its mark: %.300s", text)
 	}
 }
+
+// spyRuntime is a runtime with def registered whose model plays script,
+// showing each request to spy first.
+func spyRuntime(t *testing.T, script scripted.Script, def swarm.Definition, spy func(*model.Request)) *swarm.Runtime {
+	t.Helper()
+	m := scripted.New(script)
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), RetryBackoff: time.Millisecond,
+		Model: model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+			spy(req)
+			return m.Generate(ctx, req)
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -78,6 +79,12 @@ type Failure struct {
 
 func (f *Failure) Error() string { return f.Reason }
 
+// Ends reports whether the failure ends the run whatever the strategy
+// does: a limit or budget of the run tree was reached, or a guardrail
+// tripped. A strategy returns such a failure instead of handling it as a
+// failed step.
+func (f *Failure) Ends() bool { return f.abort }
+
 // Question is what a run asks a human in Await.
 type Question struct {
 	// Reason is the question (shown as the pause's reason).
@@ -94,13 +101,17 @@ type Question struct {
 // Parallel.
 type Driver struct {
 	r *runner
+	// turn is the turn the Driver's steps belong to (see AtTurn).
+	turn int
+	// checking: the Driver only describes a run to Checker.Check.
+	checking bool
 }
 
 // seamStrategy runs a public Strategy on the engine's runner.
 type seamStrategy struct{ s Strategy }
 
 func (s seamStrategy) drive(ctx context.Context, r *runner) outcome {
-	res, err := s.s.Drive(ctx, &Driver{r: r})
+	res, err := safely(func() (json.RawMessage, error) { return s.s.Drive(ctx, &Driver{r: r}) })
 	if err == nil {
 		out, verr := r.info.output(res)
 		if verr != nil {
@@ -121,6 +132,17 @@ func (s seamStrategy) drive(ctx context.Context, r *runner) outcome {
 	return outcome{kind: failed, reason: err.Error()}
 }
 
+// safely runs fn, turning a panic into a *Failure that says where it was,
+// so that a strategy's bug fails its run instead of the process.
+func safely[T any](fn func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &Failure{Reason: fmt.Sprintf("panic: %v\n%s", p, debug.Stack())}
+		}
+	}()
+	return fn()
+}
+
 // RunID is the run's id.
 func (d *Driver) RunID() string { return d.r.id }
 
@@ -138,9 +160,21 @@ func (d *Driver) Targets() []string {
 	return names
 }
 
-// checkKey refuses a step key the runtime could not journal or uses itself.
-func checkKey(key string) error {
+// AtTurn returns a Driver whose steps belong to turn n of the run, for a
+// strategy that counts its own rounds: their events carry Turn n, and the
+// run's status shows it. d itself is unchanged.
+func (d *Driver) AtTurn(n int) *Driver {
+	c := *d
+	c.turn = n
+	return &c
+}
+
+// checkKey refuses a step key the runtime could not journal or uses
+// itself, and any step of a Driver given to Checker.Check.
+func (d *Driver) checkKey(key string) error {
 	switch {
+	case d.checking:
+		return fmt.Errorf("%w: a strategy's Check runs no steps", ErrInvalid)
 	case key == "" || key == "start" || key == "end":
 		return fmt.Errorf("%w: step key %q is reserved or empty", ErrInvalid, key)
 	case strings.HasPrefix(key, "/") || strings.HasSuffix(key, "/") || strings.Contains(key, "//"):
@@ -157,10 +191,10 @@ func checkKey(key string) error {
 // limit apply as in the tool-calling loop. A failure of the model (after
 // its retries) is returned as a [*Failure].
 func (d *Driver) Model(ctx context.Context, key string, msgs []model.Message) (*model.Response, error) {
-	if err := checkKey(key); err != nil {
+	if err := d.checkKey(key); err != nil {
 		return nil, err
 	}
-	resp, err := d.r.modelStep(ctx, d.r.plan.root, key, 0, msgs)
+	resp, err := d.r.modelStep(ctx, d.r.plan.root, key, d.turn, msgs)
 	if err != nil {
 		return nil, d.stepError(ctx, err)
 	}
@@ -197,7 +231,7 @@ type ToolResult struct {
 // a strategy that wants them reads the calls itself (or sets
 // Spec.NoBuiltins so they are not offered).
 func (d *Driver) Tools(ctx context.Context, key string, calls []model.ToolCall) ([]ToolResult, error) {
-	if err := checkKey(key); err != nil {
+	if err := d.checkKey(key); err != nil {
 		return nil, err
 	}
 	r, ap := d.r, d.r.plan.root
@@ -206,7 +240,7 @@ func (d *Driver) Tools(ctx context.Context, key string, calls []model.ToolCall) 
 			return nil, fmt.Errorf("%w: Tools cannot run the built-in tool %q", ErrInvalid, c.Name)
 		}
 	}
-	results := r.execCalls(ctx, &round{ap: ap, tkey: key}, calls)
+	results := r.execCalls(ctx, &round{ap: ap, tkey: key, turn: d.turn}, calls)
 	if err := d.below(ctx, results); err != nil {
 		return nil, err
 	}
@@ -223,7 +257,7 @@ func (d *Driver) below(ctx context.Context, results []callResult) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	out, stop := d.r.below(ctx, d.r.plan.root, results, store.Update{})
+	out, stop := d.r.below(ctx, d.r.plan.root, results, store.Update{Turn: d.turn})
 	switch {
 	case !stop:
 		return nil
@@ -243,10 +277,10 @@ func (d *Driver) below(ctx context.Context, results []callResult) error {
 // and counts toward the nesting depth limit. A target that fails returns a
 // [*Failure].
 func (d *Driver) Delegate(ctx context.Context, key, target, request string) (string, error) {
-	if err := checkKey(key); err != nil {
+	if err := d.checkKey(key); err != nil {
 		return "", err
 	}
-	res := d.r.delegate(ctx, d.r.plan.root, key, 0, target, request)
+	res := d.r.delegate(ctx, d.r.plan.root, key, d.turn, target, request)
 	if err := d.below(ctx, []callResult{res}); err != nil {
 		return "", err
 	}
@@ -262,15 +296,15 @@ func (d *Driver) Delegate(ctx context.Context, key, target, request string) (str
 // no goroutine waits and the run holds no lease. A resume of the run is
 // the answer; Drive then runs again and Await returns it.
 func (d *Driver) Await(ctx context.Context, key string, q Question) (string, error) {
-	if err := checkKey(key); err != nil {
+	if err := d.checkKey(key); err != nil {
 		return "", err
 	}
 	if q.Reason == "" {
 		return "", fmt.Errorf("%w: a question needs a reason", ErrInvalid)
 	}
 	r := d.r
-	pause := Event{Type: EventPaused, Key: key, Agent: r.plan.root.name, Reason: q.Reason, Context: q.Context, Kind: q.Kind}
-	msg, ok, err := r.await(ctx, r.plan.root, pause, store.Update{})
+	pause := Event{Type: EventPaused, Key: key, Agent: r.plan.root.name, Turn: d.turn, Reason: q.Reason, Context: q.Context, Kind: q.Kind}
+	msg, ok, err := r.await(ctx, r.plan.root, pause, store.Update{Turn: d.turn})
 	switch {
 	case err != nil:
 		return "", err
@@ -286,10 +320,11 @@ func (d *Driver) Await(ctx context.Context, key string, q Question) (string, err
 // the clock or a random number, and Go functions with effects. An error
 // of fn is journaled too and returned as a [*Failure] on every replay,
 // unless it is an interruption (the context's error), which is not
-// journaled. Each run of fn counts as a tool execution toward the run
-// tree's limit.
+// journaled. fn's context carries the step's IdempotencyKey, and a panic
+// in fn is its failure. Each run of fn counts as a tool execution toward
+// the run tree's limit.
 func (d *Driver) Record(ctx context.Context, key, kind string, fn func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	if err := checkKey(key); err != nil {
+	if err := d.checkKey(key); err != nil {
 		return nil, err
 	}
 	r := d.r
@@ -306,7 +341,7 @@ func (d *Driver) Record(ctx context.Context, key, kind string, fn func(ctx conte
 	if err := d.takeTool(ctx); err != nil {
 		return nil, err
 	}
-	v, ferr := fn(ctx)
+	v, ferr := safely(func() (json.RawMessage, error) { return fn(WithCallKey(ctx, r.id, key)) })
 	ev := Event{Type: EventRecorded, Key: key, Agent: r.plan.root.name, Kind: kind}
 	switch {
 	case ferr != nil && ctx.Err() != nil:
@@ -375,7 +410,7 @@ func (d *Driver) Parallel(ctx context.Context, n int, fn func(ctx context.Contex
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			errs[i] = fn(ctx, i)
+			_, errs[i] = safely(func() (struct{}, error) { return struct{}{}, fn(ctx, i) })
 		})
 	}
 	wg.Wait()

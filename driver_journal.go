@@ -95,7 +95,7 @@ func (d *Driver) Journal(ctx context.Context, e Entry) error {
 func (d *Driver) fresh(evs []Event) ([]Event, error) {
 	out := make([]Event, 0, len(evs))
 	for _, ev := range evs {
-		if err := checkKey(ev.Key); err != nil {
+		if err := d.checkKey(ev.Key); err != nil {
 			return nil, err
 		}
 		switch ev.Type {
@@ -136,7 +136,7 @@ func (f *Failure) Final() bool { return f.abort }
 // guardrail that pauses for a human returns an error wrapping ErrAwaiting,
 // one that trips a *Failure that is Final.
 func (d *Driver) CheckInput(ctx context.Context, key, text string) (string, error) {
-	if err := checkKey(key); err != nil {
+	if err := d.checkKey(key); err != nil {
 		return "", err
 	}
 	v, g, out, stop := d.r.guardText(ctx, d.r.plan.root, key, text)

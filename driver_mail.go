@@ -45,7 +45,7 @@ func (d *Driver) Mailbox(ctx context.Context, limit int) ([]store.Mail, error) {
 // resume is journaled under key+"/resumed", see Recorded). Mail posted
 // while the run was still working is found here and wakes it at once.
 func (d *Driver) AwaitMail(ctx context.Context, key string, with ...Event) error {
-	if err := checkKey(key); err != nil {
+	if err := d.checkKey(key); err != nil {
 		return err
 	}
 	evs := append(with[:len(with):len(with)], Event{Type: EventPaused, Key: key, Reason: AwaitingMail})

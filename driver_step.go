@@ -33,7 +33,7 @@ type Step struct {
 // returns the journaled response and journals nothing (s is then
 // ignored: check Recorded(key+"/model") to tell).
 func (d *Driver) ModelStep(ctx context.Context, key string, msgs []model.Message, s Step) (*model.Response, error) {
-	if err := checkKey(key); err != nil {
+	if err := d.checkKey(key); err != nil {
 		return nil, err
 	}
 	x := &stepExtra{ackMail: s.AckMail}
@@ -58,7 +58,7 @@ func (d *Driver) ModelStep(ctx context.Context, key string, msgs []model.Message
 // and fail are refused as by Tools when the run's agent is offered them;
 // else a call of one is an unknown tool, answered with an error result.
 func (d *Driver) Round(ctx context.Context, key string, turn int, calls []model.ToolCall) ([]ToolResult, error) {
-	if err := checkKey(key); err != nil {
+	if err := d.checkKey(key); err != nil {
 		return nil, err
 	}
 	r, ap := d.r, d.r.plan.root

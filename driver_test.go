@@ -374,3 +374,40 @@ func TestStrategyDelegatesJSONToASwarm(t *testing.T) {
 		},
 	})
 }
+
+// panicky panics in Drive, in a recorded function or in a branch.
+type panicky struct{ where string }
+
+func (s panicky) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+	switch s.where {
+	case "record":
+		_, err := d.Record(ctx, "boom", "x", func(ctx context.Context) (json.RawMessage, error) {
+			if swarm.IdempotencyKey(ctx) == "" {
+				return nil, errors.New("no idempotency key")
+			}
+			panic("in record")
+		})
+		return nil, err
+	case "branch":
+		return nil, d.Parallel(ctx, 2, func(ctx context.Context, i int) error {
+			if i == 1 {
+				panic("in branch")
+			}
+			return nil
+		})[1]
+	}
+	panic("in drive")
+}
+
+// A panic in a strategy fails its run with the panic's value instead of
+// crashing the process; a recorded function's context has its step's
+// idempotency key.
+func TestStrategyPanicFailsTheRun(t *testing.T) {
+	for _, where := range []string{"drive", "record", "branch"} {
+		def := swarm.Define[string, string]("panicky", "panics", func(string) swarm.Spec { return swarm.Spec{Strategy: panicky{where}} })
+		_, _, st := startSeam(t, def, scripted.New(scripted.Script{}), `"x"`, nil)
+		if st.State != swarm.StateFailed || !strings.HasPrefix(st.Reason, "panic: in "+where) {
+			t.Errorf("%s: state %s (%.60s), want failed with the panic", where, st.State, st.Reason)
+		}
+	}
+}

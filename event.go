@@ -45,12 +45,6 @@ const (
 	EventFailed EventType = "failed"
 	// EventStopped: the run was stopped from outside: Reason.
 	EventStopped EventType = "stopped"
-	// EventLedger is an adaptive run's task ledger, made at the start, at
-	// each replan and after each plan review: Ledger, Turn (the round).
-	EventLedger EventType = "ledger"
-	// EventProgress is an adaptive run's judgement of a round: Progress
-	// (the progress ledger and the stall counter), Turn (the round).
-	EventProgress EventType = "progress"
 	// EventRecorded is a value a Strategy recorded with Driver.Record:
 	// Kind (the strategy's label), Result (the value), or Output and
 	// IsError when its function failed.
@@ -143,10 +137,12 @@ type Event struct {
 	// Shared is a conversation's shared context after the step (reply, and
 	// the tool_result of a tool or handover that changed it).
 	Shared json.RawMessage `json:"shared,omitempty"`
-	// Ledger is an adaptive run's task ledger (ledger).
-	Ledger *TaskLedger `json:"ledger,omitempty"`
-	// Progress is an adaptive run's progress ledger of a round (progress).
-	Progress *ProgressLedger `json:"progress,omitempty"`
+	// Ledger and Progress are a strategy's own JSON in its own events
+	// (see Driver.RecordEvent): the adaptive loop's task ledger (event
+	// "ledger") and progress ledger of a round (event "progress"), which
+	// package adaptive decodes.
+	Ledger   json.RawMessage `json:"ledger,omitempty"`
+	Progress json.RawMessage `json:"progress,omitempty"`
 	// State is a team member's lifecycle state (member).
 	State string `json:"state,omitempty"`
 	// Mail is a mail a team member sent (mail), and Mails the mails it

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -204,21 +203,16 @@ func (r *runner) replayTo(ctx context.Context, key string) (*model.Request, erro
 	defer cancel(nil)
 	r.inspect = &inspection{target: key, through: nestedIn(r.recorded, key), cancel: cancel}
 	in := r.inspect
-	// An adaptive run records what it concludes from its ledger calls
-	// and replays that record instead of the calls: a task ledger under
-	// the call's key ("p1", less "/model" and a retry's number) +
-	// "/ledger", a progress ledger under the round's ("r3" of "r3/judge")
-	// + "/progress". Hidden, it makes the strategy ask again, and meet
-	// the call.
-	base := strings.TrimSuffix(key, "/model")
-	if i := strings.LastIndexByte(base, '/'); i >= 0 {
-		if _, err := strconv.Atoi(base[i+1:]); err == nil {
-			base = base[:i]
+	// A strategy may record what it concludes from a call in an event of
+	// its own (Driver.RecordEvent; the adaptive loop's ledgers) and replay
+	// that record instead of the call. Hidden, the records journaled after
+	// the call make the strategy ask again, and meet the call.
+	if at, ok := r.recorded[key]; ok {
+		for k, rec := range r.recorded {
+			if rec.Seq > at.Seq && !engineEvents[EventType(rec.Type)] {
+				delete(r.recorded, k)
+			}
 		}
-	}
-	delete(r.recorded, base+"/ledger")
-	if i := strings.LastIndexByte(base, '/'); i >= 0 {
-		delete(r.recorded, base[:i]+"/progress")
 	}
 	r.plan.strategy.drive(ctx, r)
 	in.mu.Lock()

@@ -280,40 +280,6 @@ func TestRequestOfATeam(t *testing.T) {
 	}
 }
 
-// TestRequestOfAnAdaptiveRun: the calls of an adaptive run (its
-// orchestrator's ledgers, the agents it delegates to, a replan) are
-// rebuilt as sent.
-func TestRequestOfAnAdaptiveRun(t *testing.T) {
-	rec := &recorder{m: scripted.New(scripted.Script{
-		"research": {
-			ledger("ask the researcher", "ask the writer"),
-			judge(false, false, "researcher", "look at A"),
-			judge(false, true, "researcher", "look at B"),
-			ledger("ask the writer directly"),
-			judge(true, false, "writer", "write it up"),
-			satisfied(),
-			scripted.Text("the report"),
-		},
-		"researcher": {scripted.Text("a"), scripted.Text("b")},
-		"writer":     {scripted.Text("a report")},
-	})}
-	rt, err := swarm.New(swarm.Config{Model: rec, RetryBackoff: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	if err := rt.Register(research(swarm.Adaptive().WithStallThreshold(2), nil)); err != nil {
-		t.Fatal(err)
-	}
-	id, s := runResearch(t, rt, "topic")
-	if s.State != swarm.StateCompleted {
-		t.Fatalf("state %s (%s)", s.State, s.Reason)
-	}
-	if n := checkRequests(t, rt, rec, id); n < 3 {
-		t.Errorf("%d model calls checked, want at least the 3 delegated ones", n)
-	}
-}
-
 // TestRequestOfARetriedResponse: a response an output guardrail rejected
 // and its retry, which carries the guardrail's feedback, and the calls
 // after a guarded delegation are rebuilt as sent.

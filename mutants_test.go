@@ -6,7 +6,6 @@ package swarm_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -169,45 +168,4 @@ func TestSnapshotRecordsChildRuns(t *testing.T) {
 		t.Fatalf("children %+v, want the kid", kids)
 	}
 	checkSnapshotCounts(t, mem, run.ID())
-}
-
-// TestAdaptiveStallWindow: the deterministic stall signals compare a round
-// with the four before it: a handoff repeated four rounds later is a
-// repeat, one repeated five rounds later is not.
-func TestAdaptiveStallWindow(t *testing.T) {
-	script := scripted.Script{
-		"research": {
-			ledger("research", "write"),
-			judge(true, false, "researcher", "X"), // r1
-			judge(true, false, "writer", "A"),     // r2
-			judge(true, false, "critic", "B"),     // r3
-			judge(true, false, "critic", "C"),     // r4
-			judge(true, false, "researcher", "X"), // r5: r1 is four rounds back
-			judge(true, false, "critic", "D"),     // r6
-			judge(true, false, "writer", "A"),     // r7: r2 is five rounds back
-			satisfied(),                           // r8
-			scripted.Text("the report"),
-		},
-		"researcher": {scripted.Text("o1"), scripted.Text("o5")},
-		"writer":     {scripted.Text("o2"), scripted.Text("o7")},
-		"critic":     {scripted.Text("o3"), scripted.Text("o4"), scripted.Text("o6")},
-	}
-	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(10), nil))
-	id, s := runResearch(t, rt, "topic")
-	if s.State != swarm.StateCompleted {
-		t.Fatalf("state %s (%s)", s.State, s.Reason)
-	}
-	pls := progressOf(t, rt, id)
-	if len(pls) != 8 {
-		t.Fatalf("%d progress ledgers, want 8", len(pls))
-	}
-	// Round n's ledger carries the signals of round n-1.
-	for _, c := range []struct {
-		round int
-		want  []string
-	}{{5, []string{"repeat"}}, {7, nil}} {
-		if got := pls[c.round].Signals; !slices.Equal(got, c.want) {
-			t.Errorf("signals of round %d: %q, want %q", c.round, got, c.want)
-		}
-	}
 }

@@ -118,9 +118,7 @@ func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values 
 		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
 	}
 	p.root = root
-	if p.strategy, err = strategyFor(info, spec, p); err != nil {
-		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
-	}
+	p.strategy = strategyFor(info, spec)
 	if err := p.planGuards(spec.Guardrails); err != nil {
 		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
 	}
@@ -136,6 +134,9 @@ func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values 
 			model.ToolDef{Name: toolRegistrySearch, Description: "Search the registry of swarms by what you need done; returns matching swarm ids with descriptions and capabilities.", Parameters: registrySearchParams},
 			model.ToolDef{Name: toolRegistryHandoff, Description: "Hand a task to a swarm that swarm_registry_search returned; its result comes back as this tool's result.", Parameters: registryHandoffParams},
 		)
+	}
+	if err := rt.checkStrategy(p, info, input); err != nil {
+		return nil, fmt.Errorf("swarm %s: %w", info.id, err)
 	}
 	return p, nil
 }

@@ -17,7 +17,10 @@ import (
 //
 //	strategy_simple.go        the orchestrator's tool-calling loop (the default)
 //	strategy_conversation.go  a conversation: one turn per user message
-//	strategy_adaptive.go      MagenticOne's ledgers, stall counter and replans
+//
+// Others are written on the public seam (driver.go) in packages of their
+// own: package adaptive is MagenticOne's ledgers, stall counter and
+// replans.
 //
 // A strategy is straight-line Go over the runner's durable primitives. Each
 // primitive looks its step key up in the journal before acting, so a
@@ -53,31 +56,15 @@ type strategy interface {
 	drive(ctx context.Context, r *runner) outcome
 }
 
-// strategyFor picks the strategy of a run of info with spec, and checks it
-// against the run's plan p.
-func strategyFor(info *defInfo, spec Spec, p *plan) (strategy, error) {
-	if info.conv != nil {
-		return conversationStrategy{}, nil
+// strategyFor picks the strategy of a run of info with spec.
+func strategyFor(info *defInfo, spec Spec) strategy {
+	switch {
+	case info.conv != nil:
+		return conversationStrategy{}
+	case spec.Strategy != nil:
+		return seamStrategy{spec.Strategy}
 	}
-	if spec.Strategy != nil {
-		if spec.Loop != nil {
-			return nil, fmt.Errorf("%w: a swarm has either a Strategy or a Loop, not both", ErrInvalid)
-		}
-		return seamStrategy{spec.Strategy}, nil
-	}
-	if spec.Loop == nil {
-		return simpleLoop{}, nil
-	}
-	switch l := spec.Loop; l.Strategy {
-	case "", LoopSimple:
-		if l.Evaluator != "" || l.StallThreshold != 0 || l.MaxReplans != 0 || l.MaxRounds != 0 || l.OnExhausted != "" {
-			return nil, fmt.Errorf("%w: loop: evaluator, stall threshold, max replans, max rounds and on exhausted need the adaptive strategy", ErrInvalid)
-		}
-		return simpleLoop{}, nil
-	case LoopAdaptive:
-		return newAdaptive(*spec.Loop, p)
-	}
-	return nil, fmt.Errorf("%w: unknown loop strategy %q (want %s or %s)", ErrInvalid, spec.Loop.Strategy, LoopSimple, LoopAdaptive)
+	return simpleLoop{}
 }
 
 // record journals a strategy's own record ev (its Key set) with u applied

@@ -28,11 +28,9 @@ type Spec struct {
 	// Registry, when set, gives the orchestrator the registry tools (see
 	// [RegistryAccess]).
 	Registry *RegistryAccess
-	// Loop is the run's loop strategy: nil for the simple loop, or
-	// [Adaptive] for ledgers, stall detection and replanning.
-	Loop *Loop
 	// Strategy, when set, drives the run instead of the tool-calling loop
-	// (see [Strategy]); Loop must then be nil.
+	// (see [Strategy]); package adaptive has one with ledgers, stall
+	// detection and replanning.
 	Strategy Strategy
 	// NoBuiltins offers the orchestrator none of the built-in tools
 	// complete, pause and fail, which otherwise go out with every

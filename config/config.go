@@ -13,6 +13,7 @@ import (
 	"github.com/swarmrt/swarm/mcp"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/openai"
+	"github.com/swarmrt/swarm/store"
 )
 
 // File is a loaded configuration file: checked definitions of tools, agents
@@ -158,7 +159,7 @@ func (f *File) Register(rt *swarm.Runtime) error {
 	if err := f.connectToolsets(); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	agents, defs, err := f.build()
+	agents, defs, err := f.build(rt.Store())
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -184,10 +185,10 @@ func (f *File) Register(rt *swarm.Runtime) error {
 	return nil
 }
 
-// build makes the runtime values of the file's agents and swarms. All
-// agents exist before handoffs are wired and agents absorbed, so handoffs
-// and absorbs may form cycles.
-func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
+// build makes the runtime values of the file's agents and swarms, with
+// memory banks in st. All agents exist before handoffs are wired and agents
+// absorbed, so handoffs and absorbs may form cycles.
+func (f *File) build(st store.Store) ([]*swarm.Agent, []swarm.Definition, error) {
 	agents := make([]*swarm.Agent, len(f.agents))
 	byName := make(map[string]*swarm.Agent, len(f.agents))
 	for i, a := range f.agents {
@@ -196,7 +197,7 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 			Description:  a.description,
 			Instructions: a.instructions,
 			Model:        f.modelFor(a.model),
-			Tools:        append(f.withToolsets(append(tools(a.tools), f.remoteTools(a.handoffs)...), a.toolsets), f.catalog(a.networkTools)...),
+			Tools:        append(append(f.withToolsets(append(tools(a.tools), f.remoteTools(a.handoffs)...), a.toolsets), f.catalog(a.networkTools)...), memoryTools(a, st)...),
 			MaxTurns:     a.maxTurns,
 			Skills:       agentSkills(a.skills),
 			Guardrails:   guardrails(a.guardrails),
@@ -218,14 +219,16 @@ func (f *File) build() ([]*swarm.Agent, []swarm.Definition, error) {
 		spec := swarm.Spec{
 			Instructions: s.instructions,
 			Handoffs:     handoffs(s.handoffs, byName),
-			Tools:        append(f.withToolsets(append(tools(s.tools), f.remoteTools(s.handoffs)...), s.toolsets), f.catalog(s.networkTools)...),
+			Tools:        append(append(f.withToolsets(append(tools(s.tools), f.remoteTools(s.handoffs)...), s.toolsets), f.catalog(s.networkTools)...), memoryTools(&s.agentDef, st)...),
 			MaxTurns:     s.maxTurns,
 			Model:        f.modelFor(s.model),
-			Loop:         s.loop,
 			NoBuiltins:   s.noBuiltins,
 			Guardrails:   guardrails(s.guardrails),
 			HoldStream:   s.holdStream,
 			Compaction:   s.compaction,
+		}
+		if s.loop != nil {
+			spec.Strategy = s.loop
 		}
 		// A swarm's orchestrator absorbs as an agent of its name would.
 		captain := &swarm.Agent{Name: s.name, Tools: spec.Tools, Handoffs: spec.Handoffs}

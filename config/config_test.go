@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/adaptive"
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -249,7 +250,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown top-level field", base + "agent: {}\n", 2, `unknown top-level field "agent" (did you mean "agents"?)`},
 		{"duplicate top-level field", base + "agents: {}\nagents: {}\n", 3, `field "agents" is given twice (first at line 2)`},
 		{"unknown agent field", base + "agents:\n  weather:\n    instruction: hi\n", 4, `agent weather: unknown field "instruction" (did you mean "instructions"?)`},
-		{"unknown field, no suggestion", base + "agents:\n  weather:\n    colour: red\n", 4, `agent weather: unknown field "colour" (known fields: description, instructions, model, tools, toolsets, handoffs, max_turns, skills, absorb, network_tools, guardrails, compaction)`},
+		{"unknown field, no suggestion", base + "agents:\n  weather:\n    colour: red\n", 4, `agent weather: unknown field "colour" (known fields: description, instructions, model, tools, toolsets, handoffs, max_turns, skills, absorb, network_tools, guardrails, compaction, memory, knowledge)`},
 		{"unknown tool field", base + "tools:\n  t:\n    command: [sh]\n    shell: true\n", 5, `tool t: unknown field "shell"`},
 		{"unknown swarm field", base + "swarms:\n  s:\n    result: {}\n", 4, `swarm s: unknown field "result"`},
 		{"unknown handoff field", base + "agents:\n  a: {}\n  b:\n    handoffs: [{agent: a, descr: x}]\n", 5, `agent b: handoff: unknown field "descr" (did you mean "description"?)`},
@@ -529,9 +530,9 @@ swarms:
 	var ledgers, progress int
 	for _, ev := range evs {
 		switch ev.Type {
-		case swarm.EventLedger:
+		case adaptive.EventLedger:
 			ledgers++
-		case swarm.EventProgress:
+		case adaptive.EventProgress:
 			progress++
 		}
 	}

@@ -19,7 +19,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/adaptive"
 	"github.com/swarmrt/swarm/mcp"
+	"github.com/swarmrt/swarm/memory"
 	"github.com/swarmrt/swarm/network"
 )
 
@@ -30,8 +32,8 @@ const Version = 1
 var (
 	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "a2a_agents", "serve", "network", "share", "guardrails", "limits"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
-	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "network_tools", "guardrails", "compaction"}
-	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools", "guardrails", "hold_stream", "compaction"}
+	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "network_tools", "guardrails", "compaction", "memory", "knowledge"}
+	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools", "guardrails", "hold_stream", "compaction", "memory", "knowledge"}
 	handoffFields = []string{"agent", "swarm", "description", "customizable"}
 	loopFields    = []string{"strategy", "evaluator", "stall_threshold", "max_replans", "max_rounds", "on_exhausted"}
 	limitFields   = []string{"model_calls", "tool_calls"}
@@ -105,6 +107,8 @@ type agentDef struct {
 	networkTools                           *network.Filter // nil: none
 	guardrails                             []*guardDef
 	compaction                             *swarm.Compaction
+	memory                                 *memoryDef        // memory:, nil if none
+	knowledge                              *memory.Knowledge // knowledge:, nil if none
 }
 
 type swarmDef struct {
@@ -112,9 +116,9 @@ type swarmDef struct {
 	inSchema     json.RawMessage // nil: text input
 	resultSchema json.RawMessage // nil: text result
 	tags         []string
-	loop         *swarm.Loop // nil: the simple loop
-	noBuiltins   bool        // builtins: false
-	holdStream   bool        // hold_stream: true
+	loop         *adaptive.Strategy // nil: the simple loop
+	noBuiltins   bool               // builtins: false
+	holdStream   bool               // hold_stream: true
 }
 
 func (p *parser) errf(n *yaml.Node, format string, args ...any) {
@@ -384,12 +388,12 @@ func (p *parser) whole(fs map[string]field, what, name string, min int, dst *int
 	}
 }
 
-// loop reads a swarm's loop strategy. The evaluator must be one of the
-// swarm's agent handoffs.
-func (p *parser) loop(n *yaml.Node, what string, hs []handoffRef) *swarm.Loop {
+// loop reads a swarm's loop strategy: nil for the simple loop, or the
+// adaptive loop. The evaluator must be one of the swarm's agent handoffs.
+func (p *parser) loop(n *yaml.Node, what string, hs []handoffRef) *adaptive.Strategy {
 	what += ": loop"
 	fs := p.fields(n, what, loopFields)
-	l := &swarm.Loop{}
+	l := &adaptive.Strategy{}
 	// choice reads field name, one of a or b ("" if absent or wrong).
 	choice := func(name, a, b string) string {
 		fd, ok := fs[name]
@@ -403,7 +407,7 @@ func (p *parser) loop(n *yaml.Node, what string, hs []handoffRef) *swarm.Loop {
 		}
 		return v
 	}
-	l.Strategy = swarm.LoopStrategy(choice("strategy", string(swarm.LoopSimple), string(swarm.LoopAdaptive)))
+	strategy := choice("strategy", "simple", "adaptive")
 	if fd, ok := fs["evaluator"]; ok {
 		l.Evaluator = p.str(fd.val, what, "evaluator")
 		if l.Evaluator != "" && !slices.ContainsFunc(hs, func(h handoffRef) bool { return !h.swarm && !h.remote && h.target == l.Evaluator }) {
@@ -416,12 +420,15 @@ func (p *parser) loop(n *yaml.Node, what string, hs []handoffRef) *swarm.Loop {
 		l.MaxReplans = -1 // written out, 0 means none (in Go, 0 is the default)
 	}
 	p.whole(fs, what, "max_rounds", 1, &l.MaxRounds)
-	l.OnExhausted = swarm.Exhausted(choice("on_exhausted", string(swarm.ExhaustedPause), string(swarm.ExhaustedFail)))
-	if l.Strategy == swarm.LoopAdaptive && !slices.ContainsFunc(hs, func(h handoffRef) bool { return h.target != l.Evaluator }) {
+	l.OnExhausted = adaptive.Exhausted(choice("on_exhausted", string(adaptive.ExhaustedPause), string(adaptive.ExhaustedFail)))
+	if strategy == "adaptive" && !slices.ContainsFunc(hs, func(h handoffRef) bool { return h.target != l.Evaluator }) {
 		p.errf(n, "%s: an adaptive swarm needs at least one handoff to work with (besides its evaluator)", what)
 	}
-	if l.Strategy != swarm.LoopAdaptive && (l.Evaluator != "" || l.StallThreshold != 0 || l.MaxReplans != 0 || l.MaxRounds != 0 || l.OnExhausted != "") {
-		p.errf(n, "%s: evaluator, stall_threshold, max_replans, max_rounds and on_exhausted need strategy: adaptive", what)
+	if strategy != "adaptive" {
+		if *l != (adaptive.Strategy{}) {
+			p.errf(n, "%s: evaluator, stall_threshold, max_replans, max_rounds and on_exhausted need strategy: adaptive", what)
+		}
+		return nil
 	}
 	return l
 }
@@ -564,6 +571,12 @@ func (p *parser) common(fs map[string]field, what string, a *agentDef, isSwarm b
 	}
 	if fd, ok := fs["compaction"]; ok {
 		a.compaction = p.compaction(fd.val, what)
+	}
+	if fd, ok := fs["memory"]; ok {
+		a.memory = p.memory(fd.val, what)
+	}
+	if fd, ok := fs["knowledge"]; ok {
+		a.knowledge = p.knowledge(fd.val, what)
 	}
 }
 

@@ -169,6 +169,8 @@ func TestReferenceKeys(t *testing.T) {
 		"handoffs":                         {handoffFields},
 		"skills":                           {skillFields},
 		"compaction":                       {compactionFields},
+		"memory":                           {memoryFields},
+		"knowledge":                        {knowledgeFields, knowledgeEntryFields},
 		"swarms":                           {swarmFields},
 		"loop":                             {loopFields},
 		"conversations":                    {conversationFields},

@@ -55,6 +55,7 @@ type Dashboard struct {
 	csrfKey []byte
 	cop     *http.CrossOriginProtection
 	static  http.Handler
+	mail    mailCache
 }
 
 // New returns the dashboard of rt.
@@ -142,7 +143,11 @@ func (d *Dashboard) routes() {
 	action("POST /ui/runs/{id}/resume", (*Dashboard).resume)
 	action("POST /ui/runs/{id}/stop", (*Dashboard).stop)
 	action("POST /ui/runs/{id}/fork", (*Dashboard).fork)
+	action("POST /ui/runs/{id}/delete", (*Dashboard).delete)
 	action("POST /ui/swarms/{swarm}/runs", (*Dashboard).start)
+	action("POST /ui/teams/{id}/mail", (*Dashboard).teamMail)
+	action("POST /ui/teams/{id}/tasks", (*Dashboard).teamTask)
+	action("POST /ui/teams/{id}/shutdown", (*Dashboard).teamShutdown)
 	d.mux.Handle("/ui/", d.authed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.error(w, r, http.StatusNotFound, "There is no page at "+r.URL.Path+".")
 	})))
@@ -281,8 +286,14 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 	if tt, ok := content.(interface{ title() string }); ok {
 		f.Title = tt.title()
 	}
+	// A page with a "live" part renders it alone for ?fragment=live: the
+	// page's script refreshes that part with it (see app.js, livePart).
+	part := "layout"
+	if r.URL.Query().Get("fragment") == "live" && t.Lookup("live") != nil {
+		part = "live"
+	}
 	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "layout", f); err != nil {
+	if err := t.ExecuteTemplate(&buf, part, f); err != nil {
 		d.log.Error("dashboard: render", "page", name, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return

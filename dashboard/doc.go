@@ -3,9 +3,23 @@
 // the journal and then followed live, the tree of its handoffs and child
 // runs, tool calls with their input and output, streaming model text, usage
 // and cost per agent and for the tree, the duration of each step and a
-// Gantt view of them, filters and text search, the pause with a resume form, stop,
-// and fork from any recorded step), conversations as transcripts, the
-// registry of swarms, and the node and its cluster.
+// Gantt view of them, filters and text search, the pause with a resume form
+// or, for an idle teammate, a mail form, stop with a reason, delete, and
+// fork from any recorded step), conversations as transcripts with a chat
+// box, teams (roster, mail history, task board; mail, add tasks, shut a
+// teammate down), the registry of swarms, the network, and the node and
+// its cluster. The team, conversations, network and cluster pages refresh
+// a live part of themselves every few seconds (?fragment=live), as the
+// runs list does.
+//
+// # Large runs
+//
+// The timeline, the Gantt view and the transcript are virtual lists: their
+// rows are cut into blocks, and only the blocks near the viewport hold
+// their rows (an IntersectionObserver fills and empties them). Filters
+// pick the events to list rather than hide rows. A run of 100,000 events
+// so keeps a few thousand DOM nodes; the figures are in
+// docs/performance.md and e2e/large.test.mjs measures them.
 //
 // `swarm serve` mounts it at / and /ui/ (see [Dashboard.Mounts]); a Go
 // program that embeds [server.Server] adds the same mounts to
@@ -32,7 +46,8 @@
 // The cookie holds the token itself rather than a server-side session, so
 // that removing a token from the server's configuration logs out every
 // browser using it, and several nodes of a cluster accept the same cookie.
-// The dashboard's forms that change runs (resume, stop, fork, start) are
+// The dashboard's forms that change runs (resume, stop, delete, fork,
+// start, and the team's mail, task and shutdown forms) are
 // refused unless they come from the dashboard's own origin
 // ([http.CrossOriginProtection]) and carry a CSRF token derived from the
 // session. Without tokens (a loopback server), there is no login.

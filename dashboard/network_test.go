@@ -58,10 +58,19 @@ func TestNetworkPage(t *testing.T) {
 			t.Errorf("network page lacks %q", want)
 		}
 	}
+	// The page's script refreshes its live part with the part alone.
+	if !strings.Contains(p.body, `id="network-live" data-live`) {
+		t.Errorf("the network page has no live part")
+	}
+	if p := admin.get("/ui/network?fragment=live"); p.status != 200 || strings.Contains(p.body, "<html") || !strings.Contains(p.body, "check-inventory") {
+		t.Errorf("the network page's live part: %d %s", p.status, p.body)
+	}
 	cook := newBrowser(t, ts.URL)
 	cook.login(echoSecret)
-	if p := cook.get("/ui/network"); !strings.Contains(p.body, "check-inventory") || strings.Contains(p.body, "secret-recipe") {
-		t.Errorf("a token limited to check-inventory: %d, sees secret-recipe or not check-inventory", p.status)
+	for _, path := range []string{"/ui/network", "/ui/network?fragment=live"} {
+		if p := cook.get(path); !strings.Contains(p.body, "check-inventory") || strings.Contains(p.body, "secret-recipe") {
+			t.Errorf("%s with a token limited to check-inventory: %d, sees secret-recipe or not check-inventory", path, p.status)
+		}
 	}
 
 	// A server in no network says so.

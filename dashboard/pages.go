@@ -20,6 +20,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/server"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/team"
 )
 
 // Limits of the pages.
@@ -48,13 +49,15 @@ type runsData struct {
 	Swarm, State, Time string
 	Scope, Q, After    string
 	// Text searches the runs' inputs, results and reasons (textMatch).
-	Text   string
-	Next   string
-	Query  template.URL // the filters as a query string, without after
-	States []string
-	Times  []choice
-	Scopes []choice
-	Now    time.Time
+	Text string
+	// Deleted is the run just deleted from its page.
+	Deleted string
+	Next    string
+	Query   template.URL // the filters as a query string, without after
+	States  []string
+	Times   []choice
+	Scopes  []choice
+	Now     time.Time
 }
 
 type choice struct{ Value, Label string }
@@ -79,7 +82,7 @@ func (d *Dashboard) runsFilter(r *http.Request) (store.Filter, runsData, error) 
 	q := r.URL.Query()
 	data := runsData{
 		Swarm: q.Get("swarm"), State: q.Get("state"), Time: q.Get("time"), Scope: q.Get("scope"),
-		Q: strings.TrimSpace(q.Get("q")), Text: strings.TrimSpace(q.Get("text")), After: q.Get("after"),
+		Q: strings.TrimSpace(q.Get("q")), Text: strings.TrimSpace(q.Get("text")), After: q.Get("after"), Deleted: q.Get("deleted"),
 		States: []string{"running", "paused", "completed", "failed", "stopped"}, Times: times, Scopes: scopes, Now: time.Now(),
 	}
 	if data.Scope == "" {
@@ -259,7 +262,22 @@ type runData struct {
 	Forkable  bool
 	Terminal  bool
 	Pause     bool
+	// Chat: the run waits for the user's next message (a conversation
+	// or a team's lead): the transcript has a chat box.
+	Chat bool
+	// MailTeam and MailMember name the team and the member a teammate's
+	// run is, when it waits for mail: its page offers to mail it.
+	MailTeam, MailMember string
+	// SideLater: the run's journal is longer than lazySide records, and
+	// its tree and usage are left to the page's script to fetch, so that
+	// the page comes at once.
+	SideLater bool
 }
+
+// lazySide is the journal length from which a run's page comes without
+// its tree and usage (UsageByAgent reads the whole journal: about 0.4 s
+// for 100,000 records).
+const lazySide = 20_000
 
 func (r runData) title() string { return "Run " + r.Run.ID }
 
@@ -276,7 +294,17 @@ func (d *Dashboard) runPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := runData{Run: st, Terminal: st.State.Terminal(), Pause: st.State == swarm.StatePaused}
-	d.side(ctx, &data)
+	if data.Pause && st.Reason == swarm.AwaitingMessage {
+		data.Pause, data.Chat = false, true
+	}
+	if data.Pause && st.Reason == swarm.AwaitingMail {
+		if t, err := team.Open(ctx, d.rt, st.ID); err == nil {
+			data.Pause, data.MailTeam, data.MailMember = false, t.ID(), memberName(t.ID(), t.Lead(), st.ID)
+		}
+	}
+	if data.SideLater = st.LastSeq > lazySide; !data.SideLater {
+		d.side(ctx, &data)
+	}
 	if ev, ok := d.started(ctx, st.ID); ok {
 		data.Input = pretty(ev.Input)
 		if len(ev.Values) > 0 {
@@ -527,15 +555,23 @@ func (d *Dashboard) resume(w http.ResponseWriter, r *http.Request) {
 
 func (d *Dashboard) stop(w http.ResponseWriter, r *http.Request) {
 	d.onRun(w, r, func(ctx context.Context, st swarm.Status) (string, error) {
-		reason := r.PostFormValue("reason")
-		if reason == "" {
-			reason = "stopped from the dashboard"
-			if s := sessionOf(ctx); s.principal != nil && d.opts.Auth.Required() {
-				reason += " by " + s.principal.Name
-			}
-		}
-		return st.ID, d.rt.Stop(ctx, st.ID, reason)
+		return st.ID, d.rt.Stop(ctx, st.ID, d.reason(ctx, r, "stopped from the dashboard"))
 	})
+}
+
+// delete deletes a finished top-level run with the runs below it, and goes
+// to the runs list.
+func (d *Dashboard) delete(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	st, err := d.authorizedRun(ctx, r.PathValue("id"))
+	if err == nil {
+		_, err = d.rt.Delete(ctx, st.ID)
+	}
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/ui/?deleted="+url.QueryEscape(st.ID), http.StatusSeeOther)
 }
 
 func (d *Dashboard) fork(w http.ResponseWriter, r *http.Request) {

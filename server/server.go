@@ -148,6 +148,11 @@ var routes = []route{
 	{"GET", "/v1/teams/{id}/tasks", false, (*Server).teamTasks},
 	{"POST", "/v1/teams/{id}/tasks", false, (*Server).teamAddTask},
 	{"GET", "/v1/teams/{id}/requests", false, (*Server).teamRequests},
+	{"GET", "/v1/memory", false, (*Server).listBanks},
+	{"GET", "/v1/memory/{bank}", false, (*Server).listMemories},
+	{"DELETE", "/v1/memory/{bank}", false, (*Server).deleteBank},
+	{"GET", "/v1/memory/{bank}/{key...}", false, (*Server).getMemory},
+	{"DELETE", "/v1/memory/{bank}/{key...}", false, (*Server).deleteMemory},
 }
 
 // New returns a server for rt.

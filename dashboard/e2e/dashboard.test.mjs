@@ -8,11 +8,11 @@
 // build); CHROMIUM the browser (default /usr/bin/chromium).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
 import { mkdirSync, cpSync, rmSync, readFileSync, existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { chromium } from "playwright-core";
+import { serve, stop, swarmBin, launchChromium } from "./serve.mjs";
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(new URL(import.meta.url).pathname);
@@ -30,29 +30,7 @@ async function startServer() {
   mkdirSync(work, { recursive: true });
   mkdirSync(shots, { recursive: true });
   cpSync(path.join(here, "testdata"), work, { recursive: true });
-  let bin = process.env.SWARM_BIN;
-  if (!bin) {
-    bin = path.join(out, "swarm");
-    execFileSync("go", ["build", "-o", bin, "./cmd/swarm"], { cwd: path.join(here, "..", ".."), stdio: "inherit" });
-  }
-  server = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], {
-    cwd: work,
-    env: { ...process.env, SWARM_TOKENS: `admin:${ADMIN}:*;ops:${LIMITED}:approval` },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  base = await new Promise((resolve, reject) => {
-    let buf = "";
-    const timer = setTimeout(() => reject(new Error("swarm serve did not start: " + buf)), T);
-    server.stderr.on("data", (d) => {
-      buf += d;
-      const m = buf.match(/listening on (http:\/\/[0-9.:]+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    server.on("exit", (code) => reject(new Error("swarm serve exited " + code + ": " + buf)));
-  });
+  ({ proc: server, base } = await serve(swarmBin(out), work, { SWARM_TOKENS: `admin:${ADMIN}:*;ops:${LIMITED}:approval` }, T));
 }
 
 async function api(method, p, body, token = ADMIN) {
@@ -111,18 +89,12 @@ async function checkA11y(page, name) {
 
 before(async () => {
   await startServer();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu"],
-  });
+  browser = await launchChromium(chromium);
 });
 
 after(async () => {
   if (browser) await browser.close();
-  if (server) {
-    server.kill("SIGTERM");
-    await new Promise((r) => { server.on("exit", r); setTimeout(r, 10_000); });
-  }
+  await stop(server);
 });
 
 test("start a run from the swarms page and watch its events appear live", async () => {
@@ -301,12 +273,163 @@ test("stop a running run", async () => {
   const page = await login();
   await page.goto(base + "/ui/runs/slow-1");
   await page.locator("#run[data-caught-up=true]").waitFor();
-  await page.getByRole("button", { name: "Stop run" }).click();
+  // Stop asks first: opening it stops nothing.
+  await page.getByText("Stop run…").click();
+  await checkA11y(page, "stop confirmation");
+  await shot(page, "run-stop-confirm");
+  assert.equal((await api("GET", "/v1/runs/slow-1")).body.state, "running", "opening Stop stops nothing");
+  await page.getByLabel("Reason (kept in the journal)").fill("wrong input, starting over");
+  await page.getByRole("button", { name: "Stop the run" }).click();
   await page.locator("#state .state-stopped").waitFor();
   const { body } = await api("GET", "/v1/runs/slow-1");
   assert.equal(body.state, "stopped");
-  assert.match(body.reason, /stopped from the dashboard by admin/);
+  assert.equal(body.reason, "wrong input, starting over");
+  assert.equal(await page.locator("#stop-box").count(), 0, "a stopped run has no Stop");
   await shot(page, "run-stopped");
+  // Without a reason, the dashboard says who stopped it.
+  await api("POST", "/v1/swarms/slow/runs", { id: "slow-2", input: "life" });
+  await page.goto(base + "/ui/runs/slow-2");
+  await page.getByText("Stop run…").click();
+  await page.getByRole("button", { name: "Stop the run" }).click();
+  await page.locator("#state .state-stopped").waitFor();
+  assert.match((await api("GET", "/v1/runs/slow-2")).body.reason, /stopped from the dashboard by admin/);
+  await page.context().close();
+});
+
+test("delete a finished run, after confirming", async () => {
+  await api("POST", "/v1/swarms/approval/runs", { id: "hut-del", input: "a hut" });
+  await waitState("hut-del", "paused");
+  const page = await login();
+  await page.goto(base + "/ui/runs/hut-del");
+  assert.equal(await page.locator("#delete-box").count(), 0, "a paused run cannot be deleted");
+  await api("POST", "/v1/runs/hut-del/stop", { reason: "not needed" });
+  await page.reload();
+  await page.getByText("Delete run…").click();
+  await shot(page, "run-delete-confirm");
+  assert.equal((await api("GET", "/v1/runs/hut-del")).status, 200, "opening Delete deletes nothing");
+  await page.getByRole("button", { name: "Delete the run" }).click();
+  await page.waitForURL(/\/ui\/\?deleted=hut-del/);
+  assert.match(await page.locator("#deleted").textContent(), /Run hut-del was deleted/);
+  assert.equal((await api("GET", "/v1/runs/hut-del")).status, 404);
+  assert.equal(await page.locator('#rows a[title="hut-del"]').count(), 0);
+  await page.context().close();
+});
+
+test("chat with a conversation from its transcript", async () => {
+  await api("POST", "/v1/swarms/desk/runs", { id: "desk-chat" });
+  await waitEvent("desk-chat", "m1/await");
+  const page = await login();
+  await page.goto(base + "/ui/runs/desk-chat");
+  await page.locator("#run[data-caught-up=true]").waitFor();
+  assert.ok(await page.locator("#pause").isHidden(), "no generic answer form for a conversation");
+  // The timeline says where to answer, and the link opens the transcript.
+  await page.getByRole("link", { name: "answer in the transcript" }).click();
+  assert.equal(await page.getByRole("tab", { name: "Transcript" }).getAttribute("aria-selected"), "true");
+  await page.getByLabel("Your message").fill("hi there");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.locator("#transcript .msg", { hasText: "Hello, how can I help?" }).waitFor();
+  assert.match(await page.locator("#transcript .msg.user").first().textContent(), /hi there/);
+  // It waits for the next message: the box is back, on the same page.
+  await page.locator("#chat:not([hidden])").waitFor();
+  await page.getByLabel("Your message").fill("book a hut");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.locator("#transcript .msg.failed").waitFor();
+  await page.locator("#chat:not([hidden])").waitFor();
+  await checkA11y(page, "conversation chat");
+  await shot(page, "run-chat");
+  await api("POST", "/v1/runs/desk-chat/stop", { reason: "done" }); // its stream ends
+  const evs = await events("desk-chat");
+  assert.deepEqual(evs.filter((e) => e.type === "resumed").map((e) => e.message), ["hi there", "book a hut"]);
+  await page.context().close();
+});
+
+test("a team: chat with the lead, live roster and board, mail, tasks, shut down a teammate", async () => {
+  await api("POST", "/v1/swarms/crew/runs", { id: "crew-ui" });
+  await waitEvent("crew-ui", "m1/await");
+  const page = await login();
+  const team = await page.context().newPage();
+  await team.goto(base + "/ui/teams/crew-ui");
+  assert.equal(await team.locator("#team-live tr[data-member]").count(), 1, "only the lead before the first message");
+  // The lead's chat box.
+  await page.goto(base + "/ui/runs/crew-ui#transcript");
+  await page.getByLabel("Your message").fill("go");
+  await page.getByRole("button", { name: "Send" }).click();
+  await page.locator("#transcript .msg", { hasText: "alice is on it." }).waitFor();
+  // The team page shows the new teammate, the lead's mail and task
+  // without a reload.
+  await team.locator('#team-live tr[data-member="alice"]').waitFor();
+  await team.locator("#team-live .mail-history td.mail-text", { hasText: "Use Go." }).waitFor();
+  await team.locator("#team-live td", { hasText: "Test the parser" }).waitFor();
+  await waitEvent("crew-ui~alice", "c3/idle");
+  // A task added elsewhere comes too.
+  assert.equal((await api("POST", "/v1/teams/crew-ui/tasks", { subject: "Review the API" })).status, 201);
+  await team.locator("#team-live td", { hasText: "Review the API" }).waitFor();
+  await checkA11y(team, "team page");
+  await shot(team, "team-live");
+
+  // An idle teammate's page offers to mail it, not a generic answer.
+  await page.goto(base + "/ui/runs/" + encodeURIComponent("crew-ui~alice"));
+  await page.locator("#mail-card:not([hidden])").waitFor();
+  assert.ok(await page.locator("#pause").isHidden());
+  assert.equal(await page.locator("#mail-card-h").textContent(), "alice is idle, waiting for mail");
+  await checkA11y(page, "teammate waiting for mail");
+  await shot(page, "run-teammate-mail");
+  await page.getByLabel("Mail to alice").fill("Also write tests.");
+  await page.getByRole("button", { name: "Send mail" }).click();
+  await page.waitForURL(base + "/ui/runs/" + encodeURIComponent("crew-ui~alice"));
+  await page.locator("#timeline li.ev-model_response", { hasText: "tests written too" }).waitFor();
+  await page.locator("#timeline li.ev-inbox", { hasText: "user: Also write tests." }).waitFor();
+
+  // The team page's forms: mail every member, add a task.
+  await team.reload();
+  await team.getByLabel("To", { exact: true }).selectOption("*");
+  await team.getByLabel("Message", { exact: true }).fill("Stand-up in five minutes.");
+  await team.getByRole("button", { name: "Send mail" }).click();
+  await team.waitForURL(base + "/ui/teams/crew-ui");
+  const row = team.locator(".mail-history tr", { hasText: "Stand-up in five minutes." });
+  await row.waitFor();
+  assert.match(await row.textContent(), /you[\s\S]*lead, alice|you[\s\S]*alice, lead/, "one row for a broadcast, to both");
+  await team.getByLabel("Subject", { exact: true }).fill("Write the docs");
+  await team.getByLabel("Blocked by (task numbers, optional)").fill("1");
+  await team.getByRole("button", { name: "Add task" }).click();
+  await team.waitForURL(base + "/ui/teams/crew-ui");
+  const { body: board } = await api("GET", "/v1/teams/crew-ui/tasks");
+  const docs = board.tasks.find((t) => t.subject === "Write the docs");
+  assert.ok(docs, "the task is on the board: " + JSON.stringify(board));
+  assert.deepEqual(docs.blocked_by, [1]);
+  await team.locator("#team-live td", { hasText: "Write the docs" }).waitFor();
+  // The whole history: the lead's mail, alice's (read), and the user's.
+  const history = await team.locator(".mail-history td.mail-text").allTextContents();
+  for (const m of ["Use Go.", "Also write tests.", "Stand-up in five minutes."]) assert.ok(history.includes(m), m + " in " + history.join(" | "));
+  await shot(team, "team-mail");
+
+  // Shut alice down, with a reason, after confirming.
+  await team.locator('tr[data-member="alice"]').getByText("Shut down…").click();
+  await team.getByLabel("Reason", { exact: true }).fill("not needed any more");
+  await team.getByRole("button", { name: "Shut down alice" }).click();
+  await team.waitForURL(base + "/ui/teams/crew-ui");
+  await waitState("crew-ui~alice", "stopped");
+  assert.equal((await api("GET", "/v1/runs/" + encodeURIComponent("crew-ui~alice"))).body.reason, "not needed any more");
+  await team.locator('tr[data-member="alice"]', { hasText: "not needed any more" }).waitFor();
+  assert.equal(await team.locator('tr[data-member="alice"] details').count(), 0, "an ended teammate cannot be shut down again");
+  assert.deepEqual(await team.locator("#mail-to option").allTextContents(), ["lead"], "nor mailed");
+  await shot(team, "team-shutdown");
+  await page.context().close();
+});
+
+test("the conversations and cluster pages update live", async () => {
+  const page = await login();
+  await page.goto(base + "/ui/conversations");
+  await page.locator("#conversations-live").waitFor();
+  assert.equal(await page.locator('#conversations-live a[href="/ui/runs/desk-live#transcript"]').count(), 0);
+  await api("POST", "/v1/swarms/desk/runs", { id: "desk-live" });
+  await page.locator('#conversations-live a[href="/ui/runs/desk-live#transcript"]').waitFor();
+  await page.goto(base + "/ui/cluster");
+  assert.equal(await page.locator('#cluster-live a[href="/ui/runs/slow-live"]').count(), 0);
+  await api("POST", "/v1/swarms/slow/runs", { id: "slow-live", input: "life" });
+  await page.locator('#cluster-live a[href="/ui/runs/slow-live"]').waitFor();
+  await api("POST", "/v1/runs/slow-live/stop", { reason: "done" });
+  await page.locator('#cluster-live a[href="/ui/runs/slow-live"]').waitFor({ state: "detached" });
   await page.context().close();
 });
 

@@ -40,24 +40,33 @@
     return isNaN(d) ? "" : d.toISOString().slice(11, 23);
   }
 
-  // ---- The runs list: refresh the first page every few seconds. ----
-  function liveList() {
-    const rows = $("#rows[data-live]");
-    if (!rows) return;
-    const src = rows.getAttribute("data-live");
-    let busy = false;
-    setInterval(async () => {
-      if (busy || document.hidden) return;
-      busy = true;
-      try {
-        const res = await fetch(src, { credentials: "same-origin", headers: { Accept: "text/html" } });
-        if (res.ok) {
-          const html = await res.text();
-          if (html !== rows.innerHTML) rows.innerHTML = html;
-        }
-      } catch (_) { /* the next tick tries again */ }
-      busy = false;
-    }, 3000);
+  // ---- Live parts: the runs list's rows, and the team, conversations,
+  // cluster and network pages, refreshed every few seconds. ----
+  // An element with data-live is replaced by the page at that address (or,
+  // when empty, by this page's ?fragment=live, the part alone), unless it
+  // holds the focus or an open <details>: a form being filled in stays.
+  function liveParts() {
+    for (const part of document.querySelectorAll("[data-live]")) {
+      let src = part.getAttribute("data-live");
+      if (!src) {
+        const q = new URLSearchParams(location.search);
+        q.set("fragment", "live");
+        src = location.pathname + "?" + q;
+      }
+      let busy = false;
+      setInterval(async () => {
+        if (busy || document.hidden || part.contains(document.activeElement) || part.querySelector("details[open]")) return;
+        busy = true;
+        try {
+          const res = await fetch(src, { credentials: "same-origin", headers: { Accept: "text/html" } });
+          if (res.ok) {
+            const html = await res.text();
+            if (html !== part.innerHTML && !part.contains(document.activeElement) && !part.querySelector("details[open]")) part.innerHTML = html;
+          }
+        } catch (_) { /* the next tick tries again */ }
+        busy = false;
+      }, 3000);
+    }
   }
 
   // ---- The request inspector: what a model call was sent. ----
@@ -237,64 +246,203 @@
     return { add, durHTML, byAgent, steps, span: () => (first === null ? null : [first, last]) };
   }
 
-  // renderGantt draws the steps of timing as bars on a time axis: one row
-  // per step, indented by handoff depth, each bar a button that shows its
-  // event (onPick(seq)). Plain HTML: the page has no chart library.
-  const maxBars = 3000;
-  function renderGantt(box, timing, esc) {
-    const span = timing.span();
-    if (!span || !timing.steps.length) {
-      box.innerHTML = '<p class="dim">No model calls, tools or handoffs yet.</p>';
-      return;
+  // ---- Long lists: only the rows near the viewport are in the page. ----
+  // A list of n rows is cut into blocks of `per` rows, each an element of
+  // its own (an <ol> of the timeline, say). A block near the viewport
+  // (within `margin` pixels, as an IntersectionObserver sees it) holds its
+  // rows; the others are empty boxes as high as their rows were when last
+  // shown, or as the average row times their count. A run of 100,000
+  // events keeps a few hundred rows in the DOM, and every row is reached
+  // by scrolling as in a plain list (the browser's scroll anchoring keeps
+  // the rows in view still when a block above them changes height).
+  // opts: html(i) is row i's HTML; after(el) runs on a block just filled;
+  // keep(el) keeps a block's rows while it returns true (an open
+  // inspector, say).
+  function newVList(box, opts) {
+    const per = opts.per || 50;
+    const margin = opts.margin || 1500;
+    let blocks = [];
+    let n = 0;
+    let measuredH = 0;
+    let measuredRows = 0;
+    const avg = () => (measuredRows ? measuredH / measuredRows : opts.estimate || 34);
+    const io = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        const b = e.target.vblock;
+        if (!b) continue;
+        if (e.isIntersecting) show(b);
+        else hide(b);
+      }
+    }, { rootMargin: margin + "px 0px" });
+
+    function rows(from, to) {
+      const parts = new Array(to - from);
+      for (let i = from; i < to; i++) parts[i - from] = opts.html(i);
+      return parts.join("");
     }
-    const [t0, t1] = span;
-    const total = Math.max(t1 - t0, 1);
+    function estimate(b) {
+      b.el.style.height = Math.round((b.end - b.start) * avg()) + "px";
+    }
+    function show(b) {
+      if (b.on) return;
+      b.on = true;
+      b.el.style.height = "";
+      b.el.innerHTML = rows(b.start, b.end);
+      if (opts.after) opts.after(b.el);
+      measuredH += b.el.offsetHeight;
+      measuredRows += b.end - b.start;
+    }
+    function hide(b) {
+      // A hidden list (another tab) reports nothing in view: keep it.
+      if (!b.on || !box.offsetParent || b.el.contains(document.activeElement) || (opts.keep && opts.keep(b.el))) return;
+      const h = b.el.offsetHeight;
+      b.on = false;
+      b.el.textContent = "";
+      b.el.style.height = h + "px";
+    }
+    function addBlock(start) {
+      const el = document.createElement(opts.tag || "div");
+      if (opts.cls) el.className = opts.cls;
+      const b = { el, start, end: start, on: false };
+      el.vblock = b;
+      blocks.push(b);
+      return b;
+    }
+    // grow adds rows up to m (the list's rows so far are unchanged).
+    function grow(m) {
+      if (m <= n) return;
+      const fresh = document.createDocumentFragment();
+      let b = blocks[blocks.length - 1];
+      while (n < m) {
+        if (!b || b.end - b.start >= per) {
+          b = addBlock(n);
+          fresh.append(b.el);
+        }
+        const k = Math.min(m, b.start + per);
+        if (b.on) {
+          b.el.insertAdjacentHTML("beforeend", rows(n, k));
+          if (opts.after) opts.after(b.el);
+        }
+        b.end = k;
+        n = k;
+        if (!b.on) estimate(b);
+      }
+      if (fresh.childNodes.length) {
+        const added = [...fresh.childNodes];
+        box.append(fresh);
+        for (const el of added) io.observe(el);
+        // Blocks in view are filled now rather than at the observer's
+        // next report: the rows are there when the caller returns.
+        if (box.offsetParent) {
+          for (const el of added) {
+            if (el.getBoundingClientRect().top > window.innerHeight + margin) break;
+            show(el.vblock);
+          }
+        }
+      }
+    }
+    // reset lays the list out anew with m rows (after a filter, say).
+    function reset(m) {
+      io.disconnect();
+      box.textContent = "";
+      blocks = [];
+      n = 0;
+      grow(m);
+    }
+    // row returns the element of row i, filling its block if need be.
+    function row(i) {
+      const b = blocks[Math.floor(i / per)];
+      if (!b || i >= b.end) return null;
+      show(b);
+      return b.el.children[i - b.start] || null;
+    }
+    return { grow, reset, row, size: () => n };
+  }
+
+  // Binary search: the index of the first of items (sorted by seq) whose
+  // seq is at least seq.
+  function seqIndex(items, seq) {
+    let lo = 0;
+    let hi = items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (items[mid].seq < seq) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  // newGantt draws the steps of timing as bars on a time axis: one row per
+  // step, indented by handoff depth, each bar a button that shows its
+  // event. Plain HTML: the page has no chart library. The rows are a
+  // virtual list, so a run of any length draws only those in view.
+  function newGantt(box, timing, esc) {
+    box.innerHTML = '<div class="g-head"></div><div class="g-rows"></div>';
+    const head = box.firstElementChild;
+    let t0 = 0;
+    let t1 = 0;
+    let total = 1;
     const pct = (t) => ((t - t0) / total) * 100;
-    // Ticks at a round step: 1, 2 or 5 times a power of ten, about 6 of them.
-    const raw = total / 6;
-    const p10 = Math.pow(10, Math.floor(Math.log10(raw)));
-    const stepMs = Math.max(1, [1, 2, 5, 10].map((f) => f * p10).find((s) => s >= raw));
-    let ticks = "";
-    for (let t = 0; t <= total; t += stepMs) ticks += '<span class="g-tick" data-x="' + pct(t0 + t).toFixed(3) + '">' + esc(fmtDur(t)) + "</span>";
-    const rows = [];
-    for (const s of timing.steps.slice(0, maxBars)) {
+    const place = (root) => {
+      // The page's CSP refuses style attributes: positions are set here.
+      for (const e of root.querySelectorAll("[data-x]")) {
+        e.style.left = e.dataset.x + "%";
+        if (e.dataset.w) e.style.width = e.dataset.w + "%";
+      }
+      for (const e of root.querySelectorAll("[data-pad]")) e.style.paddingLeft = e.dataset.pad + "px";
+    };
+    const list = newVList(box.lastElementChild, { tag: "ol", cls: "g-block", per: 100, estimate: 20, after: place, html: (i) => {
+      const s = timing.steps[i];
       const end = s.end === null ? t1 : s.end;
       const d = end - s.start;
       const label = (s.agent || "") + " · " + stepKinds[s.kind] + (s.kind === "model" ? (s.name !== "model call" ? " (" + s.name + ")" : "") : " " + s.name);
       const left = pct(s.start);
       const width = Math.max(pct(end) - left, 0.3);
-      rows.push('<li class="g-row g-' + s.kind + (s.err ? " g-err" : "") + (s.end === null ? " g-pending" : "") + '" data-depth="' + s.depth + '">' +
+      return '<li class="g-row g-' + s.kind + (s.err ? " g-err" : "") + (s.end === null ? " g-pending" : "") + '" data-depth="' + s.depth + '">' +
         '<span class="g-label" data-pad="' + (s.depth * 14 + 4) + '" title="' + esc(label) + '">' + esc(label) + "</span>" +
         '<span class="g-dur">' + esc(s.end === null ? "running" : fmtDur(d)) + "</span>" +
         '<span class="g-track"><button type="button" class="g-bar" data-seq="' + (s.endSeq || s.seq) + '" data-x="' + left.toFixed(3) + '" data-w="' + Math.min(width, 100 - left).toFixed(3) + '" aria-label="' +
-        esc(label + ", " + (s.end === null ? "still running" : fmtDur(d)) + ", at " + fmtDur(s.start - t0) + ": show event " + (s.endSeq || s.seq)) + '"></button></span></li>');
+        esc(label + ", " + (s.end === null ? "still running" : fmtDur(d)) + ", at " + fmtDur(s.start - t0) + ": show event " + (s.endSeq || s.seq)) + '"></button></span></li>';
+    } });
+
+    // draw lays the chart out again for the steps so far.
+    function draw() {
+      const span = timing.span();
+      if (!span || !timing.steps.length) {
+        head.innerHTML = '<p class="dim">No model calls, tools or handoffs yet.</p>';
+        list.reset(0);
+        return;
+      }
+      [t0, t1] = span;
+      total = Math.max(t1 - t0, 1);
+      // Ticks at a round step: 1, 2 or 5 times a power of ten, about 6 of them.
+      const raw = total / 6;
+      const p10 = Math.pow(10, Math.floor(Math.log10(raw)));
+      const stepMs = Math.max(1, [1, 2, 5, 10].map((f) => f * p10).find((s) => s >= raw));
+      let ticks = "";
+      for (let t = 0; t <= total; t += stepMs) ticks += '<span class="g-tick" data-x="' + pct(t0 + t).toFixed(3) + '">' + esc(fmtDur(t)) + "</span>";
+      let totals = "";
+      for (const [agent, a] of timing.byAgent()) {
+        const cell = (k) => '<td class="num">' + (a[k][0] ? a[k][0] + " · " + esc(fmtDur(a[k][1])) : "") + "</td>";
+        totals += "<tr><th scope=\"row\">" + esc(agent) + "</th>" + cell("model") + cell("tool") + cell("handoff") + "</tr>";
+      }
+      head.innerHTML = '<p class="g-sum">The run took <strong id="run-duration">' + esc(fmtDur(t1 - t0)) + "</strong> from its first record to its newest, in <strong class=\"g-steps\">" + timing.steps.length + "</strong> steps.</p>" +
+        '<table class="usage g-agents"><caption class="sr">Time per agent</caption><thead><tr><th scope="col">Agent</th><th scope="col" class="num">Model calls</th><th scope="col" class="num">Tools</th><th scope="col" class="num">Handoffs</th></tr></thead><tbody>' + totals + "</tbody></table>" +
+        '<p class="dim g-note">Counts and time spent, parallel calls each in full. A bar shows its event.</p>' +
+        '<div class="g-row g-axis" aria-hidden="true"><span></span><span></span><span class="g-track">' + ticks + "</span></div>";
+      place(head);
+      list.reset(timing.steps.length);
     }
-    let totals = "";
-    for (const [agent, a] of timing.byAgent()) {
-      const cell = (k) => '<td class="num">' + (a[k][0] ? a[k][0] + " · " + esc(fmtDur(a[k][1])) : "") + "</td>";
-      totals += "<tr><th scope=\"row\">" + esc(agent) + "</th>" + cell("model") + cell("tool") + cell("handoff") + "</tr>";
-    }
-    box.innerHTML = '<p class="g-sum">The run took <strong id="run-duration">' + esc(fmtDur(t1 - t0)) + "</strong> from its first record to its newest.</p>" +
-      '<table class="usage g-agents"><caption class="sr">Time per agent</caption><thead><tr><th scope="col">Agent</th><th scope="col" class="num">Model calls</th><th scope="col" class="num">Tools</th><th scope="col" class="num">Handoffs</th></tr></thead><tbody>' + totals + "</tbody></table>" +
-      '<p class="dim g-note">Counts and time spent, parallel calls each in full. A bar shows its event.</p>' +
-      '<div class="g-row g-axis" aria-hidden="true"><span></span><span></span><span class="g-track">' + ticks + "</span></div>" +
-      '<ol class="g-rows">' + rows.join("") + "</ol>" +
-      (timing.steps.length > maxBars ? '<p class="dim">The first ' + maxBars + " of " + timing.steps.length + " steps.</p>" : "");
-    // The page's CSP refuses style attributes: positions are set here.
-    for (const e of box.querySelectorAll("[data-x]")) {
-      e.style.left = e.dataset.x + "%";
-      if (e.dataset.w) e.style.width = e.dataset.w + "%";
-    }
-    for (const e of box.querySelectorAll("[data-pad]")) e.style.paddingLeft = e.dataset.pad + "px";
+    return { draw };
   }
 
   // ---- Filters of a run's timeline: event type, agent, and text in the
-  // events' inputs, outputs, texts and reasons. ----
-  function newFilters(timeline, bySeq) {
+  // events' inputs, outputs, texts and reasons. They pick the events the
+  // timeline lists; changed, they call onChange. ----
+  function newFilters(onChange) {
     const type = $("#ev-type");
     const agent = $("#ev-agent");
     const find = $("#ev-find");
-    const shown = $("#ev-shown");
     const seen = { type: new Set(), agent: new Set() };
     const hay = new Map(); // seq -> the event's searchable text, lower case
     const str = (v) => (v === undefined || v === null ? "" : typeof v === "string" ? v : JSON.stringify(v));
@@ -327,41 +475,23 @@
       addOption(agent, seen.agent, ev.agent);
     }
 
-    function apply(rows) {
-      if (!active() && !timeline.classList.contains("filtered")) return;
-      let n = 0;
-      for (const li of rows) {
-        const ev = bySeq.get(Number(li.dataset.seq));
-        if (ev) li.hidden = !matches(ev);
-      }
-      for (const li of timeline.querySelectorAll("li.ev")) if (!li.hidden) n++;
-      timeline.classList.toggle("filtered", active());
-      shown.textContent = active() ? n + " shown" : "";
-    }
-
-    // applyNew filters the rows of events just added.
-    function applyNew(batch) {
-      if (!active()) return;
-      apply(batch.map((ev) => timeline.querySelector('li.ev[data-seq="' + ev.seq + '"]')).filter(Boolean));
-    }
-
-    const all = () => apply(timeline.querySelectorAll("li.ev"));
     let timer = null;
-    type.addEventListener("change", all);
-    agent.addEventListener("change", all);
-    find.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(all, 150); });
+    type.addEventListener("change", onChange);
+    agent.addEventListener("change", onChange);
+    find.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(onChange, 150); });
 
-    // reveal clears the filters if they hide row li.
-    function reveal(li) {
-      if (!li.hidden) return;
+    function clear() {
       type.value = agent.value = find.value = "";
-      all();
+      onChange();
     }
-    return { note, applyNew, reveal };
+    return { note, active, matches, clear };
   }
 
   // ---- A run's page. ----
   const terminal = new Set(["completed", "failed", "stopped"]);
+
+  // esc escapes text for HTML (rows are built as HTML text: see rowHTML).
+  const esc = (v) => String(v == null ? "" : v).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
   function runPage() {
     const root = $("#run");
@@ -383,7 +513,24 @@
     let scheduled = false;
     let done = false;
     const timing = newTiming();
-    const filters = newFilters(timeline, bySeq);
+    // The timeline lists view: every event, or those the filters pick.
+    let view = events;
+    let picked = 0; // the seq of the event a Gantt bar showed
+    const openRaw = new Set(); // seqs of the events whose JSON is shown
+    const cards = new Map(); // call id -> its card, while on the page
+    const rowsList = newVList(timeline, {
+      tag: "ol", cls: "v-block", per: 50,
+      html: (i) => rowHTML(view[i]),
+      after: (blk) => { for (const c of blk.querySelectorAll(".call[data-call]")) cards.set(c.dataset.call, c); },
+      keep: (blk) => !!blk.querySelector(".inspect-box"),
+    });
+    const shown = $("#ev-shown");
+    const filters = newFilters(() => {
+      view = filters.active() ? events.filter(filters.matches) : events;
+      shown.textContent = filters.active() ? view.length + " shown" : "";
+      timeline.classList.toggle("filtered", filters.active());
+      rowsList.reset(view.length);
+    });
 
     $("#show-keys").addEventListener("change", (e) => timeline.classList.toggle("keys", e.target.checked));
 
@@ -396,7 +543,7 @@
         t.tabIndex = on ? 0 : -1;
         $("#" + t.getAttribute("aria-controls")).hidden = !on;
       }
-      if (tab.id === "tab-transcript") renderTranscript();
+      if (tab.id === "tab-transcript") transcriptLater(0);
       if (tab.id === "tab-gantt") ganttLater(0);
     }
     tabs.forEach((t, i) => {
@@ -409,26 +556,30 @@
         }
       });
     });
-    if (location.hash === "#transcript") select(tabs[2]);
-    if (location.hash === "#gantt") select(tabs[1]);
 
     // The Gantt view is drawn when shown, and again as events come.
     let ganttTimer = null;
+    let gantt = null;
+    const ganttPanel = $("#panel-gantt");
     function ganttLater(ms) {
-      if (ganttTimer || $("#panel-gantt").hidden) return;
+      if (ganttTimer || ganttPanel.hidden) return;
       ganttTimer = setTimeout(() => {
         ganttTimer = null;
-        renderGantt($("#gantt"), timing, esc);
+        gantt = gantt || newGantt($("#gantt"), timing, esc);
+        gantt.draw();
       }, ms);
     }
     // A bar shows its event in the timeline.
     $("#gantt").addEventListener("click", (e) => {
       const bar = e.target.closest("button.g-bar");
-      const li = bar && timeline.querySelector('li.ev[data-seq="' + bar.dataset.seq + '"]');
-      if (!li) return;
+      const ev = bar && bySeq.get(Number(bar.dataset.seq));
+      if (!ev) return;
       select(tabs[0]);
-      filters.reveal(li);
+      if (filters.active() && !filters.matches(ev)) filters.clear();
+      picked = ev.seq;
       for (const old of timeline.querySelectorAll("li.picked")) old.classList.remove("picked");
+      const li = rowsList.row(seqIndex(view, ev.seq));
+      if (!li) return;
       li.classList.add("picked");
       li.tabIndex = -1;
       li.scrollIntoView({ block: "center" });
@@ -463,9 +614,11 @@
         let pre = li.querySelector("pre.raw");
         if (pre) {
           pre.remove();
+          openRaw.delete(ev.seq);
           b.setAttribute("aria-expanded", "false");
         } else {
           li.append(el("pre", { class: "raw", text: JSON.stringify(ev, null, 2) }));
+          openRaw.add(ev.seq);
           b.setAttribute("aria-expanded", "true");
         }
       }
@@ -517,16 +670,14 @@
       }
     }
 
-    // Rows are built as HTML text, a batch at a time, and inserted with one
-    // insertAdjacentHTML: for a journal of 10,000 events that is several
-    // times faster than creating each node. Every value is escaped.
-    const esc = (v) => String(v == null ? "" : v).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+    // Rows are built as HTML text, a block at a time, and inserted with one
+    // innerHTML: several times faster than creating each node. Every value
+    // is escaped.
     const forkable = !!$("#fork-at");
     const results = new Map(); // call id -> its result event (or what stands for it)
-    const cardIDs = new Map(); // call id -> the id attribute of its card
+    const calls = new Set(); // the ids of every tool call so far
     const waiting = new Map(); // call id -> the paused event of a call waiting for an answer
     let lastPause = null; // the newest paused event: the one a resumed event answers
-    let cards = 0;
 
     // A result's label is "output" or "error", or says what stands for
     // it: the answer to a pause, or no result at all once the run ended.
@@ -536,10 +687,8 @@
     }
 
     function cardHTML(c) {
-      const id = "call-" + ++cards;
-      cardIDs.set(c.id, id);
       const r = results.get(c.id);
-      return '<div class="call' + (r ? (r.is_error ? " err" : "") : " pending") + '" id="' + id + '"><div class="name">' + esc(c.name) +
+      return '<div class="call' + (r ? (r.is_error ? " err" : "") : " pending") + '" data-call="' + esc(c.id) + '"><div class="name">' + esc(c.name) +
         '</div><pre tabindex="0">' + esc(pretty(c.arguments)) + "</pre>" +
         (r ? '<div class="out">' + outHTML(r) + "</div>" : '<div class="out dim">' + pendingText(c.id) + "</div>") + "</div>";
     }
@@ -548,27 +697,35 @@
       return waiting.has(callID) ? "waiting for an answer…" : "waiting for the result…";
     }
 
-    // settle shows a result in a card already on the page.
+    // card returns the card of a call if it is on the page.
+    function card(callID) {
+      const c = cards.get(callID);
+      if (c && !c.isConnected) cards.delete(callID);
+      return c && c.isConnected ? c : null;
+    }
+
+    // settle shows a result in a card on the page (a card drawn later
+    // shows it from results).
     function settle(ev) {
-      const id = cardIDs.get(ev.call_id);
-      const card = id && document.getElementById(id);
-      if (!card || !card.classList.contains("pending")) return;
-      card.classList.remove("pending");
-      card.classList.toggle("err", !!ev.is_error);
-      const out = card.querySelector(".out");
+      const c = card(ev.call_id);
+      if (!c || !c.classList.contains("pending")) return;
+      c.classList.remove("pending");
+      c.classList.toggle("err", !!ev.is_error);
+      const out = c.querySelector(".out");
       out.className = "out";
       out.innerHTML = outHTML(ev);
     }
 
     function rowHTML(ev) {
       const isReused = ev.seq > 1 && ev.seq <= reused + 1;
-      let h = '<li class="ev ev-' + esc(ev.type) + (ev.is_error ? " err" : "") + (isReused ? " reused" : "") + '" data-seq="' + ev.seq + '">' +
+      const raw = openRaw.has(ev.seq);
+      let h = '<li class="ev ev-' + esc(ev.type) + (ev.is_error ? " err" : "") + (isReused ? " reused" : "") + (ev.seq === picked ? " picked" : "") + '" data-seq="' + ev.seq + '">' +
         '<div class="ev-head"><span class="seq">#' + ev.seq + '</span><time datetime="' + esc(ev.time) + '">' + esc(clock(ev.time)) +
         '</time><span class="agent">' + esc(ev.agent) + '</span><span class="type">' + esc(ev.type) + "</span>" +
         (isReused ? '<span class="badge">reused</span>' : "") + (ev.edited ? '<span class="badge edited">edited</span>' : "") +
         '<span class="sum">' + esc(summary(ev)) + "</span>" + timing.durHTML(ev, esc) + '<code class="key">' + esc(ev.key) + "</code>" +
         (ev.child ? '<a class="child-link" href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run</a>' : "") +
-        '<span class="tools"><button type="button" class="small json" aria-expanded="false" aria-label="JSON of event ' + ev.seq + '">JSON</button>' +
+        '<span class="tools"><button type="button" class="small json" aria-expanded="' + raw + '" aria-label="JSON of event ' + ev.seq + '">JSON</button>' +
         (forkable && ev.key && ev.type !== "started" ? '<button type="button" class="small fork-here" aria-label="Fork here: step ' + esc(ev.key) + '">Fork here</button>' : "") +
         (ev.type === "model_response" ? '<button type="button" class="small inspect" aria-expanded="false" data-key="' + esc(ev.key) + '" aria-label="Inspect request: step ' + esc(ev.key) + '">Inspect request</button>' : "") +
         "</span></div>";
@@ -576,6 +733,7 @@
         // Calls of one response run in parallel: side by side.
         h += '<div class="lanes">' + ev.tool_calls.map(cardHTML).join("") + "</div>";
       }
+      if (raw) h += '<pre class="raw" tabindex="0">' + esc(JSON.stringify(ev, null, 2)) + "</pre>";
       return h + "</li>";
     }
 
@@ -588,11 +746,12 @@
         if (!r.call_id || results.has(r.call_id)) return;
         results.set(r.call_id, r);
         waiting.delete(r.call_id);
-        if (cardIDs.has(r.call_id)) late.push(r); // its card is on the page already
+        if (cards.has(r.call_id)) late.push(r); // its card may be on the page
       };
       let ended = null;
       for (const ev of batch) {
-        if (ev.type === "tool_result" || ev.type === "handoff_returned") result(ev);
+        if (ev.type === "model_response" && ev.tool_calls) for (const c of ev.tool_calls) calls.add(c.id);
+        else if (ev.type === "tool_result" || ev.type === "handoff_returned") result(ev);
         else if (ev.type === "paused") {
           lastPause = ev;
           if (ev.call_id && !results.has(ev.call_id)) waiting.set(ev.call_id, ev);
@@ -604,27 +763,30 @@
           lastPause = null;
         } else if (terminal.has(ev.type)) ended = ev;
       }
-      const parts = new Array(batch.length);
-      for (let i = 0; i < batch.length; i++) parts[i] = rowHTML(batch[i]);
-      timeline.insertAdjacentHTML("beforeend", parts.join(""));
-      filters.applyNew(batch);
-      if (events.length > 500) timeline.classList.add("big");
       if (ended) {
         // The run is over: a call still without a result will get none.
-        for (const callID of cardIDs.keys()) {
+        for (const callID of calls) {
           result({ call_id: callID, label: "no result", output: "the run " + ended.type + (ended.reason ? ": " + ended.reason : "") });
         }
       }
+      if (view !== events) {
+        for (const ev of batch) if (filters.matches(ev)) view.push(ev);
+        shown.textContent = view.length + " shown";
+      }
+      rowsList.grow(view.length);
       for (const ev of late) settle(ev);
       for (const [callID] of waiting) {
-        const card = cardIDs.has(callID) && document.getElementById(cardIDs.get(callID));
-        const out = card && card.classList.contains("pending") && card.querySelector(".out");
+        const c = card(callID);
+        const out = c && c.classList.contains("pending") && c.querySelector(".out");
         if (out) out.textContent = pendingText(callID);
       }
       count.textContent = String(events.length);
       // While the journal is replayed the page stays at the top; once the
       // stream is live, it follows the newest event.
-      if (follow.checked && streamFollowing && batch.length) timeline.lastElementChild.scrollIntoView({ block: "nearest" });
+      if (follow.checked && streamFollowing && batch.length && view.length) {
+        const last = rowsList.row(view.length - 1);
+        if (last) last.scrollIntoView({ block: "nearest" });
+      }
     }
 
     function showLive() {
@@ -636,7 +798,7 @@
     }
 
     let sideTimer = null;
-    function refreshSide() {
+    function refreshSide(ms) {
       if (sideTimer) return;
       sideTimer = setTimeout(async () => {
         sideTimer = null;
@@ -645,8 +807,11 @@
           const res = await fetch(box.dataset.src, { credentials: "same-origin" });
           if (res.ok) box.innerHTML = await res.text();
         } catch (_) { /* keep the old tree */ }
-      }, 500);
+      }, ms === undefined ? 500 : ms);
     }
+    // A long run's page comes without its tree and usage (adding up a long
+    // journal takes a while): they come now, beside the first rows.
+    if ($("#side-live").dataset.later) refreshSide(0);
 
     async function refreshStatus() {
       try {
@@ -658,8 +823,17 @@
         $("#state").append(el("span", { class: "state state-" + st.state, text: st.state }));
         $("#agent").textContent = st.agent || "";
         $("#turn").textContent = String(st.turn || 0);
+        // A run paused for a user's message has the chat box; a teammate
+        // waiting for mail the mail form; any other pause the answer form.
+        const paused = st.state === "paused";
+        const chatting = paused && st.reason === "awaiting user message";
+        const mailCard = $("#mail-card");
+        if (mailCard) mailCard.hidden = !(paused && st.reason === "idle: awaiting mail");
+        if (chatting && chat.hidden) $("#chat-state").textContent = "";
+        chat.hidden = !chatting;
+        $("#chat-hint").hidden = !chatting;
         const pause = $("#pause");
-        pause.hidden = st.state !== "paused";
+        pause.hidden = !paused || chatting || !!(mailCard && !mailCard.hidden);
         if (st.state === "paused") {
           $("#pause-reason").textContent = st.reason || "";
           const ctx = $("#pause-context");
@@ -671,7 +845,7 @@
         reason.hidden = !(st.state === "failed" || st.state === "stopped");
         if (!reason.hidden) reason.textContent = (st.state === "failed" ? "Failed: " : "Stopped: ") + (st.reason || "");
         if (terminal.has(st.state)) {
-          const stop = $("#stop-form");
+          const stop = $("#stop-box");
           if (stop) stop.remove();
         }
         if (st.result !== undefined) {
@@ -720,7 +894,10 @@
         refreshSide();
       }
       if (terminal.has(ev.type)) done = true;
-      if (!$("#panel-transcript").hidden) renderTranscript();
+      // Live, the transcript shows each event at once; a replay draws it
+      // a few times a second.
+      if (streamFollowing && !transcriptPanel.hidden) renderTranscript();
+      else transcriptLater(300);
     }
 
     // The stream is read with fetch rather than EventSource: it sees every
@@ -728,6 +905,7 @@
     // it decides itself when to reconnect (after=last sequence) and when to
     // stop (the run finished).
     let streamFollowing = false;
+    let painted = 0;
     async function stream() {
       for (let attempt = 0; !done; attempt++) {
         try {
@@ -761,6 +939,14 @@
                 if (data.length) onEvent(type, data.join("\n"));
               }
               buf = buf.slice(from);
+              // A long replay arrives faster than it is read, and reads
+              // that are ready do not let the page paint: the first rows
+              // are drawn at once, and the page paints every 100 ms.
+              if (queue.length && (events.length === queue.length || performance.now() - painted > 100)) {
+                flush();
+                await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+                painted = performance.now();
+              }
               if (streamFollowing) streamState.textContent = done ? "" : "live";
             }
           }
@@ -772,6 +958,7 @@
       }
       await new Promise((r) => requestAnimationFrame(r));
       flush();
+      transcriptLater(0);
       streamState.textContent = "· run finished";
       root.dataset.loaded = "true";
       refreshStatus();
@@ -782,42 +969,102 @@
     // (or a team member) journals each answer twice, as the model's
     // response and as the reply to the user's message (keys m<n>/... or
     // c<n>/...): the reply is shown, and the model text it repeats is not.
-    // A turn that failed shows its reason.
+    // A turn that failed shows its reason. The messages are a virtual list
+    // like the timeline's rows, built again (from every event, in one pass)
+    // at most every few hundred milliseconds while the tab is open.
     const message = (key) => String(key || "").split("/")[0];
-    function renderTranscript() {
-      const box = $("#transcript");
-      box.textContent = "";
+    const msgHTML = (cls, who, text) => '<div class="' + cls + '"><span class="who">' + esc(who) + "</span>" + esc(text) + "</div>";
+    let msgs = [];
+    const transcriptBox = $("#transcript");
+    const msgList = newVList(transcriptBox.appendChild(el("div", { class: "t-list" })), { per: 40, estimate: 60, html: (i) => msgs[i] });
+    const noMsgs = transcriptBox.appendChild(el("p", { class: "dim", text: "No messages yet." }));
+    function transcriptItems() {
+      const out = [];
       const replied = new Set();
       for (const ev of events) if (ev.type === "reply" && ev.text) replied.add(message(ev.key) + "\n" + ev.text);
       for (const ev of events) {
         if (ev.type === "started") {
           const input = typeof ev.input === "string" ? ev.input : JSON.stringify(ev.input);
-          if (input && input !== "null") box.append(el("div", { class: "msg user" }, el("span", { class: "who", text: "user" }), input));
+          if (input && input !== "null") out.push(msgHTML("msg user", "user", input));
         } else if (ev.type === "resumed" && ev.message) {
-          box.append(el("div", { class: "msg user" }, el("span", { class: "who", text: "user" }), ev.message));
+          out.push(msgHTML("msg user", "user", ev.message));
         } else if (ev.type === "reply" && ev.is_error) {
-          box.append(el("div", { class: "msg failed" }, el("span", { class: "who", text: (ev.agent || "") + " · no answer" }), ev.reason || "the turn failed"));
+          out.push(msgHTML("msg failed", (ev.agent || "") + " · no answer", ev.reason || "the turn failed"));
         } else if ((ev.type === "reply" || (ev.type === "model_response" && !replied.has(message(ev.key) + "\n" + ev.text))) && ev.text) {
-          box.append(el("div", { class: "msg" }, el("span", { class: "who", text: ev.agent || "" }), ev.text));
+          out.push(msgHTML("msg", ev.agent || "", ev.text));
         } else if (ev.type === "handoff_started") {
-          box.append(el("div", { class: "handover", text: (ev.agent || "") + " hands over to " + ev.target }));
+          out.push('<div class="handover">' + esc((ev.agent || "") + " hands over to " + ev.target) + "</div>");
         } else if (ev.type === "tool_result" && ev.tool && ev.tool.startsWith("transfer_to_")) {
-          box.append(el("div", { class: "handover", text: (ev.agent || "") + " → " + ev.tool.slice(12) }));
+          out.push('<div class="handover">' + esc((ev.agent || "") + " → " + ev.tool.slice(12)) + "</div>");
         } else if (ev.type === "paused" && ev.reason && ev.reason !== "awaiting user message") {
-          box.append(el("div", { class: "handover", text: "waiting: " + ev.reason }));
+          out.push('<div class="handover">' + esc("waiting: " + ev.reason) + "</div>");
         }
         if (ev.shared) {
-          box.append(el("details", { class: "shared" }, el("summary", { text: "shared context" }), el("pre", { text: pretty(ev.shared) })));
+          out.push('<details class="shared"><summary>shared context</summary><pre tabindex="0">' + esc(pretty(ev.shared)) + "</pre></details>");
         }
       }
-      if (!box.childElementCount) box.append(el("p", { class: "dim", text: "No messages yet." }));
+      return out;
+    }
+    function renderTranscript() {
+      const next = transcriptItems();
+      // Messages only added: the list grows; otherwise it is laid out anew.
+      let same = next.length >= msgs.length;
+      for (let i = 0; same && i < msgs.length; i++) same = next[i] === msgs[i];
+      msgs = next;
+      if (same) msgList.grow(msgs.length);
+      else msgList.reset(msgs.length);
+      noMsgs.hidden = msgs.length > 0;
+    }
+    let transcriptTimer = null;
+    const transcriptPanel = $("#panel-transcript");
+    function transcriptLater(ms) {
+      if (transcriptTimer || transcriptPanel.hidden) return;
+      transcriptTimer = setTimeout(() => {
+        transcriptTimer = null;
+        renderTranscript();
+      }, ms);
     }
 
+    // The chat box sends the message without leaving the page: the
+    // stream shows it, and the answer, in the transcript.
+    const chat = $("#chat");
+    chat.addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const state = $("#chat-state");
+      const button = chat.querySelector("button");
+      button.disabled = true;
+      state.textContent = "sending…";
+      try {
+        const res = await fetch(chat.action, { method: "POST", credentials: "same-origin", body: new URLSearchParams(new FormData(chat)) });
+        if (!res.ok) {
+          const page = new DOMParser().parseFromString(await res.text(), "text/html");
+          const why = page.querySelector(".error");
+          throw new Error(why ? why.textContent : String(res.status));
+        }
+        $("#chat-message").value = "";
+        state.textContent = "sent";
+        chat.hidden = true;
+      } catch (err) {
+        state.textContent = "not sent: " + err.message;
+      }
+      button.disabled = false;
+    });
+
+    // #transcript and #gantt open those tabs, on load and from links.
+    const byHash = () => {
+      if (location.hash === "#transcript") select(tabs[2]);
+      if (location.hash === "#gantt") select(tabs[1]);
+    };
+    window.addEventListener("hashchange", () => {
+      byHash();
+      if (location.hash === "#transcript") $("#chat-message").focus();
+    });
+    byHash();
     stream();
   }
 
   document.addEventListener("DOMContentLoaded", () => {
-    liveList();
+    liveParts();
     runPage();
   });
 })();

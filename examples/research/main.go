@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/adaptive"
 	"github.com/swarmrt/swarm/examples/internal/demo"
 	"github.com/swarmrt/swarm/model/scripted"
 )
@@ -35,7 +36,7 @@ var (
 			return swarm.Spec{
 				Instructions: "You research topics thoroughly and report the key findings.",
 				Handoffs:     []swarm.Handoff{swarm.ToAgent(searcher), swarm.ToAgent(analyst)},
-				Loop:         swarm.Adaptive().WithStallThreshold(2).WithMaxReplans(1),
+				Strategy:     adaptive.New().WithStallThreshold(2).WithMaxReplans(1),
 			}
 		})
 )

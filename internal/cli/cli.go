@@ -164,6 +164,7 @@ func (a *app) command() *cobra.Command {
 	root.AddCommand(a.teamCmd())
 	root.AddCommand(a.versionCmd())
 	root.AddCommand(a.agentsCmd())
+	root.AddCommand(a.memoryCmd())
 	return root
 }
 
@@ -417,7 +418,7 @@ func closeRuntime(rt *swarm.Runtime) {
 }
 
 func (a *app) runCmd() *cobra.Command {
-	var id string
+	var id, values string
 	var quiet bool
 	var budget swarm.Budget
 	c := &cobra.Command{
@@ -454,6 +455,13 @@ func (a *app) runCmd() *cobra.Command {
 			if budget != (swarm.Budget{}) {
 				opts = append(opts, swarm.WithBudget(budget))
 			}
+			if values != "" {
+				var v map[string]any
+				if err := json.Unmarshal([]byte(values), &v); err != nil || v == nil {
+					return usageError{fmt.Errorf("--values: want a JSON object, got %q", values)}
+				}
+				opts = append(opts, swarm.WithValues(v))
+			}
 			runID, err := rt.Start(ctx, args[0], raw, opts...)
 			switch {
 			case errors.Is(err, store.ErrExists):
@@ -486,6 +494,7 @@ func (a *app) runCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&id, "id", "", "run id (default: generated); starting an existing id follows that run, and continues it if its process died")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing on stderr but errors")
+	c.Flags().StringVar(&values, "values", "", "the run's values, as a JSON object: what its instructions and memory bank names are filled from")
 	c.Flags().Int64Var(&budget.ModelCalls, "max-model-calls", 0, "limit on the run tree's model calls (default: the file's limits: model_calls, else "+fmt.Sprint(swarm.DefaultMaxModelCalls)+"; -1: none)")
 	c.Flags().Int64Var(&budget.ToolCalls, "max-tool-calls", 0, "limit on the run tree's tool calls (default: the file's limits: tool_calls, else "+fmt.Sprint(swarm.DefaultMaxToolCalls)+"; -1: none)")
 	return c

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/adaptive"
 )
 
 // progress prints a run's events on stderr, one line each: tool calls and
@@ -165,8 +166,8 @@ func (p *progress) event(ev swarm.Event) {
 		}
 		p.line("%s turn %d/%d done", ev.Agent, ev.Turn, ev.MaxTurns)
 		p.wait(ev.Agent + ": waiting for the model")
-	case swarm.EventLedger:
-		if l := ev.Ledger; l != nil {
+	case adaptive.EventLedger:
+		if l, ok := adaptive.LedgerOf(ev); ok {
 			p.line("%s ledger %d (%s): plan: %s", ev.Agent, l.Number, l.Cause, clip(strings.Join(l.Plan, "; "), 200))
 			if l.Number > 0 {
 				for _, c := range l.Changes {
@@ -174,8 +175,8 @@ func (p *progress) event(ev swarm.Event) {
 				}
 			}
 		}
-	case swarm.EventProgress:
-		if pl := ev.Progress; pl != nil {
+	case adaptive.EventProgress:
+		if pl, ok := adaptive.ProgressOf(ev); ok {
 			next := "→ " + pl.NextHandoff
 			switch {
 			case pl.Satisfied:

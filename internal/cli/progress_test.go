@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/adaptive"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the spinner's goroutine.
@@ -72,5 +73,24 @@ func TestSpinnerOnTerminal(t *testing.T) {
 	q.stop()
 	if strings.Contains(plain.String(), "\r") || strings.Contains(plain.String(), "waiting") {
 		t.Errorf("a spinner without a terminal: %q", plain.String())
+	}
+}
+
+// TestProgressShowsLedgers: an adaptive run's ledgers, journaled as the
+// adaptive package's own JSON, are shown as plans, changes and rounds.
+func TestProgressShowsLedgers(t *testing.T) {
+	var out lockedBuffer
+	p := newProgress(&out, false)
+	p.event(swarm.Event{Type: adaptive.EventLedger, Agent: "research", Ledger: []byte(`{"plan":["look","write"],"number":1,"cause":"stall","changes":["+ write"]}`)})
+	p.event(swarm.Event{Type: adaptive.EventProgress, Agent: "research", Progress: []byte(`{"round":3,"is_in_loop":true,"signals":["repeat"],"stalls":2,"next_handoff":"writer"}`)})
+	p.stop()
+	for _, want := range []string{
+		"research ledger 1 (stall): plan: look; write",
+		"research   + write",
+		"research round 3: progress false, in a loop true (repeat), stalls 2, → writer",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in %q", want, out.String())
+		}
 	}
 }

@@ -24,6 +24,7 @@
 package openai
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -185,7 +186,15 @@ type config struct {
 	api         API
 	maxTokens   int64
 	agentHeader bool
+	embedModel  string
 }
+
+// WithEmbeddingModel sets the model [Model.Embed] asks for (default
+// DefaultEmbeddingModel).
+func WithEmbeddingModel(name string) Option { return func(c *config) { c.embedModel = name } }
+
+// DefaultEmbeddingModel is the embedding model used when none is set.
+const DefaultEmbeddingModel = "text-embedding-3-small"
 
 // WithProvider sets the provider name used in errors (default "openai").
 func WithProvider(name string) Option { return func(c *config) { c.provider = name } }
@@ -235,6 +244,8 @@ type Model struct {
 	agentHeader bool
 	chat        openai.ChatCompletionService // sends the bodies chatBody encodes
 	responses   responses.ResponseService
+	embeddings  openai.EmbeddingService
+	embedModel  string
 }
 
 // New returns a model with the given options. Without [WithAPIKey] it
@@ -272,7 +283,8 @@ func New(opts ...Option) (*Model, error) {
 	for _, h := range c.headers {
 		ro = append(ro, option.WithHeader(h[0], h[1]))
 	}
-	m := &Model{provider: c.provider, name: c.model, structured: c.structured, api: c.api, maxTokens: c.maxTokens, agentHeader: c.agentHeader}
+	m := &Model{provider: c.provider, name: c.model, structured: c.structured, api: c.api, maxTokens: c.maxTokens, agentHeader: c.agentHeader,
+		embeddings: openai.NewEmbeddingService(ro...), embedModel: cmp.Or(c.embedModel, DefaultEmbeddingModel)}
 	if c.api == Responses {
 		m.responses = responses.NewResponseService(ro...)
 	} else {

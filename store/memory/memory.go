@@ -50,6 +50,7 @@ type Store struct {
 	// deleteMu serializes deletions (see DeleteRun).
 	deleteMu sync.Mutex
 	teamMap
+	bankMap
 }
 
 var (

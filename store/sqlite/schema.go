@@ -18,7 +18,7 @@ const ApplicationID = 0x5357524D
 
 // SchemaVersion is the version of the schema this package writes. A store
 // with a newer version is refused.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // upgrades[v-2] brings a schema from version v-1 to version v. A new store
 // is created at version 1 and upgraded like an old one.
@@ -45,6 +45,8 @@ var upgrades = [][]string{
 	{
 		`ALTER TABLE runs ADD COLUMN pool_tools INTEGER NOT NULL DEFAULT 0`,
 	},
+	// 8: agents' memory banks (memory.go).
+	memorySchema,
 }
 
 // ErrNotStore is returned by Open for a file that is not a swarm store: not a

@@ -26,9 +26,10 @@ type writer struct {
 	expired, renew, held, releaseLease  *sql.Stmt
 	exists, insertMessage, wake, setUpd *sql.Stmt
 	keySeq                              *sql.Stmt
-	spend                               *sql.Stmt  // prepared on first use
-	mail                                *mailStmts // prepared on first use
-	team                                *teamStmts // prepared on first use
+	spend                               *sql.Stmt    // prepared on first use
+	mail                                *mailStmts   // prepared on first use
+	team                                *teamStmts   // prepared on first use
+	memory                              *memoryStmts // prepared on first use
 
 	// insertN[n] inserts n records in one statement, prepared on
 	// first use.

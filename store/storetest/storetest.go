@@ -119,6 +119,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	tests = append(tests, teamTests...)
 	tests = append(tests, snapshotTests...)
 	tests = append(tests, deleteTests...)
+	tests = append(tests, memoryTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := open(t)

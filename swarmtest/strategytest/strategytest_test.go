@@ -2,7 +2,6 @@ package strategytest_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -54,55 +53,6 @@ func TestSimpleLoop(t *testing.T) {
 				scripted.Tools(scripted.CallTool("pause", map[string]any{"reason": "2 seats cost 80 EUR"})),
 				scripted.Text(`{"confirmation": "JZ-2"}`),
 			},
-		},
-	})
-}
-
-func ledger(plan ...string) scripted.Step {
-	b, _ := json.Marshal(map[string]any{"facts": map[string]any{"given": []string{"the topic"}}, "plan": plan})
-	return scripted.Text(string(b))
-}
-
-func judge(progress, loop bool, next, instruction string) scripted.Step {
-	b, _ := json.Marshal(map[string]any{"is_request_satisfied": false, "is_in_loop": loop, "is_progress_being_made": progress,
-		"next_handoff": next, "instruction": instruction, "reason": "scripted"})
-	return scripted.Text(string(b))
-}
-
-// The adaptive loop: ledgers, a stall, a replan and the final answer.
-func TestAdaptiveLoop(t *testing.T) {
-	lookup := swarm.NewTool("lookup", "looks a source up", func(ctx context.Context, in struct {
-		Query string `json:"query"`
-	}) (string, error) {
-		return "found " + in.Query, nil
-	})
-	researcher := &swarm.Agent{Name: "researcher", Description: "finds sources", Instructions: "Find sources.", Tools: []swarm.Tool{lookup}}
-	writer := &swarm.Agent{Name: "writer", Description: "writes", Instructions: "Write."}
-	research := swarm.Define[string, string]("research", "researches a topic", func(string) swarm.Spec {
-		return swarm.Spec{Instructions: "Research the topic.", Loop: swarm.Adaptive().WithStallThreshold(2),
-			Handoffs: []swarm.Handoff{swarm.ToAgent(researcher), swarm.ToAgent(writer)}}
-	})
-	strategytest.Run(t, strategytest.Case{
-		Definitions: []swarm.Definition{research},
-		Swarm:       "research",
-		Input:       []byte(`"topic"`),
-		Stores:      []string{strategytest.Memory, strategytest.SQLite},
-		Script: scripted.Script{
-			"research": {
-				ledger("look things up", "write"),
-				judge(true, false, "researcher", "look up X"),
-				judge(false, true, "researcher", "look up X again"),
-				judge(false, true, "researcher", "look up X once more"),
-				ledger("write now"),
-				judge(true, false, "writer", "write"),
-				scripted.Text(`{"is_request_satisfied": true, "is_in_loop": false, "is_progress_being_made": true, "next_handoff": "", "instruction": ""}`),
-				scripted.Text("report"),
-			},
-			"researcher": {
-				scripted.Tools(scripted.CallTool("lookup", map[string]string{"query": "X"})), scripted.Text("x"),
-				scripted.Text("x again"), scripted.Text("x once more"),
-			},
-			"writer": {scripted.Text("report text")},
 		},
 	})
 }

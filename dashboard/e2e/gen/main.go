@@ -1,8 +1,10 @@
 // Command gen fills a SQLite store for the dashboard's figures: RUNS runs
 // of swarm "trip" (one in five a child of the run before it) and one run,
-// "big", whose journal holds EVENTS events, as a long run's would.
+// "big" (or the -id given), whose journal holds EVENTS events, as a long
+// run's would.
 //
 //	go run ./dashboard/e2e/gen -store DIR/.swarm/runs.db -runs 100000 -events 10000
+//	go run ./dashboard/e2e/gen -store DIR/.swarm/runs.db -runs 0 -events 100000 -id big100k
 package main
 
 import (
@@ -24,6 +26,7 @@ func main() {
 	path := flag.String("store", ".swarm/runs.db", "SQLite store to fill")
 	runs := flag.Int("runs", 100000, "runs to create")
 	events := flag.Int("events", 10000, "events of run big")
+	id := flag.String("id", "big", "id of the long run")
 	flag.Parse()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, *path)
@@ -32,13 +35,13 @@ func main() {
 	}
 	defer st.Close()
 	start := time.Now()
-	if err := big(ctx, st, *events); err != nil {
+	if err := big(ctx, st, *id, *events); err != nil {
 		log.Fatal(err)
 	}
 	if err := many(ctx, st, *runs); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("created %d runs and a run of %d events in %s\n", *runs, *events, time.Since(start).Round(time.Millisecond))
+	fmt.Printf("created %d runs and run %s of %d events in %s\n", *runs, *id, *events, time.Since(start).Round(time.Millisecond))
 }
 
 func rec(key string, ev swarm.Event) store.Record {
@@ -53,10 +56,10 @@ func startRec(in string) store.Record {
 	return rec("start", swarm.Event{Type: swarm.EventStarted, Swarm: "trip", Agent: "trip", Input: raw, MaxTurns: 100000})
 }
 
-// big writes one run with n events: rounds of a model response with two
+// big writes run id with n events: rounds of a model response with two
 // parallel tool calls, their results and the round's end.
-func big(ctx context.Context, st store.Store, n int) error {
-	l, err := st.Create(ctx, store.Run{ID: "big", Swarm: "trip", Agent: "trip", MaxTurns: 100000}, "gen", time.Hour, []store.Record{startRec("a long run")})
+func big(ctx context.Context, st store.Store, id string, n int) error {
+	l, err := st.Create(ctx, store.Run{ID: id, Swarm: "trip", Agent: "trip", MaxTurns: 100000}, "gen", time.Hour, []store.Record{startRec("a long run")})
 	if err != nil {
 		return err
 	}

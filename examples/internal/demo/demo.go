@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/adaptive"
 	"github.com/swarmrt/swarm/model"
 	_ "github.com/swarmrt/swarm/model/anthropic"
 	_ "github.com/swarmrt/swarm/model/openai"
@@ -86,16 +87,16 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 			fmt.Fprintf(w, "  %-16s ← %s: %s\n", ev.Agent, ev.Tool, ev.Output)
 		case swarm.EventTurnCompleted:
 			fmt.Fprintf(w, "  %-16s turn %d/%d done\n", ev.Agent, ev.Turn, ev.MaxTurns)
-		case swarm.EventLedger:
-			l := ev.Ledger
+		case adaptive.EventLedger:
+			l, _ := adaptive.LedgerOf(ev)
 			fmt.Fprintf(w, "  %-16s ledger %d (%s): plan %q\n", ev.Agent, l.Number, l.Cause, l.Plan)
 			for _, c := range l.Changes {
 				if l.Number > 0 {
 					fmt.Fprintf(w, "  %-16s   %s\n", "", c)
 				}
 			}
-		case swarm.EventProgress:
-			p := ev.Progress
+		case adaptive.EventProgress:
+			p, _ := adaptive.ProgressOf(ev)
 			next := p.NextHandoff
 			switch {
 			case p.Satisfied:
@@ -104,6 +105,8 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 				next = "(replan)"
 			}
 			fmt.Fprintf(w, "  %-16s round %d: progress=%t loop=%t signals=%v stalls=%d next=%s\n", ev.Agent, p.Round, p.Progress, p.InLoop, p.Signals, p.Stalls, next)
+		case swarm.EventRecorded:
+			fmt.Fprintf(w, "  %-16s recorded %s %s: %s\n", ev.Agent, ev.Kind, ev.Key, ev.Result)
 		case swarm.EventPaused:
 			fmt.Fprintf(w, "  paused: %s (%s)\n", ev.Reason, ev.Context)
 			return after

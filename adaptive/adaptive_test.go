@@ -1,4 +1,4 @@
-package swarm_test
+package adaptive_test
 
 import (
 	"context"
@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/adaptive"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/swarmtest/strategytest"
 )
 
 // ledger is a task ledger reply of a scripted orchestrator.
@@ -38,7 +40,7 @@ func satisfied() scripted.Step {
 
 // research is an adaptive swarm whose orchestrator works with a researcher
 // and a writer (both with a lookup tool) and, optionally, a critic.
-func research(loop *swarm.Loop, lookups *lookupLog) *swarm.Swarm[string, string] {
+func research(loop *adaptive.Strategy, lookups *lookupLog) *swarm.Swarm[string, string] {
 	var tools []swarm.Tool
 	if lookups != nil {
 		tools = []swarm.Tool{lookups.tool()}
@@ -47,7 +49,7 @@ func research(loop *swarm.Loop, lookups *lookupLog) *swarm.Swarm[string, string]
 	writer := &swarm.Agent{Name: "writer", Description: "writes", Instructions: "Write."}
 	critic := &swarm.Agent{Name: "critic", Description: "judges progress", Instructions: "Judge."}
 	return swarm.Define[string, string]("research", "researches a topic", func(string) swarm.Spec {
-		return swarm.Spec{Instructions: "Research the topic.", Loop: loop,
+		return swarm.Spec{Instructions: "Research the topic.", Strategy: loop,
 			Handoffs: []swarm.Handoff{swarm.ToAgent(researcher), swarm.ToAgent(writer), swarm.ToAgent(critic)}}
 	})
 }
@@ -73,15 +75,16 @@ func (l *lookupLog) tool() swarm.Tool {
 }
 
 // progressOf returns the progress ledgers of run id in order.
-func progressOf(t *testing.T, rt *swarm.Runtime, id string) []swarm.ProgressLedger {
+func progressOf(t *testing.T, rt *swarm.Runtime, id string) []adaptive.ProgressLedger {
 	t.Helper()
-	var out []swarm.ProgressLedger
+	var out []adaptive.ProgressLedger
 	for _, ev := range swarmtest.Events(t, rt, id) {
-		if ev.Type == swarm.EventProgress {
-			if ev.Progress == nil {
+		if ev.Type == adaptive.EventProgress {
+			p, ok := adaptive.ProgressOf(ev)
+			if !ok {
 				t.Fatalf("progress event %d without a ledger", ev.Seq)
 			}
-			out = append(out, *ev.Progress)
+			out = append(out, p)
 		}
 	}
 	return out
@@ -89,18 +92,18 @@ func progressOf(t *testing.T, rt *swarm.Runtime, id string) []swarm.ProgressLedg
 
 // ledgersOf returns the task ledgers of run id with the round each was
 // made in.
-func ledgersOf(t *testing.T, rt *swarm.Runtime, id string) (ledgers []swarm.TaskLedger, rounds []int) {
+func ledgersOf(t *testing.T, rt *swarm.Runtime, id string) (ledgers []adaptive.TaskLedger, rounds []int) {
 	t.Helper()
 	for _, ev := range swarmtest.Events(t, rt, id) {
-		if ev.Type == swarm.EventLedger {
-			ledgers = append(ledgers, *ev.Ledger)
+		if l, ok := adaptive.LedgerOf(ev); ok {
+			ledgers = append(ledgers, l)
 			rounds = append(rounds, ev.Turn)
 		}
 	}
 	return ledgers, rounds
 }
 
-func stallsOf(pls []swarm.ProgressLedger) []int {
+func stallsOf(pls []adaptive.ProgressLedger) []int {
 	var out []int
 	for _, p := range pls {
 		out = append(out, p.Stalls)
@@ -172,7 +175,7 @@ func TestAdaptiveStallCounterDecaysAndReplansAtThreshold(t *testing.T) {
 		"researcher": {scripted.Text("a"), scripted.Text("b"), scripted.Text("c"), scripted.Text("d")},
 		"writer":     {scripted.Text("a report")},
 	}
-	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(3), nil))
+	rt, m := swarmtest.NewRuntime(t, script, research(adaptive.New().WithStallThreshold(3), nil))
 	id, s := runResearch(t, rt, "topic")
 	if s.State != swarm.StateCompleted || string(s.Result) != `"the report"` {
 		t.Fatalf("state %s (%s), result %s", s.State, s.Reason, s.Result)
@@ -210,7 +213,7 @@ func TestAdaptiveRepeatsCountAsStalls(t *testing.T) {
 		"researcher": {scripted.Text("A"), scripted.Text("A"), scripted.Text("A")},
 		"writer":     {scripted.Text("text")},
 	}
-	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(2), nil))
+	rt, _ := swarmtest.NewRuntime(t, script, research(adaptive.New().WithStallThreshold(2), nil))
 	id, s := runResearch(t, rt, "topic")
 	if s.State != swarm.StateCompleted {
 		t.Fatalf("state %s (%s)", s.State, s.Reason)
@@ -231,19 +234,8 @@ func TestAdaptiveRepeatsCountAsStalls(t *testing.T) {
 // run pauses for a plan review; a resume with an edited plan continues with
 // that plan, without asking the model for it.
 func TestAdaptivePlanReviewAfterMaxReplans(t *testing.T) {
-	script := scripted.Script{
-		"research": {
-			ledger("step one"),
-			judge(false, false, "researcher", "try 1"), // r1: stall 1: replan
-			ledger("step two"),
-			judge(false, false, "researcher", "try 2"), // r2: stall 1: replans used up
-			judge(true, false, "writer", "write it"),   // r3, after the review
-			satisfied(),
-			scripted.Text("reviewed report"),
-		},
-		"writer": {scripted.Text("report")},
-	}
-	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(1), nil))
+	script := reviewScript
+	rt, m := swarmtest.NewRuntime(t, script, research(adaptive.New().WithStallThreshold(1).WithMaxReplans(1), nil))
 	ctx := swarmtest.Context(t)
 	id, s := runResearch(t, rt, "topic")
 	if s.State != swarm.StatePaused || !strings.HasPrefix(s.Reason, "adaptive max_replans:") {
@@ -287,7 +279,7 @@ func TestAdaptiveReviewFeedbackGoesToTheModel(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var prompts []string
-	rt := spyRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1), nil), func(req *model.Request) {
+	rt := spyRuntime(t, script, research(adaptive.New().WithStallThreshold(1).WithMaxReplans(-1), nil), func(req *model.Request) {
 		mu.Lock()
 		prompts = append(prompts, req.Messages[len(req.Messages)-1].Content)
 		mu.Unlock()
@@ -321,7 +313,7 @@ func TestAdaptiveExhaustedFails(t *testing.T) {
 		},
 		"researcher": {scripted.Text("nothing")},
 	}
-	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1).OnExhaustedDo(swarm.ExhaustedFail), nil))
+	rt, _ := swarmtest.NewRuntime(t, script, research(adaptive.New().WithStallThreshold(1).WithMaxReplans(-1).OnExhaustedDo(adaptive.ExhaustedFail), nil))
 	_, s := runResearch(t, rt, "topic")
 	if s.State != swarm.StateFailed || !strings.HasPrefix(s.Reason, "adaptive max_replans:") || !strings.Contains(s.Reason, "best answer: partial answer") {
 		t.Fatalf("state %s (%s)", s.State, s.Reason)
@@ -340,7 +332,7 @@ func TestAdaptiveExhaustedFailReason(t *testing.T) {
 		},
 		"researcher": {scripted.Text("nothing")},
 	}
-	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1).OnExhaustedDo(swarm.ExhaustedFail), nil))
+	rt, _ := swarmtest.NewRuntime(t, script, research(adaptive.New().WithStallThreshold(1).WithMaxReplans(-1).OnExhaustedDo(adaptive.ExhaustedFail), nil))
 	_, s := runResearch(t, rt, "topic")
 	want := "adaptive max_replans: the run stalled 1 times in a row after 0 replans; best answer: partial answer"
 	if s.State != swarm.StateFailed || s.Reason != want {
@@ -355,7 +347,7 @@ func TestAdaptivePlanReviewReportsMaxRounds(t *testing.T) {
 	script := scripted.Script{
 		"research": {ledger("step"), judge(false, false, "researcher", "try")},
 	}
-	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1).WithMaxRounds(7), nil))
+	rt, _ := swarmtest.NewRuntime(t, script, research(adaptive.New().WithStallThreshold(1).WithMaxReplans(-1).WithMaxRounds(7), nil))
 	id, s := runResearch(t, rt, "topic")
 	if s.State != swarm.StatePaused || s.MaxTurns != 7 {
 		t.Fatalf("state %s (%s), max turns %d, want paused with max turns 7 (the max rounds)", s.State, s.Reason, s.MaxTurns)
@@ -363,9 +355,9 @@ func TestAdaptivePlanReviewReportsMaxRounds(t *testing.T) {
 	if evs := swarmtest.Events(t, rt, id); evs[0].MaxTurns != 7 {
 		t.Errorf("started event max turns %d, want 7", evs[0].MaxTurns)
 	}
-	rt2, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1), nil))
-	if _, s := runResearch(t, rt2, "topic"); s.State != swarm.StatePaused || s.MaxTurns != swarm.DefaultMaxRounds {
-		t.Fatalf("state %s, max turns %d, want paused with max turns %d (the default max rounds)", s.State, s.MaxTurns, swarm.DefaultMaxRounds)
+	rt2, _ := swarmtest.NewRuntime(t, script, research(adaptive.New().WithStallThreshold(1).WithMaxReplans(-1), nil))
+	if _, s := runResearch(t, rt2, "topic"); s.State != swarm.StatePaused || s.MaxTurns != adaptive.DefaultMaxRounds {
+		t.Fatalf("state %s, max turns %d, want paused with max turns %d (the default max rounds)", s.State, s.MaxTurns, adaptive.DefaultMaxRounds)
 	}
 }
 
@@ -381,7 +373,7 @@ func TestAdaptiveMaxRounds(t *testing.T) {
 		},
 		"researcher": {scripted.Text("1"), scripted.Text("2")},
 	}
-	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithMaxRounds(2), nil))
+	rt, m := swarmtest.NewRuntime(t, script, research(adaptive.New().WithMaxRounds(2), nil))
 	id, s := runResearch(t, rt, "topic")
 	if s.State != swarm.StateFailed || !strings.HasPrefix(s.Reason, "adaptive max_rounds:") || !strings.Contains(s.Reason, "as far as we got") {
 		t.Fatalf("state %s (%s)", s.State, s.Reason)
@@ -408,7 +400,7 @@ func TestAdaptiveMalformedLedgers(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var retries []string
-	rt := spyRuntime(t, script, research(swarm.Adaptive(), nil), func(req *model.Request) {
+	rt := spyRuntime(t, script, research(adaptive.New(), nil), func(req *model.Request) {
 		if req.Agent == "research" && len(req.Messages) > 1 {
 			mu.Lock()
 			retries = append(retries, req.Messages[len(req.Messages)-1].Content)
@@ -435,19 +427,8 @@ func TestAdaptiveMalformedLedgers(t *testing.T) {
 // orchestrator only picks the next step and never hands work to the
 // evaluator.
 func TestAdaptiveEvaluator(t *testing.T) {
-	script := scripted.Script{
-		"research": {
-			ledger("step"),
-			scripted.Text(`{"next_handoff": "researcher", "instruction": "look"}`),
-			scripted.Text("final"),
-		},
-		"critic": {
-			scripted.Text(`{"is_request_satisfied": false, "is_in_loop": false, "is_progress_being_made": true}`),
-			scripted.Text(`{"is_request_satisfied": true, "is_in_loop": false, "is_progress_being_made": true}`),
-		},
-		"researcher": {scripted.Text("found")},
-	}
-	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithEvaluator("critic"), nil))
+	script := judgedScript
+	rt, m := swarmtest.NewRuntime(t, script, research(adaptive.New().WithEvaluator("critic"), nil))
 	id, s := runResearch(t, rt, "topic")
 	if s.State != swarm.StateCompleted {
 		t.Fatalf("state %s (%s)", s.State, s.Reason)
@@ -463,26 +444,24 @@ func TestAdaptiveEvaluator(t *testing.T) {
 // TestAdaptiveInvalidLoops: a loop that cannot work is refused when the run
 // starts.
 func TestAdaptiveInvalidLoops(t *testing.T) {
-	alone := swarm.Define[string, string]("alone", "", func(string) swarm.Spec { return swarm.Spec{Loop: swarm.Adaptive()} })
+	alone := swarm.Define[string, string]("alone", "", func(string) swarm.Spec { return swarm.Spec{Strategy: adaptive.New()} })
 	for name, c := range map[string]struct {
 		def  swarm.Definition
 		want string
 	}{
-		"unknown strategy":              {research(&swarm.Loop{Strategy: "spiral"}, nil), `unknown loop strategy "spiral"`},
-		"evaluator":                     {research(swarm.Adaptive().WithEvaluator("ghost"), nil), `evaluator "ghost" is not one of the swarm's agent handoffs`},
-		"threshold":                     {research(swarm.Adaptive().WithStallThreshold(-1), nil), "stall_threshold -1 is negative"},
-		"on exhausted":                  {research(swarm.Adaptive().OnExhaustedDo("panic"), nil), `on_exhausted "panic"`},
-		"no team":                       {alone, "needs at least one handoff"},
-		"simple with adaptive settings": {research(&swarm.Loop{Strategy: swarm.LoopSimple, MaxReplans: 3}, nil), "need the adaptive strategy"},
+		"evaluator":    {research(adaptive.New().WithEvaluator("ghost"), nil), `evaluator "ghost" is not one of the swarm's agent handoffs`},
+		"threshold":    {research(adaptive.New().WithStallThreshold(-1), nil), "stall_threshold -1 is negative"},
+		"on exhausted": {research(adaptive.New().OnExhaustedDo("panic"), nil), `on_exhausted "panic"`},
+		"no team":      {alone, "needs at least one handoff"},
 		"orchestrator tools": {swarm.Define[string, string]("tooled", "", func(string) swarm.Spec {
-			return swarm.Spec{Loop: swarm.Adaptive(), Handoffs: []swarm.Handoff{swarm.ToAgent(&swarm.Agent{Name: "a"})},
+			return swarm.Spec{Strategy: adaptive.New(), Handoffs: []swarm.Handoff{swarm.ToAgent(&swarm.Agent{Name: "a"})},
 				Tools: []swarm.Tool{swarm.NewTool("t", "t", func(context.Context, struct{}) (string, error) { return "", nil })}}
 		}), "give its tools (absorbed agents, registry access) to a member of its team"},
 		"structured swarm": {swarm.Define[string, string]("structured", "", func(string) swarm.Spec {
 			sub := swarm.Define[struct {
 				Q string `json:"q"`
 			}, string]("sub", "", nil)
-			return swarm.Spec{Loop: swarm.Adaptive(), Handoffs: []swarm.Handoff{swarm.ToSwarm(sub)}}
+			return swarm.Spec{Strategy: adaptive.New(), Handoffs: []swarm.Handoff{swarm.ToSwarm(sub)}}
 		}), "swarm sub takes a structured input"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -496,94 +475,43 @@ func TestAdaptiveInvalidLoops(t *testing.T) {
 }
 
 // TestAdaptiveCrashAtEveryJournalBoundary kills an adaptive run after each
-// of its appends in turn and recovers it in a second runtime: the ledgers
-// and counters equal a clean run's, the journal holds each step once, and
-// no tool call whose result was journaled runs again.
+// of its appends in turn and recovers it in a second runtime (the
+// strategytest kit, on the memory store, SQLite and PostgreSQL): the
+// outcome and the journal equal a clean run's, no journaled model response
+// is asked for again, and the ledgers and counters are the clean run's
+// too.
 func TestAdaptiveCrashAtEveryJournalBoundary(t *testing.T) {
-	script := scripted.Script{
-		"research": {
-			ledger("look things up", "write"),
-			judge(true, false, "researcher", "look up X"),
-			judge(false, false, "researcher", "look up Y"),
-			judge(false, true, "researcher", "look up Y again"),
-			ledger("write now"),
-			judge(true, false, "writer", "write"),
-			satisfied(),
-			scripted.Text("report"),
-		},
-		"researcher": {
-			scripted.Tools(scripted.CallTool("lookup", map[string]string{"query": "X"})), scripted.Text("x"),
-			scripted.Tools(scripted.CallTool("lookup", map[string]string{"query": "Y"})), scripted.Text("y"),
-		},
-		"writer": {scripted.Text("report text")},
-	}
+	script := crashScript
 	lookups := &lookupLog{runs: map[string][]string{}}
-	def := research(swarm.Adaptive().WithStallThreshold(2), lookups)
-
-	type shape struct {
-		types   []swarm.EventType
-		stalls  []int
-		ledgers string
-	}
-	shapeOf := func(rt *swarm.Runtime, id string) shape {
-		var sh shape
-		for _, ev := range swarmtest.Events(t, rt, id) {
-			sh.types = append(sh.types, ev.Type)
-		}
-		sh.stalls = stallsOf(progressOf(t, rt, id))
-		ls, rounds := ledgersOf(t, rt, id)
-		sh.ledgers = fmt.Sprintf("%+v %v", ls, rounds)
-		return sh
-	}
-
-	counter := &dying{Store: memory.New()}
-	rt0, err := swarm.New(swarm.Config{Store: counter, Model: scripted.New(script), RetryBackoff: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt0.Close()
-	if err := rt0.Register(def); err != nil {
-		t.Fatal(err)
-	}
-	lookups.process.Store("clean")
-	id0, s0 := runResearch(t, rt0, "topic")
-	if s0.State != swarm.StateCompleted {
-		t.Fatalf("clean run: %s (%s)", s0.State, s0.Reason)
-	}
-	want := shapeOf(rt0, id0)
-	if !slices.Equal(want.stalls, []int{0, 1, 2, 0, 0}) {
-		t.Fatalf("clean run stalls %v", want.stalls)
-	}
-	appends := counter.appends.Load()
-
-	for k := int64(1); k < appends; k++ {
-		if !t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
-			lookups.mu.Lock()
-			lookups.runs = map[string][]string{}
-			lookups.mu.Unlock()
-			lookups.process.Store("A")
-			b, id, s, journaledAtDeath := crashAndRecover(t, def, script, []byte(`"topic"`), k, func() { lookups.process.Store("B") })
-			if s.State != swarm.StateCompleted || string(s.Result) != string(s0.Result) {
-				t.Fatalf("state %s (%s), result %s", s.State, s.Reason, s.Result)
-			}
-			swarmtest.AssertJournal(t, b, id)
-			got := shapeOf(b, id)
-			if !slices.Equal(got.types, want.types) || !slices.Equal(got.stalls, want.stalls) || got.ledgers != want.ledgers {
-				t.Errorf("recovered run differs from a clean one:\n got %v %v %s\nwant %v %v %s", got.types, got.stalls, got.ledgers, want.types, want.stalls, want.ledgers)
-			}
-			lookups.mu.Lock()
-			defer lookups.mu.Unlock()
-			if len(lookups.runs) != 2 {
-				t.Errorf("lookup ran for %d distinct calls, want 2: %v", len(lookups.runs), lookups.runs)
-			}
-			for key, procs := range lookups.runs {
-				if journaledAtDeath[key] && len(procs) > 1 {
-					t.Errorf("call %s ran again after its result was journaled: %v", key, procs)
+	lookups.process.Store("any")
+	var mu sync.Mutex
+	var clean string
+	strategytest.Run(t, strategytest.Case{
+		Definitions: []swarm.Definition{research(adaptive.New().WithStallThreshold(2), lookups)},
+		Swarm:       "research",
+		Input:       []byte(`"topic"`),
+		Script:      script,
+		Check: func(t *testing.T, rt *swarm.Runtime, id string) {
+			ls, rounds := ledgersOf(t, rt, id)
+			stalls := stallsOf(progressOf(t, rt, id))
+			shape := fmt.Sprintf("%+v %v %v", ls, rounds, stalls)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case clean == "":
+				if !slices.Equal(stalls, []int{0, 1, 2, 0, 0}) {
+					t.Fatalf("clean run stalls %v", stalls)
 				}
+				clean = shape
+			case shape != clean:
+				t.Errorf("recovered run's ledgers differ from a clean one's:\n got %s\nwant %s", shape, clean)
 			}
-		}) {
-			break
-		}
+		},
+	})
+	lookups.mu.Lock()
+	defer lookups.mu.Unlock()
+	if len(lookups.runs) == 0 {
+		t.Fatal("the lookup tool never ran")
 	}
 }
 
@@ -599,7 +527,7 @@ func TestAdaptiveBudgetEndsWithTheBestAnswer(t *testing.T) {
 		},
 		"researcher": {scripted.Text("first finding")},
 	}
-	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive(), nil))
+	rt, m := swarmtest.NewRuntime(t, script, research(adaptive.New(), nil))
 	id, s := runResearch(t, rt, "topic", swarm.WithBudget(swarm.Budget{ModelCalls: 4}))
 	if s.State != swarm.StateFailed || !strings.Contains(s.Reason, "model calls") || !strings.HasSuffix(s.Reason, "best answer so far (researcher): first finding") {
 		t.Fatalf("state %s (%s)", s.State, s.Reason)
@@ -613,7 +541,7 @@ func TestAdaptiveHandsOffToASwarm(t *testing.T) {
 	sub := swarm.Define[string, string]("factcheck", "checks facts", func(string) swarm.Spec { return swarm.Spec{} })
 	researcher := &swarm.Agent{Name: "researcher", Description: "finds sources"}
 	def := swarm.Define[string, string]("research", "", func(string) swarm.Spec {
-		return swarm.Spec{Loop: swarm.Adaptive(), Handoffs: []swarm.Handoff{swarm.ToAgent(researcher), swarm.ToSwarm(sub)}}
+		return swarm.Spec{Strategy: adaptive.New(), Handoffs: []swarm.Handoff{swarm.ToAgent(researcher), swarm.ToSwarm(sub)}}
 	})
 	script := scripted.Script{
 		"research": {
@@ -661,7 +589,7 @@ func TestAdaptiveEvaluatorPickIsValidated(t *testing.T) {
 		},
 		"researcher": {scripted.Text("found")},
 	}
-	rt, m := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithEvaluator("critic"), nil))
+	rt, m := swarmtest.NewRuntime(t, script, research(adaptive.New().WithEvaluator("critic"), nil))
 	id, s := runResearch(t, rt, "topic")
 	if s.State != swarm.StateCompleted {
 		t.Fatalf("state %s (%s)", s.State, s.Reason)
@@ -679,7 +607,7 @@ func TestAdaptiveBudgetAtTheOrchestrator(t *testing.T) {
 		"research":   {ledger("step"), judge(true, false, "researcher", "one")},
 		"researcher": {scripted.Text("the finding")},
 	}
-	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive(), nil))
+	rt, _ := swarmtest.NewRuntime(t, script, research(adaptive.New(), nil))
 	_, s := runResearch(t, rt, "topic", swarm.WithBudget(swarm.Budget{ModelCalls: 3}))
 	if s.State != swarm.StateFailed || !strings.HasSuffix(s.Reason, "best answer so far (researcher): the finding") {
 		t.Fatalf("state %s (%s)", s.State, s.Reason)
@@ -692,7 +620,7 @@ func TestAdaptiveNoReviewInTheLastRound(t *testing.T) {
 	script := scripted.Script{
 		"research": {ledger("step"), judge(false, false, "researcher", "try"), scripted.Text("nothing yet")},
 	}
-	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive().WithStallThreshold(1).WithMaxReplans(-1).WithMaxRounds(1), nil))
+	rt, _ := swarmtest.NewRuntime(t, script, research(adaptive.New().WithStallThreshold(1).WithMaxReplans(-1).WithMaxRounds(1), nil))
 	_, s := runResearch(t, rt, "topic")
 	if s.State != swarm.StateFailed || !strings.HasPrefix(s.Reason, "adaptive max_rounds:") {
 		t.Fatalf("state %s (%s), want failed for max rounds", s.State, s.Reason)
@@ -715,7 +643,7 @@ func TestAdaptiveLedgerRepliesAreCheckedWhole(t *testing.T) {
 		},
 		"writer": {scripted.Text("w")},
 	}
-	rt, _ := swarmtest.NewRuntime(t, script, research(swarm.Adaptive(), nil))
+	rt, _ := swarmtest.NewRuntime(t, script, research(adaptive.New(), nil))
 	id, s := runResearch(t, rt, "topic")
 	if s.State != swarm.StateCompleted {
 		t.Fatalf("state %s (%s)", s.State, s.Reason)
@@ -725,4 +653,95 @@ func TestAdaptiveLedgerRepliesAreCheckedWhole(t *testing.T) {
 		t.Errorf("first ledger %+v, want the fallback", ledgers[0])
 	}
 	swarmtest.AssertHandoffs(t, rt, id, "writer")
+}
+
+// TestAdaptiveStallWindow: the deterministic stall signals compare a round
+// with the four before it: a handoff repeated four rounds later is a
+// repeat, one repeated five rounds later is not.
+func TestAdaptiveStallWindow(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("research", "write"),
+			judge(true, false, "researcher", "X"), // r1
+			judge(true, false, "writer", "A"),     // r2
+			judge(true, false, "critic", "B"),     // r3
+			judge(true, false, "critic", "C"),     // r4
+			judge(true, false, "researcher", "X"), // r5: r1 is four rounds back
+			judge(true, false, "critic", "D"),     // r6
+			judge(true, false, "writer", "A"),     // r7: r2 is five rounds back
+			satisfied(),                           // r8
+			scripted.Text("the report"),
+		},
+		"researcher": {scripted.Text("o1"), scripted.Text("o5")},
+		"writer":     {scripted.Text("o2"), scripted.Text("o7")},
+		"critic":     {scripted.Text("o3"), scripted.Text("o4"), scripted.Text("o6")},
+	}
+	rt, _ := swarmtest.NewRuntime(t, script, research(adaptive.New().WithStallThreshold(10), nil))
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+	pls := progressOf(t, rt, id)
+	if len(pls) != 8 {
+		t.Fatalf("%d progress ledgers, want 8", len(pls))
+	}
+	// Round n's ledger carries the signals of round n-1.
+	for _, c := range []struct {
+		round int
+		want  []string
+	}{{5, []string{"repeat"}}, {7, nil}} {
+		if got := pls[c.round].Signals; !slices.Equal(got, c.want) {
+			t.Errorf("signals of round %d: %q, want %q", c.round, got, c.want)
+		}
+	}
+}
+
+// TestRequestOfAnAdaptiveRun: the calls of an adaptive run (its
+// orchestrator's ledgers, the agents it delegates to, a replan) are
+// rebuilt as sent: Runtime.Request replays the strategy to each call and
+// verifies the rebuilt request against the digest journaled with it.
+func TestRequestOfAnAdaptiveRun(t *testing.T) {
+	script := scripted.Script{
+		"research": {
+			ledger("ask the researcher", "ask the writer"),
+			judge(false, false, "researcher", "look at A"),
+			judge(false, true, "researcher", "look at B"),
+			ledger("ask the writer directly"),
+			judge(true, false, "writer", "write it up"),
+			satisfied(),
+			scripted.Text("the report"),
+		},
+		"researcher": {scripted.Text("a"), scripted.Text("b")},
+		"writer":     {scripted.Text("a report")},
+	}
+	rt, _ := swarmtest.NewRuntime(t, script, research(adaptive.New().WithStallThreshold(2), nil))
+	id, s := runResearch(t, rt, "topic")
+	if s.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", s.State, s.Reason)
+	}
+	if n := verifyRequests(t, rt, id); n != 9 {
+		t.Errorf("%d model calls verified, want 9", n)
+	}
+}
+
+// verifyRequests rebuilds the request of every model call of run id and
+// its child runs with Runtime.Request, wants each verified, and returns
+// how many there were.
+func verifyRequests(t *testing.T, rt *swarm.Runtime, id string) int {
+	t.Helper()
+	n := 0
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type != swarm.EventModelResponse {
+			continue
+		}
+		got, err := rt.Request(swarmtest.Context(t), id, ev.Key)
+		if err != nil {
+			t.Fatalf("Request(%s): %v", ev.Key, err)
+		}
+		if got.Check != swarm.RequestVerified {
+			t.Errorf("%s: check %q, want verified", ev.Key, got.Check)
+		}
+		n++
+	}
+	return n
 }

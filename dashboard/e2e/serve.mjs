@@ -1,0 +1,56 @@
+// Starting and stopping `swarm serve` for the browser tests.
+import { spawn, execFileSync } from "node:child_process";
+import path from "node:path";
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+
+// swarmBin returns the swarm command to test: SWARM_BIN, or one built
+// into dir with go build.
+export function swarmBin(dir) {
+  if (process.env.SWARM_BIN) return process.env.SWARM_BIN;
+  const bin = path.join(dir, "swarm");
+  execFileSync("go", ["build", "-o", bin, "./cmd/swarm"], { cwd: path.join(here, "..", ".."), stdio: "inherit" });
+  return bin;
+}
+
+// serve starts `swarm serve` on a free loopback port in directory cwd and
+// returns the process and the server's base URL once it listens.
+export async function serve(bin, cwd, env = {}, timeout = 30_000) {
+  const proc = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const base = await new Promise((resolve, reject) => {
+    let buf = "";
+    const timer = setTimeout(() => reject(new Error("swarm serve did not start: " + buf)), timeout);
+    proc.stderr.on("data", (d) => {
+      buf += d;
+      const m = buf.match(/listening on (http:\/\/[0-9.:]+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    proc.on("exit", (code) => reject(new Error("swarm serve exited " + code + ": " + buf)));
+  });
+  return { proc, base };
+}
+
+// stop ends a server started by serve (SIGTERM, then SIGKILL after 10 s).
+export async function stop(proc) {
+  if (!proc || proc.exitCode !== null) return;
+  proc.kill("SIGTERM");
+  await new Promise((r) => {
+    const t = setTimeout(() => { proc.kill("SIGKILL"); r(); }, 10_000);
+    proc.on("exit", () => { clearTimeout(t); r(); });
+  });
+}
+
+// launchChromium starts Debian's Chromium (or CHROMIUM) headless.
+export async function launchChromium(chromium) {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu"],
+  });
+}

@@ -1,0 +1,54 @@
+package swarm_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// strategyPackages are the kinds of run built on the public seam
+// (Strategy and Driver): each must get by with the public API alone,
+// because what they need, users writing a strategy need too.
+var strategyPackages = []string{"adaptive", "team", "workflow", "conversation"}
+
+// The module's layout rules: every package says what it is for, and no
+// strategy package reaches into the module's internal packages.
+func TestLayout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lists every package of the module")
+	}
+	out, err := exec.Command("go", "list", "-json=ImportPath,Name,Doc,Deps", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	const module = "github.com/swarmrt/swarm"
+	seen := map[string]bool{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p struct {
+			ImportPath, Name, Doc string
+			Deps                  []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Doc == "" {
+			t.Errorf("package %s has no doc comment saying what it is for", p.ImportPath)
+		}
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		for _, s := range strategyPackages {
+			if rel != s {
+				continue
+			}
+			seen[s] = true
+			for _, d := range p.Deps {
+				if strings.HasPrefix(d, module+"/internal/") {
+					t.Errorf("strategy package %s imports %s: a kind of run uses only the public API", rel, d)
+				}
+			}
+		}
+	}
+	t.Logf("strategy packages checked: %v", seen)
+}
