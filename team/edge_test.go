@@ -1,4 +1,4 @@
-package swarm_test
+package team_test
 
 import (
 	"context"
