@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,18 @@ func (l *reqLog) same(t *testing.T, want *reqLog) {
 type readCounter struct {
 	*memory.Store
 	read atomic.Int64
+	// v2 hands out every snapshot in the layout of version 2 (see
+	// asVersion2).
+	v2 bool
+}
+
+func (c *readCounter) Snapshot(ctx context.Context, id string) (store.Snapshot, error) {
+	sn, err := c.Store.Snapshot(ctx, id)
+	if err != nil || !c.v2 {
+		return sn, err
+	}
+	sn.Data, err = asVersion2(sn.Data)
+	return sn, err
 }
 
 func (c *readCounter) Read(ctx context.Context, id string, after int64, limit int) ([]store.Record, error) {
@@ -465,9 +478,9 @@ func TestSnapshotTeammate(t *testing.T) {
 		Lead:    &swarm.Agent{Name: "lead", Instructions: "Lead."},
 		Members: []team.Teammate{{Name: "bob", Role: "helper"}},
 	})
-	talk := func(every int) *reqLog {
+	talk := func(every int, v2 bool) *reqLog {
 		ctx := ctxLong(t)
-		mem := &readCounter{Store: memory.New()}
+		mem := &readCounter{Store: memory.New(), v2: v2}
 		log := newReqLog(scripted.New(script))
 		rt := snapRuntime(t, mem, log, every)
 		tdef, err := crew.Start(ctx, rt, "")
@@ -515,7 +528,11 @@ func TestSnapshotTeammate(t *testing.T) {
 		}
 		return log
 	}
-	talk(4).same(t, talk(-1))
+	plain := talk(-1, false)
+	talk(4, false).same(t, plain)
+	// A member's snapshot of version 2 (its state at the top level) still
+	// restores: each one is read so at the next wake.
+	talk(4, true).same(t, plain)
 }
 
 // snapSize is the size of run id's snapshot in bytes (0: none yet).
@@ -718,4 +735,21 @@ func TestCompactedSnapshotContinues(t *testing.T) {
 			})
 		})
 	}
+}
+
+// asVersion2 rewrites a snapshot of a member in the layout of version 2:
+// its state (next, msgs, claims) at the top level.
+func asVersion2(data []byte) ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, err
+	}
+	var state map[string]json.RawMessage
+	if err := json.Unmarshal(top["state"], &state); err != nil {
+		return nil, fmt.Errorf("snapshot %s: no state: %w", data, err)
+	}
+	delete(top, "state")
+	maps.Copy(top, state)
+	top["v"] = json.RawMessage("2")
+	return json.Marshal(top)
 }
