@@ -15,9 +15,6 @@ import (
 // append: what the strategy put in the request that must be consumed
 // exactly once.
 type Step struct {
-	// Turn is the round's number in the agent's loop, journaled with the
-	// response (its turn, as the tool-calling loop numbers them).
-	Turn int
 	// Events are journaled before the response (the mails the request
 	// carried, say), each with its own key.
 	Events []Event
@@ -29,7 +26,8 @@ type Step struct {
 }
 
 // ModelStep is Model with s: the response is journaled under key+"/model"
-// together with s.Events and the acknowledgement of s.AckMail. A replay
+// together with s.Events and the acknowledgement of s.AckMail (in the
+// Driver's turn: see AtTurn). A replay
 // returns the journaled response and journals nothing (s is then
 // ignored: check Recorded(key+"/model") to tell).
 func (d *Driver) ModelStep(ctx context.Context, key string, msgs []model.Message, s Step) (*model.Response, error) {
@@ -44,7 +42,7 @@ func (d *Driver) ModelStep(ctx context.Context, key string, msgs []model.Message
 		}
 		x.events = evs
 	}
-	resp, err := d.r.modelStepWith(ctx, d.r.plan.root, key, s.Turn, msgs, x)
+	resp, err := d.r.modelStepWith(ctx, d.r.plan.root, key, d.turn, msgs, x)
 	if err != nil {
 		return nil, d.stepError(ctx, err)
 	}
@@ -52,12 +50,12 @@ func (d *Driver) ModelStep(ctx context.Context, key string, msgs []model.Message
 }
 
 // Round runs calls, the tool calls of the response ModelStep journaled
-// under key in turn, like Tools, and ends the round: its turn_completed
-// event is journaled under key+"/done" with the last result (or after
-// them, when a result was replayed). The built-in tools complete, pause
+// under key, like Tools, and ends the round, the Driver's turn (see
+// AtTurn): its turn_completed event is journaled under key+"/done" with
+// the last result (or after them, when a result was replayed). The built-in tools complete, pause
 // and fail are refused as by Tools when the run's agent is offered them;
 // else a call of one is an unknown tool, answered with an error result.
-func (d *Driver) Round(ctx context.Context, key string, turn int, calls []model.ToolCall) ([]ToolResult, error) {
+func (d *Driver) Round(ctx context.Context, key string, calls []model.ToolCall) ([]ToolResult, error) {
 	if err := d.checkKey(key); err != nil {
 		return nil, err
 	}
@@ -69,13 +67,13 @@ func (d *Driver) Round(ctx context.Context, key string, turn int, calls []model.
 			}
 		}
 	}
-	rd := &round{ap: ap, tkey: key, turn: turn, merge: true}
+	rd := &round{ap: ap, tkey: key, turn: d.turn, merge: true}
 	results := r.execCalls(ctx, rd, calls)
 	if err := d.below(ctx, results); err != nil {
 		return nil, err
 	}
 	if !rd.ended.Load() {
-		if err := r.turnDone(ctx, ap, key, turn); err != nil {
+		if err := r.turnDone(ctx, ap, key, d.turn); err != nil {
 			return nil, err
 		}
 	}

@@ -347,7 +347,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 			return nil, m.answer(ctx, n, turn-1, "", fmt.Sprintf("%s gave no answer within its max turns (%d)", name, maxTurns))
 		}
 		tkey := key + "/t" + strconv.Itoa(turn)
-		x := swarm.Step{Turn: turn}
+		x := swarm.Step{}
 		_, replayed, err := d.Recorded(tkey + "/model")
 		if err != nil {
 			return nil, err
@@ -387,7 +387,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 			x.Events = append(m.pending, x.Events...)
 			m.pending = nil
 		}
-		resp, err := d.ModelStep(ctx, tkey, m.msgs, x)
+		resp, err := d.AtTurn(turn).ModelStep(ctx, tkey, m.msgs, x)
 		if err != nil {
 			var f *swarm.Failure
 			if errors.As(err, &f) && !f.Final() {
@@ -402,7 +402,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 		if len(calls) == 0 {
 			return nil, m.answer(ctx, n, turn, resp.Message.Content, "")
 		}
-		results, err := d.Round(ctx, tkey, turn, calls)
+		results, err := d.AtTurn(turn).Round(ctx, tkey, calls)
 		if err != nil {
 			return nil, err
 		}
