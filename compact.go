@@ -111,8 +111,18 @@ func estimate(system string, tools []model.ToolDef, msgs []model.Message) int {
 		for _, c := range m.ToolCalls {
 			n += len(c.Name) + len(c.ID) + len(c.Arguments)
 		}
+		n += 4 * partTokens(m.Parts)
 	}
 	return n / 4
+}
+
+// partTokens estimates the tokens of parts (see model.Part.Tokens).
+func partTokens(parts []model.Part) int {
+	n := 0
+	for i := range parts {
+		n += parts[i].Tokens()
+	}
+	return n
 }
 
 // compactState is how far a history stream of a run is compacted.

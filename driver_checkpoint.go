@@ -30,7 +30,7 @@ func seamKind(s Strategy) string {
 // Checkpoint snapshots the run at a boundary of its strategy: the record
 // under key ends the boundary, and state (JSON-encoded) is what the
 // strategy needs to go on from there. It must be all of it: a recovery
-// from the checkpoint loads only the journal after key (Recorded and
+// from the checkpoint loads only the journal after key (RecordedEvent and
 // Journaled see no earlier record) and Restore returns state. key must be
 // in the journal as loaded (a boundary this drive reached is checkpointed
 // by a later one). Checkpoint does nothing until Config.SnapshotEvery

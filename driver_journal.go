@@ -12,12 +12,13 @@ import (
 // The journal primitives of a Driver: a strategy's own records, looked up
 // by key on replay, and the run's row state that goes with them.
 
-// Recorded returns the event the journal holds under key, as loaded when
+// RecordedEvent returns the event the journal holds under key (of any
+// type, where Recorded returns a value of Record), as loaded when
 // this drive began: a strategy's replay check before a step it journals
 // itself (with Journal, AwaitMail or Step.Events). ok is false when the
 // journal (as loaded) has no such record; records appended by this drive
 // are not looked up.
-func (d *Driver) Recorded(key string) (ev Event, ok bool, err error) {
+func (d *Driver) RecordedEvent(key string) (ev Event, ok bool, err error) {
 	rec, ok := d.r.recorded[key]
 	if !ok {
 		return Event{}, false, nil
@@ -71,7 +72,8 @@ type Entry struct {
 // journal (as loaded) holds: a Journal repeated on replay appends only
 // what the first attempt did not. A strategy journals with it what it
 // decided from something outside the journal (a mailbox, a task board),
-// so that a replay takes the decision from the journal (see Recorded).
+// so that a replay takes the decision from the journal (see
+// RecordedEvent).
 func (d *Driver) Journal(ctx context.Context, e Entry) error {
 	evs, err := d.fresh(e.Events)
 	if err != nil {
@@ -123,11 +125,6 @@ func Interrupted(err error) error {
 	}
 	return &storeError{err}
 }
-
-// Final reports whether f ends the whole run whatever the strategy does
-// next (a limit or budget of the run tree was reached, a guardrail
-// tripped): a strategy returns such a failure rather than handling it.
-func (f *Failure) Final() bool { return f.abort }
 
 // CheckInput runs the run's input guardrails on text, a message the
 // strategy is about to give the model (a user's message, a prompt); the

@@ -42,7 +42,7 @@ func (d *Driver) Mailbox(ctx context.Context, limit int) ([]store.Mail, error) {
 // [ErrAwaiting], which the strategy returns. No goroutine waits and the
 // run holds no lease. A mail posted to the run (or a resume) makes it
 // runnable: Drive runs again, and the strategy looks at its mailbox (a
-// resume is journaled under key+"/resumed", see Recorded). Mail posted
+// resume is journaled under key+"/resumed", see RecordedEvent). Mail posted
 // while the run was still working is found here and wakes it at once.
 func (d *Driver) AwaitMail(ctx context.Context, key string, with ...Event) error {
 	if err := d.checkKey(key); err != nil {

@@ -29,7 +29,7 @@ type Step struct {
 // together with s.Events and the acknowledgement of s.AckMail (in the
 // Driver's turn: see AtTurn). A replay
 // returns the journaled response and journals nothing (s is then
-// ignored: check Recorded(key+"/model") to tell).
+// ignored: check RecordedEvent(key+"/model") to tell).
 func (d *Driver) ModelStep(ctx context.Context, key string, msgs []model.Message, s Step) (*model.Response, error) {
 	if err := d.checkKey(key); err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func (d *Driver) Round(ctx context.Context, key string, calls []model.ToolCall) 
 	}
 	out := make([]ToolResult, len(results))
 	for i, res := range results {
-		out[i] = ToolResult{Output: res.output, IsError: res.isError}
+		out[i] = ToolResult{Output: res.output, IsError: res.isError, Parts: res.parts}
 	}
 	return out, nil
 }

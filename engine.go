@@ -40,6 +40,11 @@ type runner struct {
 	lease store.Lease
 	input json.RawMessage
 	fresh bool
+	// parts are the input's parts, large ones by reference (parts.go);
+	// blobCache holds the blobs loaded for model calls, under blobMu.
+	parts     []model.Part
+	blobMu    sync.Mutex
+	blobCache map[string][]byte
 
 	// recorded holds the journal by step key. It is filled before the loop
 	// starts and only read afterwards.
@@ -300,6 +305,7 @@ func (r *runner) scan(recs []store.Record) (started *Event, pausedAt []Event, en
 // plan from it.
 func (r *runner) rebuild(started *Event) error {
 	r.input, r.values, r.depth, r.budget, r.deadline = started.Input, started.Values, started.Depth, started.Budget, started.Deadline
+	r.parts = started.Parts
 	if r.budget == nil {
 		// Started before runs had call limits: bounded from now on.
 		r.budget = r.rt.treeBudget(nil)
@@ -403,7 +409,13 @@ func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn 
 		mctx, cancel := context.WithTimeout(ctx, r.rt.cfg.ModelTimeout)
 		left := r.rt.enterModelCall(r.id, r.lease)
 		gctx, traced := r.traceChat(mctx, ap, req)
-		resp, err := ap.model.Generate(gctx, req)
+		refs := req.Messages
+		var resp *model.Response
+		var err error
+		if req.Messages, err = r.loadParts(ctx, refs); err == nil {
+			resp, err = ap.model.Generate(gctx, req)
+		}
+		req.Messages = refs // hashed and traced with references, not bytes
 		traced(resp, err)
 		left()
 		cancel()
@@ -652,6 +664,9 @@ type callResult struct {
 	unwound bool
 	// abort fails the whole run (a budget was exceeded below).
 	abort string
+
+	// parts are the tool's parts (AttachParts), by reference.
+	parts []model.Part
 }
 
 // round is one model response's calls being executed. When the round is
@@ -737,7 +752,7 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		if c.Name == toolRegistrySearch && ap.registry != nil && !ev.IsError {
 			r.noteFound(ev.Output)
 		}
-		return callResult{output: ev.Output, isError: ev.IsError}
+		return callResult{output: ev.Output, isError: ev.IsError, parts: ev.Parts}
 	}
 	if r.tel() != nil {
 		var traced func(callResult)
@@ -875,6 +890,13 @@ func (r *runner) recordResult(ctx context.Context, rd *round, key string, c mode
 // asked to journal with it (ci: events, a mailbox cursor).
 func (r *runner) recordResultWith(ctx context.Context, rd *round, key string, c model.ToolCall, output string, isError bool, ci *callInfo) callResult {
 	ev := Event{Type: EventToolResult, Key: key, Agent: rd.ap.name, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}
+	if ci != nil && len(ci.parts) > 0 {
+		parts, err := r.storeParts(ctx, ci.parts)
+		if err != nil {
+			return callResult{err: &storeError{err}}
+		}
+		ev.Parts = parts
+	}
 	defer stampResult(ctx, &ev)()
 	evs, u := rd.settle(ev, store.Update{})
 	if ci != nil && (len(ci.extra) > 0 || ci.ackMail > 0) {
@@ -884,7 +906,7 @@ func (r *runner) recordResultWith(ctx context.Context, rd *round, key string, c 
 	if err := r.append(ctx, evs, u, rd.ap); err != nil {
 		return callResult{err: err}
 	}
-	return callResult{output: output, isError: isError}
+	return callResult{output: output, isError: isError, parts: ev.Parts}
 }
 
 // handoff runs the target agent's own loop on the request and records its

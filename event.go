@@ -174,4 +174,8 @@ type Event struct {
 	Trace string `json:"trace,omitempty"`
 	// Compaction is the range and tokens of a compaction (compacted).
 	Compaction *CompactionInfo `json:"compaction,omitempty"`
+
+	// Parts are the images, files and audio of a run's input (started)
+	// or a tool's result (tool_result), large ones by blob reference.
+	Parts []model.Part `json:"parts,omitempty"`
 }

@@ -212,6 +212,9 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) 
 	if err != nil {
 		return "", fmt.Errorf("fork %s: %w", id, err)
 	}
+	if err := rt.shareBlobs(ctx, forkID, records); err != nil {
+		return "", fmt.Errorf("fork %s: share the origin's parts: %w", id, err)
+	}
 	if pending != nil {
 		// The fork waits where the origin waited; a resume continues it.
 		if _, err := rt.store.Append(ctx, lease, nil, store.Update{State: store.Paused, Reason: pending.Reason}); err != nil {

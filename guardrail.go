@@ -97,6 +97,12 @@ type GuardCheck struct {
 	Target string `json:"target,omitempty"`
 	// IsError marks an error result (the result points).
 	IsError bool `json:"is_error,omitempty"`
+
+	// Parts are the images, files and audio of the input (GuardInput, the
+	// run's input) or of a tool's result (GuardToolResult); a part kept as
+	// a blob has its hash and size but not its bytes. A guardrail can
+	// reject a step for its parts' types, sizes or names.
+	Parts []model.Part `json:"parts,omitempty"`
 }
 
 // Guardrail is a check of a run's steps: a Go function, or a command
@@ -305,7 +311,7 @@ const guardrailKind = "guardrail"
 
 // guardInput checks the run's input once, before its strategy starts.
 func (r *runner) guardInput(ctx context.Context) (outcome, bool) {
-	v, g, out, stop := r.guardText(ctx, r.plan.root, "input", r.info.inputText(r.input))
+	v, g, out, stop := r.guardText(ctx, r.plan.root, "input", r.info.inputText(r.input), r.parts...)
 	if v.Action == Reject {
 		return outcome{kind: failed, reason: guardReason(g, v), abort: true}, true
 	}
@@ -316,11 +322,11 @@ func (r *runner) guardInput(ctx context.Context) (outcome, bool) {
 // verdicts are journaled under key+"/guard/". stop reports an outcome that
 // ends the drive: an error, a pause (journaled here) or a tripwire; else
 // the verdict is Allow or Reject (with its guardrail).
-func (r *runner) guardText(ctx context.Context, ap *agentPlan, key, text string) (Verdict, *Guardrail, outcome, bool) {
+func (r *runner) guardText(ctx context.Context, ap *agentPlan, key, text string, parts ...model.Part) (Verdict, *Guardrail, outcome, bool) {
 	if len(ap.guards.at(GuardInput)) == 0 {
 		return Verdict{Action: Allow}, nil, outcome{}, false
 	}
-	c := GuardCheck{Point: GuardInput, RunID: r.id, Agent: ap.name, Text: text}
+	c := GuardCheck{Point: GuardInput, RunID: r.id, Agent: ap.name, Text: text, Parts: parts}
 	v, g, vkey, err := r.judge(ctx, ap, key+"/guard/", c)
 	switch {
 	case err != nil:
@@ -382,11 +388,11 @@ func (r *runner) guardCall(ctx context.Context, rd *round, key string, c model.T
 // as the call's result. It returns the output to record, and an outcome
 // other than recording it (a tripwire), if any; pause is the pause to
 // surface once the result is recorded.
-func (r *runner) guardResult(ctx context.Context, ap *agentPlan, key string, pt GuardPoint, c model.ToolCall, target, output string, isError bool) (string, bool, *callResult, *Event) {
+func (r *runner) guardResult(ctx context.Context, ap *agentPlan, key string, pt GuardPoint, c model.ToolCall, target, output string, isError bool, parts ...model.Part) (string, bool, *callResult, *Event) {
 	if len(ap.guards.at(pt)) == 0 {
 		return output, isError, nil, nil
 	}
-	check := GuardCheck{Point: pt, RunID: r.id, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: c.Arguments, Target: target, Text: output, IsError: isError}
+	check := GuardCheck{Point: pt, RunID: r.id, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: c.Arguments, Target: target, Text: output, IsError: isError, Parts: parts}
 	v, g, vkey, err := r.judge(ctx, ap, key+"/guard/", check)
 	switch {
 	case err != nil:
@@ -403,9 +409,17 @@ func (r *runner) guardResult(ctx context.Context, ap *agentPlan, key string, pt 
 
 // recordGuarded records a tool's outcome after the GuardToolResult check.
 func (r *runner) recordGuarded(ctx context.Context, rd *round, key string, c model.ToolCall, output string, isError bool, ci *callInfo) callResult {
-	output, isError, stop, pause := r.guardResult(ctx, rd.ap, key, GuardToolResult, c, "", output, isError)
+	var parts []model.Part
+	if ci != nil {
+		parts = ci.parts
+	}
+	given := output
+	output, isError, stop, pause := r.guardResult(ctx, rd.ap, key, GuardToolResult, c, "", output, isError, parts...)
 	if stop != nil {
 		return *stop
+	}
+	if output != given && ci != nil {
+		ci.parts = nil // a rejected result is replaced, its parts too
 	}
 	res := r.recordResultWith(ctx, rd, key, c, output, isError, ci)
 	if res.err == nil && pause != nil {

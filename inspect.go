@@ -73,7 +73,8 @@ func requestHash(req *model.Request) string {
 type RequestTokens struct {
 	// Estimate says how the parts were counted: "chars/4", a quarter of
 	// the characters of each part's text (its JSON for tool calls and
-	// tool definitions), rounded up. No tokenizer is involved.
+	// tool definitions), rounded up, and for images, files and audio
+	// model.Part.Tokens. No tokenizer is involved.
 	Estimate string `json:"estimate"`
 	// System, Messages (one per message) and Tools (one per tool) are
 	// the estimates per part; Total is their sum.
@@ -291,7 +292,7 @@ func countTokens(req *ModelRequest) RequestTokens {
 		Messages: make([]int, len(req.Messages)), Tools: make([]int, len(req.Tools))}
 	t.Total = t.System
 	for i, m := range req.Messages {
-		n := estimateTokens(m.Content)
+		n := estimateTokens(m.Content) + partTokens(m.Parts)
 		if len(m.ToolCalls) > 0 {
 			b, _ := json.Marshal(m.ToolCalls)
 			n += estimateTokens(string(b))

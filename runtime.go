@@ -400,6 +400,7 @@ type startConfig struct {
 	params  *Params
 	budget  *Budget
 	created *bool
+	parts   []model.Part
 }
 
 // WithID gives the run a caller-chosen id. Starting again with the same id
@@ -436,7 +437,10 @@ func (rt *Runtime) Start(ctx context.Context, swarmID string, input json.RawMess
 	} else if err := checkRunID(id); err != nil {
 		return "", err
 	}
-	nr := newRun{info: info, input: input, id: id, explicitID: sc.id != "", values: sc.values, params: recordParams(sc.params), budget: rt.treeBudget(sc.budget)}
+	if err := checkParts(sc.parts); err != nil {
+		return "", fmt.Errorf("swarm %s: %w", swarmID, err)
+	}
+	nr := newRun{info: info, input: input, id: id, explicitID: sc.id != "", values: sc.values, params: recordParams(sc.params), budget: rt.treeBudget(sc.budget), parts: sc.parts}
 	if nr.budget != nil && nr.budget.WallTime > 0 {
 		nr.deadline = time.Now().Add(nr.budget.WallTime)
 	}
@@ -464,6 +468,7 @@ type newRun struct {
 	budget     *Budget
 	root       string // the run holding the tree's budget pool (a child's)
 	deadline   time.Time
+	parts      []model.Part // attached to the input
 	// plan, when set, is the run's plan, already built from the fields
 	// above.
 	plan *plan
@@ -519,7 +524,8 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	now := time.Now()
 	span, tp := rt.tel.startRunSpan(ctx, info, plan, nr.id)
 	ev := Event{Swarm: info.id, Input: nr.input, Values: nr.values, MaxTurns: plan.root.maxTurns, Agent: info.id,
-		Parent: nr.parent, Depth: nr.depth, Params: nr.params, Customization: nr.cust, Budget: nr.budget, Root: nr.root, Deadline: nr.deadline, Trace: tp}
+		Parent: nr.parent, Depth: nr.depth, Params: nr.params, Customization: nr.cust, Budget: nr.budget, Root: nr.root, Deadline: nr.deadline, Trace: tp,
+		Parts: rt.refParts(nr.parts)}
 	data, err := json.Marshal(&ev)
 	if err != nil {
 		return false, fmt.Errorf("swarm %s: encode input: %w", info.id, err)
@@ -542,8 +548,17 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		}
 		return false, fmt.Errorf("start %s: %w", info.id, err)
 	}
+	if err := rt.putParts(ctx, nr.id, nr.parts); err != nil {
+		// The run exists: released, it is recovered and fails at its
+		// first model call, naming the missing blob.
+		if span != nil {
+			span.End()
+		}
+		_ = rt.store.Release(context.WithoutCancel(ctx), lease)
+		return false, fmt.Errorf("start %s: store the input's parts: %w", info.id, err)
+	}
 	rt.notes.notify(nr.id)
-	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input, span: span, trace: tp,
+	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input, parts: ev.Parts, span: span, trace: tp,
 		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, root: nr.root, deadline: nr.deadline}
 	r.seq.Store(1) // the start record
 	if r.root == "" {

@@ -275,7 +275,7 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (outcome, b
 		}
 		for i, call := range calls {
 			c.log = append(c.log, convEntry{N: n, Agent: c.active, Msg: model.Message{Role: model.RoleTool, ToolCallID: call.ID,
-				Name: call.Name, Content: results[i].output, IsError: results[i].isError}})
+				Name: call.Name, Content: results[i].output, IsError: results[i].isError, Parts: results[i].parts}})
 		}
 		if !rd.ended.Load() {
 			if err := r.turnDone(ctx, ap, tkey, turn); err != nil {

@@ -25,7 +25,9 @@ func (simpleLoop) drive(ctx context.Context, r *runner) outcome {
 // agent), completes or fails (the orchestrator), pauses, or is interrupted.
 func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) outcome {
 	msgs := make([]model.Message, 1, 8)
-	msgs[0] = model.Message{Role: model.RoleUser, Content: input}
+	// The input's attachments are the task's: the orchestrator and every
+	// agent it hands off to see them with their first message.
+	msgs[0] = model.Message{Role: model.RoleUser, Content: input, Parts: r.parts}
 	first := 1
 	if s := r.restored(snapSimple); s != nil && path == "" {
 		msgs, first = slices.Clone(s.Msgs), s.Next
@@ -122,7 +124,7 @@ func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) ou
 			return outcome{kind: paused}
 		}
 		for i, c := range calls {
-			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].output, IsError: results[i].isError})
+			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].output, IsError: results[i].isError, Parts: results[i].parts})
 		}
 		if !rd.ended.Load() {
 			if err := r.turnDone(ctx, ap, tkey, turn); err != nil {

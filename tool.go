@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/swarmrt/swarm/model"
 )
 
 // Tool is a function a model may call.
@@ -153,6 +156,9 @@ type callInfo struct {
 	// tools: the mail sent, the mailbox cursor of the mail read).
 	extra   []Event
 	ackMail int64
+	// parts are the tool's parts (AttachParts), journaled with its result.
+	mu    sync.Mutex
+	parts []model.Part
 }
 
 // RunID returns the id of the run a tool executes in ("" outside a run).

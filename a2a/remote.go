@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -17,8 +18,10 @@ import (
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
 )
 
 // RemotePrefix starts the name of the tool [Remote] makes. (Tool names
@@ -39,6 +42,23 @@ func WithHTTPClient(c *http.Client) RemoteOption { return func(r *remote) { r.cl
 // WithRemoteDescription sets the tool's description, which tells the model
 // when to delegate to the remote agent.
 func WithRemoteDescription(d string) RemoteOption { return func(r *remote) { r.description = d } }
+
+// WithOAuth sends the access tokens of c with every request to the remote
+// agent: c discovers the agent's authorization server from its 401, gets
+// tokens (client credentials) or refreshes a person's, and a delegation
+// that needs a person's consent fails saying how to give it
+// ([auth.ConsentError]).
+func WithOAuth(c *auth.Client) RemoteOption { return func(r *remote) { r.oauth = c } }
+
+// WithCardKeys makes the remote agent trusted only if its card is signed
+// (A2A 1.0 signed agent cards) by one of keys, such as the set a server
+// made with a [CardSigner] serves at [KeysPath], fetched once over a
+// channel the caller trusts. A card that is unsigned, or whose signatures
+// do not verify, is refused: the call fails with an error wrapping
+// [ErrCardSignature], and no message is sent.
+func WithCardKeys(keys jose.JSONWebKeySet) RemoteOption {
+	return func(r *remote) { r.keys = &keys }
+}
 
 // WithPollInterval sets how often a remote task that is still working
 // after SendMessage returned is polled (default 500ms).
@@ -79,6 +99,9 @@ func Remote(name, cardURL string, opts ...RemoteOption) (swarm.Tool, error) {
 	}
 	c := *r.client
 	c.Transport = traceprop.Transport(c.Transport)
+	if r.oauth != nil {
+		c.Transport = r.oauth.Transport(c.Transport)
+	}
 	if r.token != "" {
 		c.Transport = &bearer{token: r.token, base: c.Transport}
 	}
@@ -93,6 +116,8 @@ type remote struct {
 	name, cardURL, description, token string
 	client                            *http.Client
 	poll                              time.Duration
+	keys                              *jose.JSONWebKeySet
+	oauth                             *auth.Client
 
 	mu  sync.Mutex
 	cli *a2aclient.Client
@@ -123,11 +148,17 @@ func (r *remote) connect(ctx context.Context) (*a2aclient.Client, error) {
 	if r.cli != nil {
 		return r.cli, nil
 	}
-	base, opts := r.cardURL, []agentcard.ResolveOption(nil)
-	if strings.HasSuffix(strings.TrimSuffix(base, "/"), ".json") {
-		opts = append(opts, agentcard.WithPath(""))
+	var card *sdk.AgentCard
+	var err error
+	if r.keys != nil {
+		card, err = r.verifiedCard(ctx)
+	} else {
+		base, opts := r.cardURL, []agentcard.ResolveOption(nil)
+		if strings.HasSuffix(strings.TrimSuffix(base, "/"), ".json") {
+			opts = append(opts, agentcard.WithPath(""))
+		}
+		card, err = agentcard.NewResolver(r.client).Resolve(ctx, base, opts...)
 	}
-	card, err := agentcard.NewResolver(r.client).Resolve(ctx, base, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("fetch the agent card from %s: %w", r.cardURL, err)
 	}
@@ -137,6 +168,45 @@ func (r *remote) connect(ctx context.Context) (*a2aclient.Client, error) {
 	}
 	r.cli = cli
 	return cli, nil
+}
+
+// maxCardBytes bounds an agent card read for verification.
+const maxCardBytes = 1 << 20
+
+// verifiedCard fetches the card and checks its signatures with r.keys.
+func (r *remote) verifiedCard(ctx context.Context) (*sdk.AgentCard, error) {
+	u := r.cardURL
+	if !strings.HasSuffix(strings.TrimSuffix(u, "/"), ".json") {
+		u = strings.TrimSuffix(u, "/") + CardPath
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	res, err := r.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, maxCardBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: status %d", u, res.StatusCode)
+	}
+	if len(raw) > maxCardBytes {
+		return nil, fmt.Errorf("GET %s: the card exceeds %d bytes", u, maxCardBytes)
+	}
+	if err := VerifyCard(raw, *r.keys); err != nil {
+		return nil, err
+	}
+	var card sdk.AgentCard
+	if err := json.Unmarshal(raw, &card); err != nil {
+		return nil, fmt.Errorf("GET %s: %w", u, err)
+	}
+	return &card, nil
 }
 
 // forget drops the client after a failure to reach the agent, so that the

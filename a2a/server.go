@@ -62,6 +62,10 @@ type Options struct {
 	// KeepAlive is the interval of SSE keep-alive comments on streams
 	// (default 15s; negative: none).
 	KeepAlive time.Duration
+	// Signer, when set, signs every card (A2A 1.0 signed agent cards); its
+	// public keys are served at [KeysPath], which the signatures' jku
+	// header names.
+	Signer *CardSigner
 }
 
 // server serves the agents of a runtime's swarms.
@@ -141,7 +145,14 @@ func NewHandler(rt *swarm.Runtime, opts Options) (http.Handler, error) {
 		}))
 		a.rpc = a2asrv.NewJSONRPCHandler(&taskHandler{rt: rt, agent: a}, topts...)
 		a.card = a2asrv.NewAgentCardHandler(a2asrv.AgentCardProducerFn(func(ctx context.Context) (*sdk.AgentCard, error) {
-			return s.card(a, baseURLFrom(ctx)), nil
+			base := baseURLFrom(ctx)
+			c := s.card(ctx, a, base)
+			if s.opts.Signer != nil {
+				if err := s.opts.Signer.Sign(c, base+KeysPath); err != nil {
+					return nil, err
+				}
+			}
+			return c, nil
 		}))
 		s.agents[id] = a
 	}
@@ -165,6 +176,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.serveCard(w, r, a)
+		return
+	}
+	if path == KeysPath {
+		s.serveKeys(w)
 		return
 	}
 	rest, ok := strings.CutPrefix(path, PathPrefix)
@@ -206,6 +221,17 @@ func (s *server) serveCard(w http.ResponseWriter, r *http.Request, a *agent) {
 		base = scheme + "://" + r.Host
 	}
 	a.card.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), baseURLKey{}, base)))
+}
+
+// serveKeys serves the public keys of the card signer.
+func (s *server) serveKeys(w http.ResponseWriter) {
+	if s.opts.Signer == nil {
+		httpError(w, http.StatusNotFound, "the agent cards of this server are not signed")
+		return
+	}
+	w.Header().Set("Content-Type", "application/jwk-set+json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_ = json.NewEncoder(w).Encode(s.opts.Signer.PublicKeys())
 }
 
 type baseURLKey struct{}

@@ -317,8 +317,9 @@ func TestJSONSwarm(t *testing.T) {
 	wantErr(t, err, sdk.ErrInvalidParams)
 	_, err = c.SendMessage(swarmtest.Context(t), &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewDataPart(map[string]any{"city": 3}))})
 	wantErr(t, err, sdk.ErrInvalidParams)
+	// A file is an attachment, not the input: alone, the input is missing.
 	_, err = c.SendMessage(swarmtest.Context(t), &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewFileURLPart("https://example.com/a.pdf", "application/pdf"))})
-	wantErr(t, err, sdk.ErrUnsupportedContentType)
+	wantErr(t, err, sdk.ErrInvalidParams)
 }
 
 func TestPauseResume(t *testing.T) {

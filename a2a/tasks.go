@@ -17,6 +17,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -462,8 +463,12 @@ func (h *taskHandler) send(ctx context.Context, req *sdk.SendMessageRequest) (id
 		}
 		switch p.Content.(type) {
 		case sdk.Text, sdk.Data:
+		case sdk.Raw, sdk.URL:
+			if msg.TaskID != "" {
+				return "", "", 0, sdk.NewError(sdk.ErrUnsupportedContentType, "a follow-up message takes text and data parts; files go with the message that starts a task")
+			}
 		default:
-			return "", "", 0, sdk.NewError(sdk.ErrUnsupportedContentType, "only text and data parts are accepted")
+			return "", "", 0, sdk.NewError(sdk.ErrUnsupportedContentType, "only text, data and file parts are accepted")
 		}
 	}
 	if msg.TaskID != "" {
@@ -479,7 +484,8 @@ func (h *taskHandler) send(ctx context.Context, req *sdk.SendMessageRequest) (id
 	}
 	id, err = h.rt.Start(ctx, h.agent.id, input,
 		swarm.WithID(h.runID(ctx, msg.ID)),
-		swarm.WithValues(map[string]any{ValueContextID: contextID, ValueMessageID: msg.ID}))
+		swarm.WithValues(map[string]any{ValueContextID: contextID, ValueMessageID: msg.ID}),
+		swarm.WithParts(attachments(msg)...))
 	switch {
 	case errors.Is(err, swarm.ErrInvalidInput):
 		return "", "", 0, sdk.NewError(sdk.ErrInvalidParams, err.Error())
@@ -601,6 +607,26 @@ func (h *taskHandler) input(msg *sdk.Message) (json.RawMessage, error) {
 		return nil, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("swarm %s takes a JSON input matching its schema (see its agent card): send a data part, or a text part holding JSON", h.agent.id))
 	}
 	return json.RawMessage(text), nil
+}
+
+// attachments are the file parts of a message (bytes, or a URL) as the
+// run's input parts: images, audio and other files by media type, with
+// their names. The run validates them (an invalid one is InvalidParams).
+func attachments(msg *sdk.Message) []model.Part {
+	var out []model.Part
+	for _, p := range msg.Parts {
+		switch c := p.Content.(type) {
+		case sdk.Raw:
+			out = append(out, model.Attachment(p.Filename, p.MediaType, c))
+		case sdk.URL:
+			part := model.Part{Type: model.PartFile, URL: string(c), Name: p.Filename, MediaType: p.MediaType}
+			if strings.HasPrefix(p.MediaType, "image/") {
+				part.Type, part.Name = model.PartImage, ""
+			}
+			out = append(out, part)
+		}
+	}
+	return out
 }
 
 // messageText is the text of a message: its text parts, its data parts as

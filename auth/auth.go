@@ -113,13 +113,27 @@ func Allowed(ctx context.Context, id string) bool {
 	return p == nil || p.Allows(id)
 }
 
-// Check is Allowed as an error: nil, or ErrForbidden naming the swarm.
+// Check is Allowed as an error: nil, or a [*ForbiddenError] (which is
+// ErrForbidden) naming the swarm.
 func Check(ctx context.Context, id string) error {
 	if Allowed(ctx, id) {
 		return nil
 	}
-	return fmt.Errorf("swarm %q: %w", id, ErrForbidden)
+	return &ForbiddenError{Swarm: id}
 }
+
+// ForbiddenError refuses a caller a swarm its token is not allowed; it is
+// [ErrForbidden] to errors.Is. A front end answers it 403 with the
+// principal's [Principal.ScopeChallenge] for Swarm.
+type ForbiddenError struct {
+	// Swarm is the swarm refused.
+	Swarm string
+}
+
+func (e *ForbiddenError) Error() string { return fmt.Sprintf("swarm %q: %v", e.Swarm, ErrForbidden) }
+
+// Is reports whether target is ErrForbidden.
+func (e *ForbiddenError) Is(target error) bool { return target == ErrForbidden }
 
 type entry struct {
 	sum  [sha256.Size]byte

@@ -119,6 +119,9 @@ type OAuth struct {
 
 	cacheMu sync.Mutex
 	cache   map[[sha256.Size]byte]cached
+
+	mdMu sync.Mutex
+	md   *ServerMetadata
 }
 
 type cached struct {
@@ -309,10 +312,62 @@ func (o *OAuth) fetchKeys(ctx context.Context) (*jose.JSONWebKeySet, error) {
 	return &set, nil
 }
 
-// discover reads jwks_uri from the issuer's authorization server metadata
-// (RFC 8414), or else its OpenID configuration.
+// discover reads jwks_uri from the issuer's metadata.
 func (o *OAuth) discover(ctx context.Context) (string, error) {
-	u, _ := url.Parse(o.cfg.Issuer)
+	md, err := o.ServerMetadata(ctx)
+	if err != nil {
+		return "", err
+	}
+	if err := absURL("jwks_uri", md.JWKSURI); err != nil {
+		return "", err
+	}
+	return md.JWKSURI, nil
+}
+
+// ServerMetadata returns the issuer's authorization server metadata,
+// read once (and again after a failure).
+func (o *OAuth) ServerMetadata(ctx context.Context) (*ServerMetadata, error) {
+	o.mdMu.Lock()
+	defer o.mdMu.Unlock()
+	if o.md != nil {
+		return o.md, nil
+	}
+	md, err := DiscoverServer(ctx, o.cfg.Client, o.cfg.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	o.md = md
+	return md, nil
+}
+
+// ServerMetadata is what this package reads of an authorization server's
+// metadata (RFC 8414, or OpenID Connect Discovery).
+type ServerMetadata struct {
+	Issuer                      string   `json:"issuer"`
+	AuthorizationEndpoint       string   `json:"authorization_endpoint,omitempty"`
+	TokenEndpoint               string   `json:"token_endpoint,omitempty"`
+	JWKSURI                     string   `json:"jwks_uri,omitempty"`
+	DeviceAuthorizationEndpoint string   `json:"device_authorization_endpoint,omitempty"`
+	RegistrationEndpoint        string   `json:"registration_endpoint,omitempty"`
+	CodeChallengeMethods        []string `json:"code_challenge_methods_supported,omitempty"`
+	GrantTypes                  []string `json:"grant_types_supported,omitempty"`
+	// URL is where the metadata was read.
+	URL string `json:"-"`
+}
+
+// DiscoverServer reads the metadata of the authorization server issuer
+// with client (nil: a client with a 10 s timeout): RFC 8414's
+// /.well-known/oauth-authorization-server first, then OpenID Connect's
+// /.well-known/openid-configuration. The metadata must name issuer as
+// its issuer.
+func DiscoverServer(ctx context.Context, client *http.Client, issuer string) (*ServerMetadata, error) {
+	if err := absURL("issuer", issuer); err != nil {
+		return nil, err
+	}
+	if client == nil {
+		client = &http.Client{Timeout: 10 * time.Second}
+	}
+	u, _ := url.Parse(issuer)
 	path := strings.TrimSuffix(u.Path, "/")
 	rfc := *u
 	rfc.Path = "/.well-known/oauth-authorization-server" + path
@@ -320,39 +375,42 @@ func (o *OAuth) discover(ctx context.Context) (string, error) {
 	oidc.Path = path + "/.well-known/openid-configuration"
 	var errs []error
 	for _, m := range []string{rfc.String(), oidc.String()} {
-		var md struct {
-			Issuer  string `json:"issuer"`
-			JWKSURI string `json:"jwks_uri"`
-		}
-		if err := o.getJSON(ctx, m, &md); err != nil {
+		var md ServerMetadata
+		if err := getJSON(ctx, client, m, &md); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if md.Issuer != o.cfg.Issuer {
-			return "", fmt.Errorf("metadata at %s names issuer %q, want %q", m, md.Issuer, o.cfg.Issuer)
+		if md.Issuer != issuer {
+			return nil, fmt.Errorf("auth: metadata at %s names issuer %q, want %q", m, md.Issuer, issuer)
 		}
-		if err := absURL("jwks_uri", md.JWKSURI); err != nil {
-			return "", err
-		}
-		return md.JWKSURI, nil
+		md.URL = m
+		return &md, nil
 	}
-	return "", fmt.Errorf("issuer metadata: %w", errors.Join(errs...))
+	return nil, fmt.Errorf("auth: issuer metadata: %w", errors.Join(errs...))
 }
 
 // maxDocument bounds the documents read from the issuer.
 const maxDocument = 1 << 20
 
 func (o *OAuth) getJSON(ctx context.Context, u string, v any) error {
+	return getJSON(ctx, o.cfg.Client, u, v)
+}
+
+// getJSON reads the JSON document at u into v.
+func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Accept", "application/json")
-	return o.do(req, v)
+	return doJSON(client, req, v)
 }
 
-func (o *OAuth) do(req *http.Request, v any) error {
-	res, err := o.cfg.Client.Do(req)
+func (o *OAuth) do(req *http.Request, v any) error { return doJSON(o.cfg.Client, req, v) }
+
+// doJSON sends req and decodes its 200 answer into v.
+func doJSON(client *http.Client, req *http.Request, v any) error {
+	res, err := client.Do(req)
 	if err != nil {
 		return err
 	}

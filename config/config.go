@@ -63,6 +63,8 @@ type File struct {
 	conversations []*conversationDef
 	// teams: see team.go.
 	teams []*teamDef
+	// workflows: see workflow.go.
+	workflows []*workflowDef
 
 	// net: the network section, shares and node (see network.go).
 	net *netDef
@@ -117,7 +119,8 @@ func (f *File) Tool(name string) swarm.Tool {
 }
 
 // Register adds the file's agents (with [swarm.Runtime.RegisterAgent], so
-// that Go code can hand off to them by name), swarms and conversations (with
+// that Go code can hand off to them by name), swarms, conversations, teams
+// and workflows (with
 // [swarm.Runtime.Register]) to rt. Each call makes new values, using the
 // current f.Model as the default model. Nothing is registered if a name is
 // already taken in rt.
@@ -154,6 +157,11 @@ func (f *File) Register(rt *swarm.Runtime) error {
 	for _, t := range f.teams {
 		if taken["swarm "+t.name] {
 			return fmt.Errorf("%s: %w: team %q is already registered", name, swarm.ErrDuplicate, t.name)
+		}
+	}
+	for _, w := range f.workflows {
+		if taken["swarm "+w.name] {
+			return fmt.Errorf("%s: %w: workflow %q is already registered", name, swarm.ErrDuplicate, w.name)
 		}
 	}
 	if err := f.connectToolsets(); err != nil {
@@ -243,6 +251,14 @@ func (f *File) build(st store.Store) ([]*swarm.Agent, []swarm.Definition, error)
 	}
 	for _, t := range f.teams {
 		defs = append(defs, t.define(byName))
+	}
+	jsonIn := f.jsonInput()
+	for _, w := range f.workflows {
+		def, err := w.define(byName, jsonIn)
+		if err != nil {
+			return nil, nil, err
+		}
+		defs = append(defs, def)
 	}
 	return agents, defs, nil
 }

@@ -77,6 +77,16 @@
 //	    agent_history: {sales: text}   # per-agent policy
 //	    name_speakers: true            # prefix other agents' text with [name]
 //	    context: {topic: "", customer: ""}   # the initial shared context
+//	workflows:                         # deterministic graphs (package workflow); swarm run ID starts one
+//	  article:
+//	    start: write                   # default: the first node
+//	    max_steps: 12                  # nodes run at most, cycles included (default 100)
+//	    nodes:
+//	      write: {agent: weather, retry: 1, timeout: 2m}   # or swarm: ID (a swarm, team or workflow)
+//	      approve: {human: "Publish it?", schema: {type: object, properties: {ok: {type: boolean}}}, asks: 2}
+//	    edges:
+//	      - {from: write, to: approve}
+//	      - {from: approve, to: write, when: {field: ok, equals: false}}   # GJSON path, JSON equality
 //
 // Relative paths resolve against the directory of the YAML file: the script
 // of a "scripted:PATH" model spec, a command whose first element contains a

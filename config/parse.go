@@ -30,7 +30,7 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "a2a_agents", "serve", "network", "share", "guardrails", "limits"}
+	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "workflows", "a2a_agents", "serve", "network", "share", "guardrails", "limits"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "network_tools", "guardrails", "compaction", "memory", "knowledge"}
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools", "guardrails", "hold_stream", "compaction", "memory", "knowledge"}
@@ -363,6 +363,7 @@ func (p *parser) parse(data []byte) *File {
 	}
 	f.conversations = p.conversations(top)
 	f.teams = p.teams(top, f.conversations)
+	f.workflows = p.workflows(top, f)
 	uses := false
 	for _, a := range f.agents {
 		uses = uses || a.networkTools != nil

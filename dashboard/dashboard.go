@@ -140,6 +140,8 @@ func (d *Dashboard) routes() {
 	page("GET /ui/teams", (*Dashboard).teamsPage)
 	page("GET /ui/teams/{id}", (*Dashboard).teamPage)
 	page("GET /ui/network", (*Dashboard).networkPage)
+	page("GET /ui/memory", (*Dashboard).memoryPage)
+	page("GET /ui/memory/{bank}", (*Dashboard).bankPage)
 	action("POST /ui/runs/{id}/resume", (*Dashboard).resume)
 	action("POST /ui/runs/{id}/stop", (*Dashboard).stop)
 	action("POST /ui/runs/{id}/fork", (*Dashboard).fork)
@@ -148,6 +150,8 @@ func (d *Dashboard) routes() {
 	action("POST /ui/teams/{id}/mail", (*Dashboard).teamMail)
 	action("POST /ui/teams/{id}/tasks", (*Dashboard).teamTask)
 	action("POST /ui/teams/{id}/shutdown", (*Dashboard).teamShutdown)
+	action("POST /ui/memory/{bank}/delete", (*Dashboard).deleteBank)
+	action("POST /ui/memory/{bank}/entries/delete", (*Dashboard).deleteMemory)
 	d.mux.Handle("/ui/", d.authed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.error(w, r, http.StatusNotFound, "There is no page at "+r.URL.Path+".")
 	})))
@@ -307,6 +311,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 var titles = map[string]string{
 	"login": "Log in", "runs": "Runs", "run": "Run", "conversations": "Conversations", "swarms": "Swarms",
 	"cluster": "Node and cluster", "error": "Error", "teams": "Teams", "team": "Team", "network": "Network",
+	"memory": "Memory", "bank": "Memory bank",
 }
 
 type errorData struct {

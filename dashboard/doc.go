@@ -7,8 +7,9 @@
 // or, for an idle teammate, a mail form, stop with a reason, delete, and
 // fork from any recorded step), conversations as transcripts with a chat
 // box, teams (roster, mail history, task board; mail, add tasks, shut a
-// teammate down), the registry of swarms, the network, and the node and
-// its cluster. The team, conversations, network and cluster pages refresh
+// teammate down), the registry of swarms, agents' memory banks (their
+// entries by key; delete an entry or a bank, with a token allowed every
+// swarm), the network, and the node and its cluster. The team, conversations, network and cluster pages refresh
 // a live part of themselves every few seconds (?fragment=live), as the
 // runs list does.
 //
@@ -47,7 +48,8 @@
 // that removing a token from the server's configuration logs out every
 // browser using it, and several nodes of a cluster accept the same cookie.
 // The dashboard's forms that change runs (resume, stop, delete, fork,
-// start, and the team's mail, task and shutdown forms) are
+// start, the team's mail, task and shutdown forms, and the memory
+// deletes) are
 // refused unless they come from the dashboard's own origin
 // ([http.CrossOriginProtection]) and carry a CSRF token derived from the
 // session. Without tokens (a loopback server), there is no login.

@@ -652,7 +652,7 @@ func (d *Dashboard) parseTemplates() error {
 		return fmt.Errorf("dashboard: templates: %w", err)
 	}
 	d.pages["fragments"] = base
-	for _, name := range []string{"login", "runs", "run", "conversations", "swarms", "cluster", "error", "teams", "team", "network"} {
+	for _, name := range []string{"login", "runs", "run", "conversations", "swarms", "cluster", "error", "teams", "team", "network", "memory", "bank"} {
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("dashboard: template %s: %w", name, err)

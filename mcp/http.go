@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/swarmrt/swarm"
@@ -38,17 +40,31 @@ func principalOf(extra *sdk.RequestExtra) *auth.Principal {
 }
 
 // NewHTTPHandler serves [NewServer]'s server over the streamable HTTP
-// transport, for mounting at /mcp. It does not authenticate: mount it
-// behind (*auth.Authenticator).Middleware, whose principal it passes on to
-// every MCP request (an MCP session stays bound to the token that opened
-// it). A tools/call or prompts/get of a swarm the caller's token is not
-// allowed is answered 403 before it reaches the server; every handler
-// checks again. Idle sessions are closed after [SessionTimeout]. Requests
-// to a localhost address with another Host header are refused (DNS
-// rebinding protection). If the server cannot be built, every request is
-// answered 500 with the reason.
+// transport, for mounting at /mcp, in both revisions of the protocol: a
+// request whose MCP-Protocol-Version header names 2026-07-28 (or later) is
+// served statelessly, each request standing alone with its version and
+// capabilities in its _meta; any other request is served in the session
+// that an initialize request opened (2025-11-25 and before).
+//
+// A stateless client that declares the Tasks extension ([TasksExtension])
+// in a tools/call's capabilities gets the run as a task (see [Task]) when
+// it has not ended within [Options.TaskWait], and follows it with
+// tasks/get, tasks/update (the answer to a pause) and tasks/cancel. A task
+// is its run: the store holds its state, so it survives the server's
+// restart and any server on the same store answers for it.
+//
+// The handler does not authenticate: mount it behind
+// (*auth.Authenticator).Middleware, whose principal it passes on to every
+// MCP request (an MCP session stays bound to the token that opened it). A
+// tools/call or prompts/get of a swarm the caller's token is not allowed,
+// and a tasks/* request for such a swarm's run, is answered 403 (with an
+// insufficient_scope challenge) before it reaches the server; every
+// handler checks again. Idle sessions are closed after [SessionTimeout].
+// Requests to a localhost address with another Host header are refused
+// (DNS rebinding protection). If the server cannot be built, every
+// request is answered 500 with the reason.
 func NewHTTPHandler(rt *swarm.Runtime, opts Options) http.Handler {
-	srv, err := NewServer(rt, opts)
+	srv, s, err := newServer(rt, opts, true)
 	if err != nil {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -59,10 +75,16 @@ func NewHTTPHandler(rt *swarm.Runtime, opts Options) http.Handler {
 	for _, d := range rt.Swarms() {
 		ids[d.ID()] = true
 	}
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+	get := func(*http.Request) *sdk.Server { return srv }
+	legacy := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{
 		Logger:         opts.Logger,
 		SessionTimeout: SessionTimeout,
 	})
+	modern := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{
+		Logger:    opts.Logger,
+		Stateless: true,
+	})
+	h := &eraHandler{legacy: legacy, modern: modern, s: s}
 	verify := func(ctx context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
 		p := auth.FromContext(r.Context())
 		if p == nil {
@@ -72,6 +94,96 @@ func NewHTTPHandler(rt *swarm.Runtime, opts Options) http.Handler {
 	}
 	withToken := sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 	return &httpHandler{plain: h, withToken: withToken, swarms: ids}
+}
+
+// eraHandler sends each request to the transport of its protocol
+// revision, and answers the Tasks extension's requests itself.
+type eraHandler struct {
+	legacy, modern http.Handler
+	s              *server
+}
+
+func (h *eraHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !protocolVersionModern(r.Header.Get("MCP-Protocol-Version")) {
+		h.legacy.ServeHTTP(w, r)
+		return
+	}
+	if r.Method == http.MethodPost {
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if err != nil {
+			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if h.serveTask(w, r, body) {
+			return
+		}
+		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+	}
+	h.modern.ServeHTTP(w, r)
+}
+
+// serveTask answers body if it is a tasks/get, tasks/update or
+// tasks/cancel request (which the SDK does not know), and reports whether
+// it did.
+func (h *eraHandler) serveTask(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	var req struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &req) != nil || !isTaskMethod(req.Method) {
+		return false
+	}
+	fail := func(status int, e *jsonrpc.Error) bool {
+		writeRPC(w, status, req.ID, nil, e)
+		return true
+	}
+	if len(req.ID) == 0 || string(req.ID) == "null" || req.JSONRPC != "2.0" {
+		return fail(http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: req.Method + ": not a JSON-RPC 2.0 request with an id"})
+	}
+	var p taskParams
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		return fail(http.StatusBadRequest, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: req.Method + ": invalid params: " + err.Error()})
+	}
+	if e := taskMetaError(req.Method, p.Meta); e != nil {
+		return fail(http.StatusBadRequest, e)
+	}
+	version, _ := p.Meta[sdk.MetaKeyProtocolVersion].(string)
+	switch header := r.Header.Get("MCP-Protocol-Version"); {
+	case version != header:
+		return fail(http.StatusBadRequest, &jsonrpc.Error{Code: codeHeaderMismatch, Message: fmt.Sprintf("MCP-Protocol-Version header %q does not match the request's %q", header, version)})
+	case r.Header.Get("Mcp-Method") != req.Method:
+		return fail(http.StatusBadRequest, &jsonrpc.Error{Code: codeHeaderMismatch, Message: fmt.Sprintf("Mcp-Method header %q does not match the method %q", r.Header.Get("Mcp-Method"), req.Method)})
+	case r.Header.Get("Mcp-Name") != p.TaskID:
+		return fail(http.StatusBadRequest, &jsonrpc.Error{Code: codeHeaderMismatch, Message: fmt.Sprintf("Mcp-Name header %q does not match the taskId %q", r.Header.Get("Mcp-Name"), p.TaskID)})
+	}
+	ctx := r.Context()
+	res, terr := h.s.handleTask(ctx, req.Method, p)
+	if terr != nil {
+		if terr.status == http.StatusForbidden {
+			w.Header().Set("WWW-Authenticate", auth.FromContext(ctx).ScopeChallenge(r.URL.Path, terr.swarm))
+		}
+		return fail(terr.status, terr.err)
+	}
+	writeRPC(w, http.StatusOK, req.ID, withServerInfo(res, h.s.impl), nil)
+	return true
+}
+
+// writeRPC writes a JSON-RPC response: res, or e.
+func writeRPC(w http.ResponseWriter, status int, id json.RawMessage, res any, e *jsonrpc.Error) {
+	if len(id) == 0 {
+		id = json.RawMessage(`null`)
+	}
+	msg := map[string]any{"jsonrpc": "2.0", "id": id}
+	if e != nil {
+		msg["error"] = e
+	} else {
+		msg["result"] = res
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(msg)
 }
 
 type httpHandler struct {

@@ -35,6 +35,11 @@ type Options struct {
 	Version string
 	// Logger receives the server's operational messages (default: discard).
 	Logger *slog.Logger
+	// TaskWait is how long a tools/call from a client that declares the
+	// Tasks extension waits for its run before answering with a task
+	// (default [DefaultTaskWait]; negative: at once). It applies to
+	// [NewHTTPHandler] and [Serve], which serve the extension.
+	TaskWait time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -46,6 +51,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.TaskWait == 0 {
+		o.TaskWait = DefaultTaskWait
 	}
 	return o
 }
@@ -76,6 +84,11 @@ type server struct {
 	// wrapped marks swarms whose input is not an object and travels as the
 	// "input" property of the tool's arguments.
 	wrapped map[string]bool
+	// taskWait is Options.TaskWait; tasks, whether the server answers
+	// with tasks (only where tasks/* is served).
+	taskWait time.Duration
+	tasks    bool
+	impl     *sdk.Implementation
 }
 
 // NewServer returns an MCP server on which every swarm registered with rt
@@ -102,34 +115,46 @@ type server struct {
 // principal (see [NewHTTPHandler]); listings show only the swarms the caller
 // may use. Over stdio there is no principal and everything is allowed.
 func NewServer(rt *swarm.Runtime, opts Options) (*sdk.Server, error) {
+	srv, _, err := newServer(rt, opts, false)
+	return srv, err
+}
+
+// newServer is NewServer; with tasks, the server declares the Tasks
+// extension and answers tools/call with tasks (its caller serves tasks/*).
+func newServer(rt *swarm.Runtime, opts Options, tasks bool) (*sdk.Server, *server, error) {
 	if rt == nil {
-		return nil, errors.New("mcp: NewServer with a nil runtime")
+		return nil, nil, errors.New("mcp: NewServer with a nil runtime")
 	}
 	opts = opts.withDefaults()
-	s := &server{rt: rt, log: opts.Logger, defs: map[string]swarm.Definition{}, wrapped: map[string]bool{}}
+	impl := &sdk.Implementation{Name: opts.Name, Version: opts.Version}
+	s := &server{rt: rt, log: opts.Logger, defs: map[string]swarm.Definition{}, wrapped: map[string]bool{}, taskWait: opts.TaskWait, tasks: tasks, impl: impl}
 	defs := rt.Swarms()
 	slices.SortFunc(defs, func(a, b swarm.Definition) int { return strings.Compare(a.ID(), b.ID()) })
-	srv := sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version}, &sdk.ServerOptions{
+	caps := &sdk.ServerCapabilities{
+		Completions: &sdk.CompletionCapabilities{},
+		Tools:       &sdk.ToolCapabilities{},
+		Prompts:     &sdk.PromptCapabilities{},
+		Resources:   &sdk.ResourceCapabilities{},
+		Logging:     &sdk.LoggingCapabilities{},
+	}
+	if tasks {
+		caps.AddExtension(TasksExtension, map[string]any{})
+	}
+	srv := sdk.NewServer(impl, &sdk.ServerOptions{
 		Logger: opts.Logger,
 		Instructions: "Each tool runs a swarm of agents to completion and returns its result. " +
 			"A run that pauses for a human returns its run_id and reason; answer it with the resume tool. " +
 			"Run results are also resources at " + ResultURITemplate + ".",
 		CompletionHandler: s.complete,
-		Capabilities: &sdk.ServerCapabilities{
-			Completions: &sdk.CompletionCapabilities{},
-			Tools:       &sdk.ToolCapabilities{},
-			Prompts:     &sdk.PromptCapabilities{},
-			Resources:   &sdk.ResourceCapabilities{},
-			Logging:     &sdk.LoggingCapabilities{},
-		},
+		Capabilities:      caps,
 	})
 	for _, d := range defs {
 		if d.ID() == ResumeTool {
-			return nil, fmt.Errorf("mcp: swarm %q has the name of the built-in resume tool", d.ID())
+			return nil, nil, fmt.Errorf("mcp: swarm %q has the name of the built-in resume tool", d.ID())
 		}
 		tool, wrapped, err := swarmTool(d)
 		if err != nil {
-			return nil, fmt.Errorf("mcp: swarm %s: %w", d.ID(), err)
+			return nil, nil, fmt.Errorf("mcp: swarm %s: %w", d.ID(), err)
 		}
 		s.defs[d.ID()] = d
 		s.wrapped[d.ID()] = wrapped
@@ -155,7 +180,11 @@ func NewServer(rt *swarm.Runtime, opts Options) (*sdk.Server, error) {
 		URITemplate: ResultURITemplate,
 	}, s.readResult)
 	srv.AddReceivingMiddleware(s.filterListings)
-	return srv, nil
+	if tasks {
+		srv.AddReceivingMiddleware(s.taskCalls)
+	}
+	srv.AddReceivingMiddleware(typeResults)
+	return srv, s, nil
 }
 
 // swarmTool describes swarm d as a tool.
@@ -238,24 +267,33 @@ func errorResult(format string, args ...any) *sdk.CallToolResult {
 
 // callSwarm is the handler of every swarm tool.
 func (s *server) callSwarm(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-	id := req.Params.Name
 	ctx = callerContext(ctx, req.Extra)
-	if err := check(ctx, id); err != nil {
-		return nil, err
+	runID, res, err := s.start(ctx, req.Params.Name, req.Params.Arguments)
+	if err != nil || res != nil {
+		return res, err
 	}
-	input, err := s.input(id, req.Params.Arguments)
+	return s.await(ctx, req, runID, 0)
+}
+
+// start starts a run of swarm id for a tool call's arguments. A call
+// refused for its arguments gets an error result instead of a run.
+func (s *server) start(ctx context.Context, id string, args json.RawMessage) (string, *sdk.CallToolResult, error) {
+	if err := check(ctx, id); err != nil {
+		return "", nil, err
+	}
+	input, err := s.input(id, args)
 	if err != nil {
-		return errorResult("invalid arguments for swarm %s: %v", id, err), nil
+		return "", errorResult("invalid arguments for swarm %s: %v", id, err), nil
 	}
 	runID, err := s.rt.Start(ctx, id, input)
 	if err != nil {
 		if errors.Is(err, swarm.ErrInvalidInput) {
-			return errorResult("%v", err), nil
+			return "", errorResult("%v", err), nil
 		}
-		return nil, fmt.Errorf("start %s: %w", id, err)
+		return "", nil, fmt.Errorf("start %s: %w", id, err)
 	}
 	s.log.Info("run started", "swarm", id, "run", runID)
-	return s.await(ctx, req, runID, 0)
+	return runID, nil, nil
 }
 
 // input turns a tool's arguments into the swarm's JSON input.

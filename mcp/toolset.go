@@ -23,6 +23,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/model"
 )
 
 // Defaults of a Toolset.
@@ -63,6 +65,12 @@ type Toolset struct {
 	URL string
 	// Headers are sent with every HTTP request (Authorization, say).
 	Headers map[string]string
+	// OAuth, when set, adds its access tokens to every HTTP request: a
+	// server that needs OAuth is reached with tokens the client gets
+	// (client credentials) or refreshes (a person's login), and a call
+	// that needs a person's consent fails with an error saying how to
+	// give it ([auth.ConsentError]).
+	OAuth *auth.Client
 	// Allow, when not empty, keeps only the tools whose name matches one of
 	// its patterns ([path.Match] syntax: "get_*"); Deny drops the tools that
 	// match one of its patterns. Patterns match the server's tool names.
@@ -207,7 +215,11 @@ func (ts *Toolset) connectLocked(ctx context.Context) (*sdk.ClientSession, error
 	}
 	var transport sdk.Transport
 	if ts.URL != "" {
-		client := &http.Client{Transport: headerTransport{headers: ts.Headers, next: traceprop.Transport(nil)}}
+		var next http.RoundTripper = traceprop.Transport(nil)
+		if ts.OAuth != nil {
+			next = ts.OAuth.Transport(next)
+		}
+		client := &http.Client{Transport: headerTransport{headers: ts.Headers, next: next}}
 		transport = &sdk.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: client, DisableStandaloneSSE: true}
 	} else {
 		ts.stderr = &tail{max: 2 << 10}
@@ -287,7 +299,38 @@ func (ts *Toolset) call(ctx context.Context, name string, args json.RawMessage) 
 		}
 		return "", errors.New(text)
 	}
+	if note := attachMedia(ctx, res); note != "" {
+		text += "\n" + note
+	}
 	return text, nil
+}
+
+// attachMedia attaches the images, audio and embedded binary resources of
+// a tool result to the result the model sees (swarm.AttachParts), besides
+// the text that describes them. It returns a note for the model about any
+// it could not attach; outside a run (a toolset called directly) nothing
+// is attached.
+func attachMedia(ctx context.Context, res *sdk.CallToolResult) string {
+	var parts []model.Part
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.ImageContent:
+			parts = append(parts, model.Image(c.MIMEType, c.Data))
+		case *sdk.AudioContent:
+			parts = append(parts, model.Audio(c.MIMEType, c.Data))
+		case *sdk.EmbeddedResource:
+			if r := c.Resource; r != nil && len(r.Blob) > 0 {
+				parts = append(parts, model.Attachment(path.Base(r.URI), r.MIMEType, r.Blob))
+			}
+		}
+	}
+	if len(parts) == 0 || swarm.RunID(ctx) == "" {
+		return ""
+	}
+	if err := swarm.AttachParts(ctx, parts...); err != nil {
+		return "(its images and files could not be attached: " + err.Error() + ")"
+	}
+	return ""
 }
 
 // resultText renders a tool result for a model: its text content, with

@@ -92,6 +92,10 @@ type Message struct {
 	Name string `json:"name,omitempty"`
 	// IsError marks a tool message whose content describes a failure.
 	IsError bool `json:"is_error,omitempty"`
+	// Parts are images, files, audio and further text that follow Content:
+	// a user's attachments, or what a tool returned besides its text (see
+	// [Part]). Nil for a text-only message.
+	Parts []Part `json:"parts,omitempty"`
 }
 
 // ToolDef describes a tool offered to the model.

@@ -57,6 +57,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	msg := err.Error()
+	if fe := (*auth.ForbiddenError)(nil); errors.As(err, &fe) {
+		// RFC 6750: name the scope the token lacks, so that an OAuth
+		// client can ask for it.
+		w.Header().Set("WWW-Authenticate", auth.FromContext(r.Context()).ScopeChallenge(r.URL.Path, fe.Swarm))
+	}
 	switch {
 	case status == http.StatusInternalServerError:
 		msg = "internal server error"
@@ -98,7 +103,7 @@ func classify(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, "too_large"
 	case errors.Is(err, store.ErrConflict):
 		return http.StatusConflict, "conflict"
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrNoBlob):
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, swarm.ErrUnknownSwarm):
 		return http.StatusNotFound, "unknown_swarm"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/model"
 )
 
 // StartRequest is the body of POST /v1/swarms/{swarm}/runs.
@@ -23,6 +24,11 @@ type StartRequest struct {
 	ID string `json:"id,omitempty"`
 	// Values are the data the swarm's instruction templates see.
 	Values map[string]any `json:"values,omitempty"`
+	// Parts are images, files and audio attached to the input: each
+	// {"type": "image"|"file"|"audio", "media_type", "data" (base64)} or
+	// {"type", "url"}, files with a "name". A multipart/form-data start
+	// sends them as file fields instead.
+	Parts []model.Part `json:"parts,omitempty"`
 }
 
 // RunStatus is the body of the run endpoints: the run's status, and for a
@@ -72,7 +78,11 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req StartRequest
-	if !decodeBody(w, r, &req, true) {
+	if isMultipart(r) {
+		if !s.decodeMultipartStart(w, r, &req) {
+			return
+		}
+	} else if !decodeBody(w, r, &req, true) {
 		return
 	}
 	if len(req.Input) == 0 {
@@ -94,6 +104,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	if req.Values != nil {
 		opts = append(opts, swarm.WithValues(req.Values))
 	}
+	opts = append(opts, startParts(&req)...)
 	id, err := s.rt.Start(ctx, swarmID, req.Input, opts...)
 	if err != nil {
 		s.fail(w, r, err)
@@ -134,8 +145,8 @@ func (s *Server) sameStart(ctx context.Context, id string, req StartRequest) err
 	if err := json.Unmarshal(recs[0].Data, &ev); err != nil {
 		return fmt.Errorf("run %s: decode start record: %w", id, err)
 	}
-	if !equalJSON(ev.Input, req.Input) || !equalJSON(mustJSON(ev.Values), mustJSON(req.Values)) {
-		return fmt.Errorf("%w: run %s exists with a different input or values", errConflict, id)
+	if !equalJSON(ev.Input, req.Input) || !equalJSON(mustJSON(ev.Values), mustJSON(req.Values)) || !sameParts(ev.Parts, req.Parts) {
+		return fmt.Errorf("%w: run %s exists with a different input, values or parts", errConflict, id)
 	}
 	return nil
 }

@@ -71,6 +71,10 @@ type Options struct {
 	// MaxBodyBytes limits request bodies (default 1 MiB); a larger body
 	// gets 413.
 	MaxBodyBytes int64
+	// MaxUploadBytes limits the body of a run's start, which may carry
+	// attachments; a larger body gets 413. The default is 32 MiB, or
+	// MaxBodyBytes when that is set.
+	MaxUploadBytes int64
 	// Heartbeat is the interval of SSE comment lines that keep idle event
 	// streams alive (default 15s).
 	Heartbeat time.Duration
@@ -141,6 +145,7 @@ var routes = []route{
 	{"POST", "/v1/runs/{id}/fork", false, (*Server).forkRun},
 	{"GET", "/v1/runs/{id}/events", false, (*Server).events},
 	{"GET", "/v1/runs/{id}/requests/{key...}", false, (*Server).modelRequest},
+	{"GET", "/v1/runs/{id}/blobs/{hash}", false, (*Server).getBlob},
 	{"GET", "/v1/registry/search", false, (*Server).searchRegistry},
 	{"GET", "/v1/teams/{id}", false, (*Server).teamRoster},
 	{"GET", "/v1/teams/{id}/mail", false, (*Server).teamInbox},
@@ -159,6 +164,12 @@ var routes = []route{
 func New(rt *swarm.Runtime, opts Options) (*Server, error) {
 	if rt == nil {
 		return nil, errors.New("server: nil runtime")
+	}
+	if opts.MaxUploadBytes <= 0 {
+		opts.MaxUploadBytes = DefaultMaxUploadBytes
+		if opts.MaxBodyBytes > 0 {
+			opts.MaxUploadBytes = opts.MaxBodyBytes
+		}
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
@@ -262,7 +273,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
 	}
 	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+		limit := s.opts.MaxBodyBytes
+		if isStart(r) {
+			limit = s.opts.MaxUploadBytes
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 	}
 	h, pattern := s.mux.Handler(r)
 	if pattern != "" {

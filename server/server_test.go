@@ -420,8 +420,9 @@ func TestAuth(t *testing.T) {
 		if req.body != "" {
 			ct = "application/json"
 		}
-		if res := echoOnly.do(req.method, req.path, ct, req.body); res.status != 403 || res.errorCode() != "forbidden" {
-			t.Errorf("%s %s with another swarm's token: %d %s", req.method, req.path, res.status, res.body)
+		if res := echoOnly.do(req.method, req.path, ct, req.body); res.status != 403 || res.errorCode() != "forbidden" ||
+			res.header.Get("WWW-Authenticate") != `Bearer error="insufficient_scope"` {
+			t.Errorf("%s %s with another swarm's token: %d %q %s", req.method, req.path, res.status, res.header.Get("WWW-Authenticate"), res.body)
 		}
 	}
 	// The refused resume changed nothing.

@@ -123,7 +123,7 @@ func (m *memberRun) spawnDeclared(ctx context.Context) error {
 	for _, name := range m.tc.td.order {
 		t := m.tc.td.members[name]
 		key := "spawn/" + name
-		if _, ok, err := m.d.Recorded(key); err != nil || ok {
+		if _, ok, err := m.d.RecordedEvent(key); err != nil || ok {
 			if err != nil {
 				return err
 			}
@@ -176,7 +176,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, error) {
 	limit := &swarm.Failure{Reason: fmt.Sprintf("teammate %s reached its limit of %d wakes", m.tc.self, m.tc.td.maxWakes)}
 	over := n > m.tc.td.maxWakes+1
 	for _, k := range []string{key + "/wake", key + "/await/resumed"} {
-		ev, ok, err := d.Recorded(k)
+		ev, ok, err := d.RecordedEvent(k)
 		switch {
 		case err != nil:
 			return "", err
@@ -191,7 +191,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, idle, err := d.Recorded(key + "/await")
+	_, idle, err := d.RecordedEvent(key + "/await")
 	if err != nil {
 		return "", err
 	}
@@ -238,7 +238,7 @@ func (m *memberRun) work2do(ctx context.Context) (opening string, task *store.Ta
 // claimed returns the task piece of work key claimed when it was woken
 // without mail: as recorded, or claimed now (and recorded).
 func (m *memberRun) claimed(ctx context.Context, key string) (string, error) {
-	if ev, ok, err := m.d.Recorded(key + "/claim"); err != nil || ok {
+	if ev, ok, err := m.d.RecordedEvent(key + "/claim"); err != nil || ok {
 		return ev.Message, err
 	}
 	opening, task, err := m.claimNext(ctx)
@@ -348,14 +348,14 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 		}
 		tkey := key + "/t" + strconv.Itoa(turn)
 		x := swarm.Step{}
-		_, replayed, err := d.Recorded(tkey + "/model")
+		_, replayed, err := d.RecordedEvent(tkey + "/model")
 		if err != nil {
 			return nil, err
 		}
-		if _, ended, _ := d.Recorded(key + "/reply"); ended && !replayed {
+		if _, ended, _ := d.RecordedEvent(key + "/reply"); ended && !replayed {
 			return nil, nil
 		}
-		inbox, ok, err := d.Recorded(tkey + "/inbox")
+		inbox, ok, err := d.RecordedEvent(tkey + "/inbox")
 		switch {
 		case err != nil:
 			return nil, err
@@ -390,7 +390,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 		resp, err := d.AtTurn(turn).ModelStep(ctx, tkey, m.msgs, x)
 		if err != nil {
 			var f *swarm.Failure
-			if errors.As(err, &f) && !f.Final() {
+			if errors.As(err, &f) && !f.Ends() {
 				// The model failed (after its retries): the piece of
 				// work ends with the failure.
 				return nil, m.answer(ctx, n, turn, "", f.Reason)
@@ -407,7 +407,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 			return nil, err
 		}
 		for i, c := range calls {
-			m.msgs = append(m.msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].Output, IsError: results[i].IsError})
+			m.msgs = append(m.msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: results[i].Output, IsError: results[i].IsError, Parts: results[i].Parts})
 		}
 		reason, ok, err := m.shutdownApproved(tkey, calls)
 		if err != nil {
@@ -433,7 +433,7 @@ const maxInbox = 100
 // on), and nil goes on.
 func (m *memberRun) answer(ctx context.Context, n, turn int, text, failure string) error {
 	key := m.prefix(n) + "/reply"
-	if _, ok, err := m.d.Recorded(key); err != nil || ok {
+	if _, ok, err := m.d.RecordedEvent(key); err != nil || ok {
 		return err
 	}
 	reply := swarm.Event{Type: swarm.EventReply, Key: key, Agent: m.tc.self, Text: text, Turn: turn, IsError: failure != "", Reason: failure}
@@ -458,7 +458,7 @@ func (m *memberRun) shutdownApproved(tkey string, calls []model.ToolCall) (strin
 		if c.Name != toolShutdownResponse {
 			continue
 		}
-		ev, ok, err := m.d.Recorded(tkey + "/tool/" + c.ID + "/protocol")
+		ev, ok, err := m.d.RecordedEvent(tkey + "/tool/" + c.ID + "/protocol")
 		switch {
 		case err != nil:
 			return "", false, err

@@ -3,8 +3,13 @@ package main_test
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,6 +20,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/swarmrt/swarm/a2a"
 )
 
 // oidcProvider starts the certified OpenID provider of interop/oauth
@@ -161,9 +170,6 @@ func TestServeOAuth(t *testing.T) {
 	if code, _, body := bearer(t, "GET", s.URL+"/v1/swarms", trip, ""); code != 200 || !strings.Contains(body, `"trip"`) || strings.Contains(body, `"approval"`) {
 		t.Errorf("token with swarm:trip lists: %d %s", code, body)
 	}
-	if code, _, body := bearer(t, "GET", s.URL+"/v1/swarms/approval", trip, ""); code != 403 {
-		t.Errorf("token with swarm:trip, swarm approval: %d %s, want 403", code, body)
-	}
 	if code, _, body := bearer(t, "GET", s.URL+"/v1/swarms/approval", clientToken(t, issuer, oauthResource, "swarm:*"), ""); code != 200 {
 		t.Errorf("token with swarm:*, swarm approval: %d %s", code, body)
 	}
@@ -178,10 +184,16 @@ func TestServeOAuth(t *testing.T) {
 	// Outside the scopes: 403 naming the scope to ask for (step-up).
 	mcpCall := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"approval","arguments":{"input":"x"}}}`
 	for _, c := range []struct{ name, path, body, challenge string }{
+		{"HTTP API", "/v1/swarms/approval", "", `Bearer error="insufficient_scope", scope="swarm:approval", resource_metadata="` + oauthResource + `/.well-known/oauth-protected-resource"`},
+		{"HTTP API run", "/v1/swarms/approval/runs", `{"input":"x"}`, `Bearer error="insufficient_scope", scope="swarm:approval", resource_metadata="` + oauthResource + `/.well-known/oauth-protected-resource"`},
 		{"A2A", "/a2a/approval", a2aCall, `Bearer error="insufficient_scope", scope="swarm:approval", resource_metadata="` + oauthResource + `/.well-known/oauth-protected-resource"`},
 		{"MCP", "/mcp", mcpCall, `Bearer error="insufficient_scope", scope="swarm:approval", resource_metadata="` + oauthResource + `/.well-known/oauth-protected-resource/mcp"`},
 	} {
-		if code, challenge, body := bearer(t, "POST", s.URL+c.path, trip, c.body); code != 403 || challenge != c.challenge {
+		method := "POST"
+		if c.body == "" {
+			method = "GET"
+		}
+		if code, challenge, body := bearer(t, method, s.URL+c.path, trip, c.body); code != 403 || challenge != c.challenge {
 			t.Errorf("%s approval with swarm:trip: %d %q %s, want 403 %q", c.name, code, challenge, body, c.challenge)
 		}
 	}
@@ -273,5 +285,83 @@ func TestServeOAuthKeyRotation(t *testing.T) {
 	}
 	if code, _, body := bearer(t, "GET", s.URL+"/v1/swarms/trip", old, ""); code != 401 {
 		t.Errorf("token of the retired key: %d %s, want 401", code, body)
+	}
+}
+
+// TestServeA2ACard: with OAuth on and a card signing key, swarm serve's
+// agent cards declare the authorization server's flows (read from its
+// metadata) for the swarm's scope, and carry a signature that the keys the
+// server publishes verify.
+func TestServeA2ACard(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	issuer, _ := oidcProvider(t, ctx, "SCOPES=swarm:* swarm:trip swarm:approval")
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalECPrivateKey(k)
+	keyFile := filepath.Join(t.TempDir(), "card-key.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := serveWithOAuth(t, ctx, "    issuer: "+issuer+"\n    resource: "+oauthResource+"\n", "SWARM_A2A_SIGNING_KEY="+keyFile)
+
+	code, _, raw := bearer(t, "GET", s.URL+"/a2a/trip/.well-known/agent-card.json", "", "")
+	var card struct {
+		SecuritySchemes map[string]struct {
+			OAuth2SecurityScheme *struct {
+				Oauth2MetadataURL string `json:"oauth2MetadataUrl"`
+				Flows             map[string]struct {
+					AuthorizationURL       string            `json:"authorizationUrl"`
+					DeviceAuthorizationURL string            `json:"deviceAuthorizationUrl"`
+					TokenURL               string            `json:"tokenUrl"`
+					Scopes                 map[string]string `json:"scopes"`
+					PKCERequired           bool              `json:"pkceRequired"`
+				} `json:"flows"`
+			} `json:"oauth2SecurityScheme"`
+		} `json:"securitySchemes"`
+		SecurityRequirements []map[string]any             `json:"securityRequirements"`
+		Signatures           []struct{ Protected string } `json:"signatures"`
+	}
+	if err := json.Unmarshal([]byte(raw), &card); code != 200 || err != nil {
+		t.Fatalf("card: %d %v %s", code, err, raw)
+	}
+	code2 := card.SecuritySchemes["oauth2"].OAuth2SecurityScheme
+	cc := card.SecuritySchemes["oauth2-client-credentials"].OAuth2SecurityScheme
+	if code2 == nil || cc == nil || !strings.HasPrefix(code2.Oauth2MetadataURL, issuer+"/.well-known/") {
+		t.Fatalf("card schemes: %s", raw)
+	}
+	ac, ok := code2.Flows["authorizationCode"]
+	if !ok || !strings.HasPrefix(ac.AuthorizationURL, issuer) || !strings.HasPrefix(ac.TokenURL, issuer) || !ac.PKCERequired || ac.Scopes["swarm:trip"] == "" {
+		t.Errorf("authorization code flow: %+v", code2.Flows)
+	}
+	if f, ok := cc.Flows["clientCredentials"]; !ok || f.TokenURL != ac.TokenURL || f.Scopes["swarm:trip"] == "" {
+		t.Errorf("client credentials flow: %+v", cc.Flows)
+	}
+	if dc := card.SecuritySchemes["oauth2-device-code"].OAuth2SecurityScheme; dc == nil || !strings.HasPrefix(dc.Flows["deviceCode"].DeviceAuthorizationURL, issuer) {
+		t.Errorf("device code flow: %s", raw)
+	}
+	if len(card.SecurityRequirements) != 4 {
+		t.Errorf("security requirements: %v", card.SecurityRequirements)
+	}
+	// The token endpoint the card names issues a token the server takes.
+	if code, _, body := bearer(t, "POST", s.URL+"/a2a/trip", clientToken(t, issuer, oauthResource, "swarm:trip"), `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"none"}}`); code != 200 || !strings.Contains(body, "error") {
+		t.Errorf("A2A with a token from the card's flow: %d %s", code, body)
+	}
+
+	if len(card.Signatures) != 1 {
+		t.Fatalf("signatures: %s", raw)
+	}
+	hb, _ := base64.RawURLEncoding.DecodeString(card.Signatures[0].Protected)
+	var h struct{ Jku string }
+	_ = json.Unmarshal(hb, &h)
+	_, _, jwks := bearer(t, "GET", h.Jku, "", "")
+	var keys jose.JSONWebKeySet
+	if err := json.Unmarshal([]byte(jwks), &keys); err != nil {
+		t.Fatalf("keys at %q: %v %s", h.Jku, err, jwks)
+	}
+	if err := a2a.VerifyCard([]byte(raw), keys); err != nil {
+		t.Errorf("verify the served card: %v", err)
 	}
 }

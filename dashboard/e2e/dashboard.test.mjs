@@ -8,13 +8,11 @@
 // build); CHROMIUM the browser (default /usr/bin/chromium).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, cpSync, rmSync, readFileSync, existsSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync, cpSync, rmSync, existsSync } from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { serve, stop, swarmBin, launchChromium } from "./serve.mjs";
+import { serve, stop, swarmBin, launchChromium, checkA11y } from "./serve.mjs";
 
-const require = createRequire(import.meta.url);
 const here = path.dirname(new URL(import.meta.url).pathname);
 const out = path.join(here, "out");
 const shots = path.join(out, "screenshots");
@@ -74,17 +72,6 @@ async function login(token = ADMIN) {
 
 async function shot(page, name) {
   await page.screenshot({ path: path.join(shots, name + ".png"), fullPage: true });
-}
-
-// axe-core, from npm, checks WCAG 2 A and AA rules (labels, contrast,
-// landmarks, names of controls).
-async function checkA11y(page, name) {
-  // Evaluated through the DevTools protocol: the page's CSP forbids
-  // inline scripts, as it should.
-  await page.evaluate(readFileSync(require.resolve("axe-core/axe.min.js"), "utf8"));
-  const result = await page.evaluate(async () => await window.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } }));
-  const bad = result.violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
-  assert.deepEqual(bad, [], `accessibility violations on ${name}`);
 }
 
 before(async () => {

@@ -1,6 +1,11 @@
 // Starting and stopping `swarm serve` for the browser tests.
 import { spawn, execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import assert from "node:assert/strict";
 import path from "node:path";
+
+const require = createRequire(import.meta.url);
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 
@@ -53,4 +58,15 @@ export async function launchChromium(chromium) {
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     args: ["--headless", "--no-sandbox", "--disable-gpu"],
   });
+}
+
+// checkA11y fails if axe-core, from npm, finds violations of the WCAG 2 A
+// and AA rules (labels, contrast, landmarks, names of controls) on page.
+export async function checkA11y(page, name) {
+  // Evaluated through the DevTools protocol: the page's CSP forbids
+  // inline scripts, as it should.
+  await page.evaluate(readFileSync(require.resolve("axe-core/axe.min.js"), "utf8"));
+  const result = await page.evaluate(async () => await window.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } }));
+  const bad = result.violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`);
+  assert.deepEqual(bad, [], `accessibility violations on ${name}`);
 }

@@ -163,6 +163,7 @@ func (a *app) command() *cobra.Command {
 	root.AddCommand(a.chatCmd())
 	root.AddCommand(a.teamCmd())
 	root.AddCommand(a.versionCmd())
+	root.AddCommand(a.loginCmd())
 	root.AddCommand(a.agentsCmd())
 	root.AddCommand(a.memoryCmd())
 	return root
@@ -421,6 +422,7 @@ func (a *app) runCmd() *cobra.Command {
 	var id, values string
 	var quiet bool
 	var budget swarm.Budget
+	var attach []string
 	c := &cobra.Command{
 		Use:   "run [flags] SWARM [INPUT]",
 		Short: "Start a run and follow it to its end; the result is printed as JSON",
@@ -462,6 +464,13 @@ func (a *app) runCmd() *cobra.Command {
 				}
 				opts = append(opts, swarm.WithValues(v))
 			}
+			if len(attach) > 0 {
+				parts, err := attachments(attach)
+				if err != nil {
+					return usageError{err}
+				}
+				opts = append(opts, swarm.WithParts(parts...))
+			}
 			runID, err := rt.Start(ctx, args[0], raw, opts...)
 			switch {
 			case errors.Is(err, store.ErrExists):
@@ -495,6 +504,7 @@ func (a *app) runCmd() *cobra.Command {
 	c.Flags().StringVar(&id, "id", "", "run id (default: generated); starting an existing id follows that run, and continues it if its process died")
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "print nothing on stderr but errors")
 	c.Flags().StringVar(&values, "values", "", "the run's values, as a JSON object: what its instructions and memory bank names are filled from")
+	c.Flags().StringArrayVar(&attach, "attach", nil, "attach FILE (an image, a PDF or another file, audio) to the input; repeat for more")
 	c.Flags().Int64Var(&budget.ModelCalls, "max-model-calls", 0, "limit on the run tree's model calls (default: the file's limits: model_calls, else "+fmt.Sprint(swarm.DefaultMaxModelCalls)+"; -1: none)")
 	c.Flags().Int64Var(&budget.ToolCalls, "max-tool-calls", 0, "limit on the run tree's tool calls (default: the file's limits: tool_calls, else "+fmt.Sprint(swarm.DefaultMaxToolCalls)+"; -1: none)")
 	return c
@@ -538,10 +548,10 @@ func (a *app) driveOrphan(ctx context.Context, rt *swarm.Runtime, id string, qui
 	}
 }
 
-// swarmList names the swarms of the definitions file, for messages about
-// a swarm that is missing or unknown.
+// swarmList names the swarms and workflows of the definitions file, for
+// messages about a swarm that is missing or unknown.
 func swarmList(rt *swarm.Runtime, file *config.File) string {
-	ids := file.SwarmIDs()
+	ids := append(file.SwarmIDs(), file.WorkflowIDs()...)
 	if len(ids) == 0 {
 		return file.Path + " defines no swarms"
 	}
@@ -811,7 +821,7 @@ func (a *app) eventsCmd() *cobra.Command {
 					return err
 				}
 				for _, ev := range evs {
-					writeJSON(a.stdout, ev)
+					writeJSON(a.stdout, withoutBytes(ev))
 				}
 				return nil
 			}
@@ -819,7 +829,7 @@ func (a *app) eventsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				writeJSON(a.stdout, ev)
+				writeJSON(a.stdout, withoutBytes(ev))
 			}
 			return nil
 		}),

@@ -22,7 +22,8 @@ func (a *app) mcpCmd() *cobra.Command {
 		Use:   "mcp",
 		Short: "Serve the swarms as an MCP server on standard input and output",
 		Long: "Serve the swarms of the definitions file as MCP tools (one per swarm, plus resume), run results as\n" +
-			"resources (swarm://runs/{id}/result) and swarm instructions as prompts, over stdio. Runs interrupted\n" +
+			"resources (swarm://runs/{id}/result) and swarm instructions as prompts, over stdio; a stateless (2026-07-28)\n" +
+			"client that declares the Tasks extension gets long runs as tasks (tasks/get, tasks/update, tasks/cancel). Runs interrupted\n" +
 			"earlier are recovered first. Logs go to stderr only; the protocol owns stdout.",
 		Args: cobra.NoArgs,
 		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
@@ -32,12 +33,12 @@ func (a *app) mcpCmd() *cobra.Command {
 			} else if len(ids) > 0 {
 				log.Info("recovered interrupted runs", "runs", len(ids))
 			}
-			srv, err := mcp.NewServer(rt, mcp.Options{Version: Version, Logger: log})
-			if err != nil {
+			opts := mcp.Options{Version: Version, Logger: log}
+			if _, err := mcp.NewServer(rt, opts); err != nil {
 				return usageError{err}
 			}
 			t := &sdk.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopCloser{a.stdout}}
-			if err := srv.Run(ctx, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, sdk.ErrConnectionClosed) {
+			if err := mcp.Serve(ctx, rt, opts, t); err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) && !errors.Is(err, sdk.ErrConnectionClosed) {
 				return fmt.Errorf("mcp: %w", err)
 			}
 			return nil

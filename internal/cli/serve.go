@@ -318,13 +318,13 @@ func serveOAuth(rt *swarm.Runtime, sec *config.ServeOAuth) (*auth.OAuth, error) 
 }
 
 // printEndpoints lists, at the start of swarm serve, the swarms,
-// conversations and teams served (each kind the file has) and where each
+// conversations, teams and workflows served (each kind the file has) and where each
 // protocol answers.
 func printEndpoints(w io.Writer, base string, file *config.File, mounts []server.Mount) {
 	for _, kind := range []struct {
 		name string
 		ids  []string
-	}{{"swarms", file.SwarmIDs()}, {"conversations", file.ConversationIDs()}, {"teams", file.TeamIDs()}} {
+	}{{"swarms", file.SwarmIDs()}, {"conversations", file.ConversationIDs()}, {"teams", file.TeamIDs()}, {"workflows", file.WorkflowIDs()}} {
 		if len(kind.ids) > 0 {
 			fmt.Fprintf(w, "swarm: %s of %s: %s\n", kind.name, file.Path, strings.Join(kind.ids, ", "))
 		}

@@ -13,12 +13,14 @@ package anthropic
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -143,6 +145,9 @@ func (m *Model) params(req *model.Request, name string) (anthropic.MessageNewPar
 	if req.System != "" {
 		p.System = []anthropic.TextBlockParam{{Text: req.System}}
 	}
+	if err := model.CheckParts(Provider, name, req.Messages); err != nil {
+		return p, err
+	}
 	msgs := make([]anthropic.MessageParam, 0, len(req.Messages))
 	for i := range req.Messages {
 		msg := &req.Messages[i]
@@ -151,9 +156,37 @@ func (m *Model) params(req *model.Request, name string) (anthropic.MessageNewPar
 		switch msg.Role {
 		case model.RoleUser:
 			role, blocks = anthropic.MessageParamRoleUser, []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock(msg.Content)}
+			if len(msg.Parts) > 0 {
+				if msg.Content == "" {
+					blocks = blocks[:0]
+				}
+				for j := range msg.Parts {
+					b, err := partBlock(name, i, j, &msg.Parts[j])
+					if err != nil {
+						return p, err
+					}
+					blocks = append(blocks, b)
+				}
+			}
 		case model.RoleTool:
 			role, blocks = anthropic.MessageParamRoleUser, []anthropic.ContentBlockParamUnion{anthropic.NewToolResultBlock(msg.ToolCallID, msg.Content, msg.IsError)}
+			if len(msg.Parts) > 0 {
+				tr := blocks[0].OfToolResult
+				if msg.Content == "" {
+					tr.Content = tr.Content[:0]
+				}
+				for j := range msg.Parts {
+					b, err := partBlock(name, i, j, &msg.Parts[j])
+					if err != nil {
+						return p, err
+					}
+					tr.Content = append(tr.Content, anthropic.ToolResultBlockParamContentUnion{OfText: b.OfText, OfImage: b.OfImage, OfDocument: b.OfDocument})
+				}
+			}
 		case model.RoleAssistant:
+			if len(msg.Parts) > 0 {
+				return p, model.Unsupported(Provider, name, i, 0, &msg.Parts[0], "an assistant message takes no parts")
+			}
 			role = anthropic.MessageParamRoleAssistant
 			if msg.Content != "" {
 				blocks = append(blocks, anthropic.NewTextBlock(msg.Content))
@@ -192,6 +225,74 @@ func (m *Model) params(req *model.Request, name string) (anthropic.MessageNewPar
 		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tp})
 	}
 	return p, nil
+}
+
+// partBlock is a part as a content block: text; an image (base64 of
+// image/jpeg, image/png, image/gif or image/webp, or a URL); a document
+// (base64 of application/pdf, text/plain as text, or a PDF's URL), titled
+// with the file's name. The Messages API takes no audio. The blocks it
+// returns are also valid in a tool_result's content.
+func partBlock(name string, i, j int, p *model.Part) (anthropic.ContentBlockParamUnion, error) {
+	switch p.Type {
+	case model.PartText:
+		return anthropic.NewTextBlock(p.Text), nil
+	case model.PartImage:
+		if p.URL != "" && !strings.HasPrefix(p.URL, "data:") {
+			return anthropic.NewImageBlock(anthropic.URLImageSourceParam{URL: p.URL}), nil
+		}
+		data, mt, err := partData(p)
+		if err != nil {
+			return anthropic.ContentBlockParamUnion{}, model.Unsupported(Provider, name, i, j, p, err.Error())
+		}
+		switch mt {
+		case "image/jpeg", "image/png", "image/gif", "image/webp":
+		default:
+			return anthropic.ContentBlockParamUnion{}, model.Unsupported(Provider, name, i, j, p, "the Messages API takes images of type image/jpeg, image/png, image/gif or image/webp")
+		}
+		return anthropic.NewImageBlockBase64(mt, base64.StdEncoding.EncodeToString(data)), nil
+	case model.PartFile:
+		var doc anthropic.DocumentBlockParam
+		if p.URL != "" && !strings.HasPrefix(p.URL, "data:") {
+			doc.Source.OfURL = &anthropic.URLPDFSourceParam{URL: p.URL}
+		} else {
+			data, mt, err := partData(p)
+			if err != nil {
+				return anthropic.ContentBlockParamUnion{}, model.Unsupported(Provider, name, i, j, p, err.Error())
+			}
+			switch {
+			case mt == "application/pdf":
+				doc.Source.OfBase64 = &anthropic.Base64PDFSourceParam{Data: base64.StdEncoding.EncodeToString(data)}
+			case mt == "text/plain" && utf8.Valid(data):
+				doc.Source.OfText = &anthropic.PlainTextSourceParam{Data: string(data)}
+			default:
+				return anthropic.ContentBlockParamUnion{}, model.Unsupported(Provider, name, i, j, p, "the Messages API takes documents of type application/pdf or text/plain (UTF-8)")
+			}
+		}
+		if p.Name != "" {
+			doc.Title = param.NewOpt(p.Name)
+		}
+		return anthropic.ContentBlockParamUnion{OfDocument: &doc}, nil
+	}
+	return anthropic.ContentBlockParamUnion{}, model.Unsupported(Provider, name, i, j, p, "the Messages API takes text, images and documents, not "+string(p.Type))
+}
+
+// partData returns a part's bytes and bare media type, decoding a data: URL.
+func partData(p *model.Part) ([]byte, string, error) {
+	data, mt := p.Data, p.MediaType
+	if len(data) == 0 {
+		rest, ok := strings.CutPrefix(p.URL, "data:")
+		meta, enc, found := strings.Cut(rest, ",")
+		if !ok || !found || !strings.HasSuffix(meta, ";base64") {
+			return nil, "", errors.New("a data: URL must be base64")
+		}
+		var err error
+		if data, err = base64.StdEncoding.DecodeString(enc); err != nil {
+			return nil, "", fmt.Errorf("data: URL: %w", err)
+		}
+		mt = strings.TrimSuffix(meta, ";base64")
+	}
+	mt, _, _ = strings.Cut(mt, ";")
+	return data, strings.ToLower(strings.TrimSpace(mt)), nil
 }
 
 // inputSchema splits a JSON schema into the SDK's input schema.

@@ -20,6 +20,6 @@ func newModel(t *testing.T) func(string, *http.Client) model.Model {
 }
 
 func TestConformance(t *testing.T) {
-	modeltest.Run(t, modeltest.Config{Wire: modeltest.Anthropic, New: newModel(t), ToolErrors: true, CacheWrites: true,
+	modeltest.Run(t, modeltest.Config{Wire: modeltest.Anthropic, New: newModel(t), ToolErrors: true, CacheWrites: true, Parts: &modeltest.Parts{},
 		ContextTooLong: modeltest.Fault{Status: 400, Code: "invalid_request_error", Message: "prompt is too long: 215000 tokens > 200000 maximum"}})
 }

@@ -25,6 +25,8 @@ type anthropicBlock struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
 	IsError   bool            `json:"is_error"`
+
+	raw json.RawMessage // the whole block
 }
 
 // blocks reads content that is a string or a list of blocks.
@@ -33,9 +35,16 @@ func blocks(raw json.RawMessage) ([]anthropicBlock, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		return []anthropicBlock{{Type: "text", Text: s}}, nil
 	}
-	var bs []anthropicBlock
-	if err := json.Unmarshal(raw, &bs); err != nil {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(raw, &raws); err != nil {
 		return nil, fmt.Errorf("content is neither a string nor a list of blocks: %w", err)
+	}
+	bs := make([]anthropicBlock, len(raws))
+	for i, r := range raws {
+		if err := json.Unmarshal(r, &bs[i]); err != nil {
+			return nil, fmt.Errorf("content[%d]: %w", i, err)
+		}
+		bs[i].raw = r
 	}
 	return bs, nil
 }
@@ -80,22 +89,30 @@ func (anthropicWire) Decode(body []byte) (*Call, error) {
 		switch m.Role {
 		case "user":
 			var text string
-			for _, b := range bs {
+			var parts []model.Part
+			for j := range bs {
+				b := &bs[j]
 				switch b.Type {
 				case "text":
 					text += b.Text
+				case "image", "document":
+					p, err := anthropicMedia(b)
+					if err != nil {
+						return nil, fmt.Errorf("messages[%d]: %w", i, err)
+					}
+					parts = append(parts, *p)
 				case "tool_result":
-					out, err := contentText(b.Content)
+					out, tparts, err := anthropicToolResult(b.Content)
 					if err != nil {
 						return nil, fmt.Errorf("messages[%d]: tool_result: %w", i, err)
 					}
-					c.Messages = append(c.Messages, model.Message{Role: model.RoleTool, Content: out, ToolCallID: b.ToolUseID, IsError: b.IsError})
+					c.Messages = append(c.Messages, model.Message{Role: model.RoleTool, Content: out, ToolCallID: b.ToolUseID, IsError: b.IsError, Parts: tparts})
 				default:
 					return nil, fmt.Errorf("messages[%d]: unsupported block %q", i, b.Type)
 				}
 			}
-			if text != "" {
-				c.Messages = append(c.Messages, model.Message{Role: model.RoleUser, Content: text})
+			if text != "" || len(parts) > 0 {
+				c.Messages = append(c.Messages, model.Message{Role: model.RoleUser, Content: text, Parts: parts})
 			}
 		case "assistant":
 			msg := model.Message{Role: model.RoleAssistant}

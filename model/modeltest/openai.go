@@ -52,29 +52,6 @@ type chatRequest struct {
 	MaxCompletionTokens int64 `json:"max_completion_tokens"`
 }
 
-// contentText reads a message content that is a string or a list of text
-// parts.
-func contentText(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("content is neither a string nor a list of parts: %w", err)
-	}
-	for _, p := range parts {
-		s += p.Text
-	}
-	return s, nil
-}
-
 func (openAIChat) Decode(body []byte) (*Call, error) {
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -82,7 +59,7 @@ func (openAIChat) Decode(body []byte) (*Call, error) {
 	}
 	c := &Call{Model: req.Model, Stream: req.Stream, MaxTokens: max(req.MaxTokens, req.MaxCompletionTokens)}
 	for i, m := range req.Messages {
-		text, err := contentText(m.Content)
+		text, parts, err := readContent(m.Content, chatItem(m.Role == "user"))
 		if err != nil {
 			return nil, fmt.Errorf("messages[%d]: %w", i, err)
 		}
@@ -90,7 +67,7 @@ func (openAIChat) Decode(body []byte) (*Call, error) {
 		case "system", "developer":
 			c.System += text
 		case "user":
-			c.Messages = append(c.Messages, model.Message{Role: model.RoleUser, Content: text})
+			c.Messages = append(c.Messages, model.Message{Role: model.RoleUser, Content: text, Parts: parts})
 		case "assistant":
 			msg := model.Message{Role: model.RoleAssistant, Content: text}
 			for _, tc := range m.ToolCalls {

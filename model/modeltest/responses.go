@@ -57,13 +57,13 @@ func (openAIResponses) Decode(body []byte) (*Call, error) {
 				c.Messages = append(c.Messages, model.Message{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{call}})
 			}
 		case it.Type == "function_call_output":
-			out, err := contentText(it.Output)
+			out, parts, err := readContent(it.Output, responsesItem)
 			if err != nil {
 				return nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
-			c.Messages = append(c.Messages, model.Message{Role: model.RoleTool, Content: out, ToolCallID: it.CallID})
+			c.Messages = append(c.Messages, model.Message{Role: model.RoleTool, Content: out, ToolCallID: it.CallID, Parts: parts})
 		case it.Type == "message" || it.Type == "":
-			text, err := contentText(it.Content)
+			text, parts, err := readContent(it.Content, responsesItem)
 			if err != nil {
 				return nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
@@ -71,7 +71,7 @@ func (openAIResponses) Decode(body []byte) (*Call, error) {
 			case "system", "developer":
 				c.System += text
 			case "user", "assistant":
-				c.Messages = append(c.Messages, model.Message{Role: model.Role(it.Role), Content: text})
+				c.Messages = append(c.Messages, model.Message{Role: model.Role(it.Role), Content: text, Parts: parts})
 			default:
 				return nil, fmt.Errorf("input[%d]: unknown role %q", i, it.Role)
 			}

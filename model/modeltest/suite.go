@@ -30,6 +30,23 @@ type Config struct {
 	ContextTooLong Fault
 	// CacheWrites says that the API reports cache writes.
 	CacheWrites bool
+	// Parts, when set, says what parts the API takes; the suite then
+	// sends images, files and audio and checks that they arrive as the
+	// vendor documents them, and that parts the API cannot take fail
+	// with [model.ErrUnsupportedPart] before any request.
+	Parts *Parts
+}
+
+// Parts describes the parts an API takes: every API of the suite takes
+// images (bytes and URLs) and PDF files in user messages and in tool
+// results.
+type Parts struct {
+	// Audio: the API takes wav audio in a user message.
+	Audio bool
+	// ToolMediaAsUser: the API takes only text in a tool message, so the
+	// images and files of tool results travel in a user message after
+	// them (Chat Completions).
+	ToolMediaAsUser bool
 }
 
 // Run checks that the provider of cfg speaks cfg.Wire correctly: text,
@@ -95,6 +112,10 @@ func jsonEqual(a, b []byte) bool {
 func run(t *testing.T, cfg Config, stream bool) {
 	ctx := context.Background()
 	before := runtime.NumGoroutine()
+
+	if cfg.Parts != nil {
+		t.Run("parts", func(t *testing.T) { runParts(t, cfg, stream) })
+	}
 
 	t.Run("text", func(t *testing.T) {
 		f := newFixture(t, cfg)

@@ -37,3 +37,69 @@ func BenchmarkChatBody(b *testing.B) {
 		}
 	}
 }
+
+// imageRequest is a request whose user message carries a 2 MB image.
+func imageRequest() *model.Request {
+	img := make([]byte, 2<<20)
+	for i := range img {
+		img[i] = byte(i * 7)
+	}
+	return &model.Request{
+		System:   "Describe the picture.",
+		Messages: []model.Message{{Role: model.RoleUser, Content: "What is in it?", Parts: []model.Part{model.Image("image/png", img)}}},
+	}
+}
+
+// BenchmarkChatBodyImage measures building a Chat Completions body with a
+// 2 MB image (base64 into a data URL).
+func BenchmarkChatBodyImage(b *testing.B) {
+	m, err := New(WithModel("m"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := imageRequest()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.chatBody(req, "m", false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkResponsesBodyImage measures building and encoding (with the
+// SDK, as it sends it) a Responses body with a 2 MB image.
+func BenchmarkResponsesBodyImage(b *testing.B) {
+	m, err := New(WithModel("m"), WithAPI(Responses))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := imageRequest()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := m.responsesParams(req, "m")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := json.Marshal(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkChatBodyBlob is BenchmarkChatBodyImage with the image loaded
+// from a blob, as in a run: its base64 is encoded once and reused.
+func BenchmarkChatBodyBlob(b *testing.B) {
+	m, err := New(WithModel("m"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := imageRequest()
+	p := &req.Messages[0].Parts[0]
+	p.Blob, p.Size = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", int64(len(p.Data))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.chatBody(req, "m", false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -197,5 +198,34 @@ func TestChatRequestOneWrite(t *testing.T) {
 		if n := writes.Load() - before; n != 1 {
 			t.Errorf("stream %v: the request took %d writes, want 1", stream, n)
 		}
+	}
+}
+
+// A loaded blob's base64 is encoded once per model and reused, keyed by
+// its hash; bytes without a blob are encoded every time.
+func TestBlobEncodingCached(t *testing.T) {
+	m, err := New(WithModel("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := []byte("\x89PNG\r\n\x1a\nimage bytes")
+	p := model.Part{Type: model.PartImage, MediaType: "image/png", Data: img, Blob: strings.Repeat("ab", 32), Size: int64(len(img))}
+	req := &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: "look", Parts: []model.Part{p}}}}
+	first, err := m.chatBody(req, "m", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(first), base64.StdEncoding.EncodeToString(img)) {
+		t.Fatalf("body %s lacks the image", first)
+	}
+	img[len(img)-1] = '!' // the same hash names the same bytes: the cached encoding is used
+	second, _ := m.chatBody(req, "m", false)
+	if string(second) != string(first) {
+		t.Error("the blob's base64 was encoded again")
+	}
+	req.Messages[0].Parts[0].Blob = ""
+	third, _ := m.chatBody(req, "m", false)
+	if !strings.Contains(string(third), base64.StdEncoding.EncodeToString(img)) {
+		t.Error("bytes without a blob were not encoded afresh")
 	}
 }

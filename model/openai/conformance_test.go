@@ -23,11 +23,13 @@ var openAIContextTooLong = modeltest.Fault{Status: 400, Code: "context_length_ex
 	Message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens."}
 
 func TestConformanceChat(t *testing.T) {
-	modeltest.Run(t, modeltest.Config{Wire: modeltest.OpenAIChat, New: newModel(t), StructuredOutput: true, ContextTooLong: openAIContextTooLong})
+	modeltest.Run(t, modeltest.Config{Wire: modeltest.OpenAIChat, New: newModel(t), StructuredOutput: true, ContextTooLong: openAIContextTooLong,
+		Parts: &modeltest.Parts{Audio: true, ToolMediaAsUser: true}})
 }
 
 func TestConformanceResponses(t *testing.T) {
-	modeltest.Run(t, modeltest.Config{Wire: modeltest.OpenAIResponses, New: newModel(t, openai.WithAPI(openai.Responses)), StructuredOutput: true, ContextTooLong: openAIContextTooLong})
+	modeltest.Run(t, modeltest.Config{Wire: modeltest.OpenAIResponses, New: newModel(t, openai.WithAPI(openai.Responses)), StructuredOutput: true, ContextTooLong: openAIContextTooLong,
+		Parts: &modeltest.Parts{}})
 }
 
 // A compatible server (as vLLM or Ollama) without structured output, and

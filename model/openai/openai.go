@@ -246,6 +246,9 @@ type Model struct {
 	responses   responses.ResponseService
 	embeddings  openai.EmbeddingService
 	embedModel  string
+	// blobs caches the base64 of loaded blob parts by hash: a run sends
+	// the same image with every call.
+	blobs encodedBlobs
 }
 
 // New returns a model with the given options. Without [WithAPIKey] it

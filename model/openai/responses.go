@@ -20,13 +20,27 @@ func (m *Model) responsesParams(req *model.Request, name string) (responses.Resp
 	if req.System != "" {
 		p.Instructions = param.NewOpt(req.System)
 	}
+	if err := model.CheckParts(m.provider, name, req.Messages); err != nil {
+		return p, err
+	}
 	items := make(responses.ResponseInputParam, 0, len(req.Messages))
 	for i := range req.Messages {
 		msg := &req.Messages[i]
 		switch msg.Role {
 		case model.RoleUser:
-			items = append(items, responses.ResponseInputItemParamOfMessage(msg.Content, responses.EasyInputMessageRoleUser))
+			if len(msg.Parts) == 0 {
+				items = append(items, responses.ResponseInputItemParamOfMessage(msg.Content, responses.EasyInputMessageRoleUser))
+				continue
+			}
+			content, err := m.inputContent(name, i, msg)
+			if err != nil {
+				return p, err
+			}
+			items = append(items, responses.ResponseInputItemParamOfMessage(content, responses.EasyInputMessageRoleUser))
 		case model.RoleAssistant:
+			if len(msg.Parts) > 0 {
+				return p, model.Unsupported(m.provider, name, i, 0, &msg.Parts[0], "an assistant message takes no parts")
+			}
 			if msg.Content != "" {
 				items = append(items, responses.ResponseInputItemParamOfMessage(msg.Content, responses.EasyInputMessageRoleAssistant))
 			}
@@ -39,6 +53,13 @@ func (m *Model) responsesParams(req *model.Request, name string) (responses.Resp
 			}
 		case model.RoleTool:
 			item := responses.ResponseInputItemParamOfFunctionCallOutput(msg.Content)
+			if len(msg.Parts) > 0 {
+				output, err := m.outputContent(name, i, msg)
+				if err != nil {
+					return p, err
+				}
+				item = responses.ResponseInputItemParamOfFunctionCallOutput(output)
+			}
 			item.OfFunctionCallOutput.CallID = param.NewOpt(msg.ToolCallID)
 			items = append(items, item)
 		default:
@@ -145,4 +166,76 @@ func (m *Model) responseOf(name string, r *responses.Response) (*model.Response,
 		out.FinishReason = "tool_calls"
 	}
 	return m.finish(name, out, refusal.String())
+}
+
+// inputContent is a user message with parts as Responses input content:
+// its text, then input_text, input_image (a URL or a data: URL) and
+// input_file (file_data as a data: URL, or file_url) items. The Responses
+// API takes no audio input.
+func (m *Model) inputContent(name string, i int, msg *model.Message) (responses.ResponseInputMessageContentListParam, error) {
+	return responseParts(m, name, i, msg,
+		func(text string) responses.ResponseInputContentUnionParam {
+			return responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: text}}
+		},
+		func(url string) responses.ResponseInputContentUnionParam {
+			return responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{
+				ImageURL: param.NewOpt(url), Detail: responses.ResponseInputImageDetailAuto}}
+		},
+		func(filename, data, url param.Opt[string]) responses.ResponseInputContentUnionParam {
+			return responses.ResponseInputContentUnionParam{OfInputFile: &responses.ResponseInputFileParam{Filename: filename, FileData: data, FileURL: url}}
+		})
+}
+
+// outputContent is a tool message with parts as a function_call_output's
+// list of output items: its text, then input_text, input_image and
+// input_file items, as for a user message.
+func (m *Model) outputContent(name string, i int, msg *model.Message) (responses.ResponseFunctionCallOutputItemListParam, error) {
+	return responseParts(m, name, i, msg,
+		func(text string) responses.ResponseFunctionCallOutputItemUnionParam {
+			return responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: text}}
+		},
+		func(url string) responses.ResponseFunctionCallOutputItemUnionParam {
+			return responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: param.NewOpt(url)}}
+		},
+		func(filename, data, url param.Opt[string]) responses.ResponseFunctionCallOutputItemUnionParam {
+			return responses.ResponseFunctionCallOutputItemUnionParam{OfInputFile: &responses.ResponseInputFileContentParam{Filename: filename, FileData: data, FileURL: url}}
+		})
+}
+
+// responseParts turns a message's text and parts into Responses content
+// items of type T, made by text, image and file.
+func responseParts[T any](m *Model, name string, i int, msg *model.Message,
+	text func(string) T, image func(url string) T, file func(filename, data, url param.Opt[string]) T) ([]T, error) {
+	out := make([]T, 0, len(msg.Parts)+1)
+	if msg.Content != "" {
+		out = append(out, text(msg.Content))
+	}
+	for j := range msg.Parts {
+		p := &msg.Parts[j]
+		switch p.Type {
+		case model.PartText:
+			out = append(out, text(p.Text))
+		case model.PartImage:
+			out = append(out, image(p.DataURL()))
+		case model.PartFile:
+			var data, url param.Opt[string]
+			if len(p.Data) > 0 || strings.HasPrefix(p.URL, "data:") {
+				data = param.NewOpt(p.DataURL())
+			} else {
+				url = param.NewOpt(p.URL)
+			}
+			out = append(out, file(param.NewOpt(fileName(p)), data, url))
+		default:
+			return nil, model.Unsupported(m.provider, name, i, j, p, "the Responses API takes text, images and files, not "+string(p.Type))
+		}
+	}
+	return out, nil
+}
+
+// fileName is a file part's name, "file" when it has none.
+func fileName(p *model.Part) string {
+	if p.Name == "" {
+		return "file"
+	}
+	return p.Name
 }

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/swarmrt/swarm/internal/yamljson"
+	"github.com/swarmrt/swarm/model"
 )
 
 // Load reads the YAML script file at path (see [Parse] for its format) and
@@ -57,6 +59,8 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 //	response_id: resp_1      # the response's id, as a provider gives it
 //	model: gpt-4o-2024-08-06 # the model that answered, as a provider names it
 //	error: rate_limited      # fail with this model.Kind instead of answering
+//	expect_parts:            # parts the request must hold (see Step.ExpectParts)
+//	  - {type: image, media_type: image/png, name: chart.png, min_bytes: 1}
 //
 // Mistakes, such as an unknown field or error kind, an invalid delay or a map
 // key in arguments that is not a string, are reported as a [*ParseError]
@@ -148,6 +152,8 @@ func parseStep(n *yaml.Node) (Step, error) {
 			s.ResponseID, err = scalar(v, "response_id")
 		case "model":
 			s.Model, err = scalar(v, "model")
+		case "expect_parts":
+			s.ExpectParts, err = parseExpectParts(v)
 		case "error":
 			s.Error, err = scalar(v, "error")
 			if err == nil {
@@ -157,7 +163,7 @@ func parseStep(n *yaml.Node) (Step, error) {
 				}
 			}
 		default:
-			err = perr(k, "unknown field %q (want text, tool_calls, usage, delay, response_id, model or error)", k.Value)
+			err = perr(k, "unknown field %q (want text, tool_calls, usage, delay, response_id, model, expect_parts or error)", k.Value)
 		}
 		if err != nil {
 			return s, err
@@ -214,6 +220,46 @@ func parseToolCalls(n *yaml.Node) ([]ToolCall, error) {
 		}
 	}
 	return calls, nil
+}
+
+func parseExpectParts(n *yaml.Node) ([]ExpectPart, error) {
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, perr(n, "expect_parts: want a non-empty list, got %s", describe(n))
+	}
+	out := make([]ExpectPart, len(n.Content))
+	for i, c := range n.Content {
+		c = deref(c)
+		if c.Kind != yaml.MappingNode {
+			return nil, perr(c, "expect_parts %d: want a mapping, got %s", i, describe(c))
+		}
+		for j := 0; j+1 < len(c.Content); j += 2 {
+			k, v := deref(c.Content[j]), deref(c.Content[j+1])
+			var err error
+			switch k.Value {
+			case "type":
+				var t string
+				t, err = scalar(v, "type")
+				out[i].Type = model.PartType(t)
+				if err == nil && !slices.Contains([]model.PartType{model.PartText, model.PartImage, model.PartFile, model.PartAudio}, out[i].Type) {
+					err = perr(v, "expect_parts %d: unknown type %q (want text, image, file or audio)", i, t)
+				}
+			case "media_type":
+				out[i].MediaType, err = scalar(v, "media_type")
+			case "name":
+				out[i].Name, err = scalar(v, "name")
+			case "min_bytes":
+				if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!int" || v.Decode(&out[i].MinBytes) != nil || out[i].MinBytes < 0 {
+					err = perr(v, "expect_parts %d: min_bytes: want a non-negative integer, got %s", i, describe(v))
+				}
+			default:
+				err = perr(k, "expect_parts %d: unknown field %q (want type, media_type, name or min_bytes)", i, k.Value)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
 }
 
 func parseUsage(n *yaml.Node, s *Step) error {

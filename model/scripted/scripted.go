@@ -75,6 +75,46 @@ type Step struct {
 	// ResponseID and Model are reported as the response's ID and Model,
 	// as a provider reports them (none when empty).
 	ResponseID, Model string
+	// ExpectParts are parts the request must hold, in any of its messages,
+	// with their bytes loaded: a step asserts that an attachment or a
+	// tool's image reached the model. A request missing one fails with a
+	// non-retryable [*model.Error] of kind [model.KindBadRequest] naming it.
+	ExpectParts []ExpectPart
+}
+
+// ExpectPart describes a part a request must hold. Empty fields match
+// anything; a part matches when all set fields do.
+type ExpectPart struct {
+	Type      model.PartType
+	MediaType string
+	Name      string
+	// MinBytes is the least number of bytes the part holds.
+	MinBytes int
+}
+
+func (e ExpectPart) matches(p *model.Part) bool {
+	return (e.Type == "" || p.Type == e.Type) && (e.MediaType == "" || p.MediaType == e.MediaType) &&
+		(e.Name == "" || p.Name == e.Name) && len(p.Data)+len(p.Text) >= e.MinBytes
+}
+
+func (e ExpectPart) String() string {
+	return fmt.Sprintf("{type %q, media_type %q, name %q, min_bytes %d}", e.Type, e.MediaType, e.Name, e.MinBytes)
+}
+
+// missingPart returns the first expectation no part of req meets.
+func missingPart(req *model.Request, expect []ExpectPart) (ExpectPart, bool) {
+next:
+	for _, e := range expect {
+		for i := range req.Messages {
+			for j := range req.Messages[i].Parts {
+				if e.matches(&req.Messages[i].Parts[j]) {
+					continue next
+				}
+			}
+		}
+		return e, true
+	}
+	return ExpectPart{}, false
 }
 
 // ToolCall is one scripted tool call.
@@ -149,6 +189,7 @@ type compiled struct {
 	invalid   string     // non-empty when the step itself is malformed
 	finish    string
 	id, model string // the response's ID and Model
+	expect    []ExpectPart
 }
 
 // New returns a model answering from script. The script is copied: later
@@ -227,7 +268,7 @@ func checkKind(s string) (model.Kind, error) {
 }
 
 func compile(agent string, index int, s Step) compiled {
-	c := compiled{text: s.Text, usage: s.Usage, delay: s.Delay, finish: "stop", id: s.ResponseID, model: s.Model}
+	c := compiled{text: s.Text, usage: s.Usage, delay: s.Delay, finish: "stop", id: s.ResponseID, model: s.Model, expect: slices.Clone(s.ExpectParts)}
 	invalid := func(format string, args ...any) compiled {
 		return compiled{invalid: fmt.Sprintf(format, args...)}
 	}
@@ -364,6 +405,9 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	if s.kind != "" {
 		return nil, m.fail(req, s.kind, fmt.Sprintf("scripted failure at call %d", req.Call))
 	}
+	if e, missing := missingPart(req, s.expect); missing {
+		return nil, m.fail(req, model.KindBadRequest, fmt.Sprintf("agent %q call %d: the request holds no part matching %s", req.Agent, req.Call, e))
+	}
 	if req.OnDelta != nil {
 		for _, c := range s.chunks {
 			req.OnDelta(model.Delta{Text: c})
@@ -404,6 +448,15 @@ func inputTokens(req *model.Request) int64 {
 	for i := range req.Messages {
 		msg := &req.Messages[i]
 		n += len(msg.Content) + len(msg.Name)
+		for j := range msg.Parts {
+			// An image or file counts as a fixed 1,000 characters (250
+			// tokens), about what providers bill a small image.
+			if p := &msg.Parts[j]; p.Type == model.PartText {
+				n += len(p.Text)
+			} else {
+				n += 1000
+			}
+		}
 		for j := range msg.ToolCalls {
 			n += len(msg.ToolCalls[j].Name) + len(msg.ToolCalls[j].Arguments)
 		}

@@ -455,3 +455,31 @@ func TestUnconsumed(t *testing.T) {
 	}
 	off.Forget("r")
 }
+
+func TestExpectParts(t *testing.T) {
+	s, err := scripted.Parse([]byte(`
+vision:
+  - expect_parts: [{type: image, media_type: image/png, min_bytes: 3}]
+    text: "A chart."
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := scripted.New(s)
+	req := &model.Request{Agent: "vision", Messages: []model.Message{{Role: model.RoleUser, Content: "what is it?"}}}
+	if _, err := m.Generate(context.Background(), req); model.KindOf(err) != model.KindBadRequest || !strings.Contains(err.Error(), "no part matching") {
+		t.Fatalf("without the image: err = %v, want a bad request naming the missing part", err)
+	}
+	req.Messages = append(req.Messages, model.Message{Role: model.RoleTool, ToolCallID: "c", Parts: []model.Part{model.Image("image/png", []byte{1, 2})}})
+	if _, err := m.Generate(context.Background(), req); err == nil {
+		t.Fatal("an image of 2 bytes met min_bytes 3")
+	}
+	req.Messages[1].Parts[0].Data = []byte{1, 2, 3}
+	resp, err := m.Generate(context.Background(), req)
+	if err != nil || resp.Message.Content != "A chart." {
+		t.Fatalf("with the image: %v, %v", resp, err)
+	}
+	if _, err := scripted.Parse([]byte("a:\n  - expect_parts: [{type: video}]\n    text: x\n")); err == nil || !strings.Contains(err.Error(), "unknown type") {
+		t.Errorf("unknown type: %v", err)
+	}
+}

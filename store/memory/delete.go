@@ -105,6 +105,7 @@ func (s *Store) deleteTree(id string, tree map[string][]store.Run) (int, error) 
 		s.teamsMu.Lock()
 		delete(s.teams, r.ID)
 		s.teamsMu.Unlock()
+		s.dropBlobRefs(r.ID)
 	}
 	return len(runs), nil
 }

@@ -51,6 +51,8 @@ type Store struct {
 	deleteMu sync.Mutex
 	teamMap
 	bankMap
+	secretMap
+	blobMap
 }
 
 var (

@@ -19,7 +19,7 @@ var _ store.Deleter = (*Store)(nil)
 // by rid, tasks, requests and teams by team, the tree by
 // swarm_runs_parent_rid, runs to expire by swarm_runs_state_rid (see
 // TestQueryPlans).
-var deletion = sqlval.NewDeletion("swarm_", func(n int) string { return "$" + strconv.Itoa(n) }, "teams")
+var deletion = sqlval.NewDeletion("swarm_", func(n int) string { return "$" + strconv.Itoa(n) }, true, "teams")
 
 // querier runs deletion's statements in transaction tx.
 func querier(ctx context.Context, tx pgx.Tx) sqlval.Querier {

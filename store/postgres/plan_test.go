@@ -40,6 +40,12 @@ func TestQueryPlans(t *testing.T) {
 		// The rest are held by a node that renews their lease: an idle
 		// node's poll must not read them.
 		`UPDATE swarm_runs SET lease_until = 9000000000000000000 WHERE state = 'running'`,
+		// Blobs, a few per run, the most shared by two runs.
+		`ALTER TABLE swarm_blobs SET (autovacuum_enabled = false)`,
+		`ALTER TABLE swarm_blob_refs SET (autovacuum_enabled = false)`,
+		`INSERT INTO swarm_blobs (hash, data) SELECT md5(i::text) || md5((-i)::text), '\x00' FROM generate_series(1, 100000) i`,
+		`INSERT INTO swarm_blob_refs (rid, hash) SELECT i, md5(i::text) || md5((-i)::text) FROM generate_series(1, 100000) i
+			UNION ALL SELECT i + 1, md5(i::text) || md5((-i)::text) FROM generate_series(1, 100000, 2) i`,
 	} {
 		if _, err := s.pool.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -132,6 +138,8 @@ func TestQueryPlans(t *testing.T) {
 		}{
 			{"delete tree", deletion.Children, []any{"p10"}},
 			{"expire", deletion.Finished, []any{"completed", int64(0), 10}},
+			{"collect blobs", deletion.AfterRun[1], []any{int64(1)}},
+			{"drop blob references", deletion.AfterRun[2], []any{int64(1)}},
 		} {
 			plan := explain(c.q, c.args...)
 			for _, n := range plan {
@@ -142,7 +150,7 @@ func TestQueryPlans(t *testing.T) {
 		}
 	}
 	check("without statistics")
-	if _, err := s.pool.Exec(ctx, "ANALYZE swarm_runs"); err != nil {
+	if _, err := s.pool.Exec(ctx, "ANALYZE swarm_runs, swarm_blobs, swarm_blob_refs"); err != nil {
 		t.Fatal(err)
 	}
 	check("after ANALYZE")

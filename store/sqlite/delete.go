@@ -15,7 +15,7 @@ var _ store.Deleter = (*Store)(nil)
 // its rows by an index: journal, inbox, mail, mailboxes and snapshots by
 // rid, tasks and requests by team, the tree by runs_parent, runs to expire
 // by runs_state (see TestDeletePlans).
-var deletion = sqlval.NewDeletion("", func(n int) string { return "?" + strconv.Itoa(n) })
+var deletion = sqlval.NewDeletion("", func(n int) string { return "?" + strconv.Itoa(n) }, false)
 
 // querier runs deletion's statements on the writer's connection.
 func (w *writer) querier(ctx context.Context) sqlval.Querier {

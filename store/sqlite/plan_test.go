@@ -87,7 +87,7 @@ func TestQueryPlans(t *testing.T) {
 		deletion.Finished: {"completed", int64(0), 10},
 		deletion.Run:      {int64(1)},
 	}
-	for _, q := range deletion.ByRun {
+	for _, q := range append(deletion.ByRun, deletion.AfterRun...) {
 		stmts[q] = []any{int64(1)}
 	}
 	for _, q := range deletion.ByTeam {

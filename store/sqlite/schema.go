@@ -18,7 +18,7 @@ const ApplicationID = 0x5357524D
 
 // SchemaVersion is the version of the schema this package writes. A store
 // with a newer version is refused.
-const SchemaVersion = 8
+const SchemaVersion = 10
 
 // upgrades[v-2] brings a schema from version v-1 to version v. A new store
 // is created at version 1 and upgraded like an old one.
@@ -47,6 +47,10 @@ var upgrades = [][]string{
 	},
 	// 8: agents' memory banks (memory.go).
 	memorySchema,
+	// 9: named secrets, encrypted by their callers (secrets.go).
+	secretSchema,
+	// 10: blobs and their references (blob.go).
+	blobSchema,
 }
 
 // ErrNotStore is returned by Open for a file that is not a swarm store: not a

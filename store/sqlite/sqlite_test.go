@@ -196,7 +196,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, q := range []string{"DROP TABLE mail", "DROP TABLE mailboxes", "DROP TABLE tasks", "DROP TABLE requests", "DROP TABLE snapshots", "UPDATE meta SET value = '1' WHERE key = 'schema_version'"} {
+	for _, q := range []string{"DROP TABLE mail", "DROP TABLE mailboxes", "DROP TABLE tasks", "DROP TABLE requests", "DROP TABLE snapshots", "DROP TABLE blob_refs", "DROP TABLE blobs", "UPDATE meta SET value = '1' WHERE key = 'schema_version'"} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}

@@ -35,6 +35,9 @@
 //   - Deleter (when the store has it): a run created again with a deleted
 //     run's id starts empty (no records, messages, mail, snapshot, pool,
 //     tasks or requests of the deleted one).
+//   - Blobs (when the store has them, with a Deleter): a run sees only the
+//     blobs it refers to; deleting runs collects the blobs no run refers
+//     to any longer, in DeleteRun and in DeleteFinished.
 //
 // Lease-expiry tests use leases of 50ms and sleep past them; no test asserts
 // how long an operation takes.
@@ -118,8 +121,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	tests = append(tests, mailTests...)
 	tests = append(tests, teamTests...)
 	tests = append(tests, snapshotTests...)
+	tests = append(tests, secretTests...)
 	tests = append(tests, deleteTests...)
 	tests = append(tests, memoryTests...)
+	tests = append(tests, blobTests...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := open(t)

@@ -27,13 +27,23 @@ type Deletion struct {
 	// team keeps, by the lead run's id, param(1); Run deletes the row.
 	ByRun, ByTeam []string
 	Run           string
+	// AfterRun delete what a run keeps, by rid, param(1), once its row is
+	// gone: its blob references, which a concurrent PutBlob adds only
+	// while the row exists.
+	AfterRun []string
 }
 
 // NewDeletion returns the deletion statements of a store whose tables are
 // named prefix+"runs", prefix+"journal", and so on; param(n) writes the
 // n-th placeholder; teamTables names the tables keyed by team besides
 // tasks and requests.
-func NewDeletion(prefix string, param func(n int) string, teamTables ...string) Deletion {
+//
+// lockBlobs says that the store runs transactions concurrently (PostgreSQL):
+// the blobs of a run are then locked before the check that no other run
+// refers to them, so that a concurrent PutBlob of the same bytes for
+// another run (which locks the blob's row) either commits its reference
+// first, and the blob stays, or waits and stores the bytes anew.
+func NewDeletion(prefix string, param func(n int) string, lockBlobs bool, teamTables ...string) Deletion {
 	p1, p2, p3 := param(1), param(2), param(3)
 	runs := prefix + "runs"
 	d := Deletion{
@@ -47,10 +57,31 @@ func NewDeletion(prefix string, param func(n int) string, teamTables ...string) 
 	for _, t := range []string{"journal", "inbox", "mail", "mailboxes", "snapshots"} {
 		d.ByRun = append(d.ByRun, `DELETE FROM `+prefix+t+` WHERE rid = `+p1)
 	}
+	d.AfterRun = blobDeletion(prefix, p1, lockBlobs)
 	for _, t := range append([]string{"tasks", "requests"}, teamTables...) {
 		d.ByTeam = append(d.ByTeam, `DELETE FROM `+prefix+t+` WHERE team = `+p1)
 	}
 	return d
+}
+
+// blobDeletion deletes the blobs only run p1 refers to, then its
+// references, each by index (blob_refs by (rid, hash) and by hash). On
+// PostgreSQL (lock) the run's hashes are read first, as an array, so that
+// the blobs are found by their primary key even without statistics.
+func blobDeletion(prefix, p1 string, lock bool) []string {
+	blobs, refs := prefix+"blobs", prefix+"blob_refs"
+	mine := `hash IN (SELECT hash FROM ` + refs + ` WHERE rid = ` + p1 + `)`
+	if lock {
+		mine = `hash = ANY (ARRAY(SELECT hash FROM ` + refs + ` WHERE rid = ` + p1 + `))`
+	}
+	var out []string
+	if lock {
+		out = append(out, `SELECT hash FROM `+blobs+` WHERE `+mine+` ORDER BY hash FOR UPDATE`)
+	}
+	return append(out,
+		`DELETE FROM `+blobs+` WHERE `+mine+
+			` AND NOT EXISTS (SELECT 1 FROM `+refs+` o WHERE o.hash = `+blobs+`.hash AND o.rid <> `+p1+`)`,
+		`DELETE FROM `+refs+` WHERE rid = `+p1)
 }
 
 // Querier is what Deletion needs of a store's transaction: Query calls
@@ -121,6 +152,11 @@ func (d Deletion) DeleteRun(q Querier, id string) (int, error) {
 		n, err := q.Exec(d.Run, rids[i])
 		if err != nil {
 			return 0, fmt.Errorf("delete run %q: %w", r.ID, err)
+		}
+		for _, stmt := range d.AfterRun {
+			if _, err := q.Exec(stmt, rids[i]); err != nil {
+				return 0, fmt.Errorf("delete run %q: %w", r.ID, err)
+			}
 		}
 		deleted += int(n)
 	}

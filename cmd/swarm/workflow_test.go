@@ -1,0 +1,92 @@
+package main_test
+
+import (
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// articleFiles is a workflow of four nodes: an agent, a slow agent, a
+// human with an answer schema and an agent.
+var articleFiles = map[string]string{
+	"swarm.yaml": `version: 1
+model: scripted:script.yaml
+agents:
+  outline: {instructions: Outline.}
+  writer: {instructions: Write.}
+  editor: {instructions: Edit.}
+workflows:
+  article:
+    description: outlines, writes slowly, asks, edits
+    max_steps: 10
+    nodes:
+      plan: {agent: outline}
+      draft: {agent: writer}
+      approve:
+        human: Publish it?
+        schema: {type: object, properties: {ok: {type: boolean}}, required: [ok]}
+      edit: {agent: editor}
+    edges:
+      - {from: plan, to: draft}
+      - {from: draft, to: approve}
+      - {from: approve, to: edit, when: {field: ok, equals: true}}
+`,
+	"script.yaml": `outline:
+  - text: three parts
+writer:
+  - text: a long draft
+    delay: 3s
+editor:
+  - text: the final article
+`,
+}
+
+// A workflow from swarm.yaml killed with SIGKILL mid-graph continues at
+// its unfinished node under swarm recover (the finished node does not run
+// again), pauses at its human node, refuses an answer that breaks the
+// schema and takes the next, each given by another process.
+func TestWorkflowKilledRecoveredAnswered(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, articleFiles)
+	code, _, stderr := signalOn(t, dir, syscall.SIGKILL, "⇒ writer", false, "run", "--lease", "2s", "--id", "w1", "article", "bees")
+	if code != -1 && code != 137 {
+		t.Fatalf("swarm run exit %d, want killed\n%s", code, stderr)
+	}
+	r := swarmIn(t, dir, nil, "", "recover", "--lease", "2s")
+	if r.code != 0 || !strings.Contains(r.stdout, `"paused"`) {
+		t.Fatalf("recover: exit %d %s\n%s", r.code, r.stdout, r.stderr)
+	}
+	status := func(out string) (st struct{ State, Reason, Context string }) {
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("status %q: %v", out, err)
+		}
+		return st
+	}
+	r = swarmIn(t, dir, nil, "", "status", "w1")
+	if st := status(r.stdout); st.State != "paused" || st.Reason != "Publish it?\n\na long draft" || !strings.Contains(st.Context, `"boolean"`) {
+		t.Fatalf("after recover: %+v, want paused at the human node with its schema", st)
+	}
+	r = swarmIn(t, dir, nil, "", "resume", "w1", `{"ok": "sure"}`)
+	if st := status(r.stdout); r.code != 3 || !strings.Contains(st.Reason, "the answer was refused") {
+		t.Fatalf("resume with a wrong answer: exit %d %+v, want asked again with the reason", r.code, st)
+	}
+	r = swarmIn(t, dir, nil, "", "resume", "w1", `{"ok": true}`)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != `"the final article"` {
+		t.Fatalf("resume: exit %d %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	seen := map[string]int{}
+	for _, rec := range readJournal(t, dir, "w1") {
+		seen[rec.Type+" "+rec.Key]++
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("%s journaled %d times", k, n)
+		}
+	}
+	for _, node := range []string{"plan", "draft", "edit"} {
+		if k := "model_response article/" + node + "/h/next/t1/model"; seen[k] != 1 {
+			t.Errorf("%s journaled %d times, want once: %v", k, seen[k], seen)
+		}
+	}
+}

@@ -1,0 +1,23 @@
+package swarm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/swarmrt/swarm/model"
+)
+
+// An image counts toward the context window even as a blob reference,
+// whose bytes the estimate never sees.
+func TestEstimateCountsParts(t *testing.T) {
+	text := []model.Message{{Role: model.RoleUser, Content: "look"}}
+	img := []model.Message{{Role: model.RoleUser, Content: "look", Parts: []model.Part{
+		{Type: model.PartImage, MediaType: "image/png", Blob: strings.Repeat("ab", 32), Size: 2 << 20},
+	}}}
+	if d := estimate("", nil, img) - estimate("", nil, text); d != 1600 {
+		t.Errorf("an image of unknown size adds %d tokens, want 1600", d)
+	}
+	if got := countTokens(&ModelRequest{Messages: img}).Messages[0]; got != 1+1600 {
+		t.Errorf("inspector counts %d tokens for text and image, want 1601", got)
+	}
+}

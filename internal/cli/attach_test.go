@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const attachFile = `version: 1
+model: scripted:script.yaml
+swarms:
+  vision:
+    description: Describes a picture
+    instructions: Describe the picture.
+`
+
+const attachScript = `vision:
+  - expect_parts: [{type: image, media_type: image/png, min_bytes: 100000}, {type: file, name: notes.pdf}]
+    text: "a chart of sales"
+`
+
+// swarm run --attach sends the files to the model (the script asserts
+// that both arrived with their bytes), and swarm events prints the
+// image's blob reference, not its base64.
+func TestRunAttach(t *testing.T) {
+	file := writeFile(t, attachFile)
+	dir := filepath.Dir(file)
+	if err := os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(attachScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := make([]byte, 200000)
+	rand.Read(img)
+	img = append([]byte("\x89PNG\r\n\x1a\n"), img...)
+	pic, pdf := filepath.Join(dir, "pic.png"), filepath.Join(dir, "notes.pdf")
+	os.WriteFile(pic, img, 0o644)
+	os.WriteFile(pdf, []byte("%PDF-1.7 small"), 0o644)
+	storeURL := "sqlite:" + filepath.Join(dir, "runs.db")
+
+	var out, errOut bytes.Buffer
+	code := Main([]string{"--file", file, "--store", storeURL, "run", "-q", "--id", "v1", "--attach", pic, "--attach", pdf, "vision", "what is it?"}, strings.NewReader(""), &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "a chart of sales") {
+		t.Fatalf("run: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	if code := Main([]string{"--file", file, "--store", storeURL, "events", "v1"}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("events: exit %d, %s", code, errOut.String())
+	}
+	if strings.Contains(out.String(), base64.StdEncoding.EncodeToString(img[:30])) || strings.Contains(out.String(), base64.StdEncoding.EncodeToString([]byte("%PDF-1.7"))) {
+		t.Error("swarm events prints a part's bytes")
+	}
+	var started struct {
+		Parts []struct {
+			Type, Blob, Name string
+			Size             int64
+		}
+	}
+	line, _, _ := strings.Cut(out.String(), "\n")
+	if err := json.Unmarshal([]byte(line), &started); err != nil || len(started.Parts) != 2 {
+		t.Fatalf("started event %s: %v", line, err)
+	}
+	if p := started.Parts[0]; p.Type != "image" || len(p.Blob) != 64 || p.Size != int64(len(img)) {
+		t.Errorf("image part printed as %+v, want its blob reference and size", p)
+	}
+	if p := started.Parts[1]; p.Type != "file" || p.Name != "notes.pdf" || p.Size != 14 {
+		t.Errorf("pdf part printed as %+v, want its name and size", p)
+	}
+
+	// A missing file is a usage error naming it, and starts nothing.
+	errOut.Reset()
+	code = Main([]string{"--file", file, "--store", storeURL, "run", "--attach", filepath.Join(dir, "nope.png"), "vision", "x"}, strings.NewReader(""), &out, &errOut)
+	if code != ExitUsage || !strings.Contains(errOut.String(), "nope.png") {
+		t.Errorf("missing attachment: exit %d, stderr %q", code, errOut.String())
+	}
+}

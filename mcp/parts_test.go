@@ -1,0 +1,62 @@
+package mcp_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/mcp"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/swarmtest"
+)
+
+// An MCP tool's image, audio and embedded PDF reach the model's next call
+// as parts of the tool result.
+func TestToolsetMediaReachTheModel(t *testing.T) {
+	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{1, 2}, 5000)...)
+	wav := []byte("RIFF\x24\x00\x00\x00WAVEfmt ")
+	pdf := []byte("%PDF-1.7 a report")
+	s := sdk.NewServer(&sdk.Implementation{Name: "charts", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "chart", Description: "Draws a chart"}, func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{
+			&sdk.TextContent{Text: "sales by month"},
+			&sdk.ImageContent{MIMEType: "image/png", Data: png},
+			&sdk.AudioContent{MIMEType: "audio/wav", Data: wav},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///reports/q3.pdf", MIMEType: "application/pdf", Blob: pdf}},
+		}}, nil, nil
+	})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	defer srv.Close()
+	ctx := swarmtest.Context(t)
+	ts := &mcp.Toolset{Name: "charts", URL: srv.URL}
+	defer ts.Close()
+	tools, err := ts.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := swarm.Define[string, string]("analyst", "Reads charts", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Analyse.", Tools: tools}
+	})
+	script := scripted.Script{"analyst": {
+		scripted.Tools(scripted.CallTool("charts__chart", nil)),
+		{ExpectParts: []scripted.ExpectPart{
+			{Type: model.PartImage, MediaType: "image/png", MinBytes: len(png)},
+			{Type: model.PartAudio, MediaType: "audio/wav"},
+			{Type: model.PartFile, MediaType: "application/pdf", Name: "q3.pdf"},
+		}, Text: "sales rise"},
+	}}
+	rt, _ := swarmtest.NewRuntime(t, script, def)
+	res, _, err := def.Run(ctx, rt, "how are sales?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "sales rise" {
+		t.Fatalf("result %#v", res)
+	}
+}

@@ -1,0 +1,181 @@
+package swarm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
+)
+
+// Multimodal parts (images, files, audio) in runs.
+//
+// A run's input and its tools' results may carry [model.Part]s. The bytes
+// of a part over store.BlobThreshold are kept once in the store's blob
+// table (store.Blobs) and the journal, snapshots and events hold only a
+// reference (Part.Blob, its SHA-256, and Size); the bytes are loaded back
+// just before a model call, once per run. A store without blobs keeps the
+// parts inline.
+
+// WithParts attaches parts (images, files, audio) to a run's input: the
+// orchestrator's first message carries them after the input text. Each
+// part must be valid ([model.Part.Validate]) and hold its bytes or a URL;
+// the run refuses them otherwise ([ErrInvalidInput]) and creates nothing.
+func WithParts(parts ...model.Part) StartOption {
+	return func(c *startConfig) { c.parts = append(c.parts, parts...) }
+}
+
+// AttachParts adds parts to the result of the tool call ctx belongs to:
+// a tool's Call returns its text and calls AttachParts for an image, a
+// chart or a file, which the model receives with the text in its next
+// call. It reports an error for an invalid part, and outside a tool call.
+func AttachParts(ctx context.Context, parts ...model.Part) error {
+	ci, ok := ctx.Value(ctxKey{}).(*callInfo)
+	if !ok {
+		return fmt.Errorf("swarm: AttachParts outside a tool call")
+	}
+	if err := checkParts(parts); err != nil {
+		return err
+	}
+	ci.mu.Lock()
+	ci.parts = append(ci.parts, parts...)
+	ci.mu.Unlock()
+	return nil
+}
+
+// checkParts validates parts given to a run: no unresolved blob
+// references (a caller cannot name another run's blobs).
+func checkParts(parts []model.Part) error {
+	for i := range parts {
+		p := &parts[i]
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("%w: part %d: %w", ErrInvalidInput, i, err)
+		}
+		if p.Blob != "" {
+			return fmt.Errorf("%w: part %d: a blob reference; give the bytes or a URL", ErrInvalidInput, i)
+		}
+		if p.Len() > store.MaxBlobBytes {
+			return fmt.Errorf("%w: part %d: %d bytes, over the limit of %d: %w", ErrInvalidInput, i, p.Len(), store.MaxBlobBytes, store.ErrTooLarge)
+		}
+	}
+	return nil
+}
+
+// blobs returns the runtime's store as store.Blobs, if it keeps blobs.
+func (rt *Runtime) blobs() (store.Blobs, bool) {
+	b, ok := rt.store.(store.Blobs)
+	return b, ok
+}
+
+// refParts returns parts with each large one replaced by the reference
+// it will have once its bytes are put (putParts): what a start record
+// holds, written before the run exists to put blobs for.
+func (rt *Runtime) refParts(parts []model.Part) []model.Part {
+	if _, ok := rt.blobs(); !ok || len(parts) == 0 {
+		return parts
+	}
+	out := slices.Clone(parts)
+	for i := range out {
+		if p := &out[i]; len(p.Data) > store.BlobThreshold {
+			p.Blob, p.Size, p.Data = store.BlobHash(p.Data), int64(len(p.Data)), nil
+		}
+	}
+	return out
+}
+
+// putParts puts the bytes of the large parts of run id's input, after its
+// start record (with refParts) is stored. A crash in between leaves a run
+// whose first model call fails, naming the missing blob.
+func (rt *Runtime) putParts(ctx context.Context, id string, parts []model.Part) error {
+	b, ok := rt.blobs()
+	if !ok {
+		return nil
+	}
+	_, err := store.PutParts(ctx, b, id, []model.Message{{Parts: parts}})
+	return err
+}
+
+// storeParts returns parts as a record holds them: the large ones kept in
+// the blob store for this run, by reference.
+func (r *runner) storeParts(ctx context.Context, parts []model.Part) ([]model.Part, error) {
+	b, ok := r.rt.blobs()
+	if !ok || len(parts) == 0 {
+		return parts, nil
+	}
+	msgs, err := store.PutParts(ctx, b, r.id, []model.Message{{Parts: parts}})
+	if err != nil {
+		return nil, err
+	}
+	return msgs[0].Parts, nil
+}
+
+// loadParts returns msgs with the bytes of their blob references loaded,
+// for a model call: each blob is read from the store once per runner.
+// msgs itself (kept by the strategy, and snapshotted) keeps references.
+func (r *runner) loadParts(ctx context.Context, msgs []model.Message) ([]model.Message, error) {
+	b, ok := r.rt.blobs()
+	if !ok || !hasBlobs(msgs) {
+		return msgs, nil
+	}
+	r.blobMu.Lock()
+	defer r.blobMu.Unlock()
+	if r.blobCache == nil {
+		r.blobCache = map[string][]byte{}
+	}
+	out, err := store.LoadParts(ctx, b, r.id, msgs, r.blobCache)
+	if err != nil {
+		return nil, &storeError{fmt.Errorf("load the parts of run %s: %w", r.id, err)}
+	}
+	n := 0
+	for _, data := range r.blobCache {
+		n += len(data)
+	}
+	if n > maxBlobCache {
+		r.blobCache = nil // the request keeps its bytes; later ones load again
+	}
+	return out, nil
+}
+
+// maxBlobCache bounds the bytes of blobs a runner keeps loaded.
+const maxBlobCache = 64 << 20
+
+func hasBlobs(msgs []model.Message) bool {
+	for i := range msgs {
+		for j := range msgs[i].Parts {
+			if msgs[i].Parts[j].Blob != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shareBlobs makes run id refer to every blob the records refer to: a
+// fork shares its origin's blobs, which then live as long as either run.
+func (rt *Runtime) shareBlobs(ctx context.Context, id string, records []store.Record) error {
+	b, ok := rt.blobs()
+	if !ok {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, rec := range records {
+		var ev struct {
+			Parts []model.Part `json:"parts"`
+		}
+		if json.Unmarshal(rec.Data, &ev) != nil {
+			continue
+		}
+		for _, p := range ev.Parts {
+			if p.Blob == "" || seen[p.Blob] {
+				continue
+			}
+			seen[p.Blob] = true
+			if err := b.RefBlob(ctx, id, p.Blob); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,480 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/swarmrt/swarm"
+)
+
+// Then is a sequence: a runs, and its output is b's input. A sequence
+// adds no key segment of its own (its steps are keyed as if they stood
+// where it stands) until it is [Step.Named]; the names of its steps must
+// differ.
+func Then[A, B, C any](a Step[A, B], b Step[B, C]) Step[A, C] {
+	s := Step[A, C]{kind: "sequence", flat: true, err: errors.Join(a.err, b.err),
+		targets: slices.Concat(a.targets, b.targets),
+		run: func(ctx context.Context, x *exec, key string, in A) (C, error) {
+			mid, err := a.exec(ctx, x, key, in)
+			if err != nil {
+				var zero C
+				return zero, err
+			}
+			return b.exec(ctx, x, key, mid)
+		}}
+	names := slices.Concat(a.keyed(), b.keyed())
+	s.describe = func() []string { return names }
+	if s.err == nil {
+		s.err = unique("a sequence", names)
+	}
+	return s
+}
+
+// unique refuses a name used twice among names.
+func unique(what string, names []string) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return fmt.Errorf("%s has two steps named %q (see Named)", what, n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+// JoinMode is how a [Parallel] step joins its branches.
+type JoinMode int
+
+const (
+	// All waits for every branch.
+	All JoinMode = iota
+	// First takes the first branch to succeed and stops the others.
+	First
+	// Quorum takes the first Join.N branches to succeed and stops the
+	// others.
+	Quorum
+)
+
+// Join says how a [Parallel] step joins its branches and what a branch's
+// failure does.
+type Join struct {
+	Mode JoinMode
+	// N is the quorum (Mode Quorum): how many branches must succeed.
+	N int
+	// Tolerate, with Mode All, leaves a failed branch's output out of the
+	// join instead of failing the step (which then fails only when every
+	// branch failed), as [Step.Optional] does for one branch. First and
+	// Quorum always tolerate failures while enough branches may still
+	// succeed.
+	Tolerate bool
+}
+
+// Parallel runs its branches at once on the same input, each under its
+// own key (parallel's key, then the branch's name), at most
+// swarm.Config.MaxParallel at a time, and joins them as join says. The
+// output holds the outputs of the branches the join took, in the order
+// of the branches. Which branches a First or Quorum join took (or that it
+// failed) is journaled as a decision when it is made, and the branches it
+// did not take are stopped: a recovered run replays the winners and does
+// not start the others again. A branch that waits for a human does not
+// stop the others; the workflow pauses once they are done.
+func Parallel[In, Out any](name string, join Join, branches ...Step[In, Out]) Step[In, []Out] {
+	s := Step[In, []Out]{name: name, kind: "parallel", err: checkName(name)}
+	var names []string
+	for _, b := range branches {
+		s.err = errors.Join(s.err, b.err)
+		s.targets = append(s.targets, b.targets...)
+		names = append(names, b.keyed()...)
+	}
+	if s.err == nil {
+		s.err = unique("parallel "+name, names)
+	}
+	need := len(branches)
+	switch join.Mode {
+	case All:
+	case First:
+		need = 1
+	case Quorum:
+		need = join.N
+	default:
+		s.err = errors.Join(s.err, fmt.Errorf("parallel %s: unknown join mode %d", name, join.Mode))
+	}
+	if len(branches) == 0 || need < 1 || need > len(branches) {
+		s.err = errors.Join(s.err, fmt.Errorf("parallel %s: wants %d of %d branches", name, need, len(branches)))
+	}
+	if join.Mode == All {
+		s.run = func(ctx context.Context, x *exec, key string, in In) ([]Out, error) {
+			return all(ctx, x, key, in, branches, join.Tolerate)
+		}
+	} else {
+		s.run = func(ctx context.Context, x *exec, key string, in In) ([]Out, error) {
+			return race(ctx, x, key, in, branches, need)
+		}
+	}
+	return s
+}
+
+// ForEach runs step on every element of its input at once, each under
+// its own key (the element's index, from 0, under for-each's key), and
+// returns the outputs in order. Any failure fails the step, once every
+// element is done.
+func ForEach[In, Out any](name string, step Step[In, Out]) Step[[]In, []Out] {
+	err := errors.Join(checkName(name), step.err)
+	return Step[[]In, []Out]{name: name, kind: "foreach", err: err, targets: step.targets,
+		run: func(ctx context.Context, x *exec, key string, in []In) ([]Out, error) {
+			out := make([]Out, len(in))
+			errs := x.d.Parallel(ctx, len(in), func(ctx context.Context, i int) error {
+				var err error
+				out[i], err = step.exec(ctx, x, key+"/"+strconv.Itoa(i), in[i])
+				return err
+			})
+			if err := joined[In, Out](ctx, key, errs, nil); err != nil {
+				return nil, err
+			}
+			return out, nil
+		}}
+}
+
+// all runs every branch and waits for them.
+func all[In, Out any](ctx context.Context, x *exec, key string, in In, branches []Step[In, Out], tolerate bool) ([]Out, error) {
+	outs := make([]Out, len(branches))
+	errs := x.d.Parallel(ctx, len(branches), func(ctx context.Context, i int) error {
+		var err error
+		outs[i], err = branches[i].exec(ctx, x, key, in)
+		return err
+	})
+	var failed []int
+	for i, err := range errs {
+		var f *swarm.Failure
+		if (tolerate || branches[i].optional) && errors.As(err, &f) && !f.Ends() {
+			failed = append(failed, i)
+		}
+	}
+	if len(failed) < len(branches) {
+		for _, i := range failed {
+			errs[i] = nil
+		}
+	} else {
+		failed = nil
+	}
+	if err := joined(ctx, key, errs, branches); err != nil {
+		return nil, err
+	}
+	var out []Out
+	for i, o := range outs {
+		if !slices.Contains(failed, i) {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// joined is what the errors of parallel branches make of the step: an
+// interruption first, then a wait for a human, then the failures.
+func joined[In, Out any](ctx context.Context, key string, errs []error, branches []Step[In, Out]) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	var awaiting error
+	var reasons []string
+	for i, err := range errs {
+		var f *swarm.Failure
+		switch {
+		case err == nil:
+		case errors.As(err, &f) && f.Ends():
+			return err
+		case errors.As(err, &f):
+			name := strconv.Itoa(i)
+			if branches != nil {
+				name = branches[i].Name()
+			}
+			reasons = append(reasons, name+": "+f.Reason)
+		case errors.Is(err, swarm.ErrAwaiting):
+			awaiting = err
+		default:
+			return err
+		}
+	}
+	if awaiting != nil {
+		return awaiting
+	}
+	if len(reasons) > 0 {
+		return &swarm.Failure{Reason: fmt.Sprintf("step %s: %d of %d branches failed: %s", key, len(reasons), len(errs), strings.Join(reasons, "; "))}
+	}
+	return nil
+}
+
+// race runs the branches until need of them succeed, journals which did
+// (or that too many failed) under key+"/join", and stops the others.
+func race[In, Out any](ctx context.Context, x *exec, key string, in In, branches []Step[In, Out], need int) ([]Out, error) {
+	jkey := key + "/join"
+	raw, ok, err := x.d.Recorded(jkey)
+	if err != nil {
+		return nil, err // the join failed
+	}
+	if ok {
+		// Replay the winners only.
+		var won []int
+		if err := json.Unmarshal(raw, &won); err != nil {
+			return nil, fmt.Errorf("step %s: recorded join: %w", key, err)
+		}
+		slices.Sort(won)
+		outs := make([]Out, len(won))
+		errs := x.d.Parallel(ctx, len(won), func(ctx context.Context, i int) error {
+			if won[i] < 0 || won[i] >= len(branches) {
+				return fmt.Errorf("%w: step %s: recorded branch %d of %d", swarm.ErrInvalid, key, won[i], len(branches))
+			}
+			var err error
+			outs[i], err = branches[won[i]].exec(ctx, x, key, in)
+			return err
+		})
+		if err := joined[In, Out](ctx, key, errs, nil); err != nil {
+			return nil, err
+		}
+		return outs, nil
+	}
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var (
+		mu      sync.Mutex
+		won     []int
+		failed  []string
+		decided bool
+		decErr  error
+	)
+	outs := make([]Out, len(branches))
+	decide := func(v any, fail string) {
+		decided = true
+		stop()
+		_, decErr = x.d.Record(ctx, jkey, "workflow.join", func(context.Context) (json.RawMessage, error) {
+			if fail != "" {
+				return nil, errors.New(fail)
+			}
+			return json.Marshal(v)
+		})
+	}
+	errs := x.d.Parallel(rctx, len(branches), func(ctx context.Context, i int) error {
+		out, err := branches[i].exec(ctx, x, key, in)
+		mu.Lock()
+		defer mu.Unlock()
+		if decided {
+			return nil
+		}
+		var f *swarm.Failure
+		switch {
+		case errors.As(err, &f) && f.Ends():
+			return err // the run ends: no decision to journal
+		case err == nil:
+			outs[i] = out
+			won = append(won, i)
+			if len(won) == need {
+				slices.Sort(won) // outputs go in branch order, on every drive
+				decide(won, "")
+			}
+		case errors.As(err, &f):
+			failed = append(failed, branches[i].Name()+": "+f.Reason)
+			if len(branches)-len(failed) < need {
+				decide(nil, fmt.Sprintf("step %s: %d of %d branches failed, %d needed: %s", key, len(failed), len(branches), need, strings.Join(failed, "; ")))
+			}
+		default:
+			return err
+		}
+		return nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if decided {
+		if decErr != nil {
+			return nil, decErr
+		}
+		out := make([]Out, 0, need)
+		for _, i := range won {
+			out = append(out, outs[i])
+		}
+		return out, nil
+	}
+	if err := joined[In, Out](ctx, key, errs, nil); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("step %s: the join ended undecided", key)
+}
+
+// Until says when a [Loop] is done: a Go predicate or an evaluator agent.
+type Until[T any] struct {
+	fn    func(T) bool
+	agent *swarm.Agent
+}
+
+// UntilFunc ends a loop when done returns true for a round's output.
+func UntilFunc[T any](done func(T) bool) Until[T] { return Until[T]{fn: done} }
+
+// UntilAgent ends a loop when evaluator, given a round's output (text, or
+// JSON), answers with DONE as its first word (in any case); any other
+// answer goes on. Each verdict is journaled under the round's key
+// +"/until".
+func UntilAgent[T any](evaluator *swarm.Agent) Until[T] { return Until[T]{agent: evaluator} }
+
+// Loop runs body on its own output, round after round (each round's keys
+// under the loop's key and the round's number, from 1), until until says
+// the output is done, at most rounds rounds: after that the loop fails
+// with a reason that names it and its bound.
+func Loop[T any](name string, rounds int, until Until[T], body Step[T, T]) Step[T, T] {
+	err := errors.Join(checkName(name), body.err)
+	if rounds < 1 {
+		err = errors.Join(err, fmt.Errorf("loop %s: rounds must be at least 1, got %d", name, rounds))
+	}
+	if until.fn == nil && until.agent == nil {
+		err = errors.Join(err, fmt.Errorf("loop %s: no until (UntilFunc or UntilAgent)", name))
+	}
+	targets := body.targets
+	if until.agent != nil {
+		targets = append(slices.Clone(targets), swarm.ToAgent(until.agent))
+	}
+	return Step[T, T]{name: name, kind: "loop", err: err, targets: targets,
+		run: func(ctx context.Context, x *exec, key string, v T) (T, error) {
+			for i := 1; i <= rounds; i++ {
+				rkey := key + "/" + strconv.Itoa(i)
+				out, err := body.exec(ctx, x, rkey, v)
+				if err != nil {
+					return v, err
+				}
+				v = out
+				done, err := until.done(ctx, x, rkey+"/until", v)
+				if err != nil || done {
+					return v, err
+				}
+			}
+			return v, &swarm.Failure{Reason: fmt.Sprintf("loop %s: not done after %d rounds (its bound)", key, rounds)}
+		}}
+}
+
+// done asks u whether v is done.
+func (u Until[T]) done(ctx context.Context, x *exec, key string, v T) (bool, error) {
+	if u.fn != nil {
+		return u.fn(v), nil
+	}
+	req, err := text(v)
+	if err != nil {
+		return false, &swarm.Failure{Reason: "step " + key + ": " + err.Error()}
+	}
+	verdict, err := x.d.Delegate(ctx, key, u.agent.Name, req)
+	if err != nil {
+		return false, err
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(verdict), " ")
+	return strings.EqualFold(strings.Trim(first, ".!:,"), "done"), nil
+}
+
+// Picker picks a [Route]'s next step: a Go function or a router agent.
+type Picker[In any] struct {
+	fn    func(In) string
+	agent *swarm.Agent
+	tries int
+}
+
+// PickFunc picks the route named by pick(in).
+func PickFunc[In any](pick func(in In) string) Picker[In] { return Picker[In]{fn: pick} }
+
+// PickAgent asks router which route to take, giving it the input and the
+// routes' names: its answer (trimmed) must be one of them. A wrong answer
+// is journaled like any other, and the router asked again with the reason,
+// at most tries times in all (1 when tries is 0) before the route fails.
+func PickAgent[In any](router *swarm.Agent, tries int) Picker[In] {
+	return Picker[In]{agent: router, tries: max(tries, 1)}
+}
+
+// Route runs the one of routes that pick picks for its input (by the
+// route's name), under the route's key. A pick that names no route fails
+// the step.
+func Route[In, Out any](name string, pick Picker[In], routes ...Step[In, Out]) Step[In, Out] {
+	s := Step[In, Out]{name: name, kind: "route", err: checkName(name)}
+	byName := map[string]Step[In, Out]{}
+	var names []string
+	for _, r := range routes {
+		s.err = errors.Join(s.err, r.err)
+		if r.flat {
+			s.err = errors.Join(s.err, fmt.Errorf("route %s: a sequence needs a name (Named) to be a route", name))
+		}
+		s.targets = append(s.targets, r.targets...)
+		byName[r.name] = r
+		names = append(names, r.name)
+	}
+	if s.err == nil {
+		s.err = unique("route "+name, names)
+	}
+	if len(routes) == 0 {
+		s.err = errors.Join(s.err, fmt.Errorf("route %s: no routes", name))
+	}
+	if pick.fn == nil && pick.agent == nil {
+		s.err = errors.Join(s.err, fmt.Errorf("route %s: no picker (PickFunc or PickAgent)", name))
+	}
+	if pick.agent != nil {
+		s.targets = append(s.targets, swarm.ToAgent(pick.agent))
+	}
+	s.run = func(ctx context.Context, x *exec, key string, in In) (Out, error) {
+		var zero Out
+		choice, err := pick.pick(ctx, x, key, in, names)
+		if err != nil {
+			return zero, err
+		}
+		r, ok := byName[choice]
+		if !ok {
+			return zero, &swarm.Failure{Reason: fmt.Sprintf("route %s: no route %q (routes: %s)", key, choice, strings.Join(names, ", "))}
+		}
+		return r.exec(ctx, x, key, in)
+	}
+	return s
+}
+
+// pick returns the name of the route p picks.
+func (p Picker[In]) pick(ctx context.Context, x *exec, key string, in In, names []string) (string, error) {
+	if p.fn != nil {
+		return p.fn(in), nil
+	}
+	req, err := text(in)
+	if err != nil {
+		return "", &swarm.Failure{Reason: "step " + key + ": " + err.Error()}
+	}
+	ask := req + "\n\nAnswer with exactly one of: " + strings.Join(names, ", ") + "."
+	var answer string
+	for i := 1; i <= p.tries; i++ {
+		answer, err = x.d.Delegate(ctx, key+"/router/"+strconv.Itoa(i), p.agent.Name, ask)
+		if err != nil {
+			return "", err
+		}
+		answer = strings.Trim(strings.TrimSpace(answer), "\"'`.")
+		if slices.Contains(names, answer) {
+			return answer, nil
+		}
+		ask = fmt.Sprintf("%s\n\nAnswer with exactly one of: %s. Your answer %q is not one of them.", req, strings.Join(names, ", "), answer)
+	}
+	return "", &swarm.Failure{Reason: fmt.Sprintf("route %s: the router %s named no route in %d tries (last answer %q)", key, p.agent.Name, p.tries, answer)}
+}
+
+// Within runs step on a part of a larger value S, the state a workflow
+// carries from step to step: get picks step's input out of the state and
+// set puts its output back. Within adds no key segment and journals
+// nothing of its own (get and set are plain Go, run again on every
+// replay: they must be pure); the step keeps its name.
+func Within[S, In, Out any](step Step[In, Out], get func(S) In, set func(S, Out) S) Step[S, S] {
+	err := step.err
+	if (get == nil || set == nil) && err == nil {
+		err = fmt.Errorf("workflow.Within %s: get and set must not be nil", step.name)
+	}
+	names := step.keyed()
+	return Step[S, S]{name: step.name, kind: step.kind, flat: true, err: err, targets: step.targets,
+		describe: func() []string { return names },
+		run: func(ctx context.Context, x *exec, prefix string, s S) (S, error) {
+			out, err := step.exec(ctx, x, prefix, get(s))
+			if err != nil {
+				return s, err
+			}
+			return set(s, out), nil
+		}}
+}
