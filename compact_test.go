@@ -17,6 +17,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 // windowed is a model that measures each request against a window (about
@@ -534,7 +535,7 @@ func TestTeamCompaction(t *testing.T) {
 	}
 	defer rt.Close()
 	lead := &swarm.Agent{Name: "lead", Instructions: "Lead."}
-	tr, err := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: lead, Compaction: &swarm.Compaction{Messages: 4, Keep: 1}}).Start(ctx, rt, "")
+	tr, err := team.DefineTeam("crew", "", team.TeamSpec{Lead: lead, Compaction: &swarm.Compaction{Messages: 4, Keep: 1}}).Start(ctx, rt, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,7 +548,7 @@ func TestTeamCompaction(t *testing.T) {
 	if len(got) == 0 || int64(len(got)) != m.summaries.Load() {
 		t.Errorf("compactions %v, %d summary calls", got, m.summaries.Load())
 	}
-	bad := swarm.DefineTeam("bad", "", swarm.TeamSpec{Lead: lead, Members: []swarm.Teammate{{Name: "x", Compaction: &swarm.Compaction{Keep: -1}}}})
+	bad := team.DefineTeam("bad", "", team.TeamSpec{Lead: lead, Members: []team.Teammate{{Name: "x", Compaction: &swarm.Compaction{Keep: -1}}}})
 	if err := rt.Register(bad); !errors.Is(err, swarm.ErrInvalid) {
 		t.Errorf("a teammate with a negative keep: %v", err)
 	}

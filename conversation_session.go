@@ -348,3 +348,21 @@ func (s *Session[Ctx]) Transcript(ctx context.Context) ([]Utterance, error) {
 	}
 	return out, nil
 }
+
+// registerOnce registers d with rt unless it is; another definition with
+// d's id is an error.
+func registerOnce(rt *Runtime, d Definition) error {
+	rt.mu.RLock()
+	registered := rt.defs[d.ID()]
+	rt.mu.RUnlock()
+	switch registered {
+	case nil:
+		if err := rt.Register(d); err != nil && !errors.Is(err, ErrDuplicate) {
+			return err
+		}
+		return registerOnce(rt, d)
+	case d:
+		return nil
+	}
+	return fmt.Errorf("%w: another definition is registered as %q", ErrDuplicate, d.ID())
+}

@@ -220,6 +220,9 @@ type ToolResult struct {
 	// Output is the tool's output (an error message when IsError).
 	Output  string
 	IsError bool
+	// Parts are the tool's parts (see AttachParts), by reference: give
+	// them to the model with Output, in the tool message.
+	Parts []model.Part
 }
 
 // Tools runs calls, the tool calls of the response Model journaled under

@@ -17,6 +17,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 // guardScript: the orchestrator calls echo, then hands off to helper,
@@ -516,7 +517,7 @@ func TestTeamLeadGuardsUserMessages(t *testing.T) {
 	rt := recordingRuntime(t, m)
 	sc := &screen{checks: map[string]int{}}
 	lead := &swarm.Agent{Name: "lead", Instructions: "Lead.", Guardrails: []swarm.Guardrail{sc.guardrail()}}
-	tr, err := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: lead}).Start(ctx, rt, "hello")
+	tr, err := team.DefineTeam("crew", "", team.TeamSpec{Lead: lead}).Start(ctx, rt, "hello")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -635,9 +636,9 @@ func TestTeamGuardrailsCheckTeammates(t *testing.T) {
 			return swarm.Verdict{Action: swarm.Allow}, nil
 		}}
 	}
-	crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{
+	crew := team.DefineTeam("crew", "", team.TeamSpec{
 		Lead:       &swarm.Agent{Name: "lead", Instructions: "Lead.", Tools: []swarm.Tool{danger}},
-		Members:    []swarm.Teammate{{Name: "bob", Role: "helper", Prompt: "work", Tools: []swarm.Tool{danger}, Guardrails: []swarm.Guardrail{guard("bob")}}},
+		Members:    []team.Teammate{{Name: "bob", Role: "helper", Prompt: "work", Tools: []swarm.Tool{danger}, Guardrails: []swarm.Guardrail{guard("bob")}}},
 		Guardrails: []swarm.Guardrail{guard("team")},
 	})
 	tr, err := crew.Start(ctx, rt, "start")

@@ -16,6 +16,8 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
@@ -253,16 +255,34 @@ func TestRequestOfATeam(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	team := seedTeam(func(s *swarm.TeamSpec) { s.Members = []swarm.Teammate{{Name: "alice", Role: "coder"}} })
-	tr, err := team.Start(ctx, rt, "")
+	tr, err := team.DefineTeam("crew", "A lead and alice", team.TeamSpec{
+		Lead:    &swarm.Agent{Name: "lead", Instructions: "You lead a team."},
+		Members: []team.Teammate{{Name: "alice", Role: "coder"}},
+	}).Start(ctx, rt, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	settledRoster(t, ctx, tr, "alice")
+	// settled waits until both members are idle and alice has read her
+	// mail.
+	settled := func() {
+		swarmtest.Until(t, ctx, "the team settles", func() error {
+			ms, err := tr.Roster(ctx)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				if len(ms) != 2 || m.State != team.MemberIdle || !m.Lead && m.Unread > 0 {
+					return swarmtest.Pending("%+v", ms)
+				}
+			}
+			return nil
+		})
+	}
+	settled()
 	if _, err := tr.Send(ctx, "alice", "Tell the lead when the parser is done."); err != nil {
 		t.Fatal(err)
 	}
-	settledRoster(t, ctx, tr, "alice")
+	settled()
 	if reply, err := tr.Say(ctx, "Anything from alice?"); err != nil || reply != "Noted alice's mails." {
 		t.Fatalf("Say = %q, %v", reply, err)
 	}

@@ -112,8 +112,8 @@ var handoffParams = json.RawMessage(`{"type":"object","properties":{"request":{"
 // plan resolves a swarm's spec and every agent reachable from it. Errors
 // name the offending swarm, agent, tool or handoff.
 func (rt *Runtime) plan(info *defInfo, spec Spec, input json.RawMessage, values map[string]any) (*plan, error) {
-	if info.team != nil {
-		return rt.planTeam(info, input, values)
+	if info.agentRun != nil {
+		return rt.planAgentRun(info, input, values)
 	}
 	data := make(map[string]any, len(values)+1)
 	for k, v := range values {

@@ -40,14 +40,15 @@ import (
 // ignored and the journal replayed from the start. Version 2 holds the
 // histories without what their compaction dropped (compactSnap.Off); a
 // snapshot of version 1 is one whose compactions dropped nothing, so it is
-// read too.
-const snapshotVersion = 2
+// read too. Version 3 holds the state of a Strategy in State (a team
+// member's was at the top level before); a snapshot of version 2 is read
+// as one whose State is its top level.
+const snapshotVersion = 3
 
 // The strategies that snapshot, as runSnap.Kind.
 const (
 	snapSimple       = "simple"
 	snapConversation = "conversation"
-	snapMember       = "member"
 )
 
 // runSnap is a run's state at a boundary (see above), journal records up
@@ -71,8 +72,11 @@ type runSnap struct {
 	Log    []convEntry     `json:"log,omitempty"`
 	Active string          `json:"active,omitempty"`
 	Shared json.RawMessage `json:"shared,omitempty"`
-	// Claims are the tasks a team member's journal says it claimed.
+	// Claims are the tasks a team member's journal says it claimed
+	// (version 2; a member keeps them in State since).
 	Claims []int64 `json:"claims,omitempty"`
+	// State is a Strategy's (Driver.Checkpoint).
+	State json.RawMessage `json:"state,omitempty"`
 }
 
 // compactSnap is a compactState, and for the newest of a stream the
@@ -198,9 +202,8 @@ func (r *runner) boundary(key string, appended bool) (seq int64, live, ok bool) 
 // nothing until Config.SnapshotEvery records were added since the newest
 // snapshot; a failure is logged and costs only a longer replay.
 func (r *runner) checkpoint(ctx context.Context, kind string, seq int64, live bool, fill func(*runSnap)) {
-	every := int64(r.rt.cfg.SnapshotEvery)
-	ss, ok := r.rt.store.(store.Snapshots)
-	if !ok || every < 0 || seq-r.snapSeq < every || ctx.Err() != nil {
+	ss, ok := r.snapDue(ctx, seq)
+	if !ok {
 		return
 	}
 	s := runSnap{V: snapshotVersion, Kind: kind, Seq: seq, Calls: map[string]int{}}
@@ -240,6 +243,17 @@ func (r *runner) checkpoint(ctx context.Context, kind string, seq int64, live bo
 	r.base, r.snapSeq = &s, seq
 }
 
+// snapDue returns the store's snapshots when a snapshot after record seq
+// is due: Config.SnapshotEvery records were added since the newest one.
+func (r *runner) snapDue(ctx context.Context, seq int64) (store.Snapshots, bool) {
+	every := int64(r.rt.cfg.SnapshotEvery)
+	ss, ok := r.rt.store.(store.Snapshots)
+	if !ok || every < 0 || seq-r.snapSeq < every || ctx.Err() != nil {
+		return nil, false
+	}
+	return ss, true
+}
+
 // countUpTo sets what s counts of the records up to s.Seq: those of the
 // newest snapshot, plus the loaded records after it. (load counted every
 // loaded record, also those after s.Seq.)
@@ -273,13 +287,13 @@ func (r *runner) countUpTo(s *runSnap) bool {
 
 // snapKindOf names the snapshots of strategy s ("": it takes none).
 func snapKindOf(s strategy) string {
-	switch s.(type) {
+	switch s := s.(type) {
 	case simpleLoop:
 		return snapSimple
 	case conversationStrategy:
 		return snapConversation
-	case memberStrategy:
-		return snapMember
+	case seamStrategy:
+		return seamKind(s.s)
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 // reqLog records every model request by agent and call number, as the
@@ -78,6 +80,18 @@ func (l *reqLog) same(t *testing.T, want *reqLog) {
 type readCounter struct {
 	*memory.Store
 	read atomic.Int64
+	// v2 hands out every snapshot in the layout of version 2 (see
+	// asVersion2).
+	v2 bool
+}
+
+func (c *readCounter) Snapshot(ctx context.Context, id string) (store.Snapshot, error) {
+	sn, err := c.Store.Snapshot(ctx, id)
+	if err != nil || !c.v2 {
+		return sn, err
+	}
+	sn.Data, err = asVersion2(sn.Data)
+	return sn, err
 }
 
 func (c *readCounter) Read(ctx context.Context, id string, after int64, limit int) ([]store.Record, error) {
@@ -375,26 +389,26 @@ func TestSnapshotTeamLead(t *testing.T) {
 		steps = append(steps, scripted.Text(fmt.Sprint("reply ", i)))
 	}
 	script := scripted.Script{"lead": steps}
-	crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead.", Tools: []swarm.Tool{note}}})
+	crew := team.DefineTeam("crew", "", team.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead.", Tools: []swarm.Tool{note}}})
 	talk := func(every int) *reqLog {
 		ctx := ctxLong(t)
 		mem := &readCounter{Store: memory.New()}
 		log := newReqLog(scripted.New(script))
 		rt := snapRuntime(t, mem, log, every)
-		team, err := crew.Start(ctx, rt, "")
+		tdef, err := crew.Start(ctx, rt, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := 1; i <= messages; i++ {
-			if reply, err := team.Say(ctx, fmt.Sprint("message ", i)); err != nil || reply != fmt.Sprint("reply ", i) {
+			if reply, err := tdef.Say(ctx, fmt.Sprint("message ", i)); err != nil || reply != fmt.Sprint("reply ", i) {
 				t.Fatalf("message %d: %q, %v", i, reply, err)
 			}
 		}
 		if every > 0 {
-			if _, err := mem.Snapshot(ctx, team.ID()); err != nil {
+			if _, err := mem.Snapshot(ctx, tdef.ID()); err != nil {
 				t.Fatalf("no snapshot after %d messages: %v", messages, err)
 			}
-			checkSnapshotCounts(t, mem, team.ID())
+			checkSnapshotCounts(t, mem, tdef.ID())
 		}
 		return log
 	}
@@ -460,20 +474,20 @@ func TestSnapshotTeammate(t *testing.T) {
 		steps = append(steps, scripted.Text(fmt.Sprint("done ", i)))
 	}
 	script := scripted.Script{"bob": steps}
-	crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{
+	crew := team.DefineTeam("crew", "", team.TeamSpec{
 		Lead:    &swarm.Agent{Name: "lead", Instructions: "Lead."},
-		Members: []swarm.Teammate{{Name: "bob", Role: "helper"}},
+		Members: []team.Teammate{{Name: "bob", Role: "helper"}},
 	})
-	talk := func(every int) *reqLog {
+	talk := func(every int, v2 bool) *reqLog {
 		ctx := ctxLong(t)
-		mem := &readCounter{Store: memory.New()}
+		mem := &readCounter{Store: memory.New(), v2: v2}
 		log := newReqLog(scripted.New(script))
 		rt := snapRuntime(t, mem, log, every)
-		team, err := crew.Start(ctx, rt, "")
+		tdef, err := crew.Start(ctx, rt, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		bob := team.ID() + "~bob"
+		bob := tdef.ID() + "~bob"
 		// idle waits until bob has answered n pieces of work and is idle.
 		idle := func(n int) {
 			swarmtest.Until(t, ctx, fmt.Sprintf("bob answers %d pieces of work", n), func() error {
@@ -501,7 +515,7 @@ func TestSnapshotTeammate(t *testing.T) {
 		}
 		idle(0)
 		for i := 1; i <= wakes; i++ {
-			if _, err := team.Send(ctx, "bob", fmt.Sprint("task ", i)); err != nil {
+			if _, err := tdef.Send(ctx, "bob", fmt.Sprint("task ", i)); err != nil {
 				t.Fatal(err)
 			}
 			idle(i)
@@ -514,7 +528,11 @@ func TestSnapshotTeammate(t *testing.T) {
 		}
 		return log
 	}
-	talk(4).same(t, talk(-1))
+	plain := talk(-1, false)
+	talk(4, false).same(t, plain)
+	// A member's snapshot of version 2 (its state at the top level) still
+	// restores: each one is read so at the next wake.
+	talk(4, true).same(t, plain)
 }
 
 // snapSize is the size of run id's snapshot in bytes (0: none yet).
@@ -587,17 +605,17 @@ func TestCompactedSnapshotIsBounded(t *testing.T) {
 		ctx := ctxLong(t)
 		mem := &readCounter{Store: memory.New()}
 		rt := snapRuntime(t, mem, newReqLog(scripted.New(scripted.Script{"lead": steps, "lead_compact": {scripted.Text("the user talked")}})), 50)
-		crew := swarm.DefineTeam("crew", "", swarm.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead."},
+		crew := team.DefineTeam("crew", "", team.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead."},
 			Compaction: &swarm.Compaction{Messages: 40, Keep: 2}})
-		team, err := crew.Start(ctx, rt, "")
+		tdef, err := crew.Start(ctx, rt, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		talk(t, mem, func(i int) string {
-			if reply, err := team.Say(ctx, fmt.Sprint("message ", i, strings.Repeat(" pad", 50))); err != nil || reply != fmt.Sprint("reply ", i) {
+			if reply, err := tdef.Say(ctx, fmt.Sprint("message ", i, strings.Repeat(" pad", 50))); err != nil || reply != fmt.Sprint("reply ", i) {
 				t.Fatalf("message %d: %q, %v", i, reply, err)
 			}
-			return team.ID()
+			return tdef.ID()
 		})
 	})
 	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {
@@ -717,4 +735,21 @@ func TestCompactedSnapshotContinues(t *testing.T) {
 			})
 		})
 	}
+}
+
+// asVersion2 rewrites a snapshot of a member in the layout of version 2:
+// its state (next, msgs, claims) at the top level.
+func asVersion2(data []byte) ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, err
+	}
+	var state map[string]json.RawMessage
+	if err := json.Unmarshal(top["state"], &state); err != nil {
+		return nil, fmt.Errorf("snapshot %s: no state: %w", data, err)
+	}
+	delete(top, "state")
+	maps.Copy(top, state)
+	top["v"] = json.RawMessage("2")
+	return json.Marshal(top)
 }

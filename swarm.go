@@ -102,8 +102,9 @@ type defInfo struct {
 	inSchema  json.RawMessage
 	// conv is set for a conversation (see conversation.go).
 	conv *convDef
-	// team is set for a team (see team.go).
-	team *teamDef
+	// agentRun is set for a definition of agent runs (driver_define.go):
+	// it plans each run.
+	agentRun func(input json.RawMessage, values map[string]any) (AgentRun, error)
 }
 
 // Define makes a swarm definition. spec computes the run's configuration

@@ -15,6 +15,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/team"
 )
 
 // TestCommandGuardrail: a YAML command guardrail reads the check on its
@@ -281,16 +282,16 @@ teams:
 `, 0o644)
 	_, rt := loadFile(t, path)
 	ctx := ctxT(t)
-	var team *swarm.Team
+	var crew *team.Team
 	for _, d := range rt.Swarms() {
-		if tm, ok := d.(*swarm.Team); ok && d.ID() == "crew" {
-			team = tm
+		if tm, ok := d.(*team.Team); ok && d.ID() == "crew" {
+			crew = tm
 		}
 	}
-	if team == nil {
+	if crew == nil {
 		t.Fatal("team crew not registered")
 	}
-	tr, err := team.Start(ctx, rt, "")
+	tr, err := crew.Start(ctx, rt, "")
 	if err != nil {
 		t.Fatal(err)
 	}

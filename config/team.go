@@ -6,6 +6,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/team"
 )
 
 // The fields of a team and of one of its declared members.
@@ -119,7 +120,7 @@ func (p *parser) members(n *yaml.Node, what, lead string) []memberDef {
 		m := memberDef{name: k.Value}
 		mw := what + ": member " + m.name
 		switch {
-		case k.Kind != yaml.ScalarNode || swarm.CheckMemberName(m.name) != nil:
+		case k.Kind != yaml.ScalarNode || team.CheckMemberName(m.name) != nil:
 			p.errf(k, "%s: member name %s: want 1 to 32 letters, digits, '_' or '-'", what, describe(k))
 			continue
 		case m.name == lead:
@@ -151,15 +152,15 @@ func (p *parser) members(n *yaml.Node, what, lead string) []memberDef {
 }
 
 // define makes the team's definition from the file's agents.
-func (t *teamDef) define(byName map[string]*swarm.Agent) *swarm.Team {
-	spec := swarm.TeamSpec{Lead: byName[t.lead], Autonomous: t.autonomous, RequestTimeout: t.timeout,
+func (t *teamDef) define(byName map[string]*swarm.Agent) *team.Team {
+	spec := team.TeamSpec{Lead: byName[t.lead], Autonomous: t.autonomous, RequestTimeout: t.timeout,
 		MaxWakes: t.maxWakes, MaxTurns: t.maxTurns, MaxMembers: t.maxMembers, Compaction: t.compaction,
 		Guardrails: guardrails(t.guardrails)}
 	if a := byName[t.teammate]; a != nil {
 		spec.Template = teammateOf(a)
 	}
 	for _, m := range t.members {
-		tm := swarm.Teammate{}
+		tm := team.Teammate{}
 		if a := byName[m.agent]; a != nil {
 			tm = teammateOf(a)
 		} else {
@@ -169,11 +170,11 @@ func (t *teamDef) define(byName map[string]*swarm.Agent) *swarm.Team {
 		tm.PlanApproval = tm.PlanApproval || m.planApproval
 		spec.Members = append(spec.Members, tm)
 	}
-	return swarm.DefineTeam(t.name, t.description, spec)
+	return team.DefineTeam(t.name, t.description, spec)
 }
 
 // teammateOf is a teammate made of agent a: its instructions, model,
 // tools, compaction and guardrails.
-func teammateOf(a *swarm.Agent) swarm.Teammate {
-	return swarm.Teammate{Instructions: a.Instructions, Model: a.Model, Tools: a.Tools, Compaction: a.Compaction, Guardrails: a.Guardrails}
+func teammateOf(a *swarm.Agent) team.Teammate {
+	return team.Teammate{Instructions: a.Instructions, Model: a.Model, Tools: a.Tools, Compaction: a.Compaction, Guardrails: a.Guardrails}
 }

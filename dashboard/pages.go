@@ -20,6 +20,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/server"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/team"
 )
 
 // Limits of the pages.
@@ -297,7 +298,7 @@ func (d *Dashboard) runPage(w http.ResponseWriter, r *http.Request) {
 		data.Pause, data.Chat = false, true
 	}
 	if data.Pause && st.Reason == swarm.AwaitingMail {
-		if t, err := d.rt.OpenTeam(ctx, st.ID); err == nil {
+		if t, err := team.Open(ctx, d.rt, st.ID); err == nil {
 			data.Pause, data.MailTeam, data.MailMember = false, t.ID(), memberName(t.ID(), t.Lead(), st.ID)
 		}
 	}

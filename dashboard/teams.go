@@ -17,6 +17,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/server"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/team"
 )
 
 // The teams pages: the team runs this token may see, and one team's roster
@@ -34,7 +35,7 @@ func (d *Dashboard) teamsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var data teamsData
 	for _, def := range d.visibleSwarms(ctx) {
-		if _, ok := def.(*swarm.Team); !ok {
+		if _, ok := def.(*team.Team); !ok {
 			continue
 		}
 		page, next, err := server.ListPage(ctx, d.rt, store.Filter{Swarm: def.ID(), TopLevel: true}, "", pageSize)
@@ -54,12 +55,12 @@ type teamData struct {
 	ID         string
 	Lead       string
 	Status     swarm.Status
-	Members    []swarm.MemberStatus
+	Members    []team.MemberStatus
 	Recipients []string // the members that can be mailed
 	Mail       []mailRow
 	MailMore   bool
-	Tasks      []swarm.Task
-	Requests   []swarm.ProtocolRequest
+	Tasks      []team.Task
+	Requests   []team.ProtocolRequest
 }
 
 func (t teamData) title() string { return "Team " + t.ID }
@@ -82,7 +83,7 @@ func (d *Dashboard) teamPage(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	t, err := d.rt.OpenTeam(ctx, st.ID)
+	t, err := team.Open(ctx, d.rt, st.ID)
 	if err != nil {
 		d.fail(w, r, err)
 		return
@@ -110,7 +111,7 @@ func (d *Dashboard) teamPage(w http.ResponseWriter, r *http.Request) {
 // mails each member has read (its journal's inbox events) and those still
 // in its mailbox. A mail posted to several members (a broadcast) is one
 // row with all of them.
-func (d *Dashboard) mailHistory(ctx context.Context, t *swarm.TeamRun, members []swarm.MemberStatus) ([]mailRow, error) {
+func (d *Dashboard) mailHistory(ctx context.Context, t *team.TeamRun, members []team.MemberStatus) ([]mailRow, error) {
 	var rows []mailRow
 	at := map[string]int{} // sender and mail id -> index in rows
 	add := func(to string, m store.Mail, unread bool) {
@@ -138,7 +139,7 @@ func (d *Dashboard) mailHistory(ctx context.Context, t *swarm.TeamRun, members [
 			continue
 		}
 		unread, err := t.Inbox(ctx, m.Name)
-		if err != nil && !errors.Is(err, swarm.ErrNoMember) {
+		if err != nil && !errors.Is(err, team.ErrNoMember) {
 			return nil, err
 		}
 		for _, mail := range unread {
@@ -209,12 +210,12 @@ func (c *mailCache) read(ctx context.Context, st store.Store, run string) ([]sto
 // onTeam runs an action on the team named in the path, if the caller may
 // use its swarm, and goes back to the page the form came from (the team's,
 // or a member's run page).
-func (d *Dashboard) onTeam(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, t *swarm.TeamRun) error) {
+func (d *Dashboard) onTeam(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, t *team.TeamRun) error) {
 	ctx := r.Context()
 	st, err := d.authorizedRun(ctx, r.PathValue("id"))
-	var t *swarm.TeamRun
+	var t *team.TeamRun
 	if err == nil {
-		t, err = d.rt.OpenTeam(ctx, st.ID)
+		t, err = team.Open(ctx, d.rt, st.ID)
 	}
 	if err == nil {
 		err = do(ctx, t)
@@ -233,7 +234,7 @@ func (d *Dashboard) onTeam(w http.ResponseWriter, r *http.Request, do func(ctx c
 // teamMail posts a message from the user to a member, or to every member
 // ("*").
 func (d *Dashboard) teamMail(w http.ResponseWriter, r *http.Request) {
-	d.onTeam(w, r, func(ctx context.Context, t *swarm.TeamRun) error {
+	d.onTeam(w, r, func(ctx context.Context, t *team.TeamRun) error {
 		to := strings.TrimSpace(r.PostFormValue("to"))
 		content := strings.TrimSpace(strings.ReplaceAll(r.PostFormValue("content"), "\r\n", "\n"))
 		if to == "" || content == "" {
@@ -250,7 +251,7 @@ func (d *Dashboard) teamMail(w http.ResponseWriter, r *http.Request) {
 
 // teamTask adds a task to the team's board.
 func (d *Dashboard) teamTask(w http.ResponseWriter, r *http.Request) {
-	d.onTeam(w, r, func(ctx context.Context, t *swarm.TeamRun) error {
+	d.onTeam(w, r, func(ctx context.Context, t *team.TeamRun) error {
 		var blocked []int64
 		for f := range strings.FieldsFuncSeq(r.PostFormValue("blocked_by"), func(c rune) bool { return c == ',' || c == ' ' || c == '#' }) {
 			n, err := strconv.ParseInt(f, 10, 64)
@@ -267,15 +268,15 @@ func (d *Dashboard) teamTask(w http.ResponseWriter, r *http.Request) {
 // teamShutdown shuts a teammate down: its run is stopped with the reason
 // given (the lead's run is the team: Stop on its page ends the team).
 func (d *Dashboard) teamShutdown(w http.ResponseWriter, r *http.Request) {
-	d.onTeam(w, r, func(ctx context.Context, t *swarm.TeamRun) error {
+	d.onTeam(w, r, func(ctx context.Context, t *team.TeamRun) error {
 		name := r.PostFormValue("member")
 		members, err := t.Roster(ctx)
 		if err != nil {
 			return err
 		}
-		i := slices.IndexFunc(members, func(m swarm.MemberStatus) bool { return m.Name == name && !m.Lead })
+		i := slices.IndexFunc(members, func(m team.MemberStatus) bool { return m.Name == name && !m.Lead })
 		if i < 0 {
-			return fmt.Errorf("%w: the team has no teammate named %q", swarm.ErrNoMember, name)
+			return fmt.Errorf("%w: the team has no teammate named %q", team.ErrNoMember, name)
 		}
 		return d.rt.Stop(ctx, members[i].RunID, d.reason(ctx, r, "shut down from the dashboard"))
 	})
@@ -294,10 +295,10 @@ func (d *Dashboard) reason(ctx context.Context, r *http.Request, what string) st
 }
 
 // mailRecipients lists who can be mailed: every member that has not ended.
-func mailRecipients(members []swarm.MemberStatus) []string {
+func mailRecipients(members []team.MemberStatus) []string {
 	var out []string
 	for _, m := range members {
-		if m.State != swarm.MemberShutdown && m.State != swarm.MemberFailed {
+		if m.State != team.MemberShutdown && m.State != team.MemberFailed {
 			out = append(out, m.Name)
 		}
 	}

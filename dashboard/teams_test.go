@@ -10,15 +10,16 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 func TestTeamPages(t *testing.T) {
 	ts, rt := serve(t, false)
 	// No member calls a model: alice has no prompt and nobody talks to
 	// the lead.
-	crew := swarm.DefineTeam("crew", "A lead and a coder", swarm.TeamSpec{
+	crew := team.DefineTeam("crew", "A lead and a coder", team.TeamSpec{
 		Lead:    &swarm.Agent{Name: "lead"},
-		Members: []swarm.Teammate{{Name: "alice", Role: "coder"}},
+		Members: []team.Teammate{{Name: "alice", Role: "coder"}},
 	})
 	ctx := swarmtest.Context(t)
 	tr, err := crew.Start(ctx, rt, "", swarm.WithID("crew-1"))
@@ -71,9 +72,9 @@ func TestTeamPages(t *testing.T) {
 // gets a clear status.
 func TestTeamActions(t *testing.T) {
 	ts, rt := serve(t, false)
-	crew := swarm.DefineTeam("crew", "A lead and a coder", swarm.TeamSpec{
+	crew := team.DefineTeam("crew", "A lead and a coder", team.TeamSpec{
 		Lead:    &swarm.Agent{Name: "lead"},
-		Members: []swarm.Teammate{{Name: "alice", Role: "coder"}},
+		Members: []team.Teammate{{Name: "alice", Role: "coder"}},
 	})
 	ctx := swarmtest.Context(t)
 	tr, err := crew.Start(ctx, rt, "", swarm.WithID("crew-2"))

@@ -12,6 +12,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 // spend is a scripted step that reports in input and out output tokens.
@@ -45,9 +46,9 @@ func TestTeamUsageIsTheSameEverywhere(t *testing.T) {
 		"alice": {spend(scripted.Text("parser written"), 200, 20)},
 	})
 	ts := serveDashboard(t, rt, dashboard.Options{})
-	crew := swarm.DefineTeam("crew", "A lead and a coder", swarm.TeamSpec{
+	crew := team.DefineTeam("crew", "A lead and a coder", team.TeamSpec{
 		Lead:    &swarm.Agent{Name: "lead"},
-		Members: []swarm.Teammate{{Name: "alice", Role: "coder", Prompt: "Write the parser."}},
+		Members: []team.Teammate{{Name: "alice", Role: "coder", Prompt: "Write the parser."}},
 	})
 	ctx := swarmtest.Context(t)
 	tr, err := crew.Start(ctx, rt, "", swarm.WithID("crew-1"))
@@ -74,7 +75,7 @@ func TestTeamUsageIsTheSameEverywhere(t *testing.T) {
 }
 
 // waitIdle waits until member is idle, for a while.
-func waitIdle(ctx context.Context, t *testing.T, tr *swarm.TeamRun, member string) {
+func waitIdle(ctx context.Context, t *testing.T, tr *team.TeamRun, member string) {
 	t.Helper()
 	deadline := time.Now().Add(swarmtest.Timeout)
 	for {
@@ -83,7 +84,7 @@ func waitIdle(ctx context.Context, t *testing.T, tr *swarm.TeamRun, member strin
 			t.Fatal(err)
 		}
 		for _, m := range ms {
-			if m.Name == member && m.State == swarm.MemberIdle {
+			if m.Name == member && m.State == team.MemberIdle {
 				return
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/internal/jsonx"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/team"
 )
 
 // Error is the body of every error response: {"error": {...}}.
@@ -92,11 +93,11 @@ func classify(err error) (int, string) {
 		return http.StatusUnauthorized, "unauthenticated"
 	case errors.Is(err, auth.ErrForbidden):
 		return http.StatusForbidden, "forbidden"
-	case errors.Is(err, swarm.ErrNoMember):
+	case errors.Is(err, team.ErrNoMember):
 		return http.StatusNotFound, "unknown_member"
-	case errors.Is(err, swarm.ErrNoRequest):
+	case errors.Is(err, team.ErrNoRequest):
 		return http.StatusNotFound, "unknown_request"
-	case errors.Is(err, swarm.ErrNotTeam):
+	case errors.Is(err, team.ErrNotTeam):
 		return http.StatusNotFound, "not_a_team"
 	case errors.Is(err, store.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge, "too_large"

@@ -3,7 +3,7 @@ package server
 import (
 	"net/http"
 
-	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/team"
 )
 
 // The team routes: a team is addressed by its run id (the lead's run);
@@ -11,8 +11,8 @@ import (
 
 // Roster is the body of GET /v1/teams/{id}.
 type Roster struct {
-	ID      string               `json:"id"`
-	Members []swarm.MemberStatus `json:"members"`
+	ID      string              `json:"id"`
+	Members []team.MemberStatus `json:"members"`
 }
 
 // MailRequest is the body of POST /v1/teams/{id}/mail: a message from the
@@ -34,12 +34,12 @@ type TaskRequest struct {
 }
 
 // team resolves the team run of the path, checking the caller's token.
-func (s *Server) team(w http.ResponseWriter, r *http.Request) (*swarm.TeamRun, bool) {
+func (s *Server) team(w http.ResponseWriter, r *http.Request) (*team.TeamRun, bool) {
 	st, ok := s.authorizedRun(w, r)
 	if !ok {
 		return nil, false
 	}
-	t, err := s.rt.OpenTeam(r.Context(), st.ID)
+	t, err := team.Open(r.Context(), s.rt, st.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return nil, false
@@ -90,9 +90,9 @@ func (s *Server) teamSend(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var opts []swarm.MailOption
+	var opts []team.MailOption
 	if req.ID != "" {
-		opts = append(opts, swarm.WithMailID(req.ID))
+		opts = append(opts, team.WithMailID(req.ID))
 	}
 	if req.To == "*" {
 		to, err := t.Broadcast(r.Context(), req.Content, opts...)

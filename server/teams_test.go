@@ -9,12 +9,13 @@ import (
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 func TestTeamRoutes(t *testing.T) {
-	team := swarm.DefineTeam("crew", "A lead and a coder", swarm.TeamSpec{
+	team := team.DefineTeam("crew", "A lead and a coder", team.TeamSpec{
 		Lead:    &swarm.Agent{Name: "lead"},
-		Members: []swarm.Teammate{{Name: "alice", Role: "coder", Prompt: "Wait for work."}},
+		Members: []team.Teammate{{Name: "alice", Role: "coder", Prompt: "Wait for work."}},
 	})
 	script := scripted.Script{"alice": {scripted.Text("Ready."), scripted.Text("Got it."), scripted.Text("Noted.")}}
 	rt, _ := swarmtest.NewRuntime(t, script, testSwarms()...)
@@ -98,9 +99,9 @@ func TestTeamRoutes(t *testing.T) {
 // id (a client retrying a post cut off by a crash) is delivered once; the
 // same id with other content is a conflict.
 func TestTeamMailRetriedWithIDDeliversOnce(t *testing.T) {
-	team := swarm.DefineTeam("crew", "A lead and a coder", swarm.TeamSpec{
+	team := team.DefineTeam("crew", "A lead and a coder", team.TeamSpec{
 		Lead:    &swarm.Agent{Name: "lead"},
-		Members: []swarm.Teammate{{Name: "alice", Role: "coder"}},
+		Members: []team.Teammate{{Name: "alice", Role: "coder"}},
 	})
 	rt, _ := swarmtest.NewRuntime(t, scripted.Script{}, testSwarms()...)
 	ctx := swarmtest.Context(t)
@@ -144,7 +145,7 @@ func TestTeamMailRetriedWithIDDeliversOnce(t *testing.T) {
 // TestNoRequestIsNotFound: a protocol request that does not exist is 404
 // unknown_request, not a missing run.
 func TestNoRequestIsNotFound(t *testing.T) {
-	err := fmt.Errorf("no pending plan approval request %q addressed to lead: %w", "req-nope", swarm.ErrNoRequest)
+	err := fmt.Errorf("no pending plan approval request %q addressed to lead: %w", "req-nope", team.ErrNoRequest)
 	if status, code := classify(err); status != 404 || code != "unknown_request" {
 		t.Errorf("classify(%v) = %d %s, want 404 unknown_request", err, status, code)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/swarmtest"
 	"github.com/swarmrt/swarm/swarmtest/strategytest"
+	"github.com/swarmrt/swarm/team"
 	"github.com/swarmrt/swarm/workflow"
 )
 
@@ -137,7 +138,7 @@ func reviewGraph() swarm.Definition {
 // the team talks (each resume of the workflow is the lead's next message),
 // durably.
 func TestTeamNode(t *testing.T) {
-	crew := swarm.DefineTeam("crew", "a team", swarm.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead."}})
+	crew := team.DefineTeam("crew", "a team", team.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead."}})
 	prep := workflow.Func("prep", func(_ context.Context, s string) (string, error) { return "about " + s, nil })
 	def := workflow.Define("with-crew", "talks", workflow.Then(prep, workflow.Swarm[string, string](crew)))
 	strategytest.Run(t, strategytest.Case{

@@ -18,13 +18,14 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/examples/internal/demo"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/team"
 )
 
-var crew = swarm.DefineTeam("crew", "A lead that spawns and coordinates persistent teammates", swarm.TeamSpec{
+var crew = team.DefineTeam("crew", "A lead that spawns and coordinates persistent teammates", team.TeamSpec{
 	Lead: &swarm.Agent{Name: "lead", Instructions: "You lead a software team. Spawn teammates with spawn_teammate, " +
 		"talk to them with send_message and broadcast, and answer the user with what your team did. " +
 		"Mail from your teammates arrives as <inbox> messages."},
-	Template: swarm.Teammate{Instructions: "You are {{.Name}}, the {{.Role}} of a team led by {{.Lead}}. " +
+	Template: team.Teammate{Instructions: "You are {{.Name}}, the {{.Role}} of a team led by {{.Lead}}. " +
 		"Mail arrives as <inbox> messages; answer teammates with send_message. When a shutdown_request arrives, " +
 		"approve it with shutdown_response. Finish each piece of work with a one-line summary."},
 })
@@ -89,7 +90,7 @@ func main() {
 }
 
 // settle waits until no teammate is working and none has unread mail.
-func settle(ctx context.Context, tr *swarm.TeamRun) error {
+func settle(ctx context.Context, tr *team.TeamRun) error {
 	for {
 		ms, err := tr.Roster(ctx)
 		if err != nil {
@@ -97,7 +98,7 @@ func settle(ctx context.Context, tr *swarm.TeamRun) error {
 		}
 		busy := false
 		for _, m := range ms[1:] {
-			if m.State == swarm.MemberSpawning || m.State == swarm.MemberWorking || m.State == swarm.MemberShuttingDown || m.Unread > 0 {
+			if m.State == team.MemberSpawning || m.State == team.MemberWorking || m.State == team.MemberShuttingDown || m.Unread > 0 {
 				busy = true
 			}
 		}
@@ -112,7 +113,7 @@ func settle(ctx context.Context, tr *swarm.TeamRun) error {
 	}
 }
 
-func roster(ctx context.Context, tr *swarm.TeamRun) {
+func roster(ctx context.Context, tr *team.TeamRun) {
 	ms, err := tr.Roster(ctx)
 	demo.Exit(err)
 	fmt.Print("   team:")

@@ -26,6 +26,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/network"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/team"
 	"github.com/swarmrt/swarm/telemetry"
 
 	// Providers and stores register themselves.
@@ -579,7 +580,7 @@ func inputJSON(rt *swarm.Runtime, file *config.File, swarmID, input string) (jso
 		if _, err := conversation(rt, swarmID); err == nil {
 			return nil, fmt.Errorf("%s is a conversation: talk to it with swarm chat %s", swarmID, swarmID)
 		}
-		if _, ok := d.(*swarm.Team); ok {
+		if _, ok := d.(*team.Team); ok {
 			return nil, fmt.Errorf("%s is a team: use swarm team %s", swarmID, swarmID)
 		}
 		var sc struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/team"
 )
 
 func (a *app) teamCmd() *cobra.Command {
@@ -83,7 +84,7 @@ func work(ctx context.Context, rt *swarm.Runtime) (stop func()) {
 func teamList(rt *swarm.Runtime, file *config.File) string {
 	var names []string
 	for _, d := range rt.Swarms() {
-		if _, ok := d.(*swarm.Team); ok {
+		if _, ok := d.(*team.Team); ok {
 			names = append(names, d.ID())
 		}
 	}
@@ -95,12 +96,12 @@ func teamList(rt *swarm.Runtime, file *config.File) string {
 }
 
 // teamDef finds the registered team id.
-func teamDef(rt *swarm.Runtime, id string) (*swarm.Team, error) {
+func teamDef(rt *swarm.Runtime, id string) (*team.Team, error) {
 	for _, d := range rt.Swarms() {
 		if d.ID() != id {
 			continue
 		}
-		if t, ok := d.(*swarm.Team); ok {
+		if t, ok := d.(*team.Team); ok {
 			return t, nil
 		}
 		return nil, fmt.Errorf("%s is not a team: use swarm run or swarm chat", id)
@@ -110,7 +111,7 @@ func teamDef(rt *swarm.Runtime, id string) (*swarm.Team, error) {
 
 // teamPrompt reads messages to the lead and slash commands until /quit,
 // /close or the end of input.
-func (a *app) teamPrompt(ctx context.Context, tr *swarm.TeamRun) error {
+func (a *app) teamPrompt(ctx context.Context, tr *team.TeamRun) error {
 	return a.prompt(func(line string) (bool, error) {
 		cmd, rest, _ := strings.Cut(line, " ")
 		rest = strings.TrimSpace(rest)
@@ -123,7 +124,7 @@ func (a *app) teamPrompt(ctx context.Context, tr *swarm.TeamRun) error {
 			fmt.Fprintf(a.stderr, "team %s closed\n", tr.ID())
 			return true, nil
 		case "/team":
-			var ms []swarm.MemberStatus
+			var ms []team.MemberStatus
 			if ms, err = tr.Roster(ctx); err == nil {
 				for _, m := range ms {
 					fmt.Fprintf(a.stdout, "%-12s %-10s %-13s unread %d", m.Name, m.Role, m.State, m.Unread)
@@ -138,7 +139,7 @@ func (a *app) teamPrompt(ctx context.Context, tr *swarm.TeamRun) error {
 			if member == "" {
 				member = tr.Lead()
 			}
-			var mails []swarm.Mail
+			var mails []team.Mail
 			if mails, err = tr.Inbox(ctx, member); err == nil {
 				if len(mails) == 0 {
 					fmt.Fprintf(a.stdout, "%s's inbox is empty\n", member)
@@ -148,7 +149,7 @@ func (a *app) teamPrompt(ctx context.Context, tr *swarm.TeamRun) error {
 				}
 			}
 		case "/tasks":
-			var tasks []swarm.Task
+			var tasks []team.Task
 			if tasks, err = tr.Tasks(ctx); err == nil {
 				if len(tasks) == 0 {
 					fmt.Fprintln(a.stdout, "the task board is empty")
@@ -162,7 +163,7 @@ func (a *app) teamPrompt(ctx context.Context, tr *swarm.TeamRun) error {
 				}
 			}
 		case "/requests":
-			var reqs []swarm.ProtocolRequest
+			var reqs []team.ProtocolRequest
 			if reqs, err = tr.Requests(ctx); err == nil {
 				if len(reqs) == 0 {
 					fmt.Fprintln(a.stdout, "no protocol requests")
@@ -186,7 +187,7 @@ func (a *app) teamPrompt(ctx context.Context, tr *swarm.TeamRun) error {
 				fmt.Fprintf(a.stderr, "sent to %s\n", strings.Join(to, ", "))
 			}
 		case "/task":
-			var t swarm.Task
+			var t team.Task
 			if t, err = tr.AddTask(ctx, rest, ""); err == nil {
 				fmt.Fprintf(a.stderr, "added task #%d\n", t.ID)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/team"
 )
 
 // The non-interactive team commands: swarm team mail and swarm team task
@@ -34,11 +35,11 @@ func (a *app) teamMailCmd() *cobra.Command {
 			if to == "" {
 				return usageError{errors.New("name the recipient: --to MEMBER (or --to '*' for every member)")}
 			}
-			var opts []swarm.MailOption
+			var opts []team.MailOption
 			if id != "" {
-				opts = append(opts, swarm.WithMailID(id))
+				opts = append(opts, team.WithMailID(id))
 			}
-			return a.teamPost(ctx, rt, args[0], wait, func(tr *swarm.TeamRun) (any, error) {
+			return a.teamPost(ctx, rt, args[0], wait, func(tr *team.TeamRun) (any, error) {
 				if to == "*" {
 					got, err := tr.Broadcast(ctx, args[1], opts...)
 					return map[string][]string{"to": got}, err
@@ -64,7 +65,7 @@ func (a *app) teamTaskCmd() *cobra.Command {
 			"the team here until it settles or --wait passes (in an autonomous team an idle teammate claims the task).",
 		Args: cobra.ExactArgs(2),
 		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, _ *config.File, args []string) error {
-			return a.teamPost(ctx, rt, args[0], wait, func(tr *swarm.TeamRun) (any, error) {
+			return a.teamPost(ctx, rt, args[0], wait, func(tr *team.TeamRun) (any, error) {
 				return tr.AddTask(ctx, args[1], description, blockedBy...)
 			})
 		}),
@@ -78,12 +79,12 @@ func (a *app) teamTaskCmd() *cobra.Command {
 // teamPost opens team run id, posts to it with post (whose result goes to
 // stdout as JSON) and drives the team here until it settles or wait
 // passes.
-func (a *app) teamPost(ctx context.Context, rt *swarm.Runtime, id string, wait time.Duration, post func(*swarm.TeamRun) (any, error)) error {
-	tr, err := rt.OpenTeam(ctx, id)
+func (a *app) teamPost(ctx context.Context, rt *swarm.Runtime, id string, wait time.Duration, post func(*team.TeamRun) (any, error)) error {
+	tr, err := team.Open(ctx, rt, id)
 	switch {
 	case errors.Is(err, swarm.ErrNotFound):
 		return a.notFound(id)
-	case errors.Is(err, swarm.ErrNotTeam):
+	case errors.Is(err, team.ErrNotTeam):
 		return usageError{err}
 	case err != nil:
 		return err
@@ -92,7 +93,7 @@ func (a *app) teamPost(ctx context.Context, rt *swarm.Runtime, id string, wait t
 	// driven by it.
 	defer work(ctx, rt)()
 	got, err := post(tr)
-	if errors.Is(err, swarm.ErrInvalidInput) || errors.Is(err, swarm.ErrNoMember) || errors.Is(err, swarm.ErrInvalidState) || errors.Is(err, store.ErrExists) {
+	if errors.Is(err, swarm.ErrInvalidInput) || errors.Is(err, team.ErrNoMember) || errors.Is(err, swarm.ErrInvalidState) || errors.Is(err, store.ErrExists) {
 		return usageError{err}
 	}
 	if err != nil {
@@ -117,7 +118,7 @@ func (a *app) teamPost(ctx context.Context, rt *swarm.Runtime, id string, wait t
 
 // settle waits until every member of tr is idle or ended and every
 // teammate has read its mail, and returns the roster it last read.
-func settle(ctx context.Context, tr *swarm.TeamRun) ([]swarm.MemberStatus, error) {
+func settle(ctx context.Context, tr *team.TeamRun) ([]team.MemberStatus, error) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -128,7 +129,7 @@ func settle(ctx context.Context, tr *swarm.TeamRun) ([]swarm.MemberStatus, error
 		settled := true
 		for _, m := range ms {
 			switch m.State {
-			case swarm.MemberIdle, swarm.MemberShutdown, swarm.MemberFailed:
+			case team.MemberIdle, team.MemberShutdown, team.MemberFailed:
 				settled = settled && (m.Lead || m.Unread == 0)
 			default:
 				settled = false
@@ -146,7 +147,7 @@ func settle(ctx context.Context, tr *swarm.TeamRun) ([]swarm.MemberStatus, error
 }
 
 // memberStates is "name state, ..." of a roster.
-func memberStates(ms []swarm.MemberStatus) string {
+func memberStates(ms []team.MemberStatus) string {
 	s := make([]string, len(ms))
 	for i, m := range ms {
 		s[i] = m.Name + " " + m.State

@@ -12,6 +12,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/swarmtest"
 	"github.com/swarmrt/swarm/swarmtest/strategytest"
+	"github.com/swarmrt/swarm/team"
 )
 
 type ticket struct {
@@ -108,7 +109,7 @@ func TestConversation(t *testing.T) {
 // mails the first; the lead answers the user and waits for the next
 // message, and the teammates go idle.
 func TestTeam(t *testing.T) {
-	crew := swarm.DefineTeam("crew", "A lead and its teammates", swarm.TeamSpec{
+	crew := team.DefineTeam("crew", "A lead and its teammates", team.TeamSpec{
 		Lead: &swarm.Agent{Name: "lead", Instructions: "Lead the team."},
 	})
 	strategytest.Run(t, strategytest.Case{

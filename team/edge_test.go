@@ -1,4 +1,4 @@
-package swarm_test
+package team_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/team"
 )
 
 // claimKiller is a store that dies (see killable) right after a task is
@@ -41,7 +42,7 @@ func (k claimFailer) Append(ctx context.Context, l store.Lease, recs []store.Rec
 
 // autoClaimTeam is an autonomous team of alice, who ships what she claims
 // (counted in ships) and completes task 1, and its script.
-func autoClaimTeam(ships *atomic.Int64) (*swarm.Team, scripted.Script) {
+func autoClaimTeam(ships *atomic.Int64) (*team.Team, scripted.Script) {
 	ship := swarm.NewTool("ship", "Ship the release.", func(context.Context, struct{}) (string, error) {
 		ships.Add(1)
 		return "shipped", nil
@@ -52,15 +53,15 @@ func autoClaimTeam(ships *atomic.Int64) (*swarm.Team, scripted.Script) {
 		scripted.Tools(scripted.CallTool("complete_task", map[string]any{"task_id": 1, "result": "shipped"})),
 		scripted.Text("Shipped."),
 	}}
-	return seedTeam(func(s *swarm.TeamSpec) {
+	return seedTeam(func(s *team.TeamSpec) {
 		s.Autonomous = true
-		s.Members = []swarm.Teammate{{Name: "alice", Role: "ops", Prompt: "Wait for tasks.", Tools: []swarm.Tool{ship}}}
+		s.Members = []team.Teammate{{Name: "alice", Role: "ops", Prompt: "Wait for tasks.", Tools: []swarm.Tool{ship}}}
 	}), script
 }
 
 // shippedOnce waits until task 1 of tr is completed by alice, shipped
 // once.
-func shippedOnce(t *testing.T, ctx context.Context, tr *swarm.TeamRun, ships *atomic.Int64) {
+func shippedOnce(t *testing.T, ctx context.Context, tr *team.TeamRun, ships *atomic.Int64) {
 	t.Helper()
 	var task store.Task
 	until(t, ctx, "task 1 is completed after the recovery", func() bool {
@@ -89,14 +90,14 @@ func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
 	t.Run("crash", func(t *testing.T) {
 		ctx := ctxT(t)
 		var ships atomic.Int64
-		team, script := autoClaimTeam(&ships)
+		tdef, script := autoClaimTeam(&ships)
 		ks := &killable{fullStore: memory.New()}
 		a, err := swarm.New(swarm.Config{Store: claimKiller{ks}, Model: scripted.New(script), Lease: 60 * time.Millisecond, Owner: "A"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer a.Close()
-		tr, err := team.Start(ctx, a, "", swarm.WithID("autoclaim"))
+		tr, err := tdef.Start(ctx, a, "", swarm.WithID("autoclaim"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,13 +109,13 @@ func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
 			tasks, err := tr.Tasks(ctx)
 			return err == nil && len(tasks) == 1 && tasks[0].Owner == "alice" && ks.dead.Load()
 		})
-		_, tr = recoverTeam(t, ctx, a, ks, team, script, "autoclaim")
+		_, tr = recoverTeam(t, ctx, a, ks, tdef, script, "autoclaim")
 		shippedOnce(t, ctx, tr, &ships)
 	})
 	t.Run("failed append", func(t *testing.T) {
 		ctx := ctxT(t)
 		var ships atomic.Int64
-		team, script := autoClaimTeam(&ships)
+		tdef, script := autoClaimTeam(&ships)
 		ks := &killable{fullStore: memory.New()}
 		rt, err := swarm.New(swarm.Config{Store: claimFailer{claimKiller{ks}}, Model: scripted.New(script), Lease: 100 * time.Millisecond, Owner: "A", PollInterval: 5 * time.Millisecond})
 		if err != nil {
@@ -125,7 +126,7 @@ func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- rt.Work(wctx, swarm.WorkOptions{}) }()
 		defer func() { stop(); <-done }()
-		tr, err := team.Start(ctx, rt, "", swarm.WithID("autoclaim"))
+		tr, err := tdef.Start(ctx, rt, "", swarm.WithID("autoclaim"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,8 +186,8 @@ func TestTeamDeclaredMembersExistBeforeAnyStarts(t *testing.T) {
 		},
 		"carol": {scripted.Text("Got it.")},
 	}
-	team := seedTeam(func(s *swarm.TeamSpec) {
-		s.Members = []swarm.Teammate{{Name: "alice", Prompt: "Greet carol."}, {Name: "bob"}, {Name: "carol"}}
+	tdef := seedTeam(func(s *team.TeamSpec) {
+		s.Members = []team.Teammate{{Name: "alice", Prompt: "Greet carol."}, {Name: "bob"}, {Name: "carol"}}
 	})
 	first := make(chan struct{})
 	st := &slowCreate{fullStore: memory.New(), late: "declared~carol", first: first}
@@ -195,7 +196,7 @@ func TestTeamDeclaredMembersExistBeforeAnyStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	tr, err := team.Start(ctx, rt, "", swarm.WithID("declared"))
+	tr, err := tdef.Start(ctx, rt, "", swarm.WithID("declared"))
 	if err != nil {
 		t.Fatal(err)
 	}

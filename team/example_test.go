@@ -1,4 +1,4 @@
-package swarm_test
+package team_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/team"
 )
 
 // A lead spawns a teammate (without a prompt, it waits for mail); the user
@@ -27,34 +28,34 @@ func ExampleTeam() {
 	}
 	rt, _ := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(script)})
 	defer rt.Close()
-	crew := swarm.DefineTeam("crew", "A lead and its teammates", swarm.TeamSpec{
+	crew := team.DefineTeam("crew", "A lead and its teammates", team.TeamSpec{
 		Lead: &swarm.Agent{Name: "lead", Instructions: "Lead the team."},
 	})
-	team, err := crew.Start(ctx, rt, "")
+	tr, err := crew.Start(ctx, rt, "")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	reply, _ := team.Say(ctx, "Have a coder write the parser.")
+	reply, _ := tr.Say(ctx, "Have a coder write the parser.")
 	fmt.Println("lead:", reply)
 	// The user mails a teammate directly; alice wakes and mails the lead.
-	if _, err := team.Send(ctx, "alice", "Report to the lead when the parser is done."); err != nil {
+	if _, err := tr.Send(ctx, "alice", "Report to the lead when the parser is done."); err != nil {
 		fmt.Println(err)
 		return
 	}
 	// Wait until alice has reported (a bounded wait: the example's output
 	// depends on it).
 	for i := 0; i < 500; i++ {
-		if mails, _ := team.Inbox(ctx, "lead"); len(mails) > 0 {
+		if mails, _ := tr.Inbox(ctx, "lead"); len(mails) > 0 {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	mails, _ := team.Inbox(ctx, "lead")
+	mails, _ := tr.Inbox(ctx, "lead")
 	for _, m := range mails {
 		fmt.Printf("inbox: [%s] %s: %s\n", m.Type, m.From, m.Content)
 	}
-	members, _ := team.Roster(ctx)
+	members, _ := tr.Roster(ctx)
 	for _, m := range members {
 		fmt.Printf("%s (%s)\n", m.Name, m.Role)
 	}

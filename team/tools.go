@@ -1,16 +1,18 @@
-package swarm
+package team
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -37,9 +39,9 @@ const (
 
 // teamTools returns the team tools of the lead or of a teammate (with
 // submit_plan when its plan needs approval).
-func teamTools(lead, planApproval bool) []Tool {
+func teamTools(lead, planApproval bool) []swarm.Tool {
 	teamToolSet.once.Do(func() {
-		common := []Tool{listTeammatesTool(), sendMessageTool(), broadcastTool(), readInboxTool(), createTaskTool(), listTasksTool()}
+		common := []swarm.Tool{listTeammatesTool(), sendMessageTool(), broadcastTool(), readInboxTool(), createTaskTool(), listTasksTool()}
 		teamToolSet.lead = append(slices.Clip(common), spawnTool(), shutdownRequestTool(), reviewPlanTool())
 		teamToolSet.mate = append(slices.Clip(common), claimTaskTool(), completeTaskTool(), shutdownResponseTool())
 		teamToolSet.gated = append(slices.Clip(teamToolSet.mate), submitPlanTool())
@@ -56,25 +58,16 @@ func teamTools(lead, planApproval bool) []Tool {
 // teamToolSet holds the team tools, made once.
 var teamToolSet struct {
 	once              sync.Once
-	lead, mate, gated []Tool
+	lead, mate, gated []swarm.Tool
 }
 
 // journal adds events to be journaled with the executing tool call's
-// result; keys are the call's step key plus suffix.
-func journal(ctx context.Context, evs ...Event) {
-	ci, ok := ctx.Value(ctxKey{}).(*callInfo)
-	if !ok {
-		return
-	}
-	for _, ev := range evs {
-		ev.Key = ci.step + "/" + string(ev.Type)
-		ci.extra = append(ci.extra, ev)
-	}
-}
+// result; keys are the call's step key plus the event's type.
+func journal(ctx context.Context, evs ...swarm.Event) { swarm.JournalWith(ctx, 0, evs...) }
 
 // teamTool makes a team tool: fn gets the member's team context.
-func teamTool[In any](name, description string, fn func(ctx context.Context, tc *teamCtx, in In) (string, error)) Tool {
-	return NewTool(name, description, func(ctx context.Context, in In) (string, error) {
+func teamTool[In any](name, description string, fn func(ctx context.Context, tc *teamCtx, in In) (string, error)) swarm.Tool {
+	return swarm.NewTool(name, description, func(ctx context.Context, in In) (string, error) {
 		tc, err := teamOfCtx(ctx)
 		if err != nil {
 			return "", err
@@ -83,25 +76,25 @@ func teamTool[In any](name, description string, fn func(ctx context.Context, tc 
 	})
 }
 
-func spawnTool() Tool {
+func spawnTool() swarm.Tool {
 	return teamTool(toolSpawn, "Spawn a persistent teammate with a name, a role and a first task. It works on the task, then stays idle until mail arrives.",
 		func(ctx context.Context, tc *teamCtx, in struct {
 			Name   string `json:"name" jsonschema:"a short unique name: letters, digits, _ and -"`
 			Role   string `json:"role" jsonschema:"what the teammate does, such as coder or tester"`
 			Prompt string `json:"prompt,omitempty" jsonschema:"the teammate's first task, with all the context it needs; without one it starts idle, waiting for mail"`
 		}) (string, error) {
-			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, IdempotencyKey(ctx), nil); err != nil {
+			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, swarm.IdempotencyKey(ctx)); err != nil {
 				return "", err
 			}
-			journal(ctx, Event{Type: EventMember, Agent: in.Name, State: MemberSpawning, Target: memberRunID(tc.team, in.Name)})
+			journal(ctx, swarm.Event{Type: swarm.EventMember, Agent: in.Name, State: MemberSpawning, Target: memberRunID(tc.team, in.Name)})
 			return fmt.Sprintf("Spawned %s (%s).", in.Name, in.Role), nil
 		})
 }
 
-func listTeammatesTool() Tool {
+func listTeammatesTool() swarm.Tool {
 	return teamTool(toolListTeammates, "List the team's members with their roles and states (spawning, working, idle, shutting_down, shutdown, failed).",
 		func(ctx context.Context, tc *teamCtx, _ struct{}) (string, error) {
-			ms, err := tc.r.rt.roster(ctx, tc.team)
+			ms, err := roster(ctx, tc.rt, tc.td, tc.team)
 			if err != nil {
 				return "", err
 			}
@@ -113,52 +106,52 @@ func listTeammatesTool() Tool {
 		})
 }
 
-func sendMessageTool() Tool {
+func sendMessageTool() swarm.Tool {
 	return teamTool(toolSendMessage, "Send a message to one member of the team (a teammate or the lead) by name.",
 		func(ctx context.Context, tc *teamCtx, in struct {
 			To      string `json:"to" jsonschema:"the recipient's name"`
 			Content string `json:"content"`
 		}) (string, error) {
-			m, err := tc.r.rt.sendMail(ctx, tc.team, tc.self, []string{in.To}, store.Mail{ID: IdempotencyKey(ctx), Type: MailMessage, Content: in.Content})
+			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, []string{in.To}, store.Mail{ID: swarm.IdempotencyKey(ctx), Type: MailMessage, Content: in.Content})
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, Event{Type: EventMail, Agent: tc.self, Target: in.To, Mail: &m})
+			journal(ctx, swarm.Event{Type: swarm.EventMail, Agent: tc.self, Target: in.To, Mail: &m})
 			return "Sent to " + in.To + ".", nil
 		})
 }
 
-func broadcastTool() Tool {
+func broadcastTool() swarm.Tool {
 	return teamTool(toolBroadcast, "Send one message to every other member of the team.",
 		func(ctx context.Context, tc *teamCtx, in struct {
 			Content string `json:"content"`
 		}) (string, error) {
-			to, err := tc.r.rt.broadcastTo(ctx, tc.team, tc.self)
+			to, err := broadcastTo(ctx, tc.rt, tc.td, tc.team, tc.self)
 			if err != nil {
 				return "", err
 			}
 			if len(to) == 0 {
 				return "", errors.New("the team has no other member to broadcast to")
 			}
-			m, err := tc.r.rt.sendMail(ctx, tc.team, tc.self, to, store.Mail{ID: IdempotencyKey(ctx), Type: MailBroadcast, Content: in.Content})
+			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, to, store.Mail{ID: swarm.IdempotencyKey(ctx), Type: MailBroadcast, Content: in.Content})
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, Event{Type: EventMail, Agent: tc.self, Target: "*", Mail: &m})
+			journal(ctx, swarm.Event{Type: swarm.EventMail, Agent: tc.self, Target: "*", Mail: &m})
 			return fmt.Sprintf("Broadcast to %d members: %s.", len(to), strings.Join(to, ", ")), nil
 		})
 }
 
-func readInboxTool() Tool {
+func readInboxTool() swarm.Tool {
 	return teamTool(toolReadInbox, "Read (and consume) the new messages in your inbox. New mail also arrives by itself before each of your turns.",
 		func(ctx context.Context, tc *teamCtx, _ struct{}) (string, error) {
 			tc.inboxMu.Lock()
 			defer tc.inboxMu.Unlock()
-			mb, _, err := teamStores(tc.r.rt.store)
+			mb, _, err := teamStores(tc.rt.Store())
 			if err != nil {
 				return "", err
 			}
-			mails, _, err := mb.Mailbox(ctx, tc.r.id, maxInbox)
+			mails, _, err := mb.Mailbox(ctx, tc.d.RunID(), maxInbox)
 			if err != nil {
 				return "", err
 			}
@@ -168,99 +161,96 @@ func readInboxTool() Tool {
 				return "Your inbox is empty.", nil
 			}
 			tc.read = mails[len(mails)-1].Seq
-			if ci, ok := ctx.Value(ctxKey{}).(*callInfo); ok {
-				ci.ackMail = tc.read
-			}
-			journal(ctx, Event{Type: EventInbox, Agent: tc.self, Mails: mails})
+			swarm.JournalWith(ctx, tc.read, swarm.Event{Type: swarm.EventInbox, Agent: tc.self, Mails: mails})
 			return mailText(mails), nil
 		})
 }
 
-func shutdownRequestTool() Tool {
+func shutdownRequestTool() swarm.Tool {
 	return teamTool(toolShutdownRequest, "Ask a teammate to shut down gracefully. It approves (and shuts down) or rejects with a reason; its answer arrives as mail.",
 		func(ctx context.Context, tc *teamCtx, in struct {
 			Teammate string `json:"teammate"`
 			Reason   string `json:"reason,omitempty"`
 		}) (string, error) {
-			req, err := tc.r.rt.request(ctx, tc.team, tc.td, store.Request{ID: IdempotencyKey(ctx), Kind: ProtocolShutdown, From: tc.self, To: in.Teammate, Content: in.Reason})
+			req, err := request(ctx, tc.rt, tc.td, tc.team, store.Request{ID: swarm.IdempotencyKey(ctx), Kind: ProtocolShutdown, From: tc.self, To: in.Teammate, Content: in.Reason})
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, Event{Type: EventProtocol, Agent: tc.self, Target: in.Teammate, Protocol: &req})
+			journal(ctx, swarm.Event{Type: swarm.EventProtocol, Agent: tc.self, Target: in.Teammate, Protocol: &req})
 			return fmt.Sprintf("Shutdown requested from %s (request_id %s).", in.Teammate, req.ID), nil
 		})
 }
 
-func shutdownResponseTool() Tool {
+func shutdownResponseTool() swarm.Tool {
 	return teamTool(toolShutdownResponse, "Answer a shutdown request from the lead: approve to finish your work and shut down, or reject with a reason.",
 		func(ctx context.Context, tc *teamCtx, in struct {
 			RequestID string `json:"request_id"`
 			Approve   bool   `json:"approve"`
 			Reason    string `json:"reason,omitempty"`
 		}) (string, error) {
-			req, err := tc.r.rt.respond(ctx, tc.team, tc.self, ProtocolShutdown, in.RequestID, in.Approve, in.Reason, IdempotencyKey(ctx))
+			req, err := respond(ctx, tc.rt, tc.td, tc.team, tc.self, ProtocolShutdown, in.RequestID, in.Approve, in.Reason, swarm.IdempotencyKey(ctx))
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, Event{Type: EventProtocol, Agent: tc.self, Target: req.From, Protocol: &req})
+			journal(ctx, swarm.Event{Type: swarm.EventProtocol, Agent: tc.self, Target: req.From, Protocol: &req})
 			if req.State != store.RequestApproved {
 				return "Shutdown rejected.", nil
 			}
-			tc.noteShutdown(StepKey(ctx), req.Content)
+			tc.noteShutdown(swarm.StepKey(ctx), req.Content)
 			return "Shutdown approved: you shut down after this turn.", nil
 		})
 }
 
-func submitPlanTool() Tool {
+func submitPlanTool() swarm.Tool {
 	return teamTool(toolSubmitPlan, "Submit your plan to the lead for approval. Your other tools are refused until the lead approves a plan; a rejection comes with feedback.",
 		func(ctx context.Context, tc *teamCtx, in struct {
 			Plan string `json:"plan"`
 		}) (string, error) {
-			req, err := tc.r.rt.request(ctx, tc.team, tc.td, store.Request{ID: IdempotencyKey(ctx), Kind: ProtocolPlanApproval, From: tc.self, To: tc.td.lead.Name, Content: in.Plan})
+			req, err := request(ctx, tc.rt, tc.td, tc.team, store.Request{ID: swarm.IdempotencyKey(ctx), Kind: ProtocolPlanApproval, From: tc.self, To: tc.td.lead.Name, Content: in.Plan})
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, Event{Type: EventProtocol, Agent: tc.self, Target: tc.td.lead.Name, Protocol: &req})
+			journal(ctx, swarm.Event{Type: swarm.EventProtocol, Agent: tc.self, Target: tc.td.lead.Name, Protocol: &req})
 			return fmt.Sprintf("Plan submitted (request_id %s); wait for the lead's answer in your inbox.", req.ID), nil
 		})
 }
 
-func reviewPlanTool() Tool {
+func reviewPlanTool() swarm.Tool {
 	return teamTool(toolReviewPlan, "Approve or reject a teammate's plan (a plan_approval_request in your inbox), with feedback.",
 		func(ctx context.Context, tc *teamCtx, in struct {
 			RequestID string `json:"request_id"`
 			Approve   bool   `json:"approve"`
 			Feedback  string `json:"feedback,omitempty"`
 		}) (string, error) {
-			req, err := tc.r.rt.respond(ctx, tc.team, tc.self, ProtocolPlanApproval, in.RequestID, in.Approve, in.Feedback, IdempotencyKey(ctx))
+			req, err := respond(ctx, tc.rt, tc.td, tc.team, tc.self, ProtocolPlanApproval, in.RequestID, in.Approve, in.Feedback, swarm.IdempotencyKey(ctx))
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, Event{Type: EventProtocol, Agent: tc.self, Target: req.From, Protocol: &req})
+			journal(ctx, swarm.Event{Type: swarm.EventProtocol, Agent: tc.self, Target: req.From, Protocol: &req})
 			return fmt.Sprintf("Plan of %s %s.", req.From, req.State), nil
 		})
 }
 
-func createTaskTool() Tool {
+func createTaskTool() swarm.Tool {
 	return teamTool(toolCreateTask, "Add a task to the team's task board. blocked_by lists the ids of tasks that must be completed first.",
 		func(ctx context.Context, tc *teamCtx, in struct {
 			Subject     string  `json:"subject"`
 			Description string  `json:"description,omitempty"`
 			BlockedBy   []int64 `json:"blocked_by,omitempty"`
 		}) (string, error) {
-			t, err := tc.r.rt.addTask(ctx, tc.team, tc.td, store.Task{Key: IdempotencyKey(ctx), Subject: in.Subject, Description: in.Description, BlockedBy: in.BlockedBy})
+			t, err := addTask(ctx, tc.rt, tc.td, tc.team, store.Task{Key: swarm.IdempotencyKey(ctx), Subject: in.Subject, Description: in.Description, BlockedBy: in.BlockedBy})
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, Event{Type: EventTask, Agent: tc.self, Task: &t})
+			journal(ctx, swarm.Event{Type: swarm.EventTask, Agent: tc.self, Task: &t})
 			return fmt.Sprintf("Created task #%d.", t.ID), nil
 		})
 }
 
-func listTasksTool() Tool {
+func listTasksTool() swarm.Tool {
 	return teamTool(toolListTasks, "List the team's task board: id, status, owner, subject and what blocks each task.",
 		func(ctx context.Context, tc *teamCtx, _ struct{}) (string, error) {
-			_, tb, err := teamStores(tc.r.rt.store)
+			_, tb, err := teamStores(tc.rt.Store())
 			if err != nil {
 				return "", err
 			}
@@ -276,42 +266,42 @@ func listTasksTool() Tool {
 		})
 }
 
-func claimTaskTool() Tool {
+func claimTaskTool() swarm.Tool {
 	return teamTool(toolClaimTask, "Claim a pending, unblocked task of the board: you become its owner. Exactly one claimant wins a task.",
 		func(ctx context.Context, tc *teamCtx, in struct {
 			TaskID int64 `json:"task_id"`
 		}) (string, error) {
-			_, tb, err := teamStores(tc.r.rt.store)
+			_, tb, err := teamStores(tc.rt.Store())
 			if err != nil {
 				return "", err
 			}
-			t, err := tb.ClaimTask(ctx, tc.team, in.TaskID, tc.self, tc.r.id)
+			t, err := tb.ClaimTask(ctx, tc.team, in.TaskID, tc.self, tc.d.RunID())
 			if err != nil {
 				return "", err
 			}
 			tc.noteClaim(t.ID)
-			journal(ctx, Event{Type: EventTask, Agent: tc.self, Task: &t})
+			journal(ctx, swarm.Event{Type: swarm.EventTask, Agent: tc.self, Task: &t})
 			return fmt.Sprintf("You own task #%d: %s.", t.ID, t.Subject), nil
 		})
 }
 
-func completeTaskTool() Tool {
+func completeTaskTool() swarm.Tool {
 	return teamTool(toolCompleteTask, "Mark a task you own completed, with its result; tasks it blocked become claimable.",
 		func(ctx context.Context, tc *teamCtx, in struct {
 			TaskID int64  `json:"task_id"`
 			Result string `json:"result,omitempty"`
 		}) (string, error) {
-			_, tb, err := teamStores(tc.r.rt.store)
+			_, tb, err := teamStores(tc.rt.Store())
 			if err != nil {
 				return "", err
 			}
-			t, err := tb.CompleteTask(ctx, tc.team, in.TaskID, tc.r.id, in.Result)
+			t, err := tb.CompleteTask(ctx, tc.team, in.TaskID, tc.d.RunID(), in.Result)
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, Event{Type: EventTask, Agent: tc.self, Task: &t})
+			journal(ctx, swarm.Event{Type: swarm.EventTask, Agent: tc.self, Task: &t})
 			if tc.td.autonomous {
-				tc.r.rt.wakeIdle(ctx, tc.team)
+				wakeIdle(ctx, tc.rt, tc.team)
 			}
 			return fmt.Sprintf("Task #%d completed.", t.ID), nil
 		})
@@ -319,7 +309,7 @@ func completeTaskTool() Tool {
 
 // gatedTool is a tool of a teammate whose plan needs the lead's approval:
 // it refuses to run until the teammate has an approved plan.
-type gatedTool struct{ Tool }
+type gatedTool struct{ swarm.Tool }
 
 func (g gatedTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	tc, err := teamOfCtx(ctx)
@@ -374,7 +364,7 @@ func (tc *teamCtx) unaccounted(tasks []store.Task) (store.Task, bool) {
 	held := map[int64]bool{}
 	var lost *store.Task
 	for i, t := range tasks {
-		if t.Status != store.TaskInProgress || t.OwnerRun != tc.r.id {
+		if t.Status != store.TaskInProgress || t.OwnerRun != tc.d.RunID() {
 			continue
 		}
 		held[t.ID] = true
@@ -415,7 +405,7 @@ func (tc *teamCtx) planApproved(ctx context.Context) (bool, error) {
 	if ok {
 		return true, nil
 	}
-	_, tb, err := teamStores(tc.r.rt.store)
+	_, tb, err := teamStores(tc.rt.Store())
 	if err != nil {
 		return false, err
 	}
@@ -435,62 +425,76 @@ func (tc *teamCtx) planApproved(ctx context.Context) (bool, error) {
 }
 
 // spawn starts teammate name of the team (idempotent for the same
-// spawnedBy: a call repeated after a crash finds the run it started). With
-// held, the run is stored and the function that starts driving it added
-// to held.
-func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy string, held *[]func()) error {
-	r := tc.r
+// spawnedBy: a call repeated after a crash finds the run it started).
+func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy string) error {
+	c, skip, err := tc.teammate(ctx, name, role, prompt, spawnedBy)
+	if err != nil || skip {
+		return err
+	}
+	return tc.start(ctx, c)
+}
+
+// teammate checks the spawn of teammate name and returns its child run;
+// skip reports a teammate spawnedBy spawned already.
+func (tc *teamCtx) teammate(ctx context.Context, name, role, prompt, spawnedBy string) (c swarm.Child, skip bool, err error) {
+	rt := tc.rt
 	if err := CheckMemberName(name); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
+		return swarm.Child{}, false, fmt.Errorf("%w: %w", swarm.ErrInvalidInput, err)
 	}
 	if name == tc.td.lead.Name || name == UserSender {
-		return fmt.Errorf("%w: %q is taken (the lead, or the user)", ErrDuplicate, name)
+		return swarm.Child{}, false, fmt.Errorf("%w: %q is taken (the lead, or the user)", swarm.ErrDuplicate, name)
 	}
 	id := memberRunID(tc.team, name)
-	if existing, err := r.rt.store.Get(ctx, id); err == nil {
-		if by, _ := r.rt.memberValue(ctx, existing.ID, valSpawnedBy); by == spawnedBy {
-			return nil
+	if existing, err := rt.Store().Get(ctx, id); err == nil {
+		if by, _ := memberValue(ctx, rt, tc.td, existing.ID, valSpawnedBy); by == spawnedBy {
+			return swarm.Child{}, true, nil
 		}
-		return fmt.Errorf("%w: the team already has a teammate named %s", ErrDuplicate, name)
+		return swarm.Child{}, false, fmt.Errorf("%w: the team already has a teammate named %s", swarm.ErrDuplicate, name)
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
+		return swarm.Child{}, false, err
 	}
-	members, err := r.rt.store.List(ctx, store.Filter{Parent: tc.team})
+	members, err := rt.Store().List(ctx, store.Filter{Parent: tc.team})
 	if err != nil {
-		return err
+		return swarm.Child{}, false, err
 	}
 	if len(members) >= tc.td.maxMembers {
-		return fmt.Errorf("%w: the team has its maximum of %d teammates", ErrInvalidInput, tc.td.maxMembers)
-	}
-	if r.depth+1 > r.rt.cfg.MaxDepth {
-		return fmt.Errorf("%w: a teammate would nest deeper than the max depth (%d)", ErrInvalidInput, r.rt.cfg.MaxDepth)
+		return swarm.Child{}, false, fmt.Errorf("%w: the team has its maximum of %d teammates", swarm.ErrInvalidInput, tc.td.maxMembers)
 	}
 	input, _ := json.Marshal(prompt)
-	r.spawned.Store(true)
-	_, err = r.rt.create(ctx, newRun{info: r.info, input: input, id: id, explicitID: true,
-		values: map[string]any{valMember: name, valRole: role, valTeam: tc.team, valSpawnedBy: spawnedBy},
-		parent: tc.team, depth: r.depth + 1, budget: r.budget, root: r.root, deadline: r.deadline, held: held})
+	return swarm.Child{ID: id, Input: input, Values: map[string]any{valMember: name, valRole: role, valTeam: tc.team, valSpawnedBy: spawnedBy}}, false, nil
+}
+
+// start starts teammates (see Driver.StartChildren).
+func (tc *teamCtx) start(ctx context.Context, cs ...swarm.Child) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	err := tc.d.StartChildren(ctx, cs...)
+	if errors.Is(err, swarm.ErrDuplicate) {
+		return fmt.Errorf("%w: the team already has a teammate of that name", swarm.ErrDuplicate)
+	}
 	return err
 }
 
 // memberValue returns a value of a member's start record.
-func (rt *Runtime) memberValue(ctx context.Context, id, key string) (string, error) {
-	if v, ok := rt.memberVals.Load(id + "\x00" + key); ok {
+func memberValue(ctx context.Context, rt *swarm.Runtime, td *teamDef, id, key string) (string, error) {
+	k := valKey{rt: rt, id: id, at: key}
+	if v, ok := td.vals.Load(k); ok {
 		return v.(string), nil
 	}
-	recs, err := rt.store.Read(ctx, id, 0, 1)
+	recs, err := rt.Store().Read(ctx, id, 0, 1)
 	if err != nil {
 		return "", err
 	}
 	if len(recs) == 0 {
 		return "", fmt.Errorf("run %s has no start record", id)
 	}
-	ev, err := decodeEvent(recs[0])
-	if err != nil {
-		return "", err
+	var ev swarm.Event
+	if err := json.Unmarshal(recs[0].Data, &ev); err != nil {
+		return "", fmt.Errorf("run %s: start record: %w", id, err)
 	}
 	v, _ := ev.Values[key].(string)
-	rt.memberVals.Store(id+"\x00"+key, v)
+	td.vals.Store(k, v)
 	return v, nil
 }
 
@@ -509,16 +513,13 @@ type MemberStatus struct {
 
 // roster lists team's members, the lead first, then the teammates by
 // name, with their lifecycle states as the store has them.
-func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, error) {
-	lead, err := rt.store.Get(ctx, team)
+func roster(ctx context.Context, rt *swarm.Runtime, td *teamDef, team string) ([]MemberStatus, error) {
+	st := rt.Store()
+	lead, err := st.Get(ctx, team)
 	if err != nil {
 		return nil, err
 	}
-	info, err := rt.info(lead.Swarm)
-	if err != nil || info.team == nil {
-		return nil, fmt.Errorf("run %s: %w", team, ErrNotTeam)
-	}
-	mb, tb, err := teamStores(rt.store)
+	mb, tb, err := teamStores(st)
 	if err != nil {
 		return nil, err
 	}
@@ -527,7 +528,7 @@ func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, err
 	// member (which then shows working), and a member that consumed its
 	// mail after the count shows working unless it has gone idle again.
 	unread := map[string]int{team: 0}
-	runs, err := rt.store.List(ctx, store.Filter{Parent: team})
+	runs, err := st.List(ctx, store.Filter{Parent: team})
 	if err != nil {
 		return nil, err
 	}
@@ -543,10 +544,10 @@ func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, err
 		}
 		unread[id] = len(mails)
 	}
-	if lead, err = rt.store.Get(ctx, team); err != nil {
+	if lead, err = st.Get(ctx, team); err != nil {
 		return nil, err
 	}
-	if runs, err = rt.store.List(ctx, store.Filter{Parent: team}); err != nil {
+	if runs, err = st.List(ctx, store.Filter{Parent: team}); err != nil {
 		return nil, err
 	}
 	reqs, err := tb.Requests(ctx, team)
@@ -559,7 +560,7 @@ func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, err
 			leaving[q.To] = true
 		}
 	}
-	out := []MemberStatus{{Name: info.team.lead.Name, Role: "lead", Lead: true, RunID: team, State: memberState(lead, false), Unread: unread[team]}}
+	out := []MemberStatus{{Name: td.lead.Name, Role: "lead", Lead: true, RunID: team, State: memberState(lead, false), Unread: unread[team]}}
 	if lead.State.Terminal() {
 		out[0].Reason = lead.Reason
 	}
@@ -568,12 +569,12 @@ func (rt *Runtime) roster(ctx context.Context, team string) ([]MemberStatus, err
 		if !ok {
 			continue
 		}
-		role, err := rt.memberValue(ctx, run.ID, valRole)
+		role, err := memberValue(ctx, rt, td, run.ID, valRole)
 		if err != nil {
 			return nil, err
 		}
 		ms := MemberStatus{Name: name, Role: role, RunID: run.ID, State: memberState(run, leaving[name]), Unread: unread[run.ID]}
-		if run.State == store.Failed || run.State == store.Stopped || (run.State == store.Paused && run.Reason != AwaitingMail) {
+		if run.State == store.Failed || run.State == store.Stopped || (run.State == store.Paused && run.Reason != swarm.AwaitingMail) {
 			ms.Reason = run.Reason
 		}
 		out = append(out, ms)
@@ -595,30 +596,25 @@ func memberState(run store.Run, leaving bool) string {
 		return MemberShuttingDown
 	case run.State == store.Running && run.LastSeq <= 1:
 		return MemberSpawning
-	case run.State == store.Paused && (run.Reason == AwaitingMail || run.Reason == AwaitingMessage):
+	case run.State == store.Paused && (run.Reason == swarm.AwaitingMail || run.Reason == swarm.AwaitingMessage):
 		return MemberIdle
 	}
 	return MemberWorking
 }
 
 // memberRun resolves a member name of team to its run id.
-func (rt *Runtime) memberRunOf(ctx context.Context, team, name string) (string, error) {
-	lead, err := rt.store.Get(ctx, team)
-	if err != nil {
+func memberRunOf(ctx context.Context, rt *swarm.Runtime, td *teamDef, team, name string) (string, error) {
+	if _, err := rt.Store().Get(ctx, team); err != nil {
 		return "", err
 	}
-	info, err := rt.info(lead.Swarm)
-	if err != nil || info.team == nil {
-		return "", fmt.Errorf("run %s: %w", team, ErrNotTeam)
-	}
-	if name == info.team.lead.Name {
+	if name == td.lead.Name {
 		return team, nil
 	}
 	if CheckMemberName(name) != nil {
 		return "", fmt.Errorf("%w: %q", ErrNoMember, name)
 	}
 	id := memberRunID(team, name)
-	if _, err := rt.store.Get(ctx, id); err != nil {
+	if _, err := rt.Store().Get(ctx, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return "", fmt.Errorf("%w: the team has no member named %s", ErrNoMember, name)
 		}
@@ -629,25 +625,22 @@ func (rt *Runtime) memberRunOf(ctx context.Context, team, name string) (string, 
 
 // sendMail posts m from member from to the members named to, and
 // returns it as stored in the first recipient's mailbox.
-func (rt *Runtime) sendMail(ctx context.Context, team, from string, to []string, m store.Mail) (store.Mail, error) {
-	mb, _, err := teamStores(rt.store)
-	if err != nil {
-		return store.Mail{}, err
-	}
+func sendMail(ctx context.Context, rt *swarm.Runtime, td *teamDef, team, from string, to []string, m store.Mail) (store.Mail, error) {
+	var err error
 	ids := make([]string, len(to))
 	for i, name := range to {
 		if name == from {
-			return store.Mail{}, fmt.Errorf("%w: %s cannot send mail to itself", ErrInvalidInput, from)
+			return store.Mail{}, fmt.Errorf("%w: %s cannot send mail to itself", swarm.ErrInvalidInput, from)
 		}
-		if ids[i], err = rt.memberRunOf(ctx, team, name); err != nil {
+		if ids[i], err = memberRunOf(ctx, rt, td, team, name); err != nil {
 			return store.Mail{}, err
 		}
 	}
 	m.From = from
-	got, err := mb.Post(ctx, ids, m)
+	got, err := rt.Post(ctx, ids, m)
 	switch {
 	case errors.Is(err, store.ErrInvalidState):
-		return store.Mail{}, fmt.Errorf("%w: a recipient has shut down or failed: %w", ErrInvalidState, err)
+		return store.Mail{}, fmt.Errorf("%w: a recipient has shut down or failed: %w", swarm.ErrInvalidState, err)
 	case err != nil:
 		return store.Mail{}, err
 	}
@@ -656,19 +649,13 @@ func (rt *Runtime) sendMail(ctx context.Context, team, from string, to []string,
 			return store.Mail{}, fmt.Errorf("mail %q was posted with other content: %w", m.ID, store.ErrExists)
 		}
 	}
-	// A recipient that waited for mail is runnable now.
-	for _, id := range ids {
-		if err := rt.wake(ctx, id); err != nil {
-			rt.log.Warn("waking a team member", "run", id, "err", err)
-		}
-	}
 	return got[0], nil
 }
 
 // broadcastTo lists the members a broadcast from from reaches: every
 // member but from that has not ended.
-func (rt *Runtime) broadcastTo(ctx context.Context, team, from string) ([]string, error) {
-	ms, err := rt.roster(ctx, team)
+func broadcastTo(ctx context.Context, rt *swarm.Runtime, td *teamDef, team, from string) ([]string, error) {
+	ms, err := roster(ctx, rt, td, team)
 	if err != nil {
 		return nil, err
 	}
@@ -682,25 +669,25 @@ func (rt *Runtime) broadcastTo(ctx context.Context, team, from string) ([]string
 }
 
 // request records a protocol request and mails it to its recipient.
-func (rt *Runtime) request(ctx context.Context, team string, td *teamDef, q store.Request) (store.Request, error) {
-	_, tb, err := teamStores(rt.store)
+func request(ctx context.Context, rt *swarm.Runtime, td *teamDef, team string, q store.Request) (store.Request, error) {
+	_, tb, err := teamStores(rt.Store())
 	if err != nil {
 		return store.Request{}, err
 	}
 	if q.Kind == ProtocolShutdown {
 		if q.To == td.lead.Name {
-			return store.Request{}, fmt.Errorf("%w: the lead cannot be asked to shut down", ErrInvalidInput)
+			return store.Request{}, fmt.Errorf("%w: the lead cannot be asked to shut down", swarm.ErrInvalidInput)
 		}
-		id, err := rt.memberRunOf(ctx, team, q.To)
+		id, err := memberRunOf(ctx, rt, td, team, q.To)
 		if err != nil {
 			return store.Request{}, err
 		}
-		run, err := rt.store.Get(ctx, id)
+		run, err := rt.Store().Get(ctx, id)
 		if err != nil {
 			return store.Request{}, err
 		}
 		if run.State.Terminal() {
-			return store.Request{}, fmt.Errorf("%w: %s has already %s", ErrInvalidState, q.To, memberState(run, false))
+			return store.Request{}, fmt.Errorf("%w: %s has already %s", swarm.ErrInvalidState, q.To, memberState(run, false))
 		}
 	}
 	q.Deadline = time.Now().Add(td.timeout)
@@ -712,7 +699,7 @@ func (rt *Runtime) request(ctx context.Context, team string, td *teamDef, q stor
 	if q.Kind == ProtocolPlanApproval {
 		typ = MailPlanApprovalRequest
 	}
-	if _, err := rt.sendMail(ctx, team, q.From, []string{q.To}, store.Mail{ID: got.ID, Type: typ, RequestID: got.ID, Content: q.Content}); err != nil {
+	if _, err := sendMail(ctx, rt, td, team, q.From, []string{q.To}, store.Mail{ID: got.ID, Type: typ, RequestID: got.ID, Content: q.Content}); err != nil {
 		return store.Request{}, err
 	}
 	return got, nil
@@ -721,8 +708,8 @@ func (rt *Runtime) request(ctx context.Context, team string, td *teamDef, q stor
 // respond answers protocol request id (of kind) as member self, and mails
 // the answer to the requester. A repeat of the same answer (after a crash)
 // returns the request as resolved.
-func (rt *Runtime) respond(ctx context.Context, team, self, kind, id string, approve bool, text, mailID string) (store.Request, error) {
-	_, tb, err := teamStores(rt.store)
+func respond(ctx context.Context, rt *swarm.Runtime, td *teamDef, team, self, kind, id string, approve bool, text, mailID string) (store.Request, error) {
+	_, tb, err := teamStores(rt.Store())
 	if err != nil {
 		return store.Request{}, err
 	}
@@ -752,7 +739,7 @@ func (rt *Runtime) respond(ctx context.Context, team, self, kind, id string, app
 	if text != "" {
 		content += ": " + text
 	}
-	if _, err := rt.sendMail(ctx, team, self, []string{got.From}, store.Mail{ID: mailID, Type: typ, ReplyTo: id, Content: content}); err != nil && !errors.Is(err, ErrInvalidState) {
+	if _, err := sendMail(ctx, rt, td, team, self, []string{got.From}, store.Mail{ID: mailID, Type: typ, ReplyTo: id, Content: content}); err != nil && !errors.Is(err, swarm.ErrInvalidState) {
 		return store.Request{}, err
 	}
 	return got, nil
@@ -760,52 +747,49 @@ func (rt *Runtime) respond(ctx context.Context, team, self, kind, id string, app
 
 // addTask adds a task to team's board and, in an autonomous team, wakes
 // the idle teammates so that one of them claims it.
-func (rt *Runtime) addTask(ctx context.Context, team string, td *teamDef, t store.Task) (store.Task, error) {
-	_, tb, err := teamStores(rt.store)
+func addTask(ctx context.Context, rt *swarm.Runtime, td *teamDef, team string, t store.Task) (store.Task, error) {
+	_, tb, err := teamStores(rt.Store())
 	if err != nil {
 		return store.Task{}, err
 	}
 	if strings.TrimSpace(t.Subject) == "" {
-		return store.Task{}, fmt.Errorf("%w: a task needs a subject", ErrInvalidInput)
+		return store.Task{}, fmt.Errorf("%w: a task needs a subject", swarm.ErrInvalidInput)
 	}
 	got, err := tb.AddTask(ctx, team, t)
 	if errors.Is(err, store.ErrNotFound) {
 		// blocked by a task the board does not have
-		return store.Task{}, fmt.Errorf("%w: %w", ErrInvalidInput, err)
+		return store.Task{}, fmt.Errorf("%w: %w", swarm.ErrInvalidInput, err)
 	}
 	if err != nil {
 		return store.Task{}, err
 	}
 	if td.autonomous {
-		rt.wakeIdle(ctx, team)
+		wakeIdle(ctx, rt, team)
 	}
 	return got, nil
 }
 
 // wakeIdle wakes the idle teammates of team (to look at the task board).
-func (rt *Runtime) wakeIdle(ctx context.Context, team string) {
-	runs, err := rt.store.List(ctx, store.Filter{Parent: team, State: store.Paused})
+func wakeIdle(ctx context.Context, rt *swarm.Runtime, team string) {
+	runs, err := rt.Store().List(ctx, store.Filter{Parent: team, State: store.Paused})
 	if err != nil {
 		return
 	}
 	for _, run := range runs {
 		if store.WaitsForMail(run.State, run.Reason) {
-			rt.nudge(ctx, run.ID, run.LastSeq)
+			nudgeIdle(ctx, rt, run.ID, run.LastSeq)
 		}
 	}
 }
 
-// nudge wakes idle teammate id, to look at its mailbox and the task board.
-// The caller saw it wait for mail with lastSeq its newest record; the
-// resume names that record, so a teammate that has moved on since (to
+// nudgeIdle wakes idle teammate id, to look at its mailbox and the task
+// board. The caller saw it wait for mail with lastSeq its newest record;
+// the resume names that record, so a teammate that has moved on since (to
 // work, or to a pause for a human, which this resume must not answer)
 // refuses it.
-func (rt *Runtime) nudge(ctx context.Context, id string, lastSeq int64) {
-	_, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Time: time.Now(), Pause: lastSeq})
-	if err == nil {
-		err = rt.wake(ctx, id)
-	}
+func nudgeIdle(ctx context.Context, rt *swarm.Runtime, id string, lastSeq int64) {
+	err := rt.Resume(ctx, id, "", swarm.AtPause(lastSeq))
 	if err != nil && !errors.Is(err, store.ErrInvalidState) {
-		rt.log.Warn("waking an idle teammate", "run", id, "err", err)
+		slog.Warn("waking an idle teammate", "run", id, "err", err)
 	}
 }

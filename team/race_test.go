@@ -1,6 +1,6 @@
 //go:build race
 
-package swarm_test
+package team_test
 
 // raceEnabled: the race detector slows the runtime and the SQL drivers down
 // many times, so the longest team cases run fewer rounds under it.

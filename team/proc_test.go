@@ -1,4 +1,4 @@
-package swarm_test
+package team_test
 
 import (
 	"bufio"
@@ -24,6 +24,7 @@ import (
 	_ "github.com/swarmrt/swarm/store/sqlite" // the "sqlite:" store scheme
 	"github.com/swarmrt/swarm/store/storetest"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 // Cross-process team tests: this test binary re-executes itself as a
@@ -60,16 +61,16 @@ func memberName(i int) string { return fmt.Sprintf("m%02d", i+1) }
 // sinkTeam is a team of n teammates that answer every wake with text, so
 // that each drains its inbox one model call at a time; every process of a
 // test defines it the same way.
-func sinkTeam(n int) *swarm.Team {
-	spec := swarm.TeamSpec{
+func sinkTeam(n int) *team.Team {
+	spec := team.TeamSpec{
 		Lead:       &swarm.Agent{Name: "lead", Instructions: "You lead a team of sinks."},
 		MaxWakes:   3 * storetest.MailPerSender() * 4,
 		MaxMembers: max(n, 1),
 	}
 	for i := range n {
-		spec.Members = append(spec.Members, swarm.Teammate{Name: memberName(i), Role: "sink", Prompt: "Wait for mail."})
+		spec.Members = append(spec.Members, team.Teammate{Name: memberName(i), Role: "sink", Prompt: "Wait for mail."})
 	}
-	return swarm.DefineTeam("sinks", "Teammates that read their mail", spec)
+	return team.DefineTeam("sinks", "Teammates that read their mail", spec)
 }
 
 // sinkModel answers each call of members 0..n-1 with text, for up to
@@ -264,7 +265,7 @@ func childSender(t *testing.T, ctx context.Context, s store.Store, args []string
 		t.Fatalf("waiting for go: %v", err)
 	}
 	for k := range n {
-		m := store.Mail{ID: fmt.Sprintf("%s-%d", from, k), From: from, Type: swarm.MailMessage, Content: fmt.Sprintf("%s %d", from, k)}
+		m := store.Mail{ID: fmt.Sprintf("%s-%d", from, k), From: from, Type: team.MailMessage, Content: fmt.Sprintf("%s %d", from, k)}
 		if _, err := mb.Post(ctx, []string{to}, m); err != nil {
 			t.Fatalf("post %d: %v", k, err)
 		}
@@ -298,7 +299,7 @@ func (s stampModel) Generate(ctx context.Context, req *model.Request) (*model.Re
 // startSinks starts a sink team of n members in a runtime of this process
 // on url (which drives the declared members' first pieces of work) and
 // waits until every member is idle.
-func startSinks(tb testing.TB, ctx context.Context, url string, n int) (*swarm.Runtime, *swarm.TeamRun) {
+func startSinks(tb testing.TB, ctx context.Context, url string, n int) (*swarm.Runtime, *team.TeamRun) {
 	tb.Helper()
 	s := openStore(tb, ctx, url)
 	rt, err := swarm.New(swarm.Config{Store: s, Model: sinkModel(n, sinkCalls(n)), Lease: 5 * time.Second, PollInterval: 50 * time.Millisecond})
@@ -317,9 +318,9 @@ func startSinks(tb testing.TB, ctx context.Context, url string, n int) (*swarm.R
 // waitIdle waits until tr has n members, all idle with no unread mail
 // (but the lead's, which it reads only when the user speaks). A member
 // that has ended fails the wait at once: it can never be idle again.
-func waitIdle(tb testing.TB, ctx context.Context, tr *swarm.TeamRun, n int) []swarm.MemberStatus {
+func waitIdle(tb testing.TB, ctx context.Context, tr *team.TeamRun, n int) []team.MemberStatus {
 	tb.Helper()
-	var ms []swarm.MemberStatus
+	var ms []team.MemberStatus
 	swarmtest.Until(tb, ctx, fmt.Sprintf("the team's %d members are idle with their mail read", n), func() error {
 		var err error
 		if ms, err = tr.Roster(ctx); err != nil {
@@ -327,10 +328,10 @@ func waitIdle(tb testing.TB, ctx context.Context, tr *swarm.TeamRun, n int) []sw
 		}
 		idle := len(ms) == n
 		for _, m := range ms {
-			if m.State == swarm.MemberFailed || m.State == swarm.MemberShutdown {
+			if m.State == team.MemberFailed || m.State == team.MemberShutdown {
 				return fmt.Errorf("%s has ended (%s: %s)", m.Name, m.State, m.Reason)
 			}
-			idle = idle && m.State == swarm.MemberIdle && (m.Lead || m.Unread == 0)
+			idle = idle && m.State == team.MemberIdle && (m.Lead || m.Unread == 0)
 		}
 		if !idle {
 			return swarmtest.Pending("%s", rosterText(ms))
@@ -507,7 +508,7 @@ func TestTeamBroadcastAcrossProcesses(t *testing.T) {
 			switch {
 			case m.Lead && (len(got) != 0 || len(unread) != 1):
 				t.Errorf("lead consumed %d, has %d unread; want the broadcast unread once", len(got), len(unread))
-			case !m.Lead && (len(got) != 1 || got[0].Content != "status update: phase 1 complete" || got[0].Type != swarm.MailBroadcast || len(unread) != 0):
+			case !m.Lead && (len(got) != 1 || got[0].Content != "status update: phase 1 complete" || got[0].Type != team.MailBroadcast || len(unread) != 0):
 				t.Errorf("%s consumed %+v, has %d unread; want the broadcast once", m.Name, got, len(unread))
 			}
 		}

@@ -1,4 +1,4 @@
-package swarm_test
+package team_test
 
 import (
 	"context"
@@ -17,18 +17,19 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 // seedTeam is the team of seed 002's "Try it" prompts: a lead that spawns
 // teammates by itself.
-func seedTeam(opts ...func(*swarm.TeamSpec)) *swarm.Team {
-	spec := swarm.TeamSpec{
+func seedTeam(opts ...func(*team.TeamSpec)) *team.Team {
+	spec := team.TeamSpec{
 		Lead: &swarm.Agent{Name: "lead", Instructions: "You lead a team. Spawn teammates and coordinate them through mail."},
 	}
 	for _, o := range opts {
 		o(&spec)
 	}
-	return swarm.DefineTeam("crew", "A lead and the teammates it spawns", spec)
+	return team.DefineTeam("crew", "A lead and the teammates it spawns", spec)
 }
 
 // seedScript plays the seed's prompts: spawn alice and bob, alice mails
@@ -73,9 +74,9 @@ func until(t *testing.T, ctx context.Context, what string, cond func() bool) {
 
 // settledRoster waits until every member of tr is idle (or ended) and
 // every teammate has read its mail, and returns the roster.
-func settledRoster(t *testing.T, ctx context.Context, tr *swarm.TeamRun, names ...string) []swarm.MemberStatus {
+func settledRoster(t *testing.T, ctx context.Context, tr *team.TeamRun, names ...string) []team.MemberStatus {
 	t.Helper()
-	var ms []swarm.MemberStatus
+	var ms []team.MemberStatus
 	swarmtest.Until(t, ctx, "the team settles", func() error {
 		var err error
 		if ms, err = tr.Roster(ctx); err != nil {
@@ -88,7 +89,7 @@ func settledRoster(t *testing.T, ctx context.Context, tr *swarm.TeamRun, names .
 			return swarmtest.Pending("%s", rosterText(ms))
 		}
 		for _, m := range ms {
-			if m.State != swarm.MemberIdle && m.State != swarm.MemberShutdown && m.State != swarm.MemberFailed || (!m.Lead && m.Unread > 0) {
+			if m.State != team.MemberIdle && m.State != team.MemberShutdown && m.State != team.MemberFailed || (!m.Lead && m.Unread > 0) {
 				return swarmtest.Pending("%s", rosterText(ms))
 			}
 		}
@@ -99,13 +100,13 @@ func settledRoster(t *testing.T, ctx context.Context, tr *swarm.TeamRun, names .
 
 // received returns the mail member has consumed (journaled in its run)
 // and what is still in its inbox.
-func received(t *testing.T, rt *swarm.Runtime, tr *swarm.TeamRun, member string) []store.Mail {
+func received(t *testing.T, rt *swarm.Runtime, tr *team.TeamRun, member string) []store.Mail {
 	t.Helper()
 	ms, err := tr.Roster(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.IndexFunc(ms, func(m swarm.MemberStatus) bool { return m.Name == member })
+	i := slices.IndexFunc(ms, func(m team.MemberStatus) bool { return m.Name == member })
 	if i < 0 {
 		t.Fatalf("no member %s", member)
 	}
@@ -122,7 +123,7 @@ func received(t *testing.T, rt *swarm.Runtime, tr *swarm.TeamRun, member string)
 	return append(out, unread...)
 }
 
-func states(ms []swarm.MemberStatus) string {
+func states(ms []team.MemberStatus) string {
 	var b []string
 	for _, m := range ms {
 		b = append(b, m.Name+"("+m.Role+"):"+m.State)
@@ -132,7 +133,7 @@ func states(ms []swarm.MemberStatus) string {
 
 // rosterText is states with each member's unread mail, to say where a
 // team stands when a wait for it times out.
-func rosterText(ms []swarm.MemberStatus) string {
+func rosterText(ms []team.MemberStatus) string {
 	var b []string
 	for _, m := range ms {
 		b = append(b, fmt.Sprintf("%s:%s(%d unread)", m.Name, m.State, m.Unread))
@@ -200,11 +201,11 @@ func TestTeamSeedScenario(t *testing.T) {
 	}
 	ms = settledRoster(t, ctx, tr, "alice", "bob")
 	for _, name := range []string{"alice", "bob"} {
-		run := ms[slices.IndexFunc(ms, func(m swarm.MemberStatus) bool { return m.Name == name })].RunID
+		run := ms[slices.IndexFunc(ms, func(m team.MemberStatus) bool { return m.Name == name })].RunID
 		n := 0
 		for _, ev := range swarmtest.Events(t, rt, run) {
 			for _, ml := range ev.Mails {
-				if ml.Type == swarm.MailBroadcast && ml.Content == "status update: phase 1 complete" {
+				if ml.Type == team.MailBroadcast && ml.Content == "status update: phase 1 complete" {
 					n++
 				}
 			}
@@ -257,7 +258,7 @@ func TestTeamBadInput(t *testing.T) {
 		}
 	}
 	// The API refuses the same mistakes with typed errors.
-	if _, err := tr.Send(ctx, "mallory", "hi"); !errors.Is(err, swarm.ErrNoMember) {
+	if _, err := tr.Send(ctx, "mallory", "hi"); !errors.Is(err, team.ErrNoMember) {
 		t.Errorf("Send to an unknown member: %v, want ErrNoMember", err)
 	}
 	if _, err := tr.Send(ctx, "alice", strings.Repeat("x", store.MaxMailBytes+1)); !errors.Is(err, store.ErrTooLarge) {
@@ -266,14 +267,14 @@ func TestTeamBadInput(t *testing.T) {
 	if _, err := tr.Say(ctx, "  "); !errors.Is(err, swarm.ErrInvalidInput) {
 		t.Errorf("empty Say: %v", err)
 	}
-	if _, err := rt.OpenTeam(ctx, "run_nope"); !errors.Is(err, swarm.ErrNotFound) {
-		t.Errorf("OpenTeam of an unknown run: %v", err)
+	if _, err := team.Open(ctx, rt, "run_nope"); !errors.Is(err, swarm.ErrNotFound) {
+		t.Errorf("Open of an unknown run: %v", err)
 	}
-	if err := rt.Register(swarm.DefineTeam("noleader", "", swarm.TeamSpec{})); !errors.Is(err, swarm.ErrInvalid) {
+	if err := rt.Register(team.DefineTeam("noleader", "", team.TeamSpec{})); !errors.Is(err, swarm.ErrInvalid) {
 		t.Errorf("a team without a lead: %v, want ErrInvalid", err)
 	}
-	dup := swarm.TeamSpec{Lead: &swarm.Agent{Name: "lead"}, Members: []swarm.Teammate{{Name: "a", Prompt: "x"}, {Name: "a", Prompt: "y"}}}
-	if err := rt.Register(swarm.DefineTeam("dup", "", dup)); !errors.Is(err, swarm.ErrDuplicate) {
+	dup := team.TeamSpec{Lead: &swarm.Agent{Name: "lead"}, Members: []team.Teammate{{Name: "a", Prompt: "x"}, {Name: "a", Prompt: "y"}}}
+	if err := rt.Register(team.DefineTeam("dup", "", dup)); !errors.Is(err, swarm.ErrDuplicate) {
 		t.Errorf("two members with one name: %v, want ErrDuplicate", err)
 	}
 }
@@ -294,11 +295,11 @@ func TestTeamShutdownHandshake(t *testing.T) {
 			scripted.Text("never asked: alice has shut down"),
 		},
 	}
-	team := seedTeam(func(s *swarm.TeamSpec) {
-		s.Members = []swarm.Teammate{{Name: "alice", Role: "coder", Prompt: "Say you are ready."}}
+	tdef := seedTeam(func(s *team.TeamSpec) {
+		s.Members = []team.Teammate{{Name: "alice", Role: "coder", Prompt: "Say you are ready."}}
 	})
 	rt, _ := swarmtest.NewRuntime(t, script)
-	tr, err := team.Start(ctx, rt, "", swarm.WithID("team1"))
+	tr, err := tdef.Start(ctx, rt, "", swarm.WithID("team1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +322,7 @@ func TestTeamShutdownHandshake(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].ID != req || reqs[0].State != store.RequestApproved || reqs[0].From != "lead" || reqs[0].To != "alice" {
 		t.Fatalf("requests = %+v", reqs)
 	}
-	if got := received(t, rt, tr, "lead"); len(got) != 1 || got[0].Type != swarm.MailShutdownResponse || got[0].ReplyTo != req {
+	if got := received(t, rt, tr, "lead"); len(got) != 1 || got[0].Type != team.MailShutdownResponse || got[0].ReplyTo != req {
 		t.Errorf("the lead received %+v, want alice's shutdown_response", got)
 	}
 	// Asking a teammate that has shut down is an error to the lead.
@@ -368,11 +369,11 @@ func TestTeamPlanApprovalGate(t *testing.T) {
 			scripted.Text("Deployed."),
 		},
 	}
-	team := seedTeam(func(s *swarm.TeamSpec) {
-		s.Members = []swarm.Teammate{{Name: "bob", Role: "ops", Prompt: "Deploy v2.", Tools: []swarm.Tool{deploy}, PlanApproval: true}}
+	tdef := seedTeam(func(s *team.TeamSpec) {
+		s.Members = []team.Teammate{{Name: "bob", Role: "ops", Prompt: "Deploy v2.", Tools: []swarm.Tool{deploy}, PlanApproval: true}}
 	})
 	rt, _ := swarmtest.NewRuntime(t, script)
-	tr, err := team.Start(ctx, rt, "", swarm.WithID("team2"))
+	tr, err := tdef.Start(ctx, rt, "", swarm.WithID("team2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +391,7 @@ func TestTeamPlanApprovalGate(t *testing.T) {
 		t.Errorf("deploy before approval gave %q", refused)
 	}
 	reqs, _ := tr.Requests(ctx)
-	if len(reqs) != 1 || reqs[0].State != store.RequestPending || reqs[0].Kind != swarm.ProtocolPlanApproval {
+	if len(reqs) != 1 || reqs[0].State != store.RequestPending || reqs[0].Kind != team.ProtocolPlanApproval {
 		t.Fatalf("requests = %+v, want bob's pending plan", reqs)
 	}
 	if _, err := tr.Say(ctx, "Review bob's plan."); err != nil {
@@ -416,12 +417,12 @@ func TestTeamTaskBoard(t *testing.T) {
 			scripted.Text("Finished task 2."),
 		},
 	}
-	team := seedTeam(func(s *swarm.TeamSpec) {
+	tdef := seedTeam(func(s *team.TeamSpec) {
 		s.Autonomous = true
-		s.Members = []swarm.Teammate{{Name: "alice", Role: "coder", Prompt: "Wait for tasks."}}
+		s.Members = []team.Teammate{{Name: "alice", Role: "coder", Prompt: "Wait for tasks."}}
 	})
 	rt, _ := swarmtest.NewRuntime(t, script)
-	tr, err := team.Start(ctx, rt, "")
+	tr, err := tdef.Start(ctx, rt, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,8 +475,8 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 	script := scripted.Script{
 		"bob": {scripted.Text("Ready."), scripted.Text("Tested it.")},
 	}
-	team := seedTeam(func(s *swarm.TeamSpec) {
-		s.Members = []swarm.Teammate{{Name: "bob", Role: "tester", Prompt: "Wait for work."}}
+	tdef := seedTeam(func(s *team.TeamSpec) {
+		s.Members = []team.Teammate{{Name: "bob", Role: "tester", Prompt: "Wait for work."}}
 	})
 	ks := &killable{fullStore: memory.New()}
 	bm := &blockingModel{Model: scripted.New(script), agent: "bob", call: 1, reached: make(chan string, 1)}
@@ -484,7 +485,7 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	tr, err := team.Start(ctx, a, "", swarm.WithID("team3"))
+	tr, err := tdef.Start(ctx, a, "", swarm.WithID("team3"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +498,7 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 		t.Fatalf("bob's model was given %q", seen)
 	}
 	ks.dead.Store(true) // A dies before journaling bob's turn
-	b, tr := recoverTeam(t, ctx, a, ks, team, script, "team3")
+	b, tr := recoverTeam(t, ctx, a, ks, tdef, script, "team3")
 	settledRoster(t, ctx, tr, "bob")
 	var consumed []string
 	for _, ev := range swarmtest.Events(t, b, "team3~bob") {
@@ -519,7 +520,7 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 // recoverTeam closes runtime a, whose store ks is dead, waits for its
 // leases to run out (a's lease must be under 80ms), and recovers team run
 // id in a new runtime B on ks's data, with script.
-func recoverTeam(t *testing.T, ctx context.Context, a *swarm.Runtime, ks *killable, team *swarm.Team, script scripted.Script, id string) (*swarm.Runtime, *swarm.TeamRun) {
+func recoverTeam(t *testing.T, ctx context.Context, a *swarm.Runtime, ks *killable, tdef *team.Team, script scripted.Script, id string) (*swarm.Runtime, *team.TeamRun) {
 	t.Helper()
 	a.Close()
 	time.Sleep(80 * time.Millisecond) // A's lease runs out
@@ -528,13 +529,13 @@ func recoverTeam(t *testing.T, ctx context.Context, a *swarm.Runtime, ks *killab
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	if err := b.Register(team); err != nil {
+	if err := b.Register(tdef); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := b.OpenTeam(ctx, id)
+	tr, err := team.Open(ctx, b, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,19 +548,19 @@ func recoverTeam(t *testing.T, ctx context.Context, a *swarm.Runtime, ks *killab
 func TestTeamWakesAreBounded(t *testing.T) {
 	ctx := ctxT(t)
 	script := scripted.Script{"bob": {scripted.Text("one"), scripted.Text("two"), scripted.Text("three"), scripted.Text("four")}}
-	team := seedTeam(func(s *swarm.TeamSpec) {
+	tdef := seedTeam(func(s *team.TeamSpec) {
 		s.MaxWakes = 2
-		s.Members = []swarm.Teammate{{Name: "bob"}} // no prompt: idle until mail
+		s.Members = []team.Teammate{{Name: "bob"}} // no prompt: idle until mail
 	})
 	rt, _ := swarmtest.NewRuntime(t, script)
-	tr, err := team.Start(ctx, rt, "")
+	tr, err := tdef.Start(ctx, rt, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ms []swarm.MemberStatus
+	var ms []team.MemberStatus
 	for i := range 3 {
 		ms = settledRoster(t, ctx, tr, "bob")
-		if ms[1].State != swarm.MemberIdle {
+		if ms[1].State != team.MemberIdle {
 			t.Fatalf("before mail %d bob is %s (%s)", i+1, ms[1].State, ms[1].Reason)
 		}
 		if _, err := tr.Send(ctx, "bob", "again"); err != nil {
@@ -567,7 +568,7 @@ func TestTeamWakesAreBounded(t *testing.T) {
 		}
 	}
 	ms = settledRoster(t, ctx, tr, "bob")
-	if ms[1].State != swarm.MemberFailed || !strings.Contains(ms[1].Reason, "reached its limit of 2 wakes") {
+	if ms[1].State != team.MemberFailed || !strings.Contains(ms[1].Reason, "reached its limit of 2 wakes") {
 		t.Errorf("after 3 mails bob is %s (%s), want failed at its wake limit", ms[1].State, ms[1].Reason)
 	}
 	if st, _ := rt.Status(ctx, ms[1].RunID); st.Usage.Calls != 2 {
@@ -583,11 +584,11 @@ func TestTeamBudgetIsOnePool(t *testing.T) {
 		"alice": {scripted.Text("one"), scripted.Text("two"), scripted.Text("three")},
 		"bob":   {scripted.Text("one"), scripted.Text("two"), scripted.Text("three")},
 	}
-	team := seedTeam(func(s *swarm.TeamSpec) {
-		s.Members = []swarm.Teammate{{Name: "alice", Prompt: "Work."}, {Name: "bob", Prompt: "Work."}}
+	tdef := seedTeam(func(s *team.TeamSpec) {
+		s.Members = []team.Teammate{{Name: "alice", Prompt: "Work."}, {Name: "bob", Prompt: "Work."}}
 	})
 	rt, _ := swarmtest.NewRuntime(t, script)
-	tr, err := team.Start(ctx, rt, "", swarm.WithBudget(swarm.Budget{ModelCalls: 3}))
+	tr, err := tdef.Start(ctx, rt, "", swarm.WithBudget(swarm.Budget{ModelCalls: 3}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,15 +617,15 @@ func TestTeamBudgetIsOnePool(t *testing.T) {
 func TestTeamCloseStopsTeammatesAfterRestart(t *testing.T) {
 	ctx := ctxT(t)
 	script := scripted.Script{"alice": {scripted.Text("Ready.")}, "lead": {scripted.Text("never")}}
-	team := seedTeam(func(s *swarm.TeamSpec) {
-		s.Members = []swarm.Teammate{{Name: "alice", Role: "coder", Prompt: "Wait."}}
+	tdef := seedTeam(func(s *team.TeamSpec) {
+		s.Members = []team.Teammate{{Name: "alice", Role: "coder", Prompt: "Wait."}}
 	})
 	mem := memory.New()
 	a, err := swarm.New(swarm.Config{Store: mem, Model: scripted.New(script)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := team.Start(ctx, a, "", swarm.WithID("team4"))
+	tr, err := tdef.Start(ctx, a, "", swarm.WithID("team4"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -637,10 +638,10 @@ func TestTeamCloseStopsTeammatesAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if err := b.Register(team); err != nil {
+	if err := b.Register(tdef); err != nil {
 		t.Fatal(err)
 	}
-	if tr, err = b.OpenTeam(ctx, "team4"); err != nil {
+	if tr, err = team.Open(ctx, b, "team4"); err != nil {
 		t.Fatal(err)
 	}
 	said := make(chan error, 1)
@@ -670,7 +671,7 @@ type mailInTheWay struct {
 func (m *mailInTheWay) Send(ctx context.Context, id string, msg store.Message) (store.Message, error) {
 	if id == m.lead && msg.Kind == store.MsgResume {
 		m.once.Do(func() {
-			_, _ = m.Post(ctx, []string{id}, store.Mail{ID: "early", From: "alice", Type: swarm.MailMessage, Content: "done early"})
+			_, _ = m.Post(ctx, []string{id}, store.Mail{ID: "early", From: "alice", Type: team.MailMessage, Content: "done early"})
 		})
 	}
 	return m.Store.Send(ctx, id, msg)
@@ -698,8 +699,8 @@ func TestTeamMailLeavesTheLeadPaused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	team := seedTeam(func(s *swarm.TeamSpec) { s.Members = []swarm.Teammate{{Name: "alice", Role: "coder"}} })
-	tr, err := team.Start(ctx, rt, "", swarm.WithID(id))
+	tdef := seedTeam(func(s *team.TeamSpec) { s.Members = []team.Teammate{{Name: "alice", Role: "coder"}} })
+	tr, err := tdef.Start(ctx, rt, "", swarm.WithID(id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -717,10 +718,10 @@ func TestTeamMailLeavesTheLeadPaused(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := settledRoster(t, ctx, tr, "alice")
-	if ms[0].State != swarm.MemberIdle || ms[0].Unread != 1 {
+	if ms[0].State != team.MemberIdle || ms[0].Unread != 1 {
 		t.Fatalf("roster after alice's mail: %s, the lead with %d unread", states(ms), ms[0].Unread)
 	}
-	if got := received(t, rt, tr, "alice"); len(got) != 1 || got[0].From != swarm.UserSender {
+	if got := received(t, rt, tr, "alice"); len(got) != 1 || got[0].From != team.UserSender {
 		t.Fatalf("alice received %+v, want the user's mail", got)
 	}
 	after, err := st.Get(ctx, id)
@@ -753,23 +754,23 @@ func TestTeamMailLeavesTheLeadPaused(t *testing.T) {
 	}
 }
 
-// TestOpenTeamByAnyMemberRun: a team is found from its lead's run or a
+// TestTeamOpenByAnyMemberRun: a team is found from its lead's run or a
 // teammate's, whatever characters the team's run id has.
-func TestOpenTeamByAnyMemberRun(t *testing.T) {
+func TestTeamOpenByAnyMemberRun(t *testing.T) {
 	ctx := ctxT(t)
-	team := seedTeam(func(s *swarm.TeamSpec) { s.Members = []swarm.Teammate{{Name: "alice"}} })
+	tdef := seedTeam(func(s *team.TeamSpec) { s.Members = []team.Teammate{{Name: "alice"}} })
 	rt, _ := swarmtest.NewRuntime(t, nil)
-	if _, err := team.Start(ctx, rt, "", swarm.WithID("crew~1")); err != nil {
+	if _, err := tdef.Start(ctx, rt, "", swarm.WithID("crew~1")); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"crew~1", "crew~1~alice"} {
-		tr, err := rt.OpenTeam(ctx, id)
+		tr, err := team.Open(ctx, rt, id)
 		if err != nil || tr.ID() != "crew~1" {
-			t.Errorf("OpenTeam(%q) = %v, %v, want team crew~1", id, tr, err)
+			t.Errorf("Open(%q) = %v, %v, want team crew~1", id, tr, err)
 		}
 	}
-	if _, err := rt.OpenTeam(ctx, "crew"); !errors.Is(err, swarm.ErrNotFound) {
-		t.Errorf("OpenTeam of a prefix: %v, want ErrNotFound", err)
+	if _, err := team.Open(ctx, rt, "crew"); !errors.Is(err, swarm.ErrNotFound) {
+		t.Errorf("Open of a prefix: %v, want ErrNotFound", err)
 	}
 }
 
@@ -814,7 +815,7 @@ func TestTeamLeadFoundRunningPausesAgain(t *testing.T) {
 	if r, _ := st.Get(ctx, "woken"); r.Reason != swarm.AwaitingMessage || r.Owner != "" || r.LastSeq != row.LastSeq {
 		t.Fatalf("the lead paused again as %+v; want reason %q, unowned, last record %d", r, swarm.AwaitingMessage, row.LastSeq)
 	}
-	tr, err := rt.OpenTeam(ctx, "woken")
+	tr, err := team.Open(ctx, rt, "woken")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package swarm
+package team
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -14,7 +15,7 @@ import (
 // teammates. It holds no state of its own; every method reads or writes
 // the store, so handles in several processes see the same team.
 type TeamRun struct {
-	rt *Runtime
+	rt *swarm.Runtime
 	id string
 	td *teamDef
 }
@@ -22,64 +23,80 @@ type TeamRun struct {
 // Start begins a team run: its declared members are spawned and the lead
 // works on task ("" to wait for the user's first message). Start returns
 // once the lead has answered the task (or awaits the first message). With
-// [WithID] it is idempotent: starting an existing team returns a handle on
+// [swarm.WithID] it is idempotent: starting an existing team returns a handle on
 // it.
-func (t *Team) Start(ctx context.Context, rt *Runtime, task string, opts ...StartOption) (*TeamRun, error) {
-	if err := registerOnce(rt, t); err != nil {
+func (t *Team) Start(ctx context.Context, rt *swarm.Runtime, task string, opts ...swarm.StartOption) (*TeamRun, error) {
+	if err := registerTeam(rt, t); err != nil {
 		return nil, err
 	}
 	input := json.RawMessage(`null`)
 	if task != "" {
 		input, _ = json.Marshal(task)
 	}
-	id, err := rt.Start(ctx, t.id, input, opts...)
+	id, err := rt.Start(ctx, t.ID(), input, opts...)
 	if err != nil {
 		return nil, err
 	}
 	tr := &TeamRun{rt: rt, id: id, td: t.td}
-	if _, err := rt.settle(ctx, id, nil, nil); err != nil {
+	if _, err := rt.Settle(ctx, id); err != nil {
 		return nil, err
 	}
 	return tr, nil
 }
 
-// registerOnce registers d with rt unless it is; another definition with
-// d's id is an error.
-func registerOnce(rt *Runtime, d Definition) error {
-	rt.mu.RLock()
-	registered := rt.defs[d.ID()]
-	rt.mu.RUnlock()
-	switch registered {
-	case nil:
-		if err := rt.Register(d); err != nil && !errors.Is(err, ErrDuplicate) {
-			return err
+// registerTeam registers t with rt unless it is; another definition with
+// t's id is an error.
+func registerTeam(rt *swarm.Runtime, t *Team) error {
+	for range 2 {
+		switch d := definition(rt, t.ID()); d {
+		case nil:
+			if err := rt.Register(t); err != nil && !errors.Is(err, swarm.ErrDuplicate) {
+				return err
+			}
+		case swarm.Definition(t):
+			return nil
+		default:
+			return fmt.Errorf("%w: another definition is registered as %q", swarm.ErrDuplicate, t.ID())
 		}
-		return registerOnce(rt, d)
-	case d:
-		return nil
 	}
-	return fmt.Errorf("%w: another definition is registered as %q", ErrDuplicate, d.ID())
+	return fmt.Errorf("%w: team %s is not registered", swarm.ErrInvalidState, t.ID())
 }
 
-// OpenTeam returns a handle on team run id (the lead's run; a teammate's
-// run id names its team too). It fails with ErrNotFound for an unknown run
-// and ErrNotTeam for a run that is not a team's.
-func (rt *Runtime) OpenTeam(ctx context.Context, id string) (*TeamRun, error) {
-	run, err := rt.store.Get(ctx, id)
+// definition returns the definition rt has registered as id, or nil.
+func definition(rt *swarm.Runtime, id string) swarm.Definition {
+	for _, d := range rt.Swarms() {
+		if d.ID() == id {
+			return d
+		}
+	}
+	return nil
+}
+
+// findTeam returns the team registered as id.
+func findTeam(rt *swarm.Runtime, id string) (*Team, bool) {
+	t, ok := definition(rt, id).(*Team)
+	return t, ok && t.td != nil
+}
+
+// Open returns a handle on team run id of rt (the lead's run; a
+// teammate's run id names its team too). It fails with store.ErrNotFound
+// for an unknown run and ErrNotTeam for a run that is not a team's.
+func Open(ctx context.Context, rt *swarm.Runtime, id string) (*TeamRun, error) {
+	run, err := rt.Store().Get(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("team %s: %w", id, err)
 	}
-	info, err := rt.info(run.Swarm)
-	if err != nil {
-		return nil, err
-	}
-	if info.team == nil {
+	t, ok := findTeam(rt, run.Swarm)
+	if !ok {
+		if definition(rt, run.Swarm) == nil {
+			return nil, fmt.Errorf("%w %q", swarm.ErrUnknownSwarm, run.Swarm)
+		}
 		return nil, fmt.Errorf("run %s (swarm %s): %w", id, run.Swarm, ErrNotTeam)
 	}
 	if run.Parent != "" {
 		id = run.Parent // a teammate's run: its team is its parent
 	}
-	return &TeamRun{rt: rt, id: id, td: info.team}, nil
+	return &TeamRun{rt: rt, id: id, td: t.td}, nil
 }
 
 // ID returns the team run's id (the lead's run).
@@ -89,30 +106,32 @@ func (t *TeamRun) ID() string { return t.id }
 func (t *TeamRun) Lead() string { return t.td.lead.Name }
 
 // Status returns the lead's run status.
-func (t *TeamRun) Status(ctx context.Context) (Status, error) { return t.rt.Status(ctx, t.id) }
+func (t *TeamRun) Status(ctx context.Context) (swarm.Status, error) { return t.rt.Status(ctx, t.id) }
 
 // Events replays and follows the lead's events (see [Runtime.Events]).
-func (t *TeamRun) Events(ctx context.Context, after int64, opts ...EventsOption) iter.Seq2[Event, error] {
+func (t *TeamRun) Events(ctx context.Context, after int64, opts ...swarm.EventsOption) iter.Seq2[swarm.Event, error] {
 	return t.rt.Events(ctx, t.id, after, opts...)
 }
 
 // Say sends a user message to the lead and returns its answer, like
 // [Session.Say]: durable once sent, continued by another process if this
 // one dies. Streamed text goes to WithStream's function.
-func (t *TeamRun) Say(ctx context.Context, message string, opts ...SayOption) (string, error) {
-	_, ev, st, err := t.rt.say(ctx, "team", t.id, message, opts)
+func (t *TeamRun) Say(ctx context.Context, message string, opts ...swarm.SayOption) (string, error) {
+	ev, st, err := t.rt.Say(ctx, t.id, message, opts...)
 	switch {
 	case err != nil:
 		return "", err
 	case ev == nil:
-		return "", fmt.Errorf("team %s paused: %s: %w", t.id, st.Reason, ErrInvalidState)
+		return "", fmt.Errorf("team %s paused: %s: %w", t.id, st.Reason, swarm.ErrInvalidState)
 	}
 	return ev.Text, nil
 }
 
 // Roster returns the team's members (the lead first, then the teammates
 // by name) with their roles, lifecycle states and unread mail.
-func (t *TeamRun) Roster(ctx context.Context) ([]MemberStatus, error) { return t.rt.roster(ctx, t.id) }
+func (t *TeamRun) Roster(ctx context.Context) ([]MemberStatus, error) {
+	return roster(ctx, t.rt, t.td, t.id)
+}
 
 // Send posts a message from the user to member to. An unknown member is
 // ErrNoMember; one that has ended ErrInvalidState; content over
@@ -122,7 +141,7 @@ func (t *TeamRun) Send(ctx context.Context, to, content string, opts ...MailOpti
 	if err != nil {
 		return store.Mail{}, err
 	}
-	return t.rt.sendMail(ctx, t.id, UserSender, []string{to}, m)
+	return sendMail(ctx, t.rt, t.td, t.id, UserSender, []string{to}, m)
 }
 
 // Broadcast posts one message from the user to every member that has not
@@ -132,14 +151,14 @@ func (t *TeamRun) Broadcast(ctx context.Context, content string, opts ...MailOpt
 	if err != nil {
 		return nil, err
 	}
-	to, err := t.rt.broadcastTo(ctx, t.id, UserSender)
+	to, err := broadcastTo(ctx, t.rt, t.td, t.id, UserSender)
 	if err != nil {
 		return nil, err
 	}
 	if len(to) == 0 {
-		return nil, fmt.Errorf("%w: team %s has no member to broadcast to", ErrInvalidState, t.id)
+		return nil, fmt.Errorf("%w: team %s has no member to broadcast to", swarm.ErrInvalidState, t.id)
 	}
-	_, err = t.rt.sendMail(ctx, t.id, UserSender, to, m)
+	_, err = sendMail(ctx, t.rt, t.td, t.id, UserSender, to, m)
 	return to, err
 }
 
@@ -154,23 +173,24 @@ type MailOption func(*store.Mail)
 // the mail gets a fresh id.
 func WithMailID(id string) MailOption { return func(m *store.Mail) { m.ID = id } }
 
-// userMail is a mail of type typ from the user, with opts applied.
+// userMail is a mail of type typ from the user, with opts applied (a
+// mail without an id gets a fresh one when posted).
 func userMail(typ, content string, opts []MailOption) (store.Mail, error) {
-	m := store.Mail{ID: newID(), Type: typ, Content: content}
+	m := store.Mail{Type: typ, Content: content}
 	for _, o := range opts {
 		o(&m)
 	}
-	return m, checkID("mail", m.ID)
+	return m, nil
 }
 
 // Inbox returns the mail in member's inbox that it has not consumed yet
 // (without consuming it).
 func (t *TeamRun) Inbox(ctx context.Context, member string) ([]store.Mail, error) {
-	id, err := t.rt.memberRunOf(ctx, t.id, member)
+	id, err := memberRunOf(ctx, t.rt, t.td, t.id, member)
 	if err != nil {
 		return nil, err
 	}
-	mb, _, err := teamStores(t.rt.store)
+	mb, _, err := teamStores(t.rt.Store())
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +200,7 @@ func (t *TeamRun) Inbox(ctx context.Context, member string) ([]store.Mail, error
 
 // Tasks returns the team's task board.
 func (t *TeamRun) Tasks(ctx context.Context) ([]store.Task, error) {
-	_, tb, err := teamStores(t.rt.store)
+	_, tb, err := teamStores(t.rt.Store())
 	if err != nil {
 		return nil, err
 	}
@@ -190,13 +210,13 @@ func (t *TeamRun) Tasks(ctx context.Context) ([]store.Task, error) {
 // AddTask adds a task to the team's board (in an autonomous team, an idle
 // teammate claims it).
 func (t *TeamRun) AddTask(ctx context.Context, subject, description string, blockedBy ...int64) (store.Task, error) {
-	return t.rt.addTask(ctx, t.id, t.td, store.Task{Subject: subject, Description: description, BlockedBy: blockedBy})
+	return addTask(ctx, t.rt, t.td, t.id, store.Task{Subject: subject, Description: description, BlockedBy: blockedBy})
 }
 
 // Requests returns the team's protocol requests (shutdowns and plan
 // approvals) with their states.
 func (t *TeamRun) Requests(ctx context.Context) ([]store.Request, error) {
-	_, tb, err := teamStores(t.rt.store)
+	_, tb, err := teamStores(t.rt.Store())
 	if err != nil {
 		return nil, err
 	}

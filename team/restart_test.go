@@ -1,4 +1,4 @@
-package swarm_test
+package team_test
 
 import (
 	"context"
@@ -10,15 +10,16 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/team"
 )
 
 // restartTeam: alice takes tasks and reports to the lead; bob needs an
 // approved plan before it deploys.
-func restartTeam(deploys *atomic.Int64) *swarm.Team {
+func restartTeam(deploys *atomic.Int64) *team.Team {
 	deploy := deployTool(deploys)
-	return swarm.DefineTeam("restart", "A team that outlives its processes", swarm.TeamSpec{
+	return team.DefineTeam("restart", "A team that outlives its processes", team.TeamSpec{
 		Lead: &swarm.Agent{Name: "lead", Instructions: "You lead alice and bob."},
-		Members: []swarm.Teammate{
+		Members: []team.Teammate{
 			{Name: "alice", Role: "coder", Prompt: "Wait for work."},
 			{Name: "bob", Role: "ops", Prompt: "Plan the deploy of v2.", Tools: []swarm.Tool{deploy}, PlanApproval: true},
 		},
@@ -50,14 +51,14 @@ func restartScript(planID string) scripted.Script {
 
 // teamSnapshot is what a restart must keep of a team.
 type teamSnapshot struct {
-	Roster   []swarm.MemberStatus
+	Roster   []team.MemberStatus
 	Cursors  map[string]int64
 	Unread   map[string][]string // mail ids
 	Requests []store.Request
 	Tasks    []store.Task
 }
 
-func snapshot(t *testing.T, ctx context.Context, rt *swarm.Runtime, tr *swarm.TeamRun) teamSnapshot {
+func snapshot(t *testing.T, ctx context.Context, rt *swarm.Runtime, tr *team.TeamRun) teamSnapshot {
 	t.Helper()
 	var s teamSnapshot
 	var err error
@@ -102,7 +103,7 @@ func TestTeamRestartRestoresEverything(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		var deploys atomic.Int64
-		team := restartTeam(&deploys)
+		def := restartTeam(&deploys)
 
 		sa, err := store.Open(ctx, url)
 		if err != nil {
@@ -112,7 +113,7 @@ func TestTeamRestartRestoresEverything(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := team.Start(ctx, a, "", swarm.WithID("rs"))
+		tr, err := def.Start(ctx, a, "", swarm.WithID("rs"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +129,7 @@ func TestTeamRestartRestoresEverything(t *testing.T) {
 		if got := len(before.Unread["lead"]); got != 2 {
 			t.Fatalf("the lead has %d unread mails before the restart, want alice's and bob's plan", got)
 		}
-		if len(before.Requests) != 1 || before.Requests[0].State != store.RequestPending || before.Requests[0].Kind != swarm.ProtocolPlanApproval {
+		if len(before.Requests) != 1 || before.Requests[0].State != store.RequestPending || before.Requests[0].Kind != team.ProtocolPlanApproval {
 			t.Fatalf("requests before the restart = %+v", before.Requests)
 		}
 		if len(before.Tasks) != 1 || before.Tasks[0].Owner != "alice" || before.Tasks[0].Status != store.TaskInProgress {
@@ -150,13 +151,13 @@ func TestTeamRestartRestoresEverything(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer b.Close()
-		if err := b.Register(team); err != nil {
+		if err := b.Register(def); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := b.Recover(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if tr, err = b.OpenTeam(ctx, "rs"); err != nil {
+		if tr, err = team.Open(ctx, b, "rs"); err != nil {
 			t.Fatal(err)
 		}
 		if after := snapshot(t, ctx, b, tr); !reflect.DeepEqual(after, before) {

@@ -1,5 +1,5 @@
 //go:build !race
 
-package swarm_test
+package team_test
 
 const raceEnabled = false

@@ -1,4 +1,4 @@
-package swarm_test
+package team_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/store/postgres/pgtest"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 // benchStores runs f on SQLite and PostgreSQL (skipped loudly without a
@@ -50,7 +51,7 @@ func BenchmarkTeamDeliveryLatency(b *testing.B) {
 		n := 0
 		for b.Loop() {
 			n++
-			m := store.Mail{ID: fmt.Sprint("ping-", n), From: "poster", Type: swarm.MailMessage, Content: fmt.Sprint("t=", time.Now().UnixNano())}
+			m := store.Mail{ID: fmt.Sprint("ping-", n), From: "poster", Type: team.MailMessage, Content: fmt.Sprint("t=", time.Now().UnixNano())}
 			if _, err := mb.Post(ctx, []string{sink}, m); err != nil {
 				b.Fatal(err)
 			}
@@ -108,7 +109,7 @@ func BenchmarkTeamInbox(b *testing.B) {
 // idleTeam starts a team of n teammates on s, waits until all are idle,
 // and returns what they added to the heap and to the goroutines, per
 // teammate, after a garbage collection.
-func idleTeam(tb testing.TB, s store.Store, n int) (rt *swarm.Runtime, tr *swarm.TeamRun, heap, goroutines float64) {
+func idleTeam(tb testing.TB, s store.Store, n int) (rt *swarm.Runtime, tr *team.TeamRun, heap, goroutines float64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	m := sinkModel(n, 2)

@@ -1,4 +1,4 @@
-package swarm_test
+package team_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/team"
 )
 
 // claimRounds is how many tasks two autonomous teammates race for: 1,000
@@ -30,18 +31,18 @@ func claimRounds(sql bool) int {
 
 // claimTeam is an autonomous team of alice and bob, who answer every
 // task they claim with text.
-func claimTeam(rounds int) (*swarm.Team, scripted.Script) {
+func claimTeam(rounds int) (*team.Team, scripted.Script) {
 	steps := make([]scripted.Step, rounds+2)
 	for i := range steps {
 		steps[i] = scripted.Text("done")
 	}
-	team := swarm.DefineTeam("racers", "Two teammates that take tasks by themselves", swarm.TeamSpec{
+	tdef := team.DefineTeam("racers", "Two teammates that take tasks by themselves", team.TeamSpec{
 		Lead:       &swarm.Agent{Name: "lead", Instructions: "You add tasks."},
-		Members:    []swarm.Teammate{{Name: "alice", Role: "coder", Prompt: "Take tasks."}, {Name: "bob", Role: "coder", Prompt: "Take tasks."}},
+		Members:    []team.Teammate{{Name: "alice", Role: "coder", Prompt: "Take tasks."}, {Name: "bob", Role: "coder", Prompt: "Take tasks."}},
 		Autonomous: true,
 		MaxWakes:   rounds + 10,
 	})
-	return team, scripted.Script{"alice": steps, "bob": steps}
+	return tdef, scripted.Script{"alice": steps, "bob": steps}
 }
 
 // raceForTasks adds rounds tasks one at a time to an autonomous team of
@@ -52,7 +53,7 @@ func claimTeam(rounds int) (*swarm.Team, scripted.Script) {
 func raceForTasks(t *testing.T, sa, sb store.Store, rounds int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	team, script := claimTeam(rounds)
+	tdef, script := claimTeam(rounds)
 	var rts []*swarm.Runtime
 	for i, s := range []store.Store{sa, sb} {
 		// A thousand tasks are more model calls than a run tree may make
@@ -63,12 +64,12 @@ func raceForTasks(t *testing.T, sa, sb store.Store, rounds int) {
 			t.Fatal(err)
 		}
 		defer rt.Close()
-		if err := rt.Register(team); err != nil {
+		if err := rt.Register(tdef); err != nil {
 			t.Fatal(err)
 		}
 		rts = append(rts, rt)
 	}
-	tr, err := team.Start(ctx, rts[0], "", swarm.WithID("race"))
+	tr, err := tdef.Start(ctx, rts[0], "", swarm.WithID("race"))
 	if err != nil {
 		t.Fatal(err)
 	}

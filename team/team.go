@@ -1,28 +1,34 @@
-package swarm
+// Package team runs durable agent teams (seed 002): a lead and persistent
+// teammates that talk through durable mailboxes, settle protocol requests
+// (shutdowns, plan approvals) and share a task board, all kept in the
+// store.
+//
+// A team run is a run of a [Team] definition: the lead's run. Each
+// teammate is a child run of it, named "<team run id>~<name>", driven by
+// the member strategy (strategy.go): it works on its prompt, then goes
+// idle (paused, holding no lease and no goroutine) until mail wakes it,
+// and so on until it is shut down. The lead talks with the user like a
+// conversation: it answers each message sent to the team run, and sees its
+// mail at every model call.
+//
+// The package is written on the public strategy seam of package swarm
+// ([swarm.Strategy], [swarm.Driver], [swarm.DefineAgentRuns]) and nothing
+// else of it: a kind of run a user could have written.
+package team
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/store"
 )
-
-// Teams (seed 002): a lead and persistent teammates that talk through
-// durable mailboxes, settle protocol requests and share a task board.
-//
-// A team run is a run of a [Team] definition: the lead's run. Each
-// teammate is a child run of it, named "<team run id>~<name>", driven by
-// the member strategy (strategy_team.go): it works on its prompt, then
-// goes idle (paused, holding no lease and no goroutine) until mail wakes
-// it, and so on until it is shut down. The lead talks with the user like a
-// conversation: it answers each message sent to the team run, and sees its
-// mail at every model call.
 
 // Errors of teams.
 var (
@@ -71,12 +77,6 @@ const (
 	ProtocolPlanApproval = "plan_approval"
 )
 
-// AwaitingMail is the reason of an idle teammate: paused until mail (or a
-// message sent to it with Resume) arrives. It is the store's reason of a
-// run that waits for mail: a post wakes such a run and no other (a lead
-// waiting for the user sees its mail at its next turn).
-const AwaitingMail = store.AwaitingMail
-
 // UserSender is the From of mail sent by the user (through the API), not
 // by a member.
 const UserSender = "user"
@@ -92,7 +92,7 @@ const (
 type TeamSpec struct {
 	// Lead is the lead's agent: its name, instructions, model and tools.
 	// It also gets the team tools (spawn_teammate, send_message, ...).
-	Lead *Agent
+	Lead *swarm.Agent
 	// Members are teammates spawned when the team starts.
 	Members []Teammate
 	// Template is what a teammate spawned by the lead's model is made
@@ -119,11 +119,11 @@ type TeamSpec struct {
 	// Compaction keeps each member's history within its model's context
 	// window (the lead's Agent.Compaction and a Teammate's Compaction
 	// win).
-	Compaction *Compaction
-	// Guardrails check every member's steps (see [Guardrail]); the lead's
+	Compaction *swarm.Compaction
+	// Guardrails check every member's steps (see [swarm.Guardrail]); the lead's
 	// Agent.Guardrails and a Teammate's Guardrails come after them. The
 	// input point checks the lead's user messages and a teammate's prompt.
-	Guardrails []Guardrail
+	Guardrails []swarm.Guardrail
 }
 
 // Teammate is a member of a team other than its lead.
@@ -142,15 +142,15 @@ type Teammate struct {
 	// Model is the teammate's model (the runtime's default if empty).
 	Model string
 	// Tools are the teammate's own tools, besides the team tools.
-	Tools []Tool
+	Tools []swarm.Tool
 	// PlanApproval: the teammate must submit a plan (submit_plan) and
 	// have it approved by the lead before any of its own Tools runs.
 	PlanApproval bool
 	// Compaction keeps the teammate's history within its model's
 	// context window (nil: the team's).
-	Compaction *Compaction
+	Compaction *swarm.Compaction
 	// Guardrails check the teammate's steps, after the team's.
-	Guardrails []Guardrail
+	Guardrails []swarm.Guardrail
 }
 
 // defaultTeammateInstructions is the system prompt of a teammate without
@@ -162,17 +162,18 @@ When you have done what was asked, answer with a short summary of what you did: 
 // Team is a durable team definition: a lead that talks with the user,
 // teammates that persist across pieces of work, mailboxes, protocols and a
 // task board, all kept in the store. Define one with [DefineTeam], start
-// one with [Team.Start]; its runs are registered like any swarm's.
+// one with [Team.Start]; its runs are registered like any swarm's. It is a
+// definition of agent runs (see [swarm.DefineAgentRuns]): the lead's run and
+// each teammate's are runs of it, driven by the member strategy.
 type Team struct {
-	id, description string
-	spec            TeamSpec
-	td              *teamDef
-	err             error
+	swarm.Definition
+	spec TeamSpec
+	td   *teamDef
 }
 
 // teamDef is what the runtime needs of a team definition.
 type teamDef struct {
-	lead       *Agent
+	lead       *swarm.Agent
 	members    map[string]Teammate
 	order      []string // declared members in order
 	template   Teammate
@@ -181,39 +182,39 @@ type teamDef struct {
 	maxWakes   int
 	maxTurns   int
 	maxMembers int
-	compaction *Compaction
-	guardrails []Guardrail
+	compaction *swarm.Compaction
+	guardrails []swarm.Guardrail
+	// vals caches values of members' start records, by valKey.
+	vals sync.Map
+}
+
+// valKey is a key of teamDef.vals.
+type valKey struct {
+	rt     *swarm.Runtime
+	id, at string
 }
 
 // DefineTeam makes a team definition. Mistakes (no lead, a bad or repeated
 // member name) are reported when it is registered.
 func DefineTeam(id, description string, spec TeamSpec) *Team {
-	t := &Team{id: id, description: description, spec: spec}
-	t.td, t.err = defineTeam(id, spec)
+	t := &Team{spec: spec}
+	var err error
+	t.td, err = defineTeam(id, spec)
+	t.Definition = swarm.DefineAgentRuns(id, description, t.plan, err)
 	return t
 }
 
 func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
-	if err := checkName(id); err != nil {
-		return nil, fmt.Errorf("%w: team %q: %w", ErrInvalid, id, err)
-	}
 	if spec.Lead == nil {
-		return nil, fmt.Errorf("%w: team %s has no lead", ErrInvalid, id)
+		return nil, fmt.Errorf("%w: team %s has no lead", swarm.ErrInvalid, id)
 	}
 	if err := CheckMemberName(spec.Lead.Name); err != nil {
-		return nil, fmt.Errorf("%w: team %s: lead: %w", ErrInvalid, id, err)
+		return nil, fmt.Errorf("%w: team %s: lead: %w", swarm.ErrInvalid, id, err)
 	}
 	td := &teamDef{lead: spec.Lead, members: map[string]Teammate{}, template: spec.Template, autonomous: spec.Autonomous,
 		timeout: spec.RequestTimeout, maxWakes: spec.MaxWakes, maxTurns: spec.MaxTurns, maxMembers: spec.MaxMembers, compaction: spec.Compaction,
 		guardrails: spec.Guardrails}
-	check := &agentPlan{name: spec.Lead.Name}
-	if err := check.setCompaction(spec.Compaction, spec.Lead.Compaction); err != nil {
-		return nil, fmt.Errorf("team %s: %w", id, err)
-	}
-	if err := check.addGuards(spec.Guardrails); err != nil {
-		return nil, fmt.Errorf("team %s: %w", id, err)
-	}
-	if err := check.addGuards(spec.Lead.Guardrails); err != nil {
+	if err := (swarm.AgentRun{Agent: spec.Lead, Guardrails: spec.Guardrails, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
 		return nil, fmt.Errorf("team %s: lead: %w", id, err)
 	}
 	if td.timeout <= 0 {
@@ -223,25 +224,23 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 		td.maxWakes = DefaultMaxWakes
 	}
 	if td.maxTurns <= 0 {
-		td.maxTurns = DefaultMaxTurns
+		td.maxTurns = swarm.DefaultMaxTurns
 	}
 	if td.maxMembers <= 0 {
 		td.maxMembers = DefaultMaxMembers
 	}
 	if len(spec.Members) > td.maxMembers {
-		return nil, fmt.Errorf("%w: team %s declares %d members, more than its limit of %d", ErrInvalid, id, len(spec.Members), td.maxMembers)
+		return nil, fmt.Errorf("%w: team %s declares %d members, more than its limit of %d", swarm.ErrInvalid, id, len(spec.Members), td.maxMembers)
 	}
 	for _, m := range spec.Members {
 		if err := CheckMemberName(m.Name); err != nil {
-			return nil, fmt.Errorf("%w: team %s: member: %w", ErrInvalid, id, err)
+			return nil, fmt.Errorf("%w: team %s: member: %w", swarm.ErrInvalid, id, err)
 		}
 		if _, dup := td.members[m.Name]; dup || m.Name == spec.Lead.Name {
-			return nil, fmt.Errorf("%w: team %s: two members are named %q", ErrDuplicate, id, m.Name)
+			return nil, fmt.Errorf("%w: team %s: two members are named %q", swarm.ErrDuplicate, id, m.Name)
 		}
-		if err := (&agentPlan{name: m.Name}).setCompaction(spec.Compaction, m.Compaction); err != nil {
-			return nil, fmt.Errorf("team %s: %w", id, err)
-		}
-		if err := (&agentPlan{name: m.Name}).addGuards(m.Guardrails); err != nil {
+		a := &swarm.Agent{Name: m.Name, Compaction: m.Compaction, Guardrails: m.Guardrails}
+		if err := (swarm.AgentRun{Agent: a, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
 			return nil, fmt.Errorf("team %s: member %s: %w", id, m.Name, err)
 		}
 		td.members[m.Name] = m
@@ -257,44 +256,12 @@ func CheckMemberName(name string) error {
 	if name == "" || len(name) > 32 {
 		return fmt.Errorf("member name %q must have 1 to 32 characters", name)
 	}
-	if checkName(name) != nil {
-		return fmt.Errorf("member name %q may only have letters, digits, '_' and '-'", name)
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return fmt.Errorf("member name %q may only have letters, digits, '_' and '-'", name)
+		}
 	}
 	return nil
-}
-
-// ID returns the team's id.
-func (t *Team) ID() string { return t.id }
-
-// Description returns what the team does.
-func (t *Team) Description() string { return t.description }
-
-// InputSchema returns the schema of a team's input: the lead's first task
-// (a string), or null for a team that waits for the user.
-func (t *Team) InputSchema() json.RawMessage {
-	return json.RawMessage(`{"type":["string","null"]}`)
-}
-
-// ResultSchema returns the schema of a team's result: a string.
-func (t *Team) ResultSchema() json.RawMessage { return json.RawMessage(`{"type":"string"}`) }
-
-func (t *Team) def() *defInfo {
-	var model string
-	if t.spec.Lead != nil {
-		model = t.spec.Lead.Model
-	}
-	return &defInfo{
-		id: t.id, description: t.description, err: t.err, textIn: true, textOut: true,
-		inSchema: t.InputSchema(), outSchema: t.ResultSchema(), team: t.td,
-		spec: func(raw json.RawMessage) (Spec, error) {
-			var s *string
-			if err := json.Unmarshal(raw, &s); err != nil {
-				return Spec{}, fmt.Errorf("%w: team %s: input must be a string or null: %w", ErrInvalidInput, t.id, err)
-			}
-			return Spec{Model: model}, nil
-		},
-		output: func(raw json.RawMessage) (json.RawMessage, error) { return raw, nil },
-	}
 }
 
 // Values of a teammate's run (its start record), which make its plan.
@@ -308,22 +275,23 @@ const (
 // memberRunID is the run id of teammate name of team run team.
 func memberRunID(team, name string) string { return team + "~" + name }
 
-// planTeam plans a run of a team: the lead's (no member value) or a
-// teammate's. Members are not the root of their run in the engine's sense
-// (their text answers end a piece of work, not the run).
-func (rt *Runtime) planTeam(info *defInfo, input json.RawMessage, values map[string]any) (*plan, error) {
-	td := info.team
+// plan plans a run of the team: the lead's (no member value) or a
+// teammate's, each its member's agent driven by the member strategy.
+func (t *Team) plan(_ json.RawMessage, values map[string]any) (swarm.AgentRun, error) {
+	td := t.td
+	if td == nil {
+		return swarm.AgentRun{}, fmt.Errorf("%w: team %s is not valid", swarm.ErrInvalid, t.ID())
+	}
 	name, _ := values[valMember].(string)
 	role, _ := values[valRole].(string)
 	team, _ := values[valTeam].(string)
 	lead := name == ""
 	var m Teammate
-	var hooks *Hooks
-	var handoffs []Handoff
+	a := &swarm.Agent{}
 	if lead {
-		a := td.lead
-		m = Teammate{Name: a.Name, Role: "lead", Instructions: a.Instructions, Model: a.Model, Tools: a.Tools, Compaction: a.Compaction, Guardrails: a.Guardrails}
-		hooks, handoffs = &a.Hooks, a.Handoffs
+		l := td.lead
+		m = Teammate{Name: l.Name, Role: "lead", Instructions: l.Instructions, Model: l.Model, Tools: l.Tools, Compaction: l.Compaction, Guardrails: l.Guardrails}
+		a.Hooks, a.Handoffs = l.Hooks, l.Handoffs
 	} else {
 		var ok bool
 		if m, ok = td.members[name]; !ok {
@@ -333,45 +301,28 @@ func (rt *Runtime) planTeam(info *defInfo, input json.RawMessage, values map[str
 		if m.Instructions == "" {
 			m.Instructions = defaultTeammateInstructions
 		}
-		hooks = &Hooks{}
 	}
-	data := maps.Clone(values)
-	if data == nil {
-		data = map[string]any{}
-	}
-	data["Name"], data["Role"], data["Lead"], data["Team"] = m.Name, m.Role, td.lead.Name, team
 	tools := slices.Clip(m.Tools)
 	if m.PlanApproval {
-		tools = make([]Tool, len(m.Tools))
+		tools = make([]swarm.Tool, len(m.Tools))
 		for i, t := range m.Tools {
 			tools[i] = gatedTool{t}
 		}
 	}
-	tools = append(tools, teamTools(lead, m.PlanApproval)...)
-	p := &plan{agents: map[string]*agentPlan{}}
-	ap, err := rt.planAgent(p, m.Name, false, m.Instructions, m.Model, tools, handoffs, td.maxTurns, hooks, data, info)
-	if err != nil {
-		return nil, fmt.Errorf("team %s: %w", info.id, err)
-	}
-	// The team's guardrails, then the member's (a lead's input guardrails
-	// check each user message).
-	for _, gs := range [][]Guardrail{td.guardrails, m.Guardrails} {
-		if err := ap.addGuards(gs); err != nil {
-			return nil, fmt.Errorf("team %s: %w", info.id, err)
-		}
-	}
-	if err := ap.setCompaction(td.compaction, m.Compaction); err != nil {
-		return nil, fmt.Errorf("team %s: %w", info.id, err)
-	}
-	p.root = ap
-	p.strategy = memberStrategy{lead: lead, member: m, team: team}
-	return p, nil
+	a.Name, a.Instructions, a.Model, a.Compaction, a.Guardrails = m.Name, m.Instructions, m.Model, m.Compaction, m.Guardrails
+	a.Tools = append(tools, teamTools(lead, m.PlanApproval)...)
+	return swarm.AgentRun{
+		Agent: a, MaxTurns: td.maxTurns, Guardrails: td.guardrails, Compaction: td.compaction,
+		Data:     map[string]any{"Name": m.Name, "Role": m.Role, "Lead": td.lead.Name, "Team": team},
+		Strategy: memberStrategy{td: td, lead: lead, member: m, team: team},
+	}, nil
 }
 
 // teamCtx is what the team tools of a member's run know, carried in the
 // context of its steps.
 type teamCtx struct {
-	r      *runner
+	d      *swarm.Driver
+	rt     *swarm.Runtime
 	td     *teamDef
 	team   string // the team run id
 	self   string // the member's name
@@ -395,11 +346,11 @@ func teamOfCtx(ctx context.Context) (*teamCtx, error) {
 func teamStores(s store.Store) (store.Mailboxes, store.Teams, error) {
 	mb, ok := s.(store.Mailboxes)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: the store keeps no mailboxes, which teams need", ErrInvalid)
+		return nil, nil, fmt.Errorf("%w: the store keeps no mailboxes, which teams need", swarm.ErrInvalid)
 	}
 	tb, ok := s.(store.Teams)
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: the store keeps no task boards, which teams need", ErrInvalid)
+		return nil, nil, fmt.Errorf("%w: the store keeps no task boards, which teams need", swarm.ErrInvalid)
 	}
 	return mb, tb, nil
 }

@@ -1,0 +1,99 @@
+package swarm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/swarmrt/swarm/store"
+)
+
+// Child is a run StartChildren starts: a run of the same definition as
+// the run being driven, whose plan is built from Input and Values.
+type Child struct {
+	// ID is the child's run id.
+	ID string
+	// Input is the child's input (JSON; null if empty).
+	Input json.RawMessage
+	// Values are the child's start values, which its definition's spec
+	// sees (as a team's member sees its name and role).
+	Values map[string]any
+}
+
+// StartChildren starts children as child runs of the run being driven
+// that it does not wait for: each lives on by itself (pausing, waking and
+// ending on its own), one nesting level deeper, within the run tree's
+// limits, budget and deadline, and is stopped with its parent. All of them
+// are stored before any is driven, so the first can reach the last at
+// once.
+//
+// Starting a child again (the same ID and Values) does nothing, so a step
+// repeated after a crash starts each child once; a run with the ID and
+// other values is an error wrapping [ErrDuplicate]. The start is not
+// journaled: the strategy journals it after StartChildren returns (see
+// Journal) and, on replay, skips what the journal says it started.
+func (d *Driver) StartChildren(ctx context.Context, children ...Child) error {
+	r := d.r
+	if r.depth+1 > r.rt.cfg.MaxDepth {
+		return fmt.Errorf("%w: a child run would nest deeper than the max depth (%d)", ErrInvalidInput, r.rt.cfg.MaxDepth)
+	}
+	var held []func()
+	defer func() {
+		for _, start := range held {
+			start()
+		}
+	}()
+	for _, c := range children {
+		if err := checkRunID(c.ID); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidInput, err)
+		}
+		values, err := json.Marshal(c.Values)
+		if err != nil {
+			return fmt.Errorf("%w: child %s: values: %w", ErrInvalidInput, c.ID, err)
+		}
+		if existing, err := r.rt.store.Get(ctx, c.ID); err == nil {
+			same, err := r.rt.sameChild(ctx, existing, r.id, values)
+			switch {
+			case err != nil:
+				return err
+			case !same:
+				return fmt.Errorf("%w: run %s exists with other values", ErrDuplicate, c.ID)
+			}
+			continue
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		r.spawned.Store(true)
+		if _, err := r.rt.create(ctx, newRun{info: r.info, input: c.Input, id: c.ID, explicitID: true, values: c.Values,
+			parent: r.id, depth: r.depth + 1, budget: r.budget, root: r.root, deadline: r.deadline, held: &held}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sameChild reports whether run is a child of parent started with values
+// (JSON).
+func (rt *Runtime) sameChild(ctx context.Context, run store.Run, parent string, values []byte) (bool, error) {
+	if run.Parent != parent {
+		return false, nil
+	}
+	recs, err := rt.store.Read(ctx, run.ID, 0, 1)
+	if err != nil {
+		return false, err
+	}
+	if len(recs) == 0 {
+		return false, fmt.Errorf("run %s has no start record", run.ID)
+	}
+	ev, err := decodeEvent(recs[0])
+	if err != nil {
+		return false, err
+	}
+	got, err := json.Marshal(ev.Values)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(got, values), nil
+}

@@ -1,0 +1,110 @@
+package swarm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/swarmrt/swarm/store"
+)
+
+// The mail primitives of a Driver. A run's mailbox (kept by stores that
+// implement store.Mailboxes) holds mail posted to it; a strategy reads it
+// with Mailbox, consumes it with Step.AckMail or JournalWith (in the same
+// append as what it did with it) and waits for it with AwaitMail.
+
+// AwaitingMail is the reason of a run paused until mail arrives (see
+// AwaitMail; an idle teammate): a post wakes such a run and no other (a
+// run waiting for a user's message sees its mail at its next turn).
+const AwaitingMail = store.AwaitingMail
+
+// Mailbox returns up to limit mails of the run's mailbox not consumed yet
+// (all of them for limit 0), without consuming them. What is in the
+// mailbox is not journaled: a strategy consumes the mails it acts on in
+// the append that journals what it did (Step), and a replay takes that
+// from the journal. A store without mailboxes is an error.
+func (d *Driver) Mailbox(ctx context.Context, limit int) ([]store.Mail, error) {
+	mb, ok := d.r.rt.store.(store.Mailboxes)
+	if !ok {
+		return nil, fmt.Errorf("%w: the store keeps no mailboxes", ErrInvalid)
+	}
+	mails, _, err := mb.Mailbox(ctx, d.r.id, limit)
+	if err != nil {
+		return nil, Interrupted(err)
+	}
+	return mails, nil
+}
+
+// AwaitMail pauses the run until mail arrives: it journals with (leaving
+// out events the journal holds) and, once, a pause under key with reason
+// AwaitingMail, marks the run paused, and returns an error wrapping
+// [ErrAwaiting], which the strategy returns. No goroutine waits and the
+// run holds no lease. A mail posted to the run (or a resume) makes it
+// runnable: Drive runs again, and the strategy looks at its mailbox (a
+// resume is journaled under key+"/resumed", see RecordedEvent). Mail posted
+// while the run was still working is found here and wakes it at once.
+func (d *Driver) AwaitMail(ctx context.Context, key string, with ...Event) error {
+	if err := d.checkKey(key); err != nil {
+		return err
+	}
+	evs := append(with[:len(with):len(with)], Event{Type: EventPaused, Key: key, Reason: AwaitingMail})
+	if err := d.Journal(ctx, Entry{Events: evs, Waiting: AwaitingMail}); err != nil {
+		return err
+	}
+	// Mail posted while the run was still running did not wake it: look
+	// again now that it is paused (a post from now on wakes it).
+	r := d.r
+	if mails, err := d.Mailbox(ctx, 1); err == nil && len(mails) > 0 {
+		r.rt.nudge(context.WithoutCancel(ctx), r.id, r.seq.Load())
+	}
+	return ErrAwaiting
+}
+
+// Post delivers m to the mailboxes of runs to (all or none, see
+// store.Mailboxes) and continues those that waited for mail (see
+// AwaitMail). An m without an ID gets a fresh one; a post with the ID of
+// a mail a recipient already has delivers nothing again to it and returns
+// the stored mail. It returns the mail as stored in each recipient's
+// mailbox.
+func (rt *Runtime) Post(ctx context.Context, to []string, m store.Mail) ([]store.Mail, error) {
+	mb, ok := rt.store.(store.Mailboxes)
+	if !ok {
+		return nil, fmt.Errorf("%w: the store keeps no mailboxes", ErrInvalid)
+	}
+	if m.ID == "" {
+		m.ID = newID()
+	}
+	if err := checkID("mail", m.ID); err != nil {
+		return nil, err
+	}
+	got, err := mb.Post(ctx, to, m)
+	if err != nil {
+		return nil, err
+	}
+	// A recipient that waited for mail is runnable now.
+	for _, id := range to {
+		if err := rt.wake(ctx, id); err != nil && !errors.Is(err, store.ErrInvalidState) {
+			rt.log.Warn("waking a run that waited for mail", "run", id, "err", err)
+		}
+	}
+	return got, nil
+}
+
+// Runtime returns the runtime driving the run: its store, definitions
+// and handles, for what a strategy's tools do outside the journal.
+func (d *Driver) Runtime() *Runtime { return d.r.rt }
+
+// nudge wakes run id, which waits for mail, to look at its mailbox. The
+// caller saw it wait with lastSeq its newest record; the resume names that
+// record, so a run that has moved on since (to work, or to a pause for a
+// human, which this resume must not answer) refuses it.
+func (rt *Runtime) nudge(ctx context.Context, id string, lastSeq int64) {
+	_, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Time: time.Now(), Pause: lastSeq})
+	if err == nil {
+		err = rt.wake(ctx, id)
+	}
+	if err != nil && !errors.Is(err, store.ErrInvalidState) {
+		rt.log.Warn("waking a run that waits for mail", "run", id, "err", err)
+	}
+}
