@@ -153,13 +153,6 @@ func (d *Driver) Input() json.RawMessage { return d.r.input }
 // that Model calls and Await and Record are attributed to.
 func (d *Driver) Agent() string { return d.r.plan.root.name }
 
-// Targets lists the agents and swarms the run may delegate to (the swarm's
-// Spec.Handoffs), in order.
-func (d *Driver) Targets() []string {
-	names, _ := teamOf(d.r.plan.root, "")
-	return names
-}
-
 // AtTurn returns a Driver whose steps belong to turn n of the run, for a
 // strategy that counts its own rounds: their events carry Turn n, and the
 // run's status shows it. d itself is unchanged.
@@ -194,11 +187,7 @@ func (d *Driver) Model(ctx context.Context, key string, msgs []model.Message) (*
 	if err := d.checkKey(key); err != nil {
 		return nil, err
 	}
-	resp, err := d.r.modelStep(ctx, d.r.plan.root, key, d.turn, msgs)
-	if err != nil {
-		return nil, d.stepError(ctx, err)
-	}
-	return resp, nil
+	return d.ModelStep(ctx, key, msgs, Step{})
 }
 
 // stepError turns the error of a model step into what a primitive returns.
@@ -272,7 +261,7 @@ func (d *Driver) below(ctx context.Context, results []callResult) error {
 	return &Failure{Reason: out.reason, abort: out.abort}
 }
 
-// Delegate hands request to target, one of Targets, and returns its
+// Delegate hands request to target, one of Roster, and returns its
 // answer: an agent runs its own tool-calling loop (steps nested under
 // key), a swarm runs as a child run (waiting for it holds no lease when it
 // pauses; for a swarm whose input is not text, request is its JSON input,
@@ -331,15 +320,8 @@ func (d *Driver) Record(ctx context.Context, key, kind string, fn func(ctx conte
 		return nil, err
 	}
 	r := d.r
-	if rec, ok := r.recorded[key]; ok {
-		ev, err := decodeEvent(rec)
-		if err != nil {
-			return nil, &storeError{err}
-		}
-		if ev.IsError {
-			return nil, &Failure{Reason: ev.Output}
-		}
-		return ev.Result, nil
+	if v, ok, err := d.Recorded(key); ok || err != nil {
+		return v, err
 	}
 	if err := d.takeTool(ctx); err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ import (
 // before a run starts. Check is called whenever a run's plan is made (when
 // the run starts, and again when it is driven after a restart), before
 // anything is journaled, with a Driver that describes the run (Agent,
-// Input, Targets, Roster, ToolNames, ResultSchema) but runs no steps. An
+// Input, Roster, ToolNames, ResultSchema) but runs no steps. An
 // error refuses the run: Start returns it, wrapping [ErrInvalid].
 //
 // maxTurns, when positive, replaces Spec.MaxTurns as the bound of turns
@@ -70,7 +70,9 @@ type Target struct {
 	TextInput bool
 }
 
-// Roster describes Targets, in the same order.
+// Roster lists the agents and swarms the run may delegate to (the
+// swarm's Spec.Handoffs), in order, with what a strategy needs to know of
+// each.
 func (d *Driver) Roster() []Target {
 	ap := d.r.plan.root
 	var out []Target

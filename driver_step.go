@@ -34,8 +34,9 @@ func (d *Driver) ModelStep(ctx context.Context, key string, msgs []model.Message
 	if err := d.checkKey(key); err != nil {
 		return nil, err
 	}
-	x := &stepExtra{ackMail: s.AckMail}
-	if len(s.Events) > 0 {
+	var x *stepExtra
+	if len(s.Events) > 0 || s.AckMail != 0 {
+		x = &stepExtra{ackMail: s.AckMail}
 		evs, err := d.fresh(s.Events)
 		if err != nil {
 			return nil, err

@@ -15,13 +15,9 @@ import (
 // recorded decision already stopped. It sees the journal as it was when
 // the drive began: a value recorded during this drive is not reported.
 func (d *Driver) Recorded(key string) (json.RawMessage, bool, error) {
-	rec, ok := d.r.recorded[key]
-	if !ok {
-		return nil, false, nil
-	}
-	ev, err := decodeEvent(rec)
-	if err != nil {
-		return nil, false, &storeError{err}
+	ev, ok, err := d.RecordedEvent(key)
+	if !ok || err != nil {
+		return nil, false, err
 	}
 	if ev.Type != EventRecorded {
 		return nil, false, fmt.Errorf("%w: step %s holds a %s, not a recorded value", ErrInvalid, key, ev.Type)

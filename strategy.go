@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
@@ -179,19 +178,4 @@ func stepFailed(ctx context.Context, err error) (outcome, bool) {
 		return outcome{kind: failed, reason: ge.reason, abort: true}, true
 	}
 	return outcome{}, false
-}
-
-// teamOf lists the agents and swarms ap may hand off to, with their
-// descriptions, in the order of its tools, leaving out skip.
-func teamOf(ap *agentPlan, skip string) (names []string, lines string) {
-	var b strings.Builder
-	for _, d := range ap.toolDefs {
-		name, ok := strings.CutPrefix(d.Name, handoffPre)
-		if !ok || name == skip {
-			continue
-		}
-		names = append(names, name)
-		fmt.Fprintf(&b, "- %s: %s\n", name, d.Description)
-	}
-	return names, b.String()
 }
