@@ -298,7 +298,7 @@ func (d *Dashboard) reason(ctx context.Context, r *http.Request, what string) st
 func mailRecipients(members []team.MemberStatus) []string {
 	var out []string
 	for _, m := range members {
-		if m.State != team.MemberShutdown && m.State != team.MemberFailed {
+		if !m.Ended() {
 			out = append(out, m.Name)
 		}
 	}

@@ -328,7 +328,7 @@ func waitIdle(tb testing.TB, ctx context.Context, tr *team.TeamRun, n int) []tea
 		}
 		idle := len(ms) == n
 		for _, m := range ms {
-			if m.State == team.MemberFailed || m.State == team.MemberShutdown {
+			if m.Ended() {
 				return fmt.Errorf("%s has ended (%s: %s)", m.Name, m.State, m.Reason)
 			}
 			idle = idle && m.State == team.MemberIdle && (m.Lead || m.Unread == 0)

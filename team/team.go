@@ -58,7 +58,10 @@ const (
 	MemberIdle         = "idle"
 	MemberShuttingDown = "shutting_down"
 	MemberShutdown     = "shutdown"
-	MemberFailed       = "failed"
+	// MemberStopped: the member's run was stopped from outside (a person
+	// shut it down, or its team ended); the reason says why.
+	MemberStopped = "stopped"
+	MemberFailed  = "failed"
 )
 
 // Mail types: the Type of a [store.Mail] between team members.

@@ -89,7 +89,7 @@ func settledRoster(t *testing.T, ctx context.Context, tr *team.TeamRun, names ..
 			return swarmtest.Pending("%s", rosterText(ms))
 		}
 		for _, m := range ms {
-			if m.State != team.MemberIdle && m.State != team.MemberShutdown && m.State != team.MemberFailed || (!m.Lead && m.Unread > 0) {
+			if m.State != team.MemberIdle && !m.Ended() || (!m.Lead && m.Unread > 0) {
 				return swarmtest.Pending("%s", rosterText(ms))
 			}
 		}
@@ -655,7 +655,7 @@ func TestTeamCloseStopsTeammatesAfterRestart(t *testing.T) {
 	}
 	swarmtest.Recv(t, ctx, said, "Say to return")
 	ms := settledRoster(t, ctx, tr, "alice")
-	if got := states(ms); got != "lead(lead):failed alice(coder):failed" {
+	if got := states(ms); got != "lead(lead):stopped alice(coder):stopped" {
 		t.Errorf("roster after Close = %s, want both stopped", got)
 	}
 }

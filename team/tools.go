@@ -511,6 +511,12 @@ type MemberStatus struct {
 	Unread int `json:"unread"`
 }
 
+// Ended reports whether the member's run has ended (shut down, stopped or
+// failed): it works no more and takes no mail.
+func (m MemberStatus) Ended() bool {
+	return m.State == MemberShutdown || m.State == MemberStopped || m.State == MemberFailed
+}
+
 // roster lists team's members, the lead first, then the teammates by
 // name, with their lifecycle states as the store has them.
 func roster(ctx context.Context, rt *swarm.Runtime, td *teamDef, team string) ([]MemberStatus, error) {
@@ -588,7 +594,9 @@ func memberState(run store.Run, leaving bool) string {
 	switch run.State {
 	case store.Completed:
 		return MemberShutdown
-	case store.Failed, store.Stopped:
+	case store.Stopped:
+		return MemberStopped
+	case store.Failed:
 		return MemberFailed
 	}
 	switch {
@@ -661,7 +669,7 @@ func broadcastTo(ctx context.Context, rt *swarm.Runtime, td *teamDef, team, from
 	}
 	var to []string
 	for _, m := range ms {
-		if m.Name != from && m.State != MemberShutdown && m.State != MemberFailed {
+		if m.Name != from && !m.Ended() {
 			to = append(to, m.Name)
 		}
 	}

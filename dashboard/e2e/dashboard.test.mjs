@@ -398,6 +398,7 @@ test("a team: chat with the lead, live roster and board, mail, tasks, shut down 
   await waitState("crew-ui~alice", "stopped");
   assert.equal((await api("GET", "/v1/runs/" + encodeURIComponent("crew-ui~alice"))).body.reason, "not needed any more");
   await team.locator('tr[data-member="alice"]', { hasText: "not needed any more" }).waitFor();
+  assert.match(await team.locator('tr[data-member="alice"]').innerText(), /\bstopped\b/, "a teammate shut down by a person shows stopped, not failed");
   assert.equal(await team.locator('tr[data-member="alice"] details').count(), 0, "an ended teammate cannot be shut down again");
   assert.deepEqual(await team.locator("#mail-to option").allTextContents(), ["lead"], "nor mailed");
   await shot(team, "team-shutdown");

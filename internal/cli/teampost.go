@@ -129,7 +129,7 @@ func settle(ctx context.Context, tr *team.TeamRun) ([]team.MemberStatus, error) 
 		settled := true
 		for _, m := range ms {
 			switch m.State {
-			case team.MemberIdle, team.MemberShutdown, team.MemberFailed:
+			case team.MemberIdle, team.MemberShutdown, team.MemberStopped, team.MemberFailed:
 				settled = settled && (m.Lead || m.Unread == 0)
 			default:
 				settled = false
