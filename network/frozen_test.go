@@ -197,6 +197,7 @@ func TestLeaveKeepsCallsInFlight(t *testing.T) {
 	wait(t, started, "the call to start")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	asked := time.Now()
 	if err := p.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,9 @@ func TestLeaveKeepsCallsInFlight(t *testing.T) {
 		if r.err != nil || r.out != "eggs: 3 left" {
 			t.Fatalf("call in flight: %q %v", r.out, r.err)
 		}
-	case <-ctx.Done():
-		t.Fatal("the call in flight did not return")
+	case <-time.After(20 * time.Second):
+		// Its own bound, not what Leave left of ctx: a slow Leave on a
+		// busy machine is not a lost call.
+		t.Fatalf("the call in flight did not return within 20s of its release (%s after Leave was asked)", time.Since(asked))
 	}
 }
