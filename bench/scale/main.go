@@ -198,13 +198,18 @@ func (f fill) statements(runs, journal string, seq func(n int) string, now int64
 	}
 	concat := func(a, b string) string { return a + " || " + b }
 	lease := now + int64(time.Hour)
+	// SQLite's journal is keyed by pos, (rid << 24) | seq.
+	pos, posValue := "pos, ", "(rid << 24) | 1, "
+	if pg {
+		pos, posValue = "", ""
+	}
 	st := []string{
 		// Every run is created running, leased, with its first record.
 		fmt.Sprintf(`INSERT INTO %s (id, swarm, parent, state, epoch, owner, lease_until, last_seq, created_at, updated_at)
 			SELECT CASE WHEN %s THEN %s ELSE %s END, %s, '', 'running', 1, 'node-gone', %d + i, 1, %d + i, %d + i FROM %s`,
 			runs, pausedWhen, concat("'p'", "i"), concat("'f'", "i"), concat("'sw'", "(i % 20)"), now-int64(time.Hour), now-int64(2*time.Hour), now-int64(2*time.Hour), seq(f.total())),
-		fmt.Sprintf(`INSERT INTO %s (rid, seq, key, type, data, time)
-			SELECT rid, 1, 'start', 'run_started', %s, created_at FROM %s`, journal, blob(`{"input":"a question of a few words"}`, pg), runs),
+		fmt.Sprintf(`INSERT INTO %s (%srid, seq, key, type, data, time)
+			SELECT %srid, 1, 'start', 'run_started', %s, created_at FROM %s`, journal, pos, posValue, blob(`{"input":"a question of a few words"}`, pg), runs),
 		// Then each finishes or pauses, and gives its lease back.
 		fmt.Sprintf(`UPDATE %s SET state = CASE WHEN id LIKE 'p%%' THEN 'paused' ELSE 'completed' END,
 			owner = '', lease_until = 0, turn = 1, result = CASE WHEN id LIKE 'f%%' THEN %s END,

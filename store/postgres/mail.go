@@ -31,7 +31,8 @@ func ackMailSQL(n int) string {
 // deliver it (the step a Send takes, waking only the runs that wait for
 // mail: paused with reason $8, store.AwaitingMail, as read under the
 // lock). It returns a row per run found: its state, whether the mail is
-// new there, and the mail as stored. A concurrent post of the same ID
+// new there, the mail as stored, and the payloads that announce the
+// delivery (see notify.go). A concurrent post of the same ID
 // that this statement's snapshot misses fails it on swarm_mail_id; run
 // again, it finds that mail.
 func postSQL(deliver func(src string) string) string {
@@ -51,8 +52,8 @@ func postSQL(deliver func(src string) string) string {
 	d AS (` + deliver(`SELECT rc.rid, rc.state = 'paused' AND rc.reason = $8 AS wake FROM rc JOIN n ON n.rid = rc.rid`) + `)
 	SELECT rc.id, rc.state, n.rid IS NOT NULL, coalesce(n.seq, e.seq), coalesce(n.sender, e.sender),
 		coalesce(n.type, e.type), coalesce(n.request_id, e.request_id), coalesce(n.reply_to, e.reply_to),
-		coalesce(n.content, e.content), coalesce(n.time, e.time)
-	FROM rc LEFT JOIN n ON n.rid = rc.rid LEFT JOIN e ON e.rid = rc.rid`
+		coalesce(n.content, e.content), coalesce(n.time, e.time), d.inbox, d.runnable
+	FROM rc LEFT JOIN n ON n.rid = rc.rid LEFT JOIN e ON e.rid = rc.rid LEFT JOIN d ON d.rid = rc.rid`
 }
 
 // mailboxSQL reads a run's cursor and up to $2 mails after it in one
@@ -64,10 +65,9 @@ const mailboxSQL = `SELECT coalesce(b.acked, 0), m.seq, m.id, m.sender, m.type, 
 		WHERE rid = r.rid AND seq > coalesce(b.acked, 0) ORDER BY seq LIMIT $2) m ON true
 	WHERE r.id = $1 ORDER BY m.seq`
 
-// Post implements store.Mailboxes in one statement: the mails, the
-// waking of the recipients that wait for mail and their notifications
-// commit together. A
-// post broken off with its connection, or that raced with a post of the
+// Post implements store.Mailboxes in one statement: the mails and the
+// waking of the recipients that wait for mail commit together, and are
+// announced after the commit. A post broken off with its connection, or that raced with a post of the
 // same ID, is tried once more: posting an ID twice delivers it once.
 func (s *Store) Post(ctx context.Context, to []string, m store.Mail) ([]store.Mail, error) {
 	if err := s.check(); err != nil {
@@ -113,8 +113,11 @@ func (s *Store) post(ctx context.Context, to []string, m store.Mail) ([]store.Ma
 		r                                  result
 		seq                                *int64
 		from, typ, reqID, replyTo, content *string
+		inbox, runs                        *string
+		announced                          []*string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &r.state, &r.isNew, &seq, &from, &typ, &reqID, &replyTo, &content, &r.time}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &r.state, &r.isNew, &seq, &from, &typ, &reqID, &replyTo, &content, &r.time, &inbox, &runs}, func() error {
+		announced = append(announced, inbox, runs)
 		if seq != nil {
 			r.mail = store.Mail{Seq: *seq, ID: m.ID, From: *from, Type: *typ, RequestID: *reqID, ReplyTo: *replyTo,
 				Content: *content, Time: sqlval.FromNanos(*r.time)}
@@ -126,6 +129,7 @@ func (s *Store) post(ctx context.Context, to []string, m store.Mail) ([]store.Ma
 	if err != nil {
 		return nil, err
 	}
+	s.announce(announced...)
 	for _, id := range to {
 		r, ok := byID[id]
 		switch {

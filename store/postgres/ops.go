@@ -32,21 +32,20 @@ const maxPayloadID = 7900
 const runCols = `id, swarm, parent, state, turn, max_turns, agent, result, reason, usage,
 	owner, epoch, lease_until, last_seq, created_at, updated_at`
 
-// queries are the statements of a store, with its NOTIFY channel written
-// in. pgx prepares and caches each per connection.
+// queries are the statements of a store. pgx prepares and caches each per
+// connection. The writes return the payloads that announce their changes
+// (see notify.go).
 type queries struct {
 	create, append, claim, claimExpired, renew, release string
 	get, read, inbox, exists, lease                     string
 	deliver, post                                       string
 }
 
-func newQueries(channel string) queries {
-	ch := "'" + strings.ReplaceAll(channel, "'", "''") + "'"
-	// notify is a NOTIFY of a change of the run whose id is idExpr, as a
-	// text column (empty).
+func newQueries() queries {
+	// notify is the payload that announces a change of the run whose id
+	// is idExpr, as a text column (NULL for none), for Store.announce.
 	notify := func(kind, idExpr string) string {
-		return fmt.Sprintf(`(CASE WHEN octet_length(%[2]s) <= %[3]d THEN pg_notify(%[4]s, '%[1]s:' || %[2]s) END)::text`,
-			kind, idExpr, maxPayloadID, ch)
+		return fmt.Sprintf(`(CASE WHEN octet_length(%[2]s) <= %[3]d THEN '%[1]s:' || %[2]s END)`, kind, idExpr, maxPayloadID)
 	}
 	// deliver notes that a message or mail reached runs now and makes the
 	// ones it wakes Running and unowned (runnable), announcing both. src
@@ -59,8 +58,8 @@ func newQueries(channel string) queries {
 				lease_until = CASE WHEN o.wake THEN 0 ELSE r.lease_until END
 			FROM (` + src + `) o
 			WHERE r.rid = o.rid
-			RETURNING ` + notify(kindInbox, "r.id") + `,
-				CASE WHEN o.wake THEN ` + notify(kindRunnable, "r.id") + ` END`
+			RETURNING r.rid, ` + notify(kindInbox, "r.id") + ` AS inbox,
+				CASE WHEN o.wake THEN ` + notify(kindRunnable, "r.id") + ` END AS runnable`
 	}
 	// records are arguments $a..$a+3: keys, types, data, times.
 	records := func(a int) string {
@@ -245,16 +244,20 @@ func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease tim
 		return store.Lease{}, fmt.Errorf("create run %q: %w", r.ID, err)
 	}
 	keys, types, data, times := recordArgs(records)
-	var rid int64
+	var (
+		rid            int64
+		appended, runs *string
+	)
 	err = s.pool.QueryRow(ctx, s.q.create, r.ID, r.Swarm, r.Parent, r.Turn, r.MaxTurns, r.Agent,
 		sqlval.Blob(r.Result), r.Reason, usage, owner, int64(lease), int64(len(records)),
-		keys, types, data, times).Scan(&rid, nil, nil)
+		keys, types, data, times).Scan(&rid, &appended, &runs)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Lease{}, fmt.Errorf("create run %q: %w", r.ID, store.ErrExists)
 	}
 	if err != nil {
 		return store.Lease{}, s.wrap("create run "+r.ID, conflict(r.ID, err))
 	}
+	s.announce(appended, runs)
 	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, nil
 }
 
@@ -428,17 +431,21 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	}
 	release := u.Release || u.State.Terminal() || u.State == store.Paused
 	keys, types, data, times := recordArgs(records)
-	var last int64
+	var (
+		last           int64
+		appended, runs *string
+	)
 	err = s.pool.QueryRow(ctx, s.q.append, l.RunID, l.Owner, l.Epoch, int64(len(records)),
 		sqlval.NonZero(u.Turn), sqlval.NonZero(u.MaxTurns), sqlval.NonEmpty(u.Agent), sqlval.Blob(u.Result), sqlval.Reason(&u), usage,
 		sqlval.NonEmpty(string(u.State)), release, u.MakesRunnable(), u.AckInbox,
-		keys, types, data, times, u.AckMail).Scan(&last, nil, nil)
+		keys, types, data, times, u.AckMail).Scan(&last, &appended, &runs)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, s.notFoundOr(ctx, l.RunID, fmt.Errorf("append to run %q (owner %q, epoch %d): %w", l.RunID, l.Owner, l.Epoch, store.ErrLeaseLost))
 	}
 	if err != nil {
 		return 0, s.wrap("append to run "+l.RunID, conflict(l.RunID, err))
 	}
+	s.announce(appended, runs)
 	return last, nil
 }
 
@@ -568,19 +575,20 @@ func (s *Store) Release(ctx context.Context, l store.Lease) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	err := s.pool.QueryRow(ctx, s.q.release, l.RunID, l.Owner, l.Epoch).Scan(nil)
+	var runs *string
+	err := s.pool.QueryRow(ctx, s.q.release, l.RunID, l.Owner, l.Epoch).Scan(&runs)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s.notFoundOr(ctx, l.RunID, fmt.Errorf("release run %q (owner %q, epoch %d): %w", l.RunID, l.Owner, l.Epoch, store.ErrLeaseLost))
 	}
 	if err != nil {
 		return s.wrap("release run "+l.RunID, err)
 	}
+	s.announce(runs)
 	return nil
 }
 
 // Send implements store.Store. The store assigns m.ID, and m.Time when it is
-// zero. The message, the waking of a paused run and the notifications are
-// one transaction.
+// zero. The message and the waking of a paused run are one transaction.
 func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Message, error) {
 	if err := s.check(); err != nil {
 		return store.Message{}, err
@@ -593,7 +601,9 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 		n := sqlval.Nanos(m.Time)
 		t = &n
 	}
+	var announced []*string
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		announced = announced[:0]
 		var (
 			rid, lastSeq int64
 			state        string
@@ -619,7 +629,15 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 			return err
 		}
 		m.Time = sqlval.FromNanos(at)
-		_, err = tx.Exec(ctx, s.q.deliver, []int64{rid})
+		rows, err := tx.Query(ctx, s.q.deliver, []int64{rid})
+		if err != nil {
+			return err
+		}
+		var inbox, runs *string
+		_, err = pgx.ForEachRow(rows, []any{nil, &inbox, &runs}, func() error {
+			announced = append(announced, inbox, runs)
+			return nil
+		})
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidState) {
@@ -628,6 +646,7 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 	if err != nil {
 		return store.Message{}, s.wrap("send to run "+id, err)
 	}
+	s.announce(announced...)
 	return m, nil
 }
 

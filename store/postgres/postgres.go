@@ -21,9 +21,10 @@
 // at once never wait for each other nor claim a run twice. Lease times come
 // from the database server's clock, which all nodes share.
 //
-// Changes are announced with NOTIFY in the transaction that makes them; the
-// Store implements [store.Watcher] with a LISTEN connection of its own that
-// reconnects after the database restarts. The pool replaces broken
+// Changes are announced with NOTIFY after the transaction that makes them
+// commits, several at a time (see notify.go); the Store implements
+// [store.Watcher] with a LISTEN connection of its own that reconnects after
+// the database restarts. The pool replaces broken
 // connections by itself.
 package postgres
 
@@ -80,8 +81,15 @@ type Store struct {
 	lcancel  context.CancelFunc
 	ldone    chan struct{}
 
+	nmu     sync.Mutex // guards pending
+	pending []string   // payloads to NOTIFY (notify.go)
+	nkick   chan struct{}
+	nstop   chan struct{}
+	ndone   chan struct{}
+
 	notifications atomic.Int64
 	reconnects    atomic.Int64
+	notifyErrors  atomic.Int64
 }
 
 var (
@@ -129,6 +137,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("postgres store %s: %w", target, err)
 	}
 	s.lctx, s.lcancel = context.WithCancel(context.Background())
+	s.nkick, s.nstop, s.ndone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go s.notifyLoop()
 	return s, nil
 }
 
@@ -152,7 +162,7 @@ func (s *Store) init(ctx context.Context) error {
 	}
 	s.version = v
 	s.channel = channelName(*schema)
-	s.q = newQueries(s.channel)
+	s.q = newQueries()
 	return nil
 }
 
@@ -202,14 +212,18 @@ type Stats struct {
 	Notifications int64
 	// Reconnects is how often the LISTEN connection was re-established.
 	Reconnects int64
+	// NotifyErrors counts the batches of notifications that could not be
+	// sent (their changes are found by polling).
+	NotifyErrors int64
 }
 
 // Stats reports the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Notifications: s.notifications.Load(), Reconnects: s.reconnects.Load()}
+	return Stats{Notifications: s.notifications.Load(), Reconnects: s.reconnects.Load(), NotifyErrors: s.notifyErrors.Load()}
 }
 
-// Close stops the listener and closes the pool. It may be called more
+// Close stops the listener, sends the notifications still queued and
+// closes the pool. It may be called more
 // than once.
 func (s *Store) Close() error {
 	s.once.Do(func() {
@@ -221,6 +235,8 @@ func (s *Store) Close() error {
 		if running {
 			<-s.ldone
 		}
+		close(s.nstop)
+		<-s.ndone
 		s.hub.Close()
 		s.pool.Close()
 	})

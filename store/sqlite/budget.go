@@ -9,7 +9,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 )
 
-// Spend implements store.Store. The writer goroutine runs it in one
+// Spend implements store.Store. The writer connection runs it in one
 // statement, so concurrent spends from this process are serialized, and
 // those of other processes wait for the database's write lock.
 func (s *Store) Spend(ctx context.Context, id string, d store.Pool) (store.Pool, error) {

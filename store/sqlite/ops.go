@@ -19,6 +19,12 @@ type readStmts struct {
 	get, records, inbox, exists, newMessages, lastMessage *sql.Stmt
 }
 
+// readQuery reads a run's records after a seq: a range of the journal's
+// pos (journalPos), in order.
+const readQuery = `SELECT j.seq, j.key, j.type, j.data, j.time FROM runs, journal j
+	WHERE runs.id = ? AND j.pos > (runs.rid << 24) + min(max(?, 0), 16777215) AND j.pos <= (runs.rid << 24) + 16777215
+	ORDER BY j.pos LIMIT ?`
+
 const runCols = `id, swarm, parent, state, turn, max_turns, agent, result, reason, usage,
 	owner, epoch, lease_until, last_seq, created_at, updated_at`
 
@@ -28,8 +34,7 @@ func (r *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 		q string
 	}{
 		{&r.get, `SELECT ` + runCols + ` FROM runs WHERE id = ?`},
-		{&r.records, `SELECT seq, key, type, data, time FROM journal
-			WHERE rid = (SELECT rid FROM runs WHERE id = ?) AND seq > ? ORDER BY seq LIMIT ?`},
+		{&r.records, readQuery},
 		{&r.inbox, `SELECT id, kind, text, time FROM inbox
 			WHERE rid = (SELECT rid FROM runs WHERE id = ?) ORDER BY id`},
 		{&r.exists, `SELECT 1 FROM runs WHERE id = ?`},

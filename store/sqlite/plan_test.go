@@ -78,6 +78,16 @@ func TestQueryPlans(t *testing.T) {
 	if joined := strings.Join(plan(expiredQuery, int64(0), 10), "; "); !strings.Contains(joined, "SEARCH runs USING INDEX runs_claim") || strings.Contains(joined, "TEMP B-TREE") {
 		t.Errorf("claim query does not search runs_claim in its order: %s", joined)
 	}
+	// A run's records are a range of the journal's rowid, in order.
+	if joined := strings.Join(plan(readQuery, "r", int64(0), int64(10)), "; "); !strings.Contains(joined, "SEARCH j USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)") || strings.Contains(joined, "TEMP B-TREE") {
+		t.Errorf("read query does not read a range of the journal in order: %s", joined)
+	}
+	// A node's leases are found among the running runs, not all runs.
+	for q, args := range map[string][]any{renewStmt: {int64(0), "o"}, heldQuery: {"o"}} {
+		if joined := strings.Join(plan(q, args...), "; "); !strings.Contains(joined, "runs USING INDEX runs_claim") {
+			t.Errorf("%s\ndoes not walk runs_claim: %s", q, joined)
+		}
+	}
 	// Deleting a tree and finding runs to expire search indexes (the
 	// latter in rid order, with no sort, so that it stops at its limit),
 	// and every delete statement finds its rows by an index.

@@ -18,7 +18,7 @@ const ApplicationID = 0x5357524D
 
 // SchemaVersion is the version of the schema this package writes. A store
 // with a newer version is refused.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // upgrades[v-2] brings a schema from version v-1 to version v. A new store
 // is created at version 1 and upgraded like an old one.
@@ -51,7 +51,51 @@ var upgrades = [][]string{
 	secretSchema,
 	// 10: blobs and their references (blob.go).
 	blobSchema,
+	// 11: fewer pages written per step. The journal becomes a rowid table
+	// keyed by its position (rid, seq), so that a run's records are
+	// appended at the end of the table's b-tree, which SQLite splits
+	// without rebalancing, and fills; runs_owner goes (a node's runs are
+	// found among the running runs by runs_claim).
+	journalV11,
 }
+
+// journalV11 is schema step 11: the journal in a rowid table keyed by pos
+// (see journalPos), and no runs_owner.
+var journalV11 = []string{
+	`DROP INDEX IF EXISTS runs_owner`,
+	`CREATE TABLE journal_v11 (` + journalColumns + `)`,
+	`INSERT INTO journal_v11 (pos, rid, seq, key, type, data, time)
+		SELECT (rid << 24) | seq, rid, seq, key, type, data, time FROM journal ORDER BY rid, seq`,
+	`DROP TABLE journal`,
+	`ALTER TABLE journal_v11 RENAME TO journal`,
+}
+
+// journalColumns are the journal's columns and constraints since schema
+// version 11. pos is (rid << 24) | seq: a run's records are contiguous and
+// in seq order in the table itself, so that reading a run's journal is a
+// range of the table, and the records of one step go at one place, the
+// end of the table when runs do not overlap. The packing bounds a run to
+// maxSeq records and a store to maxRid runs; the CHECK keeps it honest.
+const journalColumns = `
+		pos  INTEGER PRIMARY KEY,
+		rid  INTEGER NOT NULL,
+		seq  INTEGER NOT NULL,
+		key  TEXT NOT NULL,
+		type TEXT NOT NULL,
+		data BLOB,
+		time INTEGER NOT NULL,
+		UNIQUE (rid, key),
+		CHECK (seq BETWEEN 1 AND 16777215 AND rid BETWEEN 1 AND 549755813887 AND pos = (rid << 24) | seq)`
+
+// The bounds of journalColumns' packing.
+const (
+	seqBits = 24
+	maxSeq  = 1<<seqBits - 1 // records in one run
+	maxRid  = 1<<39 - 1      // runs created in a store
+)
+
+// journalPos is the journal's key of record seq of run rid.
+func journalPos(rid, seq int64) int64 { return rid<<seqBits | seq }
 
 // ErrNotStore is returned by Open for a file that is not a swarm store: not a
 // SQLite database at all, or a database that belongs to another program.
@@ -65,6 +109,7 @@ var ErrNewerSchema = errors.New("swarm store has a newer schema version")
 //   - runs.owner is empty exactly when runs.lease_until is 0, so that
 //     "unowned or expired" is the index range lease_until <= now;
 //   - runs.last_seq is the largest journal.seq of the run (0 if none);
+//   - journal.pos is journalPos(rid, seq);
 //   - runs.rid grows with creation, giving the newest/oldest-first order.
 //
 // The journal and the inbox refer to a run by its rid, not its (random)
@@ -98,6 +143,7 @@ var schema = []string{
 	`CREATE INDEX runs_owner ON runs (owner) WHERE owner <> ''`,
 	`CREATE INDEX runs_swarm ON runs (swarm)`,
 	`CREATE INDEX runs_parent ON runs (parent) WHERE parent <> ''`,
+	// Replaced in step 11 (journalV11).
 	`CREATE TABLE journal (
 		rid  INTEGER NOT NULL,
 		seq  INTEGER NOT NULL,

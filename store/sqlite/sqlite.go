@@ -5,12 +5,15 @@
 // [store.Register].
 //
 // The database runs in WAL mode. Reads use a pool of read-only connections.
-// All writes go through one connection owned by a single writer goroutine,
-// which commits in groups: it takes every write request waiting for it (up to
-// a cap), runs them in one BEGIN IMMEDIATE transaction, each inside its own
-// SAVEPOINT so that a failed request (a conflict, a lost lease) is rolled back
-// alone, commits once and then answers every request. Thousands of
-// concurrent appends thus share a handful of transactions and fsyncs.
+// All writes go through one connection and commit in groups: the caller that
+// finds the connection free runs its write at once, in its own goroutine;
+// writes that arrive meanwhile queue, and when its transaction has committed
+// the first of them takes every queued write (up to a cap) and runs them in
+// one BEGIN IMMEDIATE transaction, each inside its own SAVEPOINT so that a
+// failed request (a conflict, a lost lease) is rolled back alone, commits
+// once and then answers every request. Thousands of concurrent appends thus
+// share a handful of transactions and fsyncs, and a write nobody competes
+// with costs no switch of goroutines.
 //
 // Other processes may open the same file at the same time, to read (a status
 // command) or to write (recovery); SQLite's locking and the busy timeout
@@ -55,16 +58,19 @@ type Store struct {
 	cfg  config
 
 	wdb  *sql.DB   // holds the single writer connection
-	conn *sql.Conn // the writer connection, used only by the writer goroutine
+	conn *sql.Conn // the writer connection, used only by the leader of the writes
 	ckpt *sql.Conn // the checkpointer's connection
 	w    *writer
 	rdb  *sql.DB // read-only pool
 	rd   readStmts
 
-	reqs    chan *request
-	closeMu sync.RWMutex // guards closed and sends on reqs
-	closed  bool
-	done    chan struct{} // closed when the writer goroutine exits
+	closeMu  sync.RWMutex // guards closed and the start of writes
+	closed   bool
+	inflight sync.WaitGroup // writes started and not yet answered
+
+	wmu     sync.Mutex // guards leading and queue
+	leading bool       // a caller is running transactions (the leader)
+	queue   []*request // requests waiting for the next transaction
 
 	kick     chan struct{} // the writer wakes the checkpointer after commits
 	stop     chan struct{} // closed by Close to stop the checkpointer
@@ -276,19 +282,17 @@ func open(ctx context.Context, path string, cfg config) (_ *Store, err error) {
 		return nil, fmt.Errorf("%s: open checkpoint connection: %w", path, err)
 	}
 
-	s.reqs = make(chan *request, cfg.maxBatch)
-	s.done = make(chan struct{})
 	s.kick = make(chan struct{}, 1)
 	s.stop = make(chan struct{})
 	s.ckptDone = make(chan struct{})
-	go s.writeLoop()
 	go s.checkpointLoop()
 	return s, nil
 }
 
 // checkpointInterval is the shortest time between two background
-// checkpoints.
-const checkpointInterval = 100 * time.Millisecond
+// checkpoints. Each checkpoint syncs the database file; the pages that many
+// commits rewrote are copied back once.
+const checkpointInterval = time.Second
 
 // checkpointLoop copies committed WAL frames back into the database file
 // after writes, at most once per checkpointInterval, on its own connection.
@@ -337,16 +341,15 @@ func (s *Store) closeDBs() error {
 	return errors.Join(errs...)
 }
 
-// Close waits for pending writes, stops the writer goroutine and closes the
+// Close waits for pending writes, stops the checkpointer and closes the
 // database. Later calls fail with ErrClosed; Close itself may be called more
 // than once.
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.closeMu.Lock()
 		s.closed = true
-		close(s.reqs)
 		s.closeMu.Unlock()
-		<-s.done
+		s.inflight.Wait()
 		s.hub.Close()
 		close(s.stop)
 		<-s.ckptDone
@@ -367,76 +370,90 @@ func (s *Store) Close() error {
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 
-// request is one write, run by the writer goroutine inside a savepoint.
+// request is one write, run inside a savepoint of a group commit.
 type request struct {
 	ctx  context.Context
 	fn   func(w *writer) error
-	done chan error
+	done chan error // the outcome, or errLead
+	// batch is set with errLead: the requests this one's caller commits,
+	// itself first.
+	batch []*request
 }
+
+// errLead tells a waiting request that its caller is now the leader, to
+// commit request.batch.
+var errLead = errors.New("lead")
 
 var donePool = sync.Pool{New: func() any { return make(chan error, 1) }}
 
-// write runs fn in the writer goroutine and waits for its transaction to
-// commit. fn's results are valid only when write returns nil. Once the request
-// is queued, write waits for its outcome even if ctx is cancelled, so that the
-// error it returns always tells whether the write happened.
+// write runs fn on the writer connection and waits for its transaction to
+// commit. fn's results are valid only when write returns nil. Once the
+// request is queued, write waits for its outcome even if ctx is cancelled,
+// so that the error it returns always tells whether the write happened.
+//
+// Group commit without a writer goroutine: a caller that finds nobody
+// writing becomes the leader and runs its request in its own goroutine, so
+// that a write nobody competes with costs no goroutine switch. Requests that
+// arrive meanwhile queue; when its transaction has committed, the leader
+// answers its batch and hands the queue, as the next batch, to the first
+// queued caller, which leads in turn.
 func (s *Store) write(ctx context.Context, fn func(w *writer) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	done := donePool.Get().(chan error)
-	req := &request{ctx: ctx, fn: fn, done: done}
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
-		donePool.Put(done)
 		return ErrClosed
 	}
-	select {
-	case s.reqs <- req:
-	case <-ctx.Done():
-		s.closeMu.RUnlock()
-		donePool.Put(done)
-		return ctx.Err()
-	}
+	s.inflight.Add(1)
 	s.closeMu.RUnlock()
-	err := <-done
-	donePool.Put(done)
-	return err
+	defer s.inflight.Done()
+	req := &request{ctx: ctx, fn: fn}
+	s.wmu.Lock()
+	if s.leading {
+		req.done = donePool.Get().(chan error)
+		s.queue = append(s.queue, req)
+		s.wmu.Unlock()
+		err := <-req.done
+		if err != errLead {
+			donePool.Put(req.done)
+			return err
+		}
+		donePool.Put(req.done)
+	} else {
+		s.leading = true
+		s.wmu.Unlock()
+		req.batch = []*request{req}
+	}
+	return s.lead(req)
 }
 
-func (s *Store) writeLoop() {
-	defer close(s.done)
-	batch := make([]*request, 0, s.cfg.maxBatch)
-	errs := make([]error, 0, s.cfg.maxBatch)
-	for {
-		req, ok := <-s.reqs
-		if !ok {
-			return
-		}
-		batch = append(batch[:0], req)
-	fill:
-		for len(batch) < s.cfg.maxBatch {
-			select {
-			case req, ok := <-s.reqs:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, req)
-			default:
-				break fill
-			}
-		}
-		errs = s.runBatch(batch, errs[:0])
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
-		for i, req := range batch {
-			req.done <- errs[i]
-			batch[i] = nil
-		}
+// lead commits req.batch (req first) in one transaction, answers the other
+// requests of the batch, passes the lead on and returns req's outcome.
+func (s *Store) lead(req *request) error {
+	batch := req.batch
+	req.batch = nil
+	errs := s.runBatch(batch, make([]error, 0, len(batch)))
+	select {
+	case s.kick <- struct{}{}:
+	default:
 	}
+	s.wmu.Lock()
+	if len(s.queue) == 0 {
+		s.leading = false
+	} else {
+		n := min(len(s.queue), s.cfg.maxBatch)
+		next := s.queue[0]
+		next.batch = append([]*request(nil), s.queue[:n]...)
+		s.queue = append(s.queue[:0], s.queue[n:]...)
+		next.done <- errLead
+	}
+	s.wmu.Unlock()
+	for i, r := range batch[1:] {
+		r.done <- errs[i+1]
+	}
+	return errs[0]
 }
 
 // runBatch runs batch in one transaction and returns each request's error.
@@ -457,7 +474,7 @@ func (s *Store) runBatch(batch []*request, errs []error) []error {
 	s.transactions.Add(1)
 	s.writes.Add(int64(len(batch)))
 	if n := int64(len(batch)); n > s.maxBatch.Load() {
-		s.maxBatch.Store(n) // only the writer goroutine stores
+		s.maxBatch.Store(n) // only the leader stores
 	}
 	if len(batch) == 1 {
 		// Alone in its transaction, a request needs no savepoint: its

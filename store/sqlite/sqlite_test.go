@@ -953,3 +953,59 @@ func TestWatchSeesOtherProcessInbox(t *testing.T) {
 	}
 	expect("", store.Change{RunID: "busy", Kind: store.ChangeInbox})
 }
+
+// BenchmarkRunJournal replays, one run after another, the store calls of
+// one run of the peer benchmark's workload (go run ./bench: a handoff, then
+// the answer): Create with the start record, Spend, two appends, the final
+// append that completes the run, and Get. It reports the WAL pages written
+// and transactions per run.
+func BenchmarkRunJournal(b *testing.B) {
+	ctx := context.Background()
+	s := open(b, filepath.Join(b.TempDir(), "runs.db"))
+	defer s.Close()
+	data := func(n int) json.RawMessage { return json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`) }
+	usage := func(n int64) *model.Usage { return &model.Usage{InputTokens: 100 * n, OutputTokens: 10 * n, Calls: n} }
+	before := s.Stats()
+	i := 0
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		i++
+		now := time.Now()
+		id := fmt.Sprintf("run_%024x", i)
+		rec := func(key, typ string, n int) store.Record {
+			return store.Record{Key: key, Type: typ, Data: data(n), Time: now}
+		}
+		l, err := s.Create(ctx, store.Run{ID: id, Swarm: "orchestrator", Agent: "orchestrator"}, "node", time.Minute,
+			[]store.Record{rec("start", "started", 140)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Spend(ctx, id, store.Pool{Calls: 8}); err != nil {
+			b.Fatal(err)
+		}
+		steps := []struct {
+			recs []store.Record
+			u    store.Update
+		}{
+			{[]store.Record{rec("t1/model", "model_response", 263), rec("t1/call/c1", "handoff_started", 142)},
+				store.Update{Turn: 1, Agent: "specialist", Usage: usage(1)}},
+			{[]store.Record{rec("t1/h/c1/t1/model", "model_response", 166), rec("t1/tool/c1", "handoff_returned", 126), rec("t1/done", "turn_completed", 48)},
+				store.Update{Turn: 1, Agent: "orchestrator", Usage: usage(2)}},
+			{[]store.Record{rec("t2/model", "model_response", 177), rec("t2/done", "turn_completed", 48), rec("end", "completed", 53)},
+				store.Update{Turn: 2, Agent: "orchestrator", Usage: usage(3), State: store.Completed, Result: data(19), ClearReason: true}},
+		}
+		for _, st := range steps {
+			if _, err := s.Append(ctx, l, st.recs, st.u); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if r, err := s.Get(ctx, id); err != nil || r.State != store.Completed || r.LastSeq != 9 {
+			b.Fatalf("run %s: %+v, %v", id, r, err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/1e3/float64(i), "cpu-µs/run")
+	st := s.Stats()
+	b.ReportMetric(float64(st.PagesWritten-before.PagesWritten)/float64(i), "pages/run")
+	b.ReportMetric(float64(st.Transactions-before.Transactions)/float64(i), "txs/run")
+}

@@ -14,8 +14,8 @@ import (
 	"github.com/swarmrt/swarm/store/internal/sqlval"
 )
 
-// writer holds the writer connection's prepared statements. Only the writer
-// goroutine uses it (and Open, before that goroutine starts).
+// writer holds the writer connection's prepared statements. Only the leader
+// of the writes uses it (and Open, before any write).
 type writer struct {
 	now time.Time // set before each request
 
@@ -46,6 +46,15 @@ type writer struct {
 // poll would then walk every running run that another node holds.)
 const expiredQuery = `SELECT rid, id, epoch FROM runs INDEXED BY runs_claim WHERE state = 'running' AND lease_until <= ?
 	ORDER BY lease_until, rid LIMIT ?`
+
+// renewStmt and heldQuery find a node's runs among the running runs
+// (runs_claim): an index on owner would cost a page at every start and end
+// of a run.
+const (
+	renewStmt = `UPDATE runs INDEXED BY runs_claim SET lease_until = ? WHERE owner = ? AND owner <> '' AND state = 'running'`
+	heldQuery = `SELECT id, EXISTS (SELECT 1 FROM inbox WHERE inbox.rid = runs.rid)
+			FROM runs INDEXED BY runs_claim WHERE owner = ? AND owner <> '' AND state = 'running' ORDER BY id`
+)
 
 // maxRowsPerInsert is the most records one INSERT statement adds.
 const maxRowsPerInsert = 8
@@ -86,9 +95,8 @@ func prepareWriter(ctx context.Context, c *sql.Conn) (*writer, error) {
 		{&w.ackInbox, `DELETE FROM inbox WHERE rid = ? AND id <= ?`},
 		{&w.claim, `UPDATE runs SET owner = ?, epoch = ?, lease_until = ?, updated_at = ? WHERE rid = ?`},
 		{&w.expired, expiredQuery},
-		{&w.renew, `UPDATE runs SET lease_until = ? WHERE owner = ? AND owner <> '' AND state = 'running'`},
-		{&w.held, `SELECT id, EXISTS (SELECT 1 FROM inbox WHERE inbox.rid = runs.rid)
-			FROM runs WHERE owner = ? AND owner <> '' AND state = 'running' ORDER BY id`},
+		{&w.renew, renewStmt},
+		{&w.held, heldQuery},
 		{&w.releaseLease, `UPDATE runs SET owner = '', lease_until = 0, updated_at = ?
 			WHERE id = ? AND owner = ? AND owner <> '' AND epoch = ?`},
 		{&w.exists, `SELECT 1 FROM runs WHERE id = ?`},
@@ -114,12 +122,12 @@ func (w *writer) insertStmt(n int) (*sql.Stmt, error) {
 		return st, nil
 	}
 	var q strings.Builder
-	q.WriteString("INSERT INTO journal (rid, seq, key, type, data, time) VALUES ")
+	q.WriteString("INSERT INTO journal (pos, rid, seq, key, type, data, time) VALUES ")
 	for i := range n {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString("(?, ?, ?, ?, ?, ?)")
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?)")
 	}
 	q.WriteString(" ON CONFLICT (rid, key) DO NOTHING")
 	st, err := w.conn.PrepareContext(context.Background(), q.String())
@@ -144,7 +152,7 @@ func (w *writer) close() error {
 func (w *writer) abort() { _, _ = w.rollback.Exec() }
 
 // run calls fn, turning a panic into an error so that one bad request
-// cannot take the writer goroutine down.
+// cannot take its batch down with it.
 func (w *writer) run(fn func(w *writer) error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -180,6 +188,9 @@ func (l lease) holds(sl store.Lease) bool {
 // insertRecords adds records to run rid (whose id is id) with seqs after
 // last, in statements of up to maxRowsPerInsert rows.
 func (w *writer) insertRecords(rid int64, id string, last int64, records []store.Record) error {
+	if last+int64(len(records)) > maxSeq {
+		return fmt.Errorf("run %q: %d records: a run of a SQLite store holds at most %d", id, last+int64(len(records)), maxSeq)
+	}
 	base := last
 	for len(records) > 0 {
 		n := min(len(records), maxRowsPerInsert)
@@ -191,7 +202,7 @@ func (w *writer) insertRecords(rid int64, id string, last int64, records []store
 		for i := range records[:n] {
 			r := &records[i]
 			last++
-			args = append(args, rid, last, r.Key, r.Type, sqlval.Blob(r.Data), sqlval.Nanos(r.Time))
+			args = append(args, journalPos(rid, last), rid, last, r.Key, r.Type, sqlval.Blob(r.Data), sqlval.Nanos(r.Time))
 		}
 		w.args = args
 		res, err := st.Exec(args...)
@@ -244,6 +255,9 @@ func (w *writer) create(r *store.Run, owner string, lease time.Duration, records
 	rid, err := res.LastInsertId()
 	if err != nil {
 		return err
+	}
+	if rid > maxRid {
+		return fmt.Errorf("run %q: the store has created %d runs, the most a SQLite store numbers", r.ID, maxRid)
 	}
 	return w.insertRecords(rid, r.ID, 0, records)
 }
