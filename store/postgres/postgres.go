@@ -81,8 +81,10 @@ type Store struct {
 	lcancel  context.CancelFunc
 	ldone    chan struct{}
 
-	nmu     sync.Mutex // guards pending
-	pending []string   // payloads to NOTIFY (notify.go)
+	nmu     sync.Mutex      // guards pending, waiting and nclosed
+	pending []string        // payloads to NOTIFY (notify.go)
+	waiting []chan struct{} // closed when pending is sent
+	nclosed bool            // the notifier has stopped
 	nkick   chan struct{}
 	nstop   chan struct{}
 	ndone   chan struct{}
