@@ -272,6 +272,8 @@ type runData struct {
 	// its tree and usage are left to the page's script to fetch, so that
 	// the page comes at once.
 	SideLater bool
+	// Workflow is the Nodes tab of a workflow run (nil for other runs).
+	Workflow *workflowData
 }
 
 // lazySide is the journal length from which a run's page comes without
@@ -317,6 +319,10 @@ func (d *Dashboard) runPage(w http.ResponseWriter, r *http.Request) {
 		if def.ID() == st.Swarm {
 			data.Forkable = true
 		}
+	}
+	if data.Workflow, _, err = d.workflow(ctx, st); err != nil {
+		d.fail(w, r, err)
+		return
 	}
 	d.render(w, r, http.StatusOK, "run", data)
 }

@@ -1,0 +1,107 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/dashboard"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/workflow"
+)
+
+// nodeRow matches a node of the Nodes tab: its key, state and the rest of
+// its line.
+var nodeRow = regexp.MustCompile(`(?s)data-key="([^"]+)" data-state="([^"]+)"(.*?)</li>`)
+
+// nodes reads the Nodes tab of run id: each node's state and its row.
+func nodes(t *testing.T, b *browser, id string) (map[string]string, map[string]string) {
+	t.Helper()
+	p := b.get("/ui/runs/" + id + "/nodes")
+	if p.status != 200 {
+		t.Fatalf("nodes: %d %s", p.status, p.body)
+	}
+	states, rows := map[string]string{}, map[string]string{}
+	for _, m := range nodeRow.FindAllStringSubmatch(p.body, -1) {
+		states[m[1]], rows[m[1]] = m[2], m[3]
+	}
+	return states, rows
+}
+
+// A workflow run paused at its human node shows the nodes before it done
+// (the swarm node linking to its child run), the human node waiting and
+// the node after it not started; answered, every node is done.
+func TestWorkflowNodes(t *testing.T) {
+	helper := swarm.Define[string, string]("helper", "helps", nil)
+	fetch := workflow.Func("fetch", func(_ context.Context, in string) (string, error) { return in + " fetched", nil })
+	ask := workflow.Human[string, string]("approve", 1, func(s string) string { return "Approve " + s + "?" })
+	publish := workflow.Func("publish", func(_ context.Context, in string) (string, error) { return "published " + in, nil })
+	def := workflow.Define("review", "a reviewed draft",
+		workflow.Then(workflow.Then(workflow.Then(fetch, workflow.Swarm[string, string](helper)), ask), publish))
+	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"helper": {scripted.Text("helped")}}, def, helper)
+	a, err := auth.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "review", json.RawMessage(`"the draft"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StatePaused {
+		t.Fatalf("run: %v %+v, want paused at approve", err, st)
+	}
+	states, rows := nodes(t, b, id)
+	want := map[string]string{"fetch": "done", "helper": "done", "approve": "waiting", "publish": "not started"}
+	for k, v := range want {
+		if states[k] != v {
+			t.Errorf("node %s is %q, want %q (all: %v)", k, states[k], v, states)
+		}
+	}
+	if len(states) != len(want) {
+		t.Errorf("nodes %v, want %v", states, want)
+	}
+	var child string
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type == swarm.EventHandoffStarted && ev.Child != "" {
+			child = ev.Child
+		}
+	}
+	if child == "" || !strings.Contains(rows["helper"], `href="/ui/runs/`+child+`"`) {
+		t.Errorf("helper's row %q does not link to its child run %q", rows["helper"], child)
+	}
+	if !strings.Contains(rows["fetch"], "1 visit<") || !strings.Contains(rows["fetch"], "?find=key%3Afetch") {
+		t.Errorf("fetch's row %q: want 1 visit and a link to its events", rows["fetch"])
+	}
+	page := b.get("/ui/runs/" + id)
+	if !strings.Contains(page.body, `id="tab-nodes"`) || !strings.Contains(page.body, `data-key="approve" data-state="waiting"`) {
+		t.Errorf("the run's page has no Nodes tab with the nodes")
+	}
+
+	if err := rt.Resume(ctx, id, "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
+		t.Fatalf("run: %v %+v, want completed", err, st)
+	}
+	states, _ = nodes(t, b, id)
+	for k := range want {
+		if states[k] != "done" {
+			t.Errorf("after the answer node %s is %q, want done", k, states[k])
+		}
+	}
+
+	// A run of a swarm that is not a workflow has no Nodes tab.
+	if p := b.get("/ui/runs/" + child); strings.Contains(p.body, `id="tab-nodes"`) {
+		t.Error("a swarm's run has a Nodes tab")
+	}
+	if p := b.get("/ui/runs/" + child + "/nodes"); p.status != 404 {
+		t.Errorf("nodes of a swarm's run: %d, want 404", p.status)
+	}
+}
