@@ -65,7 +65,7 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		return nil, err
 	}
 	visited := map[string]bool{} // the raw keys that opened a visit
-	open := map[string]int{}      // handoffs started and not yet returned, by node
+	open := map[string]int{}     // handoffs started and not yet returned, by node
 	var last *wfNode
 	for _, ev := range history {
 		key, own := shape.Node(ev.Key) // own: the node's record, not one below it
