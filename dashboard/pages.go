@@ -651,6 +651,7 @@ func (d *Dashboard) parseTemplates() error {
 		"short":    short,
 		"terminal": func(s swarm.State) bool { return s.Terminal() },
 		"path":     url.PathEscape,
+		"wfclass":  func(state string) string { return strings.ReplaceAll(state, " ", "-") },
 	}
 	d.pages = map[string]*template.Template{}
 	base, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")

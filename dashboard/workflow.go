@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -28,12 +29,57 @@ type wfNode struct {
 	Visits int
 	// Children are the child runs the node started (swarm nodes).
 	Children []string
+	// X, Y are the node's box in the drawing: a row per node, indented by
+	// depth.
+	X, Y int
 }
+
+// wfEdge is a graph edge in the drawing: an arc on the right from one
+// node's row to another's.
+type wfEdge struct {
+	From, To string
+	Path     string
+}
+
+// Sizes of the drawing (in SVG user units).
+const (
+	wfRowH   = 34
+	wfBoxW   = 260
+	wfBoxH   = 26
+	wfIndent = 24
+)
 
 // workflowData is the Nodes tab of a workflow run.
 type workflowData struct {
-	Run   swarm.Status
-	Nodes []*wfNode
+	Run           swarm.Status
+	Nodes         []*wfNode
+	Edges         []wfEdge
+	Width, Height int
+}
+
+// layout places each node on its row and draws the graphs' edges as arcs
+// right of the boxes, each a little further out than the one before.
+func (w *workflowData) layout() {
+	row := map[string]*wfNode{}
+	maxX := 0
+	for i, n := range w.Nodes {
+		n.X, n.Y = 4+n.Depth*wfIndent, 4+i*wfRowH
+		maxX = max(maxX, n.X+wfBoxW)
+		row[n.Key] = n
+	}
+	for _, n := range w.Nodes {
+		for _, to := range n.Next {
+			m, ok := row[to]
+			if !ok {
+				continue
+			}
+			out := maxX + 14 + 10*len(w.Edges)
+			y1, y2 := n.Y+wfBoxH/2, m.Y+wfBoxH/2
+			w.Edges = append(w.Edges, wfEdge{From: n.Key, To: to, Path: fmt.Sprintf("M%d %d H%d V%d H%d", n.X+wfBoxW, y1, out, y2, m.X+wfBoxW+6)})
+		}
+	}
+	w.Width = maxX + 24 + 10*len(w.Edges)
+	w.Height = 8 + len(w.Nodes)*wfRowH
 }
 
 // shapeOf returns the shape of run st's workflow, when its swarm is one.
@@ -200,5 +246,7 @@ func (d *Dashboard) workflow(ctx context.Context, st swarm.Status) (*workflowDat
 	if err != nil {
 		return nil, false, err
 	}
-	return &workflowData{Run: st, Nodes: nodes}, true, nil
+	data := &workflowData{Run: st, Nodes: nodes}
+	data.layout()
+	return data, true, nil
 }

@@ -79,6 +79,9 @@ func TestWorkflowNodes(t *testing.T) {
 	if !strings.Contains(rows["fetch"], "1 visit<") || !strings.Contains(rows["fetch"], "?find=key%3Afetch") {
 		t.Errorf("fetch's row %q: want 1 visit and a link to its events", rows["fetch"])
 	}
+	if p := b.get("/ui/runs/" + id + "/nodes"); !strings.Contains(p.body, `class="wf-s-waiting"`) || strings.Count(p.body, "<rect") != len(want) {
+		t.Errorf("the drawing has not one box per node, the human node's waiting: %s", p.body)
+	}
 	page := b.get("/ui/runs/" + id)
 	if !strings.Contains(page.body, `id="tab-nodes"`) || !strings.Contains(page.body, `data-key="approve" data-state="waiting"`) {
 		t.Errorf("the run's page has no Nodes tab with the nodes")
