@@ -165,6 +165,13 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		}
 		last = n
 	}
+	// The node that failed a failed run is the last one it touched or, when
+	// that one finished, the step holding it (a loop or a graph at its
+	// bound, a join, a route with no such route).
+	failed := last
+	if st.State == swarm.StateFailed && last != nil && last.State == nodeDone {
+		failed = byKey[last.Parent]
+	}
 	switch {
 	case st.State == swarm.StateFailed && last != nil && last.State != nodeDone:
 		last.State = nodeFailed
@@ -210,6 +217,9 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 			state = nodeRunning
 		}
 		p.State = state
+	}
+	if st.State == swarm.StateFailed && failed != nil {
+		failed.State = nodeFailed
 	}
 	return nodes, nil
 }

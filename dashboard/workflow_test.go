@@ -108,3 +108,40 @@ func TestWorkflowNodes(t *testing.T) {
 		t.Errorf("nodes of a swarm's run: %d, want 404", p.status)
 	}
 }
+
+// A graph that fails at its bound: its nodes are done with their visits
+// counted, the graph itself failed, its edges drawn.
+func TestWorkflowNodesGraphBound(t *testing.T) {
+	inc := func(name string) workflow.Step[int, int] {
+		return workflow.Func(name, func(_ context.Context, n int) (int, error) { return n + 1, nil })
+	}
+	g := workflow.NewGraph[int, int]("flow", "ping", 5).Add(workflow.Node(inc("ping")), workflow.Node(inc("pong"))).Edge("ping", "pong").Edge("pong", "ping")
+	def := workflow.Define("rally", "bounded", workflow.Then(inc("fetch"), g.Step()))
+	rt, _ := swarmtest.NewRuntime(t, nil, def)
+	a, err := auth.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "rally", json.RawMessage(`0`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateFailed {
+		t.Fatalf("run: %v %+v, want failed at the graph's bound", err, st)
+	}
+	states, rows := nodes(t, b, id)
+	want := map[string]string{"fetch": "done", "flow": "failed", "flow/ping": "done", "flow/pong": "done"}
+	for k, v := range want {
+		if states[k] != v {
+			t.Errorf("node %s is %q, want %q (all: %v)", k, states[k], v, states)
+		}
+	}
+	if !strings.Contains(rows["flow/ping"], "3 visits") || !strings.Contains(rows["flow/pong"], "2 visits") || !strings.Contains(rows["flow/pong"], "→ flow/ping") {
+		t.Errorf("rows %q and %q: want 3 and 2 visits and the edge back to ping", rows["flow/ping"], rows["flow/pong"])
+	}
+	if p := b.get("/ui/runs/" + id + "/nodes"); strings.Count(p.body, `class="wf-edge"`) != 2 {
+		t.Errorf("the drawing has not the graph's 2 edges: %s", p.body)
+	}
+}
