@@ -542,6 +542,11 @@
       timeline.classList.toggle("filtered", filters.active());
       rowsList.reset(view.length);
     });
+    // A filter from the address (?find=) picks from the first events on.
+    if (filters.active()) {
+      view = [];
+      timeline.classList.add("filtered");
+    }
 
     $("#show-keys").addEventListener("change", (e) => timeline.classList.toggle("keys", e.target.checked));
 
