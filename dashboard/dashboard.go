@@ -134,6 +134,7 @@ func (d *Dashboard) routes() {
 	page("GET /ui/{$}", (*Dashboard).runsPage)
 	page("GET /ui/runs/{id}", (*Dashboard).runPage)
 	page("GET /ui/runs/{id}/side", (*Dashboard).sideFragment)
+	page("GET /ui/runs/{id}/nodes", (*Dashboard).nodesFragment)
 	page("GET /ui/conversations", (*Dashboard).conversationsPage)
 	page("GET /ui/swarms", (*Dashboard).swarmsPage)
 	page("GET /ui/cluster", (*Dashboard).clusterPage)

@@ -272,6 +272,8 @@ type runData struct {
 	// its tree and usage are left to the page's script to fetch, so that
 	// the page comes at once.
 	SideLater bool
+	// Workflow is the Nodes tab of a workflow run (nil for other runs).
+	Workflow *workflowData
 }
 
 // lazySide is the journal length from which a run's page comes without
@@ -317,6 +319,10 @@ func (d *Dashboard) runPage(w http.ResponseWriter, r *http.Request) {
 		if def.ID() == st.Swarm {
 			data.Forkable = true
 		}
+	}
+	if data.Workflow, _, err = d.workflow(ctx, st); err != nil {
+		d.fail(w, r, err)
+		return
 	}
 	d.render(w, r, http.StatusOK, "run", data)
 }
@@ -645,6 +651,7 @@ func (d *Dashboard) parseTemplates() error {
 		"short":    short,
 		"terminal": func(s swarm.State) bool { return s.Terminal() },
 		"path":     url.PathEscape,
+		"wfclass":  func(state string) string { return strings.ReplaceAll(state, " ", "-") },
 	}
 	d.pages = map[string]*template.Template{}
 	base, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")

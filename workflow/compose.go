@@ -30,6 +30,9 @@ func Then[A, B, C any](a Step[A, B], b Step[B, C]) Step[A, C] {
 		}}
 	names := slices.Concat(a.keyed(), b.keyed())
 	s.describe = func() []string { return names }
+	s.inner = func(key, parent string) []ShapeNode {
+		return slices.Concat(a.nodes(key, parent), b.nodes(key, parent))
+	}
 	if s.err == nil {
 		s.err = unique("a sequence", names)
 	}
@@ -95,6 +98,13 @@ func Parallel[In, Out any](name string, join Join, branches ...Step[In, Out]) St
 	if s.err == nil {
 		s.err = unique("parallel "+name, names)
 	}
+	s.inner = func(key, parent string) []ShapeNode {
+		var out []ShapeNode
+		for _, b := range branches {
+			out = append(out, b.nodes(key, parent)...)
+		}
+		return out
+	}
 	need := len(branches)
 	switch join.Mode {
 	case All:
@@ -126,7 +136,7 @@ func Parallel[In, Out any](name string, join Join, branches ...Step[In, Out]) St
 // element is done.
 func ForEach[In, Out any](name string, step Step[In, Out]) Step[[]In, []Out] {
 	err := errors.Join(checkName(name), step.err)
-	return Step[[]In, []Out]{name: name, kind: "foreach", err: err, targets: step.targets,
+	return Step[[]In, []Out]{name: name, kind: "foreach", err: err, targets: step.targets, inner: step.nodes,
 		run: func(ctx context.Context, x *exec, key string, in []In) ([]Out, error) {
 			out := make([]Out, len(in))
 			errs := x.d.Parallel(ctx, len(in), func(ctx context.Context, i int) error {
@@ -336,7 +346,7 @@ func Loop[T any](name string, rounds int, until Until[T], body Step[T, T]) Step[
 	if until.agent != nil {
 		targets = append(slices.Clone(targets), swarm.ToAgent(until.agent))
 	}
-	return Step[T, T]{name: name, kind: "loop", err: err, targets: targets,
+	return Step[T, T]{name: name, kind: "loop", err: err, targets: targets, inner: body.nodes,
 		run: func(ctx context.Context, x *exec, key string, v T) (T, error) {
 			for i := 1; i <= rounds; i++ {
 				rkey := key + "/" + strconv.Itoa(i)
@@ -408,6 +418,13 @@ func Route[In, Out any](name string, pick Picker[In], routes ...Step[In, Out]) S
 	if s.err == nil {
 		s.err = unique("route "+name, names)
 	}
+	s.inner = func(key, parent string) []ShapeNode {
+		var out []ShapeNode
+		for _, r := range routes {
+			out = append(out, r.nodes(key, parent)...)
+		}
+		return out
+	}
 	if len(routes) == 0 {
 		s.err = errors.Join(s.err, fmt.Errorf("route %s: no routes", name))
 	}
@@ -469,7 +486,7 @@ func Within[S, In, Out any](step Step[In, Out], get func(S) In, set func(S, Out)
 	}
 	names := step.keyed()
 	return Step[S, S]{name: step.name, kind: step.kind, flat: true, err: err, targets: step.targets,
-		describe: func() []string { return names },
+		describe: func() []string { return names }, inner: step.nodes,
 		run: func(ctx context.Context, x *exec, prefix string, s S) (S, error) {
 			out, err := step.exec(ctx, x, prefix, get(s))
 			if err != nil {

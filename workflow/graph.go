@@ -74,7 +74,7 @@ func Node[In, Out any](s Step[In, Out]) Step[json.RawMessage, json.RawMessage] {
 		name = names[0]
 	}
 	return Step[json.RawMessage, json.RawMessage]{name: name, kind: s.kind, flat: true, err: err, targets: s.targets,
-		describe: func() []string { return []string{name} },
+		describe: func() []string { return []string{name} }, inner: s.nodes,
 		run: func(ctx context.Context, x *exec, prefix string, raw json.RawMessage) (json.RawMessage, error) {
 			in, err := decode[In](raw)
 			if err != nil {
@@ -181,7 +181,21 @@ func (g *Graph[In, Out]) Step() Step[In, Out] {
 		edges[k] = append([]edge(nil), v...)
 	}
 	start, maxSteps := g.start, g.maxSteps
-	return Step[In, Out]{name: g.name, kind: "graph", err: err, targets: targets,
+	order := slices.Clone(g.order)
+	inner := func(key, parent string) []ShapeNode {
+		var out []ShapeNode
+		for _, name := range order {
+			ns := nodes[name].nodes(key, parent)
+			if len(ns) > 0 {
+				for _, e := range edges[name] {
+					ns[0].Next = append(ns[0].Next, join(key, e.to))
+				}
+			}
+			out = append(out, ns...)
+		}
+		return out
+	}
+	return Step[In, Out]{name: g.name, kind: "graph", err: err, targets: targets, inner: inner,
 		run: func(ctx context.Context, x *exec, key string, in In) (Out, error) {
 			var zero Out
 			v, err := encode(in)

@@ -33,6 +33,8 @@ type Step[In, Out any] struct {
 	timeout  time.Duration
 	optional bool
 	describe func() []string // the keyed names at this level, for the duplicate check
+	// inner is the shape of the steps inside this one, below key.
+	inner func(key, parent string) []ShapeNode
 }
 
 // Name is the step's name, the last segment of its key ("" for an unnamed
@@ -298,13 +300,15 @@ func New[In, Out any](id, description string, step Step[In, Out], opts ...Option
 		return nil, fmt.Errorf("%w: workflow %s: %w", swarm.ErrInvalid, id, err)
 	}
 	st := &strategy[In, Out]{id: id, step: step}
-	return swarm.Define[In, Out](id, description, func(In) swarm.Spec {
+	def := swarm.Define[In, Out](id, description, func(In) swarm.Spec {
 		spec := swarm.Spec{Strategy: st, Handoffs: slices.Clone(targets), NoBuiltins: true}
 		for _, o := range opts {
 			o(&spec)
 		}
 		return spec
-	}), nil
+	})
+	shapes.Store(swarm.Definition(def), Shape{ID: id, Nodes: step.nodes("", "")})
+	return def, nil
 }
 
 // Option sets what a workflow's runs share with every swarm run beyond

@@ -505,3 +505,40 @@ func TestGuardrails(t *testing.T) {
 		t.Error("the guardrail checked nothing")
 	}
 }
+
+// Describe gives a workflow's shape: every step in order with its parent
+// and a graph's edges, and Node reads a journal key of a round, a visit or
+// an attempt as its node's.
+func TestDescribe(t *testing.T) {
+	inc := func(name string) workflow.Step[int, int] {
+		return workflow.Func(name, func(_ context.Context, n int) (int, error) { return n + 1, nil })
+	}
+	g := workflow.NewGraph[int, int]("flow", "ping", 0).Add(workflow.Node(inc("ping")), workflow.Node(inc("pong"))).Edge("ping", "pong")
+	step := workflow.Then(workflow.Then(inc("fetch").Retry(2),
+		workflow.Loop("polish", 3, workflow.UntilFunc(func(int) bool { return true }), inc("edit"))), g.Step())
+	def := workflow.Define("described", "a shape", step)
+	shape, ok := workflow.Describe(def)
+	if !ok || shape.ID != "described" {
+		t.Fatalf("Describe: %v %+v", ok, shape)
+	}
+	var got []string
+	for _, n := range shape.Nodes {
+		got = append(got, fmt.Sprintf("%s:%s<%s>%v", n.Key, n.Kind, n.Parent, n.Next))
+	}
+	want := "fetch:func<>[] polish:loop<>[] polish/edit:func<polish>[] flow:graph<>[] flow/ping:func<flow>[flow/pong] flow/pong:func<flow>[]"
+	if strings.Join(got, " ") != want {
+		t.Errorf("shape\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+	for key, want := range map[string]string{
+		"fetch~2": "fetch own", "polish/2/edit": "polish/edit own", "polish/2/until": "polish inside",
+		"flow/3/ping": "flow/ping own", "flow/pong/deadline": "flow/pong inside", "start": " inside",
+	} {
+		node, own := shape.Node(key)
+		if got := node + map[bool]string{true: " own", false: " inside"}[own]; got != want {
+			t.Errorf("Node(%q) = %q, want %q", key, got, want)
+		}
+	}
+	if _, ok := workflow.Describe(swarm.Define[string, string]("plain", "no workflow", nil)); ok {
+		t.Error("Describe of a plain swarm: ok")
+	}
+}

@@ -675,3 +675,31 @@ test("durations, the Gantt view, filters and text search of a run", async () => 
   await shot(page, "runs-text-search");
   await page.context().close();
 });
+
+test("a workflow's Nodes tab: each node's state, live, and its events on the timeline", async () => {
+  const { body } = await api("POST", "/v1/swarms/review/runs", { input: "the news" });
+  await waitState(body.id, "paused");
+  const page = await login();
+  await page.goto(`${base}/ui/runs/${body.id}`);
+  await page.getByRole("tab", { name: "Nodes" }).click();
+  const nodes = page.locator("#panel-nodes");
+  await nodes.locator('li[data-key="review/approve"][data-state="waiting"]').waitFor();
+  assert.equal(await nodes.locator('li[data-key="review/draft"]').getAttribute("data-state"), "done");
+  assert.equal(await nodes.locator('svg a[data-node="review/approve"] rect.wf-s-waiting').count(), 1, "the drawing marks the waiting node");
+  await checkA11y(page, "workflow nodes");
+  await shot(page, "workflow-nodes");
+  // Answered from the API, the tab follows: the human node is done.
+  assert.equal((await api("POST", `/v1/runs/${body.id}/resume`, { message: '"yes"' })).status, 202);
+  await waitState(body.id, "completed");
+  await nodes.locator('li[data-key="review/approve"][data-state="done"]').waitFor();
+  // A node's events: the timeline shows only the records under its key.
+  await nodes.locator('li[data-key="review/draft"] a.wf-events').click();
+  await page.waitForURL(/find=key%3Areview%2Fdraft/);
+  // The run is over once answered: the page has read its whole journal.
+  await page.locator('#run[data-loaded="true"]').waitFor();
+  const keys = await page.locator("#timeline li.ev").evaluateAll((els) => els.length);
+  const all = (await events(body.id)).filter((e) => e.key && (e.key === "review/draft" || e.key.startsWith("review/draft/"))).length;
+  assert.ok(all > 0 && all < (await events(body.id)).length, "the draft node has some of the run's records, not all");
+  assert.equal(keys, all, "the timeline lists the draft node's records, and only those");
+  await page.context().close();
+});

@@ -457,10 +457,21 @@
       return h;
     }
 
+    // ?find=... on the page's address fills the search (a workflow node's
+    // "events" link: key:<node key>).
+    const asked = new URLSearchParams(location.search).get("find");
+    if (asked) find.value = asked;
     const active = () => !!(type.value || agent.value || find.value.trim());
+    // nodeKey reads a step key as a workflow node's: without its round,
+    // visit and index segments and its retry attempts.
+    const nodeKey = (k) => (k || "").split("/").filter((s) => !/^\d+$/.test(s)).map((s) => s.replace(/~\d+$/, "")).join("/").toLowerCase();
     function matches(ev) {
       const q = find.value.trim().toLowerCase();
-      return (!type.value || ev.type === type.value) && (!agent.value || (ev.agent || "") === agent.value) && (!q || haystack(ev).includes(q));
+      if (q.startsWith("key:")) {
+        const k = nodeKey(ev.key), want = q.slice(4);
+        if (k !== want && !k.startsWith(want + "/")) return false;
+      } else if (q && !haystack(ev).includes(q)) return false;
+      return (!type.value || ev.type === type.value) && (!agent.value || (ev.agent || "") === agent.value);
     }
 
     function addOption(sel, set, v) {
@@ -531,11 +542,16 @@
       timeline.classList.toggle("filtered", filters.active());
       rowsList.reset(view.length);
     });
+    // A filter from the address (?find=) picks from the first events on.
+    if (filters.active()) {
+      view = [];
+      timeline.classList.add("filtered");
+    }
 
     $("#show-keys").addEventListener("change", (e) => timeline.classList.toggle("keys", e.target.checked));
 
     // Tabs: arrow keys move between them, as the ARIA pattern says.
-    const tabs = [$("#tab-timeline"), $("#tab-gantt"), $("#tab-transcript")];
+    const tabs = [$("#tab-timeline"), $("#tab-gantt"), $("#tab-transcript"), $("#tab-nodes")].filter(Boolean);
     function select(tab) {
       for (const t of tabs) {
         const on = t === tab;
@@ -1054,6 +1070,7 @@
     const byHash = () => {
       if (location.hash === "#transcript") select(tabs[2]);
       if (location.hash === "#gantt") select(tabs[1]);
+      if (location.hash === "#nodes" && tabs[3]) select(tabs[3]);
     };
     window.addEventListener("hashchange", () => {
       byHash();

@@ -1,0 +1,262 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/workflow"
+)
+
+// Node states on a workflow run's page.
+const (
+	nodeNotStarted = "not started"
+	nodeRunning    = "running"
+	nodeWaiting    = "waiting"
+	nodeDone       = "done"
+	nodeFailed     = "failed"
+)
+
+// wfNode is one node of a workflow run: its place in the workflow's shape
+// and what the run's journal says of it.
+type wfNode struct {
+	workflow.ShapeNode
+	Name   string
+	Depth  int
+	State  string
+	Visits int
+	// Children are the child runs the node started (swarm nodes).
+	Children []string
+	// X, Y are the node's box in the drawing: a row per node, indented by
+	// depth.
+	X, Y int
+}
+
+// wfEdge is a graph edge in the drawing: an arc on the right from one
+// node's row to another's.
+type wfEdge struct {
+	From, To string
+	Path     string
+}
+
+// Sizes of the drawing (in SVG user units).
+const (
+	wfRowH   = 34
+	wfBoxW   = 260
+	wfBoxH   = 26
+	wfIndent = 24
+)
+
+// workflowData is the Nodes tab of a workflow run.
+type workflowData struct {
+	Run           swarm.Status
+	Nodes         []*wfNode
+	Edges         []wfEdge
+	Width, Height int
+}
+
+// layout places each node on its row and draws the graphs' edges as arcs
+// right of the boxes, each a little further out than the one before.
+func (w *workflowData) layout() {
+	row := map[string]*wfNode{}
+	maxX := 0
+	for i, n := range w.Nodes {
+		n.X, n.Y = 4+n.Depth*wfIndent, 4+i*wfRowH
+		maxX = max(maxX, n.X+wfBoxW)
+		row[n.Key] = n
+	}
+	for _, n := range w.Nodes {
+		for _, to := range n.Next {
+			m, ok := row[to]
+			if !ok {
+				continue
+			}
+			out := maxX + 14 + 10*len(w.Edges)
+			y1, y2 := n.Y+wfBoxH/2, m.Y+wfBoxH/2
+			w.Edges = append(w.Edges, wfEdge{From: n.Key, To: to, Path: fmt.Sprintf("M%d %d H%d V%d H%d", n.X+wfBoxW, y1, out, y2, m.X+wfBoxW+6)})
+		}
+	}
+	w.Width = maxX + 24 + 10*len(w.Edges)
+	w.Height = 8 + len(w.Nodes)*wfRowH
+}
+
+// shapeOf returns the shape of run st's workflow, when its swarm is one.
+func (d *Dashboard) shapeOf(st swarm.Status) (workflow.Shape, bool) {
+	for _, def := range d.rt.Swarms() {
+		if def.ID() == st.Swarm {
+			return workflow.Describe(def)
+		}
+	}
+	return workflow.Shape{}, false
+}
+
+// workflowNodes derives the state of each node of shape from run st's
+// journal: a node's records are those under its key (by step-key prefix,
+// rounds, visits and attempts read as the same node).
+func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape workflow.Shape) ([]*wfNode, error) {
+	byKey := map[string]*wfNode{}
+	var nodes []*wfNode
+	for _, sn := range shape.Nodes {
+		n := &wfNode{ShapeNode: sn, State: nodeNotStarted, Name: sn.Key[strings.LastIndexByte(sn.Key, '/')+1:]}
+		if p, ok := byKey[sn.Parent]; ok {
+			n.Depth = p.Depth + 1
+		}
+		byKey[sn.Key] = n
+		nodes = append(nodes, n)
+	}
+	history, err := d.rt.History(ctx, st.ID, 0)
+	if err != nil {
+		return nil, err
+	}
+	visited := map[string]bool{} // the raw keys that opened a visit
+	open := map[string]int{}     // handoffs started and not yet returned, by node
+	var last *wfNode
+	for _, ev := range history {
+		key, own := shape.Node(ev.Key) // own: the node's record, not one below it
+		n, ok := byKey[key]
+		if !ok {
+			continue
+		}
+		switch {
+		case ev.Type == swarm.EventHandoffStarted:
+			// An agent or swarm node's delegation is journaled below its
+			// key, and the agent may delegate in turn: the node is done
+			// when its outermost handoff returns.
+			if open[key] == 0 {
+				n.Visits++
+			}
+			open[key]++
+			n.State = nodeRunning
+			if ev.Child != "" {
+				n.Children = append(n.Children, ev.Child)
+			}
+		case ev.Type == swarm.EventHandoffReturned:
+			if open[key] > 0 {
+				open[key]--
+			}
+			n.State = nodeRunning
+			if open[key] == 0 {
+				n.State = nodeDone
+				if ev.IsError {
+					n.State = nodeFailed
+				}
+			}
+		case ev.Type == swarm.EventPaused:
+			if own && !visited[ev.Key] {
+				visited[ev.Key] = true
+				n.Visits++
+			}
+			n.State = nodeWaiting
+		case ev.Type == swarm.EventResumed && n.Kind == "human":
+			n.State = nodeDone // a refused answer asks again: paused
+		case ev.Type == swarm.EventRecorded && own:
+			if !visited[ev.Key] {
+				visited[ev.Key] = true
+				n.Visits++
+			}
+			n.State = nodeDone
+			if ev.IsError {
+				n.State = nodeFailed
+			}
+		default:
+			n.State = nodeRunning
+		}
+		last = n
+	}
+	// The node that failed a failed run is the last one it touched or, when
+	// that one finished, the step holding it (a loop or a graph at its
+	// bound, a join, a route with no such route).
+	failed := last
+	if st.State == swarm.StateFailed && last != nil && last.State == nodeDone {
+		failed = byKey[last.Parent]
+	}
+	switch {
+	case st.State == swarm.StateFailed && last != nil && last.State != nodeDone:
+		last.State = nodeFailed
+	case st.State.Terminal():
+		for _, n := range nodes {
+			if n.State == nodeRunning {
+				n.State = nodeDone
+			}
+		}
+	}
+	// A step that holds others is as busy as its busiest part: waiting,
+	// failed, running, then done when all its parts are.
+	rank := map[string]int{nodeDone: 1, nodeRunning: 2, nodeFailed: 3, nodeWaiting: 4}
+	for i := len(nodes) - 1; i >= 0; i-- {
+		p, ok := byKey[nodes[i].Parent]
+		if !ok {
+			continue
+		}
+		var started, done, total int
+		state := nodeNotStarted // records of its own (a router, a verdict) count only for waiting or failed
+		if p.State == nodeWaiting || p.State == nodeFailed {
+			state = p.State
+		}
+		for _, c := range nodes {
+			if c.Parent != p.Key {
+				continue
+			}
+			total++
+			if c.State != nodeNotStarted {
+				started++
+			}
+			if c.State == nodeDone {
+				done++
+			}
+			if rank[c.State] > rank[state] {
+				state = c.State
+			}
+		}
+		if started == 0 {
+			continue
+		}
+		if state == nodeDone && done < total && !st.State.Terminal() {
+			state = nodeRunning
+		}
+		p.State = state
+	}
+	if st.State == swarm.StateFailed && failed != nil {
+		failed.State = nodeFailed
+	}
+	return nodes, nil
+}
+
+// nodesFragment renders the Nodes tab of a workflow run alone, for the
+// run page to refresh it as the run goes on.
+func (d *Dashboard) nodesFragment(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	st, err := d.authorizedRun(ctx, r.PathValue("id"))
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	data, ok, err := d.workflow(ctx, st)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	if !ok {
+		d.error(w, r, http.StatusNotFound, "Run "+st.ID+" is not a workflow this server defines.")
+		return
+	}
+	d.renderFragment(w, r, "nodes", data)
+}
+
+// workflow returns the Nodes tab of run st, false when st is not a run of
+// a workflow.
+func (d *Dashboard) workflow(ctx context.Context, st swarm.Status) (*workflowData, bool, error) {
+	shape, ok := d.shapeOf(st)
+	if !ok {
+		return nil, false, nil
+	}
+	nodes, err := d.workflowNodes(ctx, st, shape)
+	if err != nil {
+		return nil, false, err
+	}
+	data := &workflowData{Run: st, Nodes: nodes}
+	data.layout()
+	return data, true, nil
+}

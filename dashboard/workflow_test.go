@@ -1,0 +1,147 @@
+package dashboard_test
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/dashboard"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/workflow"
+)
+
+// nodeRow matches a node of the Nodes tab: its key, state and the rest of
+// its line.
+var nodeRow = regexp.MustCompile(`(?s)data-key="([^"]+)" data-state="([^"]+)"(.*?)</li>`)
+
+// nodes reads the Nodes tab of run id: each node's state and its row.
+func nodes(t *testing.T, b *browser, id string) (map[string]string, map[string]string) {
+	t.Helper()
+	p := b.get("/ui/runs/" + id + "/nodes")
+	if p.status != 200 {
+		t.Fatalf("nodes: %d %s", p.status, p.body)
+	}
+	states, rows := map[string]string{}, map[string]string{}
+	for _, m := range nodeRow.FindAllStringSubmatch(p.body, -1) {
+		states[m[1]], rows[m[1]] = m[2], m[3]
+	}
+	return states, rows
+}
+
+// A workflow run paused at its human node shows the nodes before it done
+// (the swarm node linking to its child run), the human node waiting and
+// the node after it not started; answered, every node is done.
+func TestWorkflowNodes(t *testing.T) {
+	helper := swarm.Define[string, string]("helper", "helps", nil)
+	fetch := workflow.Func("fetch", func(_ context.Context, in string) (string, error) { return in + " fetched", nil })
+	ask := workflow.Human[string, string]("approve", 1, func(s string) string { return "Approve " + s + "?" })
+	publish := workflow.Func("publish", func(_ context.Context, in string) (string, error) { return "published " + in, nil })
+	def := workflow.Define("review", "a reviewed draft",
+		workflow.Then(workflow.Then(workflow.Then(fetch, workflow.Swarm[string, string](helper)), ask), publish))
+	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"helper": {scripted.Text("helped")}}, def, helper)
+	a, err := auth.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "review", json.RawMessage(`"the draft"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StatePaused {
+		t.Fatalf("run: %v %+v, want paused at approve", err, st)
+	}
+	states, rows := nodes(t, b, id)
+	want := map[string]string{"fetch": "done", "helper": "done", "approve": "waiting", "publish": "not started"}
+	for k, v := range want {
+		if states[k] != v {
+			t.Errorf("node %s is %q, want %q (all: %v)", k, states[k], v, states)
+		}
+	}
+	if len(states) != len(want) {
+		t.Errorf("nodes %v, want %v", states, want)
+	}
+	var child string
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type == swarm.EventHandoffStarted && ev.Child != "" {
+			child = ev.Child
+		}
+	}
+	if child == "" || !strings.Contains(rows["helper"], `href="/ui/runs/`+child+`"`) {
+		t.Errorf("helper's row %q does not link to its child run %q", rows["helper"], child)
+	}
+	if !strings.Contains(rows["fetch"], "1 visit<") || !strings.Contains(rows["fetch"], "?find=key%3Afetch") {
+		t.Errorf("fetch's row %q: want 1 visit and a link to its events", rows["fetch"])
+	}
+	if p := b.get("/ui/runs/" + id + "/nodes"); !strings.Contains(p.body, `class="wf-s-waiting"`) || strings.Count(p.body, "<rect") != len(want) {
+		t.Errorf("the drawing has not one box per node, the human node's waiting: %s", p.body)
+	}
+	page := b.get("/ui/runs/" + id)
+	if !strings.Contains(page.body, `id="tab-nodes"`) || !strings.Contains(page.body, `data-key="approve" data-state="waiting"`) {
+		t.Errorf("the run's page has no Nodes tab with the nodes")
+	}
+
+	if err := rt.Resume(ctx, id, "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
+		t.Fatalf("run: %v %+v, want completed", err, st)
+	}
+	states, _ = nodes(t, b, id)
+	for k := range want {
+		if states[k] != "done" {
+			t.Errorf("after the answer node %s is %q, want done", k, states[k])
+		}
+	}
+
+	// A run of a swarm that is not a workflow has no Nodes tab.
+	if p := b.get("/ui/runs/" + child); strings.Contains(p.body, `id="tab-nodes"`) {
+		t.Error("a swarm's run has a Nodes tab")
+	}
+	if p := b.get("/ui/runs/" + child + "/nodes"); p.status != 404 {
+		t.Errorf("nodes of a swarm's run: %d, want 404", p.status)
+	}
+}
+
+// A graph that fails at its bound: its nodes are done with their visits
+// counted, the graph itself failed, its edges drawn.
+func TestWorkflowNodesGraphBound(t *testing.T) {
+	inc := func(name string) workflow.Step[int, int] {
+		return workflow.Func(name, func(_ context.Context, n int) (int, error) { return n + 1, nil })
+	}
+	g := workflow.NewGraph[int, int]("flow", "ping", 5).Add(workflow.Node(inc("ping")), workflow.Node(inc("pong"))).Edge("ping", "pong").Edge("pong", "ping")
+	def := workflow.Define("rally", "bounded", workflow.Then(inc("fetch"), g.Step()))
+	rt, _ := swarmtest.NewRuntime(t, nil, def)
+	a, err := auth.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "rally", json.RawMessage(`0`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateFailed {
+		t.Fatalf("run: %v %+v, want failed at the graph's bound", err, st)
+	}
+	states, rows := nodes(t, b, id)
+	want := map[string]string{"fetch": "done", "flow": "failed", "flow/ping": "done", "flow/pong": "done"}
+	for k, v := range want {
+		if states[k] != v {
+			t.Errorf("node %s is %q, want %q (all: %v)", k, states[k], v, states)
+		}
+	}
+	if !strings.Contains(rows["flow/ping"], "3 visits") || !strings.Contains(rows["flow/pong"], "2 visits") || !strings.Contains(rows["flow/pong"], "→ flow/ping") {
+		t.Errorf("rows %q and %q: want 3 and 2 visits and the edge back to ping", rows["flow/ping"], rows["flow/pong"])
+	}
+	if p := b.get("/ui/runs/" + id + "/nodes"); strings.Count(p.body, `class="wf-edge"`) != 2 {
+		t.Errorf("the drawing has not the graph's 2 edges: %s", p.body)
+	}
+}

@@ -1,0 +1,103 @@
+package workflow
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/swarmrt/swarm"
+)
+
+// Shape is the structure of a workflow, for a reader that draws it (the
+// dashboard): every node and composite step, in the order they are
+// composed, with the edges of its graphs.
+type Shape struct {
+	// ID is the workflow's definition ID.
+	ID string
+	// Nodes are the workflow's steps, each before the steps inside it.
+	Nodes []ShapeNode
+}
+
+// ShapeNode is one step of a workflow's [Shape].
+type ShapeNode struct {
+	// Key is the step's key without round, visit, index or attempt
+	// numbers ("polish/edit" stands for "polish/2/edit" and
+	// "polish/edit~2"): see [Shape.Node].
+	Key string
+	// Kind is "agent", "swarm", "func", "human" (the nodes that do work),
+	// or "parallel", "foreach", "loop", "route", "graph" (the steps that
+	// hold others).
+	Kind string
+	// Parent is the key of the step that holds this one ("" at the top).
+	Parent string
+	// Next are the keys of the nodes a graph's edges lead to from this
+	// one, in the order the edges were added.
+	Next []string
+}
+
+// Node returns the key of the shape's node that a journal step key
+// belongs to: the deepest node whose key, read without numbers, begins
+// it; own says the step key is the node's own (a visit, round or attempt
+// of it) rather than a step inside it. It is "" for a key outside every
+// node (the runtime's own).
+func (s Shape) Node(stepKey string) (key string, own bool) {
+	norm := normalKey(stepKey)
+	for _, n := range s.Nodes {
+		if (norm == n.Key || strings.HasPrefix(norm, n.Key+"/")) && len(n.Key) > len(key) {
+			key = n.Key
+		}
+	}
+	return key, key != "" && norm == key
+}
+
+// normalKey drops the round, visit and index segments and the retry
+// attempts of a step key.
+func normalKey(key string) string {
+	segs := strings.Split(key, "/")
+	out := segs[:0]
+	for _, s := range segs {
+		if _, err := strconv.Atoi(s); err == nil {
+			continue
+		}
+		if i := strings.LastIndexByte(s, '~'); i > 0 {
+			if _, err := strconv.Atoi(s[i+1:]); err == nil {
+				s = s[:i]
+			}
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "/")
+}
+
+// shapes holds the shape of every workflow made by New, by its definition.
+var shapes sync.Map // swarm.Definition -> Shape
+
+// Describe returns the shape of def when def is a workflow made by [New]
+// or [Define] in this process.
+func Describe(def swarm.Definition) (Shape, bool) {
+	if def == nil {
+		return Shape{}, false
+	}
+	v, ok := shapes.Load(def)
+	if !ok {
+		return Shape{}, false
+	}
+	return v.(Shape), true
+}
+
+// nodes returns the shape of s below prefix: its own node (unless it is a
+// sequence) and those inside it.
+func (s Step[In, Out]) nodes(prefix, parent string) []ShapeNode {
+	if s.flat {
+		if s.inner == nil {
+			return nil
+		}
+		return s.inner(prefix, parent)
+	}
+	key := join(prefix, s.name)
+	out := []ShapeNode{{Key: key, Kind: s.kind, Parent: parent}}
+	if s.inner != nil {
+		out = append(out, s.inner(key, key)...)
+	}
+	return out
+}
