@@ -30,7 +30,41 @@ const nowNS = `(extract(epoch from clock_timestamp()) * 1000000000)::bigint`
 const maxPayloadID = 7900
 
 const runCols = `id, swarm, parent, state, turn, max_turns, agent, result, reason, usage,
-	owner, epoch, lease_until, last_seq, created_at, updated_at`
+	owner, epoch, ` + leaseUntil + `, last_seq, created_at, updated_at`
+
+// leaseUntil is the lease of the run of swarm_runs's current row: the
+// later of its own and its owner's (migration 0013).
+const leaseUntil = `CASE WHEN swarm_runs.owner = '' THEN swarm_runs.lease_until ELSE greatest(swarm_runs.lease_until,
+	coalesce((SELECT l.until FROM swarm_leases l WHERE l.owner = swarm_runs.owner), 0)) END`
+
+// ownerLock is the first key of the advisory locks on owners' rows of
+// swarm_leases; the second is a hash of the schema and the owner.
+const ownerLock = 0x53574c53 // "SWLS"
+
+// ownerKey is the second key of owner expr's advisory lock.
+func ownerKey(expr string) string {
+	return `hashtext(coalesce(current_schema(), '') || ' ' || ` + expr + `)`
+}
+
+// ensureOwner is a statement that gives owner $n a row of swarm_leases if
+// it has none, under a shared advisory lock on the owner held until the
+// commit, taken before the row is looked for: a sweep (sweepLeases), which
+// deletes an owner's row only under the exclusive lock and when the owner
+// holds no running run, then either sees the run this transaction gives
+// the owner or has deleted the row before this looks for it.
+func ensureOwner(n int) string {
+	return fmt.Sprintf(`INSERT INTO swarm_leases (owner)
+		SELECT $%[1]d::text FROM (SELECT pg_advisory_xact_lock_shared(%[2]d, %[3]s)::text AS v OFFSET 0) l
+		WHERE $%[1]d::text <> '' AND l.v IS NOT NULL
+		ON CONFLICT (owner) DO NOTHING`, n, ownerLock, ownerKey(fmt.Sprintf("$%d::text", n)))
+}
+
+// lapsed is true of a row r of swarm_runs held by an owner whose lease
+// (its own and its owner's) ran out by now.
+func lapsed(r, now string) string {
+	return fmt.Sprintf(`(%[1]s.lease_until <= %[2]s AND NOT EXISTS (SELECT 1 FROM swarm_leases o
+		WHERE o.owner = %[1]s.owner AND o.until > %[2]s))`, r, now)
+}
 
 // queries are the statements of a store. pgx prepares and caches each per
 // connection. The writes return the payloads that announce their changes
@@ -66,7 +100,7 @@ func newQueries() queries {
 		return fmt.Sprintf(`unnest($%d::text[], $%d::text[], $%d::bytea[], $%d::bigint[]) WITH ORDINALITY AS x(k, t, d, tm, o)`, a, a+1, a+2, a+3)
 	}
 	return queries{
-		create: `WITH n AS (SELECT ` + nowNS + ` AS now),
+		create: `WITH n AS (SELECT ` + nowNS + ` AS now), k AS (` + ensureOwner(10) + `),
 			r AS (INSERT INTO swarm_runs (id, swarm, parent, state, turn, max_turns, agent, result, reason, usage,
 				owner, epoch, lease_until, last_seq, created_at, updated_at)
 				SELECT $1, $2, $3, 'running', $4, $5, $6, $7, $8, $9,
@@ -96,26 +130,42 @@ func newQueries() queries {
 			SELECT u.last_seq, ` + notify(kindAppended, "u.id") + `,
 				CASE WHEN $13 THEN ` + notify(kindRunnable, "u.id") + ` END FROM u`,
 
-		claim: `UPDATE swarm_runs SET owner = $2, epoch = epoch + 1, lease_until = ` + nowNS + ` + $3, updated_at = ` + nowNS + `
-			WHERE id = $1 AND state = 'running' AND (owner = '' OR owner = $2 OR lease_until <= ` + nowNS + `)
+		claim: `WITH k AS (` + ensureOwner(2) + `)
+			UPDATE swarm_runs SET owner = $2, epoch = epoch + 1, lease_until = ` + nowNS + ` + $3, updated_at = ` + nowNS + `
+			WHERE id = $1 AND state = 'running' AND (owner = '' OR owner = $2 OR ` + lapsed("swarm_runs", nowNS) + `)
 			RETURNING epoch`,
 
-		// The claimable runs in the order of swarm_runs_claim_due
-		// (migration 0008), so that a scan of that index, bounded by now,
-		// reads only runs whose lease ran out (and versions of runs that
-		// a vacuum has not yet removed), whatever the statistics, and
-		// none that another node holds (see TestQueryPlans). now is a
-		// subquery: clock_timestamp() is volatile, and a volatile
-		// expression cannot bound an index scan.
-		claimExpired: `WITH c AS (SELECT rid FROM swarm_runs WHERE state = 'running' AND lease_until <= (SELECT ` + nowNS + `)
-				ORDER BY lease_until, rid LIMIT $3 FOR UPDATE SKIP LOCKED)
+		// The claimable runs: the unowned ones (swarm_runs_unowned, in
+		// rid order), then those of the owners whose lease ran out
+		// (swarm_leases, a row per owner, then swarm_runs_held for each,
+		// bounded by now), by lease expiry. Neither reads a run that a
+		// live owner holds, nor the dead entries of runs that live owners
+		// ran and finished (see TestQueryPlans). now is a subquery:
+		// clock_timestamp() is volatile, and a volatile expression
+		// cannot bound an index scan. The lock re-checks each candidate
+		// as it is now, since another node may have claimed it.
+		claimExpired: `WITH k AS (` + ensureOwner(1) + `),
+			t AS (SELECT ` + nowNS + ` AS now),
+			cand AS ((SELECT rid, 0::bigint AS due FROM swarm_runs WHERE state = 'running' AND owner = '' ORDER BY rid LIMIT $3)
+				UNION ALL
+				(SELECT h.rid, greatest(h.lease_until, o.until) FROM t, swarm_leases o,
+					LATERAL (SELECT rid, lease_until FROM swarm_runs
+						WHERE owner = o.owner AND owner <> '' AND state = 'running' AND lease_until <= t.now
+						ORDER BY lease_until, rid LIMIT $3) h
+				WHERE o.until <= t.now)),
+			c AS (SELECT r.rid FROM swarm_runs r, t
+				WHERE r.rid IN (SELECT rid FROM cand ORDER BY due, rid LIMIT $3)
+					AND r.state = 'running' AND (r.owner = '' OR ` + lapsed("r", "t.now") + `)
+				FOR UPDATE OF r SKIP LOCKED)
 			UPDATE swarm_runs r SET owner = $1, epoch = r.epoch + 1, lease_until = ` + nowNS + ` + $2, updated_at = ` + nowNS + `
 			FROM c WHERE r.rid = c.rid
 			RETURNING r.rid, r.id, r.epoch`,
 
-		renew: `UPDATE swarm_runs r SET lease_until = ` + nowNS + ` + $2
-			WHERE owner = $1 AND state = 'running'
-			RETURNING id, EXISTS (SELECT 1 FROM swarm_inbox i WHERE i.rid = r.rid)`,
+		// A heartbeat updates its owner's row only: the runs' rows
+		// stay as they are.
+		renew: `WITH u AS (UPDATE swarm_leases SET until = ` + nowNS + ` + $2 WHERE owner = $1)
+			SELECT id, EXISTS (SELECT 1 FROM swarm_inbox i WHERE i.rid = r.rid) FROM swarm_runs r
+			WHERE owner = $1 AND owner <> '' AND state = 'running'`,
 
 		release: `UPDATE swarm_runs SET owner = '', lease_until = 0, updated_at = ` + nowNS + `
 			WHERE id = $1 AND owner = $2 AND owner <> '' AND epoch = $3
@@ -129,7 +179,7 @@ func newQueries() queries {
 		inbox: `SELECT i.id, i.kind, i.text, i.time FROM swarm_runs r
 			LEFT JOIN swarm_inbox i ON i.rid = r.rid WHERE r.id = $1 ORDER BY i.id`,
 		exists: `SELECT true FROM swarm_runs WHERE id = $1`,
-		lease:  `SELECT rid, state, owner, lease_until > ` + nowNS + ` FROM swarm_runs WHERE id = $1`,
+		lease:  `SELECT rid, state, owner, ` + leaseUntil + ` > ` + nowNS + ` FROM swarm_runs WHERE id = $1`,
 
 		// Send runs it after locking run $1: a message wakes a paused run.
 		deliver: deliver(`SELECT rid, state = 'paused' AS wake FROM swarm_runs WHERE rid = ANY($1::bigint[])`),
@@ -520,6 +570,11 @@ func (s *Store) ClaimExpired(ctx context.Context, owner string, lease time.Durat
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap("claim expired runs", err)
+	}
+	if limit <= 0 || len(got) < limit {
+		// Nothing more to claim: a moment to drop the rows of owners
+		// that are gone.
+		s.maybeSweep(ctx, owner)
 	}
 	slices.SortFunc(got, func(a, b claimed) int { return int(a.rid - b.rid) })
 	out := make([]store.Lease, len(got))

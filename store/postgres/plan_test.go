@@ -40,6 +40,10 @@ func TestQueryPlans(t *testing.T) {
 		// The rest are held by a node that renews their lease: an idle
 		// node's poll must not read them.
 		`UPDATE swarm_runs SET lease_until = 9000000000000000000 WHERE state = 'running'`,
+		`INSERT INTO swarm_leases (owner, until) VALUES ('node', 9000000000000000000)`,
+		// And a node that is gone, whose last runs wait for a claim.
+		`INSERT INTO swarm_leases (owner, until) VALUES ('gone', 1)`,
+		`UPDATE swarm_runs SET owner = 'gone', lease_until = 5 WHERE rid % 1000 = 0`,
 		// Blobs, a few per run, the most shared by two runs.
 		`ALTER TABLE swarm_blobs SET (autovacuum_enabled = false)`,
 		`ALTER TABLE swarm_blob_refs SET (autovacuum_enabled = false)`,
@@ -107,28 +111,47 @@ func TestQueryPlans(t *testing.T) {
 				t.Errorf("%s: list %s does not use %s: %s", stats, c.name, c.index, describe(plan))
 			}
 		}
-		// The claim query's scan (under LockRows; the scan of the
-		// primary key after it is the UPDATE's join) is an index scan
-		// of swarm_runs_claim_due bounded by the lease: it stops at the
-		// runs whose lease runs (not a walk of every running run in rid
-		// order, nor a bitmap scan, which would not mark dead entries).
+		// The claim query reads the unowned runs' index and, for each
+		// owner whose lease ran out (a scan of swarm_leases, a row per
+		// owner), its runs' entries of swarm_runs_held up to now (not a
+		// walk of the running runs, nor a bitmap scan, which would not
+		// mark dead entries); it locks once.
 		plan := explain(s.q.claimExpired, "owner", int64(time.Minute), 10)
 		locks := 0
-		for i, n := range plan {
-			if n.Type == "Seq Scan" {
+		var unowned, held bool
+		for _, n := range plan {
+			switch {
+			case n.Type == "Seq Scan" && n.Rel != "swarm_leases", n.Type == "Bitmap Heap Scan":
 				t.Errorf("%s: claim query scans %s: %s", stats, n.Rel, describe(plan))
-			}
-			if n.Type != "LockRows" {
-				continue
-			}
-			locks++
-			if i+1 >= len(plan) || plan[i+1].Type != "Index Scan" || plan[i+1].Index != "swarm_runs_claim_due" ||
-				!strings.Contains(plan[i+1].Cond, "lease_until <=") {
-				t.Errorf("%s: claim query does not scan swarm_runs_claim_due up to now: %s", stats, describe(plan))
+			case n.Type == "LockRows":
+				locks++
+			case n.Index == "swarm_runs_unowned":
+				unowned = true
+			case n.Index == "swarm_runs_held":
+				held = strings.Contains(n.Cond, "lease_until <=")
 			}
 		}
-		if locks != 1 {
-			t.Errorf("%s: claim query locks %d times: %s", stats, locks, describe(plan))
+		if locks != 1 || !unowned || !held {
+			t.Errorf("%s: claim query locks %d times, reads swarm_runs_unowned %v, swarm_runs_held up to now %v: %s",
+				stats, locks, unowned, held, describe(plan))
+		}
+		// So do the sweep of gone owners' leases and a renewal.
+		for _, c := range []struct {
+			name, q string
+			args    []any
+		}{
+			{"sweep", deleteOwnersSQL, []any{[]string{"gone"}}},
+			{"renew", s.q.renew, []any{"node", int64(time.Minute)}},
+		} {
+			plan := explain(c.q, c.args...)
+			if !strings.Contains(describe(plan), "swarm_runs_held") {
+				t.Errorf("%s: %s does not read swarm_runs_held: %s", stats, c.name, describe(plan))
+			}
+			for _, n := range plan {
+				if n.Type == "Seq Scan" && n.Rel == "swarm_runs" {
+					t.Errorf("%s: %s: %s", stats, c.name, describe(plan))
+				}
+			}
 		}
 		// Deleting a tree and finding runs to expire read indexes (the
 		// latter in rid order, stopping at its limit), not the table.

@@ -89,6 +89,8 @@ type Store struct {
 	nstop   chan struct{}
 	ndone   chan struct{}
 
+	lastSweep atomic.Int64 // Unix nanoseconds of the last sweepLeases
+
 	notifications atomic.Int64
 	reconnects    atomic.Int64
 	notifyErrors  atomic.Int64
