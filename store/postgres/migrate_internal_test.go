@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/postgres/pgtest"
 )
 
@@ -92,5 +93,54 @@ func TestMigrationGap(t *testing.T) {
 	_, err = migrateTo(ctx, pool, known)
 	if !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("migrate by a program without version %d: %v, want ErrNewerSchema", gap, err)
+	}
+}
+
+// TestMigrateOwnerLeases: migration 0013 carries running runs' leases
+// over: a run leased before the upgrade stays leased until its lease runs
+// out, and is claimable after.
+func TestMigrateOwnerLeases(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	url := pgtest.URL(t, "pool_max_conns=4")
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	known, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(known, func(m migration) bool { return m.version == 13 })
+	if v, err := migrateTo(ctx, pool, known[:i]); err != nil || v != 12 {
+		t.Fatalf("migrate to version 12 = %d, %v", v, err)
+	}
+	// Run a is leased for a while, b's lease has run out, c is unowned.
+	if _, err := pool.Exec(ctx, `INSERT INTO swarm_runs (id, swarm, state, owner, epoch, lease_until, created_at, updated_at) VALUES
+		('a', 'sw', 'running', 'n1', 3, (extract(epoch from clock_timestamp()) * 1e9)::bigint + 2000000000, 0, 0),
+		('b', 'sw', 'running', 'n1', 1, 1, 0, 0),
+		('c', 'sw', 'running', '', 1, 0, 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ls, err := s.ClaimExpired(ctx, "n2", time.Hour, 10)
+	if err != nil || len(ls) != 2 || ls[0].RunID != "b" || ls[1].RunID != "c" {
+		t.Fatalf("ClaimExpired after the upgrade = %+v, %v; want b and c", ls, err)
+	}
+	if _, err := s.Append(ctx, store.Lease{RunID: "a", Owner: "n1", Epoch: 3}, nil, store.Update{}); err != nil {
+		t.Fatalf("append with the lease held before the upgrade: %v", err)
+	}
+	if rn, err := s.Renew(ctx, "n1", 50*time.Millisecond); err != nil || len(rn.Held) != 1 {
+		t.Fatalf("Renew after the upgrade = %+v, %v", rn, err)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	ls, err = s.ClaimExpired(ctx, "n2", time.Hour, 10)
+	if err != nil || len(ls) != 1 || ls[0] != (store.Lease{RunID: "a", Owner: "n2", Epoch: 4}) {
+		t.Fatalf("ClaimExpired once a's lease ran out = %+v, %v", ls, err)
 	}
 }
