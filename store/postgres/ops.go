@@ -52,11 +52,19 @@ func ownerKey(expr string) string {
 // deletes an owner's row only under the exclusive lock and when the owner
 // holds no running run, then either sees the run this transaction gives
 // the owner or has deleted the row before this looks for it.
-func ensureOwner(n int) string {
+func ensureOwner(n int) string { return ensureOwnerIf(n, "") }
+
+// ensureOwnerIf is ensureOwner when the table expression when has a row
+// (always, if when is empty): the idle claim poll takes no lock.
+func ensureOwnerIf(n int, when string) string {
+	from := ""
+	if when != "" {
+		from = " FROM (SELECT 1 FROM " + when + " LIMIT 1) w"
+	}
 	return fmt.Sprintf(`INSERT INTO swarm_leases (owner)
-		SELECT $%[1]d::text FROM (SELECT pg_advisory_xact_lock_shared(%[2]d, %[3]s)::text AS v OFFSET 0) l
+		SELECT $%[1]d::text FROM (SELECT pg_advisory_xact_lock_shared(%[2]d, %[3]s)::text AS v%[4]s OFFSET 0) l
 		WHERE $%[1]d::text <> '' AND l.v IS NOT NULL
-		ON CONFLICT (owner) DO NOTHING`, n, ownerLock, ownerKey(fmt.Sprintf("$%d::text", n)))
+		ON CONFLICT (owner) DO NOTHING`, n, ownerLock, ownerKey(fmt.Sprintf("$%d::text", n)), from)
 }
 
 // lapsed is true of a row r of swarm_runs held by an owner whose lease
@@ -143,9 +151,10 @@ func newQueries() queries {
 		// ran and finished (see TestQueryPlans). now is a subquery:
 		// clock_timestamp() is volatile, and a volatile expression
 		// cannot bound an index scan. The lock re-checks each candidate
-		// as it is now, since another node may have claimed it.
-		claimExpired: `WITH k AS (` + ensureOwner(1) + `),
-			t AS (SELECT ` + nowNS + ` AS now),
+		// as it is now, since another node may have claimed it. Only a
+		// poll that claims a run makes sure of the claimer's row of
+		// swarm_leases (ensureOwnerIf).
+		claimExpired: `WITH t AS (SELECT ` + nowNS + ` AS now),
 			cand AS ((SELECT rid, 0::bigint AS due FROM swarm_runs WHERE state = 'running' AND owner = '' ORDER BY rid LIMIT $3)
 				UNION ALL
 				(SELECT h.rid, greatest(h.lease_until, o.until) FROM t, swarm_leases o,
@@ -156,7 +165,8 @@ func newQueries() queries {
 			c AS (SELECT r.rid FROM swarm_runs r, t
 				WHERE r.rid IN (SELECT rid FROM cand ORDER BY due, rid LIMIT $3)
 					AND r.state = 'running' AND (r.owner = '' OR ` + lapsed("r", "t.now") + `)
-				FOR UPDATE OF r SKIP LOCKED)
+				FOR UPDATE OF r SKIP LOCKED),
+			k AS (` + ensureOwnerIf(1, "c") + `)
 			UPDATE swarm_runs r SET owner = $1, epoch = r.epoch + 1, lease_until = ` + nowNS + ` + $2, updated_at = ` + nowNS + `
 			FROM c WHERE r.rid = c.rid
 			RETURNING r.rid, r.id, r.epoch`,
