@@ -15,7 +15,11 @@
 // The filled store is written with bulk SQL in the store's own schema, the
 // way the runtime leaves runs: each is inserted running and leased, with
 // one journal record, and then updated to its final state (in PostgreSQL
-// the update leaves the old version behind until a vacuum). PostgreSQL's
+// the update leaves the old version behind until a vacuum). In PostgreSQL
+// the finished runs' node (node-gone) has a lease that ran out, and the
+// node holding the running runs (node-other) renews its lease -renewals
+// times before the measurements; the first poll after that, which finds
+// node-gone's lease out and sweeps it, is timed on its own. PostgreSQL's
 // table is measured as the fill left it (autovacuum is off for the
 // measured schemas, so that no vacuum runs at a moment of its own), then
 // after a VACUUM (what autovacuum does once 2% of the table changed), then
@@ -56,6 +60,7 @@ import (
 
 type options struct {
 	finished, paused, running int
+	renewals                  int
 	reps                      int
 	stores                    string
 	pgURL                     string
@@ -67,6 +72,7 @@ func main() {
 	flag.IntVar(&o.finished, "finished", 1_000_000, "finished runs in the filled store")
 	flag.IntVar(&o.paused, "paused", 100_000, "paused runs in the filled store")
 	flag.IntVar(&o.running, "running", 1_000, "running runs leased to another node in the filled store")
+	flag.IntVar(&o.renewals, "renewals", 100, "lease renewals of the running runs' node before PostgreSQL is measured")
 	flag.IntVar(&o.reps, "reps", 201, "measurements of each operation (the median is reported)")
 	flag.StringVar(&o.stores, "stores", "sqlite,postgres", "comma-separated stores to measure: sqlite, postgres")
 	flag.StringVar(&o.pgURL, "postgres", "postgres://127.0.0.1:5432/test?sslmode=disable", "PostgreSQL database (a schema of its own is created in it and dropped)")
@@ -88,8 +94,8 @@ type column struct {
 }
 
 func run(o options) error {
-	if o.finished < 0 || o.paused < 0 || o.running < 0 || o.reps < 1 {
-		return errors.New("-finished, -paused and -running must not be negative, -reps must be positive")
+	if o.finished < 0 || o.paused < 0 || o.running < 0 || o.renewals < 0 || o.reps < 1 {
+		return errors.New("-finished, -paused, -running and -renewals must not be negative, -reps must be positive")
 	}
 	ctx := context.Background()
 	host, _ := os.Hostname()
@@ -218,7 +224,17 @@ func (f fill) statements(runs, journal string, seq func(n int) string, now int64
 	if f.running > 0 {
 		st = append(st, fmt.Sprintf(`INSERT INTO %s (id, swarm, parent, state, epoch, owner, lease_until, last_seq, created_at, updated_at)
 			SELECT %s, %s, '', 'running', 1, 'node-other', %d, 0, %d + i, %d + i FROM %s`,
-			runs, concat("'h'", "i"), concat("'sw'", "(i % 20)"), lease, now, now, seq(f.running)))
+			runs, concat("'h'", "i"), concat("'sw'", "(i % 20)"), now, now, now, seq(f.running)))
+	}
+	if pg {
+		// A lease per owner (schema version 13): node-gone's ran out,
+		// node-other renews its own (see the renewals in
+		// measurePostgres), and its runs' leases have run out since
+		// they were claimed.
+		st = append(st, fmt.Sprintf(`INSERT INTO swarm_leases (owner, until) VALUES ('node-gone', %d), ('node-other', %d)`,
+			now-int64(time.Hour), lease))
+	} else {
+		st = append(st, fmt.Sprintf(`UPDATE %s SET lease_until = %d WHERE owner = 'node-other'`, runs, lease))
 	}
 	return st
 }
@@ -343,6 +359,23 @@ func measurePostgres(ctx context.Context, o options) ([]pair, error) {
 		return nil, err
 	}
 	fmt.Printf("postgres: filled in %s, %d MB\n", time.Since(start).Round(time.Second), size>>20)
+	// Heartbeats: the node holding the running runs renews them, as it
+	// does every third of a lease (before schema version 13 each renewal
+	// updated every one of their rows).
+	start = time.Now()
+	for range o.renewals {
+		if _, err := stores[1].Renew(ctx, "node-other", time.Hour); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Printf("postgres: %d renewals of node-other's %d runs in %s\n", o.renewals, o.running, time.Since(start).Round(time.Millisecond))
+	// The first poll after the fill finds node-gone's lease out, reads
+	// the entries of the runs it ran (all finished) and sweeps its row.
+	start = time.Now()
+	if _, err := stores[1].ClaimExpired(ctx, "node-bench", time.Hour, 100); err != nil {
+		return nil, err
+	}
+	fmt.Printf("postgres: first poll of the filled store (sweeps node-gone's lease) in %s\n", time.Since(start).Round(time.Millisecond))
 	var pairs []pair
 	// The last state is about what autovacuum (after 2% of the table
 	// changed) lets accumulate: that many more runs finished since the
@@ -357,7 +390,7 @@ func measurePostgres(ctx context.Context, o options) ([]pair, error) {
 		{"analyzed", []string{"ANALYZE swarm_runs"}},
 		{"2% finished since", []string{
 			fmt.Sprintf(`INSERT INTO swarm_runs (id, swarm, parent, state, epoch, owner, lease_until, last_seq, created_at, updated_at)
-				SELECT 'g' || i, 'sw' || (i %% 20), '', 'running', 1, 'node-gone', %d + i, 1, %d + i, %d + i FROM %s`,
+				SELECT 'g' || i, 'sw' || (i %% 20), '', 'running', 1, 'node-other', %d + i, 1, %d + i, %d + i FROM %s`,
 				now-int64(time.Minute), now, now, seq(churn)),
 			`UPDATE swarm_runs SET state = 'completed', owner = '', lease_until = 0 WHERE id LIKE 'g%'`,
 		}},
