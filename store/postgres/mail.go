@@ -28,26 +28,31 @@ func ackMailSQL(n int) string {
 // finished, stages mail $2 ($3..$7 the other fields) for each that lacks a
 // mail of that ID, in one statement that locks no row, so that concurrent
 // posts to one mailbox commit together. It returns a row per run found:
-// its id, rid and state.
+// its id, rid and state. It commits without waiting for the WAL flush:
+// the mail is in no mailbox yet (no reader sees it), and the numbering
+// transaction that puts it there commits synchronously after it, which
+// flushes the WAL up to and past this commit, so a post that returns has
+// its mail durable as before; a crash in between loses only mails whose
+// posts had not returned.
 const stageSQL = `WITH rc AS (SELECT rid, id, state FROM swarm_runs WHERE id = ANY($1::text[])),
 	ok AS (SELECT count(*) = cardinality($1::text[])
 			AND coalesce(bool_and(state NOT IN ('completed', 'failed', 'stopped')), false) AS ok FROM rc),
 	st AS (INSERT INTO swarm_mail_staged (rid, id, sender, type, request_id, reply_to, content, time)
 		SELECT rc.rid, $2, $3, $4, $5, $6, $7, t.now FROM rc, ok, (SELECT ` + nowNS + ` AS now) t
 		WHERE ok.ok AND NOT EXISTS (SELECT 1 FROM swarm_mail m WHERE m.rid = rc.rid AND m.id = $2))
-	SELECT id, rid, state FROM rc`
+	SELECT id, rid, state FROM rc, (SELECT set_config('synchronous_commit', 'off', true)) c`
 
-// mailLockSQL takes the advisory lock of each mailbox of the runs $1, in
+// mailLockSQL takes the advisory lock of each mailbox of the runs named $1, in
 // rid order (posts to overlapping sets of runs cannot deadlock), until the
 // transaction ends.
 var mailLockSQL = fmt.Sprintf(`SELECT count(*) FROM (SELECT pg_advisory_xact_lock(%d, hashtext(coalesce(current_schema(), '') || ' mail ' || r::text))
-	FROM (SELECT DISTINCT unnest($1::bigint[]) AS r ORDER BY r OFFSET 0) x) y`, mailLock)
+	FROM (SELECT DISTINCT rid AS r FROM swarm_runs WHERE id = ANY($1::text[]) ORDER BY r OFFSET 0) x) y`, mailLock)
 
 // mailLock is the first key of the mailboxes' advisory locks.
 const mailLock = 0x53574d42 // "SWMB"
 
 // numberSQL is a post's second step, run under the mailboxes' locks
-// (mailLockSQL) for the runs $1: it numbers every mail staged for them so
+// (mailLockSQL) for the runs named $1: it numbers every mail staged for them so
 // far, in staging order, after each mailbox's last mail (a mail whose ID
 // the mailbox has, or that was staged twice, once), and delivers the new
 // ones (the step a Send takes, waking only the runs that wait for mail:
@@ -55,7 +60,7 @@ const mailLock = 0x53574d42 // "SWMB"
 // their rows, taken before their mailboxes' rows as an append takes them).
 // It returns the payloads that announce the deliveries (see notify.go).
 func numberSQL(deliver func(src string) string) string {
-	return `WITH s AS (DELETE FROM swarm_mail_staged WHERE rid = ANY($1::bigint[])
+	return `WITH s AS (DELETE FROM swarm_mail_staged WHERE rid IN (SELECT rid FROM swarm_runs WHERE id = ANY($1::text[]))
 			RETURNING sid, rid, id, sender, type, request_id, reply_to, content, time),
 	rc AS (SELECT rid, state, reason FROM swarm_runs WHERE rid IN (SELECT rid FROM s) ORDER BY rid FOR UPDATE),
 	u AS (SELECT DISTINCT ON (s.rid, s.id) s.* FROM s JOIN rc ON rc.rid = s.rid
@@ -73,9 +78,9 @@ func numberSQL(deliver func(src string) string) string {
 	SELECT inbox, runnable FROM d`
 }
 
-// postedSQL reads mail $2 of the runs $1, after numberSQL.
+// postedSQL reads mail $2 of the runs named $1, after numberSQL.
 const postedSQL = `SELECT r.id, m.seq, m.sender, m.type, m.request_id, m.reply_to, m.content, m.time
-	FROM swarm_runs r JOIN swarm_mail m ON m.rid = r.rid AND m.id = $2 WHERE r.rid = ANY($1::bigint[])`
+	FROM swarm_runs r JOIN swarm_mail m ON m.rid = r.rid AND m.id = $2 WHERE r.id = ANY($1::text[])`
 
 // staleStaged is how long a mail may stay staged before a read of its
 // mailbox numbers it: its poster died between the two steps.
@@ -128,21 +133,18 @@ func sameID(err error) bool {
 }
 
 func (s *Store) post(ctx context.Context, to []string, m store.Mail) ([]store.Mail, error) {
-	rows, err := s.pool.Query(ctx, stageSQL, to, m.ID, m.From, m.Type, m.RequestID, m.ReplyTo, m.Content)
+	var states map[string]string
+	mails, err := s.number(ctx, to, m, func(rows pgx.Rows) error {
+		var id, state string
+		var rid int64
+		states = make(map[string]string, len(to))
+		_, err := pgx.ForEachRow(rows, []any{&id, &rid, &state}, func() error {
+			states[id] = state
+			return nil
+		})
+		return err
+	})
 	if err != nil {
-		return nil, err
-	}
-	var (
-		id, state string
-		rid       int64
-	)
-	states := make(map[string]string, len(to))
-	var rids []int64
-	if _, err := pgx.ForEachRow(rows, []any{&id, &rid, &state}, func() error {
-		states[id] = state
-		rids = append(rids, rid)
-		return nil
-	}); err != nil {
 		return nil, err
 	}
 	for _, id := range to {
@@ -154,10 +156,6 @@ func (s *Store) post(ctx context.Context, to []string, m store.Mail) ([]store.Ma
 			return nil, fmt.Errorf("run %q in state %s: %w", id, st, store.ErrInvalidState)
 		}
 	}
-	mails, err := s.number(ctx, rids, m.ID)
-	if err != nil {
-		return nil, err
-	}
 	out := make([]store.Mail, len(to))
 	for i, id := range to {
 		if out[i] = mails[id]; out[i].Seq == 0 {
@@ -167,20 +165,45 @@ func (s *Store) post(ctx context.Context, to []string, m store.Mail) ([]store.Ma
 	return out, nil
 }
 
-// number runs a post's second step for the runs rids (see numberSQL) in
-// one round trip and transaction, and returns mail id of each, by run id
-// (none when id is empty).
-func (s *Store) number(ctx context.Context, rids []int64, id string) (map[string]store.Mail, error) {
+// number runs a post's two steps for the runs named to in one round trip:
+// when staged is not nil, the staging of m (stageSQL, whose rows staged
+// reads) in a transaction of its own; then, in another, the numbering
+// (numberSQL) of every mail staged for their mailboxes, and the reading of
+// mail m.ID of each, which it returns by run id. When staged is nil it
+// only numbers.
+func (s *Store) number(ctx context.Context, to []string, m store.Mail, staged func(pgx.Rows) error) (map[string]store.Mail, error) {
 	b := &pgx.Batch{}
-	b.Queue(mailLockSQL, rids)
-	b.Queue(s.q.number, rids, store.AwaitingMail)
-	if id != "" {
-		b.Queue(postedSQL, rids, id)
+	if staged != nil {
+		b.Queue("BEGIN")
+		b.Queue(stageSQL, to, m.ID, m.From, m.Type, m.RequestID, m.ReplyTo, m.Content)
+		b.Queue("COMMIT")
 	}
+	b.Queue("BEGIN")
+	b.Queue(mailLockSQL, to)
+	b.Queue(s.q.number, to, store.AwaitingMail)
+	b.Queue(postedSQL, to, m.ID)
+	b.Queue("COMMIT")
 	br := s.pool.SendBatch(ctx, b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, err
+	if staged != nil {
+		if _, err := br.Exec(); err != nil {
+			return nil, err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return nil, err
+		}
+		if err := staged(rows); err != nil {
+			return nil, err
+		}
+		if _, err := br.Exec(); err != nil {
+			return nil, err
+		}
+	}
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			return nil, err
+		}
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -196,26 +219,26 @@ func (s *Store) number(ctx context.Context, rids []int64, id string) (map[string
 	}); err != nil {
 		return nil, err
 	}
-	out := map[string]store.Mail{}
-	if id != "" {
-		rows, err = br.Query()
-		if err != nil {
-			return nil, err
-		}
-		var (
-			run string
-			ml  store.Mail
-			t   int64
-		)
-		if _, err := pgx.ForEachRow(rows, []any{&run, &ml.Seq, &ml.From, &ml.Type, &ml.RequestID, &ml.ReplyTo, &ml.Content, &t}, func() error {
-			ml.ID, ml.Time = id, sqlval.FromNanos(t)
-			out[run] = ml
-			return nil
-		}); err != nil {
-			return nil, err
-		}
+	rows, err = br.Query()
+	if err != nil {
+		return nil, err
 	}
-	// The batch's transaction commits at its end: announce after it.
+	out := map[string]store.Mail{}
+	var (
+		run string
+		ml  store.Mail
+		t   int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&run, &ml.Seq, &ml.From, &ml.Type, &ml.RequestID, &ml.ReplyTo, &ml.Content, &t}, func() error {
+		ml.ID, ml.Time = m.ID, sqlval.FromNanos(t)
+		out[run] = ml
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := br.Exec(); err != nil { // COMMIT
+		return nil, err
+	}
 	if err := br.Close(); err != nil {
 		return nil, err
 	}
@@ -241,10 +264,10 @@ func (s *Store) mailbox(ctx context.Context, id string, limit int) ([]store.Mail
 	if err := s.check(); err != nil {
 		return nil, 0, err
 	}
-	out, cursor, rid, stale, err := s.readMailbox(ctx, id, limit)
+	out, cursor, _, stale, err := s.readMailbox(ctx, id, limit)
 	if err == nil && stale {
 		// A poster died between its two steps: number its mail.
-		if _, err := s.number(ctx, []int64{rid}, ""); err != nil {
+		if _, err := s.number(ctx, []string{id}, store.Mail{}, nil); err != nil {
 			return nil, 0, s.wrap("mailbox of run "+id, err)
 		}
 		out, cursor, _, _, err = s.readMailbox(ctx, id, limit)
