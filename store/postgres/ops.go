@@ -80,7 +80,7 @@ func lapsed(r, now string) string {
 type queries struct {
 	create, append, claim, claimExpired, renew, release string
 	get, read, inbox, exists, lease                     string
-	deliver, number                                     string
+	deliver, post                                       string
 }
 
 func newQueries() queries {
@@ -193,7 +193,7 @@ func newQueries() queries {
 
 		// Send runs it after locking run $1: a message wakes a paused run.
 		deliver: deliver(`SELECT rid, state = 'paused' AS wake FROM swarm_runs WHERE rid = ANY($1::bigint[])`),
-		number:  numberSQL(deliver),
+		post:    postSQL(deliver),
 	}
 }
 
