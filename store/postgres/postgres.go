@@ -19,7 +19,10 @@
 // same statement that adds the records: a process whose lease was taken
 // over writes nothing. Claims use FOR UPDATE SKIP LOCKED, so nodes claiming
 // at once never wait for each other nor claim a run twice. Lease times come
-// from the database server's clock, which all nodes share.
+// from the database server's clock, which all nodes share. A heartbeat
+// (Renew) updates its owner's one row of swarm_leases, not the rows of its
+// runs: a run's lease lasts until the later of its own and its owner's
+// (migration 0013, leases.go).
 //
 // Changes are announced with NOTIFY after the transaction that makes them
 // commits, several at a time (see notify.go); the Store implements
