@@ -274,6 +274,27 @@ func (r *runner) overBudget(ctx context.Context) (string, error) {
 	return b.exceeded(p, r.deadline, now), nil
 }
 
+// firstBlock is the block of calls a new run tree's root reserves before
+// its first model call (see take), or nothing when b has no call limit to
+// reserve from in blocks.
+func (b *Budget) firstBlock() store.Pool {
+	if b == nil || b.ModelCalls <= 0 || b.Tokens > 0 || b.Cost > 0 {
+		return store.Pool{}
+	}
+	var p store.Pool
+	if b.ToolCalls > 0 {
+		p.Tools = block(b.ToolCalls, 0, 1)
+	}
+	p.Calls = block(b.ModelCalls, 0, 1)
+	return p
+}
+
+// block is how many calls a run reserves at once from a limit of which
+// taken are taken, when runs of its tree are driven here (see take).
+func block(limit, taken, runs int64) int64 {
+	return min(max((limit-taken)/(64*runs), 1), 32)
+}
+
 // take takes one call of kind k for this run from what it reserved, or
 // reserves a block of calls from the tree's pool first (see Budget),
 // topping up the other kind's block in the same round trip. It reports
@@ -302,7 +323,7 @@ func (r *runner) take(ctx context.Context, k callKind) (bool, error) {
 	for kind := range want {
 		limit, taken := r.budget.limit(callKind(kind), r.pool)
 		if limit > 0 && (callKind(kind) == k || r.grants[kind] == 0) {
-			want[kind] = min(max((limit-taken)/(64*runs), 1), 32)
+			want[kind] = block(limit, taken, runs)
 		}
 	}
 	r.mu.Unlock()

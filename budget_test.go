@@ -544,3 +544,68 @@ func TestBudgetCountsRetries(t *testing.T) {
 		t.Errorf("the model got %d calls, budget 2", got)
 	}
 }
+
+// spendCounter counts the Spends of the store it wraps, and hides its
+// store.Reserver.
+type spendCounter struct {
+	store.Store
+	spends atomic.Int64
+}
+
+func (s *spendCounter) Spend(ctx context.Context, id string, d store.Pool) (store.Pool, error) {
+	s.spends.Add(1)
+	return s.Store.Spend(ctx, id, d)
+}
+
+// reservingCounter is a spendCounter that keeps the wrapped store's
+// store.Reserver.
+type reservingCounter struct{ *spendCounter }
+
+func (s reservingCounter) CreateReserving(ctx context.Context, r store.Run, owner string, lease time.Duration, records []store.Record, d store.Pool) (store.Lease, store.Pool, error) {
+	return s.Store.(store.Reserver).CreateReserving(ctx, r, owner, lease, records, d)
+}
+
+// TestBudgetFirstBlockReservedAtCreate: on a store.Reserver a run tree's
+// root takes its first block of calls in the transaction that creates it,
+// so a run whose calls fit in that block never calls Spend; on other stores
+// it reserves the same block with one Spend. Either way the pool holds the
+// block.
+func TestBudgetFirstBlockReservedAtCreate(t *testing.T) {
+	for name, open := range freshStores(t) {
+		if name == "postgres" {
+			continue
+		}
+		for _, reserving := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/reserving=%v", name, reserving), func(t *testing.T) {
+				sc := &spendCounter{Store: open(t)}
+				var st store.Store = sc
+				if reserving {
+					st = reservingCounter{sc}
+				}
+				rt, c := countingRuntime(t, st, scripted.Script{"planner": {scripted.Text(`{"activity":"x"}`)}}, swarm.Config{})
+				res, run, err := planner().Run(ctxT(t), rt, "x")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := res.(swarm.Completed[Activity]); !ok {
+					t.Fatalf("result %#v", res)
+				}
+				want := int64(1)
+				if reserving {
+					want = 0
+				}
+				if got := sc.spends.Load(); got != want || c.calls.Load() != 1 {
+					t.Errorf("%d Spends and %d model calls, want %d and 1", got, c.calls.Load(), want)
+				}
+				p, err := sc.Store.Spend(t.Context(), run.ID(), store.Pool{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The default limits' blocks: 1000/64 calls, 32 tools.
+				if p != (store.Pool{Calls: 15, Tools: 32}) {
+					t.Errorf("pool %+v, want 15 calls and 32 tools reserved", p)
+				}
+			})
+		}
+	}
+}

@@ -531,7 +531,20 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		return false, fmt.Errorf("swarm %s: encode input: %w", info.id, err)
 	}
 	rec := store.Record{Key: "start", Type: string(EventStarted), Data: data, Time: now}
-	lease, err := rt.store.Create(ctx, store.Run{ID: nr.id, Swarm: info.id, Parent: nr.parent, MaxTurns: plan.root.maxTurns, Agent: info.id}, rt.owner, rt.cfg.Lease, []store.Record{rec})
+	row, recs := store.Run{ID: nr.id, Swarm: info.id, Parent: nr.parent, MaxTurns: plan.root.maxTurns, Agent: info.id}, []store.Record{rec}
+	var (
+		lease store.Lease
+		pool  store.Pool
+	)
+	first := nr.budget.firstBlock()
+	if rs, ok := rt.store.(store.Reserver); ok && nr.root == "" && first != (store.Pool{}) {
+		// A new tree's root takes its first block of calls as it is
+		// created: one transaction fewer before its first model call.
+		lease, pool, err = rs.CreateReserving(ctx, row, rt.owner, rt.cfg.Lease, recs, first)
+	} else {
+		first = store.Pool{}
+		lease, err = rt.store.Create(ctx, row, rt.owner, rt.cfg.Lease, recs)
+	}
 	if errors.Is(err, store.ErrExists) && nr.explicitID {
 		existing, gerr := rt.store.Get(ctx, nr.id)
 		if gerr != nil {
@@ -559,7 +572,8 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	}
 	rt.notes.notify(nr.id)
 	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input, parts: ev.Parts, span: span, trace: tp,
-		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, root: nr.root, deadline: nr.deadline}
+		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, root: nr.root, deadline: nr.deadline,
+		pool: pool, grants: [2]int64{first.Calls, first.Tools}}
 	r.seq.Store(1) // the start record
 	if r.root == "" {
 		r.root = nr.id

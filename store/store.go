@@ -326,6 +326,20 @@ type Store interface {
 	Close() error
 }
 
+// Reserver is implemented by stores that can take a new run tree's first
+// reservation from its budget pool in the transaction that creates its
+// root run, so that the run needs no Spend before its first model call.
+// It is optional: the runtime calls Create and then Spend on stores
+// without it.
+type Reserver interface {
+	// CreateReserving is Create that also applies d to the new run's
+	// budget pool, as Spend(ctx, r.ID, d) right after would, in the same
+	// transaction, and returns the pool. A run that exists already
+	// (ErrExists), or a d that Spend refuses (see CheckSpend), changes
+	// nothing.
+	CreateReserving(ctx context.Context, r Run, owner string, lease time.Duration, records []Record, d Pool) (Lease, Pool, error)
+}
+
 // CheckKeys reports ErrConflict if records repeat a step key; stores call it
 // before appending a batch.
 func CheckKeys(runID string, records []Record) error {

@@ -242,10 +242,15 @@ type Model struct {
 	api         API
 	maxTokens   int64
 	agentHeader bool
-	chat        openai.ChatCompletionService // sends the bodies chatBody encodes
-	responses   responses.ResponseService
-	embeddings  openai.EmbeddingService
-	embedModel  string
+	chat        openai.ChatCompletionService // streams the bodies chatBody encodes
+	// client, chatURL and header send the bodies of calls that do not
+	// stream (postChat).
+	client     *http.Client
+	chatURL    string
+	header     http.Header
+	responses  responses.ResponseService
+	embeddings openai.EmbeddingService
+	embedModel string
 	// blobs caches the base64 of loaded blob parts by hash: a run sends
 	// the same image with every call.
 	blobs encodedBlobs
@@ -286,8 +291,16 @@ func New(opts ...Option) (*Model, error) {
 	for _, h := range c.headers {
 		ro = append(ro, option.WithHeader(h[0], h[1]))
 	}
+	header := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json"}}
+	if c.apiKey != "" {
+		header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	for _, h := range c.headers {
+		header.Set(h[0], h[1])
+	}
 	m := &Model{provider: c.provider, name: c.model, structured: c.structured, api: c.api, maxTokens: c.maxTokens, agentHeader: c.agentHeader,
-		embeddings: openai.NewEmbeddingService(ro...), embedModel: cmp.Or(c.embedModel, DefaultEmbeddingModel)}
+		embeddings: openai.NewEmbeddingService(ro...), embedModel: cmp.Or(c.embedModel, DefaultEmbeddingModel),
+		client: c.client, chatURL: base + "chat/completions", header: header}
 	if c.api == Responses {
 		m.responses = responses.NewResponseService(ro...)
 	} else {

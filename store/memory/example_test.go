@@ -49,3 +49,23 @@ func Example_mailboxes() {
 	// cursor 0 -> 2, 0 unread
 	// post mail "lead-2": run "alice": run not found
 }
+
+// A run tree's root created with its first block of model and tool calls
+// already taken from its budget pool, in one step (store.Reserver).
+func Example_createReserving() {
+	ctx := context.Background()
+	var s store.Store = memory.New()
+	defer s.Close()
+	rs, ok := s.(store.Reserver)
+	if !ok {
+		fmt.Println("this store creates runs without reserving")
+		return
+	}
+	l, p, err := rs.CreateReserving(ctx, store.Run{ID: "root"}, "node-1", time.Minute, nil, store.Pool{Calls: 15, Tools: 32})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(l.Epoch, p.Calls, p.Tools)
+	// Output: 1 15 32
+}

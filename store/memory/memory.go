@@ -56,6 +56,7 @@ type Store struct {
 }
 
 var (
+	_ store.Reserver  = (*Store)(nil)
 	_ store.Store     = (*Store)(nil)
 	_ store.Watcher   = (*Store)(nil)
 	_ store.Mailboxes = (*Store)(nil)
@@ -121,17 +122,26 @@ func (s *Store) all() []*run {
 
 // Create implements store.Store.
 func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease time.Duration, records []store.Record) (store.Lease, error) {
+	l, _, err := s.CreateReserving(ctx, r, owner, lease, records, store.Pool{})
+	return l, err
+}
+
+// CreateReserving implements store.Reserver.
+func (s *Store) CreateReserving(ctx context.Context, r store.Run, owner string, lease time.Duration, records []store.Record, d store.Pool) (store.Lease, store.Pool, error) {
 	if err := ctx.Err(); err != nil {
-		return store.Lease{}, err
+		return store.Lease{}, store.Pool{}, err
 	}
 	if s.closed.Load() {
-		return store.Lease{}, ErrClosed
+		return store.Lease{}, store.Pool{}, ErrClosed
 	}
 	if r.ID == "" {
-		return store.Lease{}, errors.New("create run: empty id")
+		return store.Lease{}, store.Pool{}, errors.New("create run: empty id")
 	}
 	if err := store.CheckKeys(r.ID, records); err != nil {
-		return store.Lease{}, err
+		return store.Lease{}, store.Pool{}, err
+	}
+	if err := store.CheckSpend(r.ID, d); err != nil {
+		return store.Lease{}, store.Pool{}, err
 	}
 	now := time.Now()
 	nr := &run{}
@@ -150,18 +160,20 @@ func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease tim
 	nr.row = row
 	nr.keys = make(map[string]struct{}, len(records))
 	nr.appendRecords(records)
+	nr.pool = store.Pool{Calls: max(d.Calls, 0), Tools: max(d.Tools, 0), Tokens: d.Tokens, Cost: d.Cost, Lifted: d.Lifted}
+	pool := nr.pool
 
 	sh := s.shard(r.ID)
 	sh.mu.Lock()
 	if _, dup := sh.runs[r.ID]; dup {
 		sh.mu.Unlock()
-		return store.Lease{}, fmt.Errorf("create run %q: %w", r.ID, store.ErrExists)
+		return store.Lease{}, store.Pool{}, fmt.Errorf("create run %q: %w", r.ID, store.ErrExists)
 	}
 	nr.order = s.order.Add(1)
 	sh.runs[r.ID] = nr
 	sh.mu.Unlock()
 	s.hub.PublishCreate(r.ID, owner)
-	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, nil
+	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, pool, nil
 }
 
 // appendRecords copies records into the journal, numbering them. The caller

@@ -101,18 +101,29 @@ func (s *Store) checkOpen() error {
 
 // Create implements store.Store.
 func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease time.Duration, records []store.Record) (store.Lease, error) {
+	l, _, err := s.CreateReserving(ctx, r, owner, lease, records, store.Pool{})
+	return l, err
+}
+
+// CreateReserving implements store.Reserver: the pool is set by the insert
+// of the run's row.
+func (s *Store) CreateReserving(ctx context.Context, r store.Run, owner string, lease time.Duration, records []store.Record, d store.Pool) (store.Lease, store.Pool, error) {
 	if r.ID == "" {
-		return store.Lease{}, errors.New("create run: empty id")
+		return store.Lease{}, store.Pool{}, errors.New("create run: empty id")
 	}
 	if err := store.CheckKeys(r.ID, records); err != nil {
-		return store.Lease{}, fmt.Errorf("create run: %w", err)
+		return store.Lease{}, store.Pool{}, fmt.Errorf("create run: %w", err)
 	}
-	err := s.write(ctx, func(w *writer) error { return w.create(&r, owner, lease, records) })
+	if err := store.CheckSpend(r.ID, d); err != nil {
+		return store.Lease{}, store.Pool{}, fmt.Errorf("create run: %w", err)
+	}
+	p := store.Pool{Calls: max(d.Calls, 0), Tools: max(d.Tools, 0), Tokens: d.Tokens, Cost: d.Cost, Lifted: d.Lifted}
+	err := s.write(ctx, func(w *writer) error { return w.create(&r, owner, lease, records, &p) })
 	if err != nil {
-		return store.Lease{}, fmt.Errorf("create run: %w", err)
+		return store.Lease{}, store.Pool{}, fmt.Errorf("create run: %w", err)
 	}
 	s.hub.PublishCreate(r.ID, owner)
-	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, nil
+	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, p, nil
 }
 
 // Get implements store.Store.

@@ -90,7 +90,7 @@ func TestPagesPerRun(t *testing.T) {
 		}
 		for i := range runs {
 			id := fmt.Sprintf("run_%024x", i*7919)
-			l, err := s.Create(ctx, store.Run{ID: id, Swarm: "sw"}, "node", time.Minute, []store.Record{rec("start", 140)})
+			l, _, err := s.CreateReserving(ctx, store.Run{ID: id, Swarm: "sw"}, "node", time.Minute, []store.Record{rec("start", 140)}, store.Pool{Calls: 15, Tools: 32})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,9 +101,6 @@ func TestPagesPerRun(t *testing.T) {
 				{[]store.Record{rec("t1/model", 263), rec("t1/call", 142)}, store.Update{Turn: 1, Agent: "s"}},
 				{[]store.Record{rec("t1/h/model", 166), rec("t1/tool", 126), rec("t1/done", 48)}, store.Update{Turn: 1, Agent: "o"}},
 				{[]store.Record{rec("t2/model", 177), rec("t2/done", 48), rec("end", 53)}, store.Update{Turn: 2, State: store.Completed, Result: data(19)}},
-			}
-			if _, err := s.Spend(ctx, id, store.Pool{Calls: 8}); err != nil {
-				t.Fatal(err)
 			}
 			for _, st := range steps {
 				if _, err := s.Append(ctx, l, st.recs, st.u); err != nil {

@@ -91,8 +91,9 @@ type Store struct {
 }
 
 var (
-	_ store.Store   = (*Store)(nil)
-	_ store.Watcher = (*Store)(nil)
+	_ store.Store    = (*Store)(nil)
+	_ store.Reserver = (*Store)(nil)
+	_ store.Watcher  = (*Store)(nil)
 )
 
 type config struct {

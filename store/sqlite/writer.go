@@ -72,8 +72,9 @@ func prepareWriter(ctx context.Context, c *sql.Conn) (*writer, error) {
 		{&w.rollbackTo, "ROLLBACK TO req"},
 		{&w.release, "RELEASE req"},
 		{&w.insertRun, `INSERT INTO runs (id, swarm, parent, state, turn, max_turns, agent, result, reason, usage,
-			owner, epoch, lease_until, last_seq, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)
+			owner, epoch, lease_until, last_seq, created_at, updated_at,
+			pool_calls, pool_tools, pool_tokens, pool_cost, pool_lifted)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (id) DO NOTHING`},
 		{&w.getLease, `SELECT rid, state, owner, epoch, lease_until, last_seq FROM runs WHERE id = ?`},
 		// An append checks the lease and updates the row in one statement.
@@ -232,7 +233,7 @@ func (w *writer) conflicting(rid, base int64, records []store.Record) string {
 	return records[0].Key
 }
 
-func (w *writer) create(r *store.Run, owner string, lease time.Duration, records []store.Record) error {
+func (w *writer) create(r *store.Run, owner string, lease time.Duration, records []store.Record, p *store.Pool) error {
 	now := sqlval.Nanos(w.now)
 	var until int64
 	if owner != "" {
@@ -243,7 +244,8 @@ func (w *writer) create(r *store.Run, owner string, lease time.Duration, records
 		return err
 	}
 	res, err := w.insertRun.Exec(r.ID, r.Swarm, r.Parent, string(store.Running), r.Turn, r.MaxTurns, r.Agent,
-		sqlval.Blob(r.Result), r.Reason, usage, owner, until, int64(len(records)), now, now)
+		sqlval.Blob(r.Result), r.Reason, usage, owner, until, int64(len(records)), now, now,
+		p.Calls, p.Tools, p.Tokens, p.Cost, p.Lifted)
 	if err != nil {
 		return err
 	}

@@ -117,6 +117,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Spend", testSpend},
 		{"SpendErrors", testSpendErrors},
 		{"ConcurrentSpend", testConcurrentSpend},
+		{"CreateReserving", testCreateReserving},
 	}
 	tests = append(tests, mailTests...)
 	tests = append(tests, teamTests...)
