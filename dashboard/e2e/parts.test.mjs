@@ -32,6 +32,27 @@ const sha256 = (b) => createHash("sha256").update(b).digest("hex");
 
 let server, base, browser, id;
 
+async function waitDone(run) {
+  for (const deadline = Date.now() + T; ;) {
+    const st = await (await fetch(`${base}/v1/runs/${run}`, { headers: { Authorization: "Bearer " + ADMIN } })).json();
+    if (st.state === "completed") return;
+    assert.notEqual(st.state, "failed", "the run failed: " + st.reason);
+    assert.ok(Date.now() < deadline, "the run did not complete: " + st.state);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function startRun(swarm, body) {
+  const res = await fetch(`${base}/v1/swarms/${swarm}/runs`, {
+    method: "POST",
+    headers: { Authorization: "Bearer " + ADMIN, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(T),
+  });
+  assert.equal(res.status, 201, await res.text());
+  await waitDone(body.id);
+}
+
 before(async () => {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
@@ -46,21 +67,9 @@ before(async () => {
     { type: "image", media_type: "image/svg+xml", name: "logo.svg", data: svg.toString("base64") },
     { type: "image", url: remote },
   ];
-  const res = await fetch(base + "/v1/swarms/vision/runs", {
-    method: "POST",
-    headers: { Authorization: "Bearer " + ADMIN, "Content-Type": "application/json" },
-    body: JSON.stringify({ id: "look-1", input: "What do these show?", parts }),
-    signal: AbortSignal.timeout(T),
-  });
-  assert.equal(res.status, 201, await res.text());
   id = "look-1";
-  for (const deadline = Date.now() + T; ;) {
-    const st = await (await fetch(`${base}/v1/runs/${id}`, { headers: { Authorization: "Bearer " + ADMIN } })).json();
-    if (st.state === "completed") break;
-    assert.notEqual(st.state, "failed", "the run failed: " + st.reason);
-    assert.ok(Date.now() < deadline, "the run did not complete: " + st.state);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await startRun("vision", { id, input: "What do these show?", parts });
+  await startRun("charts", { id: "chart-1", input: "sales" });
 });
 
 after(async () => {
@@ -68,14 +77,14 @@ after(async () => {
   await stop(server);
 });
 
-async function login() {
+async function login(run = id) {
   const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
   const page = await ctx.newPage();
   page.setDefaultTimeout(T);
-  await page.goto(base + "/ui/runs/" + id);
+  await page.goto(base + "/ui/runs/" + run);
   await page.getByLabel("Token").fill(ADMIN);
   await page.getByRole("button", { name: "Log in" }).click();
-  await page.waitForURL(base + "/ui/runs/" + id);
+  await page.waitForURL(base + "/ui/runs/" + run);
   return page;
 }
 
@@ -148,5 +157,31 @@ test("a run's images are shown and its files offered as downloads", async () => 
   await checkA11y(page, "transcript with parts");
   await page.screenshot({ path: path.join(shots, "run-parts-transcript.png") });
   assert.deepEqual(remoteRequests, [], "the transcript loads nothing from the URL either");
+  await page.context().close();
+});
+
+test("a tool's images and files are shown with its result", async () => {
+  const run = "chart-1";
+  const page = await login(run);
+  await page.locator("#run[data-loaded=true]").waitFor();
+  const file = `/ui/runs/${run}/blobs/`;
+  // The tool's result row, and its card beside the call.
+  for (const where of ["#timeline li.ev-tool_result", "#timeline li.ev-model_response .call"]) {
+    const box = page.locator(where).first();
+    const img = box.locator(".part-image img");
+    assert.equal(await loaded(img), 240, where + ": the tool's chart is decoded");
+    assert.ok((await img.getAttribute("src")).startsWith(`${file}${sha256(chart)}`), where + ": the chart is the run's file");
+    const link = box.getByRole("link", { name: "Download sales.pdf" });
+    assert.equal(await link.getAttribute("href"), `${file}${sha256(pdf)}?name=sales.pdf`, where);
+  }
+  await checkA11y(page, "tool result with parts");
+  await page.screenshot({ path: path.join(shots, "run-tool-parts-timeline.png") });
+
+  await page.getByRole("tab", { name: "Transcript" }).click();
+  const msg = page.locator("#transcript .msg.tool.with-parts");
+  assert.match(await msg.locator(".who").textContent(), /charter__draw_chart/);
+  assert.equal(await loaded(msg.locator(".part-image img")), 240);
+  assert.equal(await msg.getByRole("link", { name: "Download sales.pdf" }).getAttribute("href"), `${file}${sha256(pdf)}?name=sales.pdf`);
+  await page.screenshot({ path: path.join(shots, "run-tool-parts-transcript.png") });
   await page.context().close();
 });
