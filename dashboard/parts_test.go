@@ -158,6 +158,15 @@ func TestBlobs(t *testing.T) {
 		t.Errorf("the other run's own file: %d", p.status)
 	}
 
+	// A fork refers to its origin's files: its page shows them.
+	fork, err := rt.Fork(ctx, "echo-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get(url(fork, pic, "")); p.status != http.StatusOK || p.header.Get("Content-Type") != "image/png" {
+		t.Errorf("a fork's file from its origin: %d %q", p.status, p.header.Get("Content-Type"))
+	}
+
 	limited := newBrowser(t, ts.URL)
 	limited.login(echoSecret)
 	if p := limited.get(url("other-1", otherPic, "")); p.status != http.StatusForbidden || strings.Contains(p.body, "IHDR") {
