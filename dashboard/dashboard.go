@@ -135,6 +135,7 @@ func (d *Dashboard) routes() {
 	page("GET /ui/runs/{id}", (*Dashboard).runPage)
 	page("GET /ui/runs/{id}/side", (*Dashboard).sideFragment)
 	page("GET /ui/runs/{id}/nodes", (*Dashboard).nodesFragment)
+	page("GET /ui/runs/{id}/blobs/{hash}", (*Dashboard).blob)
 	page("GET /ui/conversations", (*Dashboard).conversationsPage)
 	page("GET /ui/swarms", (*Dashboard).swarmsPage)
 	page("GET /ui/cluster", (*Dashboard).clusterPage)

@@ -27,7 +27,7 @@ const (
 
 // serve starts swarm serve's handler (API and dashboard) with two tokens,
 // or none when open.
-func serve(t *testing.T, open bool) (*httptest.Server, *swarm.Runtime) {
+func serve(t testing.TB, open bool) (*httptest.Server, *swarm.Runtime) {
 	t.Helper()
 	text := func(id string) *swarm.Swarm[string, string] {
 		return swarm.Define[string, string](id, "the "+id+" swarm", nil)
@@ -50,7 +50,7 @@ func serve(t *testing.T, open bool) (*httptest.Server, *swarm.Runtime) {
 
 // serveDashboard serves the API and the dashboard of rt with opts until
 // the test ends.
-func serveDashboard(t *testing.T, rt *swarm.Runtime, opts dashboard.Options) *httptest.Server {
+func serveDashboard(t testing.TB, rt *swarm.Runtime, opts dashboard.Options) *httptest.Server {
 	t.Helper()
 	d, err := dashboard.New(rt, opts)
 	if err != nil {

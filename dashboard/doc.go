@@ -1,7 +1,8 @@
 // Package dashboard is the web dashboard of a swarm runtime: the runs of
 // the store with live updates, a page per run (its timeline replayed from
 // the journal and then followed live, the tree of its handoffs and child
-// runs, tool calls with their input and output, streaming model text, usage
+// runs, tool calls with their input and output, the images and files of
+// the input and of tools' results, streaming model text, usage
 // and cost per agent and for the tree, the duration of each step and a
 // Gantt view of them, filters and text search, the pause with a resume form
 // or, for an idle teammate, a mail form, stop with a reason, delete, and
@@ -36,6 +37,18 @@
 // repository, so `go install` and `go run` need no Node, and what is
 // served is what is reviewed. Every page works without JavaScript except
 // the live parts; every action is a plain HTML form.
+//
+// # Images and files
+//
+// A part kept as a blob is served at /ui/runs/{id}/blobs/{hash} to a
+// session allowed the run, and only if the run refers to it. Its bytes,
+// not the media type the part claims, decide how: a PNG, JPEG, GIF or WebP
+// image inline (the page's thumbnails), anything else, SVG and PDF
+// included, as an application/octet-stream attachment, always with
+// nosniff and a Content-Security-Policy that sandboxes it. Small parts
+// ride in their events and are shown from their bytes (as data: URLs,
+// which the pages' img-src allows). A part at a URL is a link, never
+// loaded by the page.
 //
 // # Authentication
 //

@@ -504,6 +504,93 @@
   // esc escapes text for HTML (rows are built as HTML text: see rowHTML).
   const esc = (v) => String(v == null ? "" : v).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
 
+  // ---- Parts: the images, files and audio of a run's input and of its
+  // tools' results (ev.parts). A large part refers to a file of the run
+  // (blob: its SHA-256), served by /ui/runs/{id}/blobs/{hash}; a small one
+  // holds its bytes (data, base64). A PNG, JPEG, GIF or WebP image is shown
+  // as a thumbnail (its bytes' first bytes checked here for a small one,
+  // by the server for a file); anything else, an SVG or a PDF or audio, is
+  // a download link with its name, type and size. A part at a URL is a
+  // link the page never loads: looking at a run calls no third party. ----
+  const shownImages = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+  function fmtBytes(n) {
+    if (!(n >= 0)) return "";
+    if (n < 1024) return n + " B";
+    if (n < 1048576) return (n / 1024).toFixed(n < 10240 ? 1 : 0) + " KB";
+    return (n / 1048576).toFixed(1) + " MB";
+  }
+
+  // sniffImage returns the image type of base64 bytes, by their first
+  // bytes, or "".
+  function sniffImage(b64) {
+    let head;
+    try { head = atob(b64.slice(0, 24)); } catch (_) { return ""; }
+    if (head.startsWith("\x89PNG\r\n\x1a\n")) return "image/png";
+    if (head.startsWith("\xff\xd8\xff")) return "image/jpeg";
+    if (head.startsWith("GIF87a") || head.startsWith("GIF89a")) return "image/gif";
+    if (head.startsWith("RIFF") && head.slice(8, 12) === "WEBP") return "image/webp";
+    return "";
+  }
+
+  function partHTML(p, run) {
+    if (!p || typeof p !== "object") return "";
+    if (p.type === "text") return '<p class="part part-text">' + esc(clip(p.text, 2000)) + "</p>";
+    let mt = String(p.media_type || "").split(";")[0].trim().toLowerCase();
+    let data = typeof p.data === "string" ? p.data : "";
+    let url = typeof p.url === "string" ? p.url : "";
+    // A data: URL is bytes, not a place.
+    const du = /^data:([^;,]*)((?:;[^;,]*)*),/i.exec(url);
+    if (!data && du) {
+      if (/;base64/i.test(du[2])) {
+        data = url.slice(du[0].length);
+        mt = mt || du[1].toLowerCase();
+      }
+      url = "";
+    }
+    if (data && !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) data = "";
+    const name = String(p.name || "");
+    let size = p.size;
+    let src = "";
+    let img = false;
+    let inline = false;
+    if (/^[0-9a-f]{64}$/.test(p.blob || "")) {
+      src = "/ui/runs/" + encodeURIComponent(run) + "/blobs/" + p.blob + (name ? "?name=" + encodeURIComponent(name) : "");
+      img = shownImages.has(mt);
+    } else if (data) {
+      size = Math.floor(data.length / 4) * 3 - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
+      const sniffed = sniffImage(data);
+      img = shownImages.has(sniffed);
+      inline = true;
+      src = "data:" + (img ? sniffed : "application/octet-stream") + ";base64," + data;
+    }
+    const kind = p.type || "file";
+    const label = name || kind;
+    const meta = [mt, fmtBytes(size)].filter(Boolean).join(" · ");
+    const metaHTML = meta ? ' <span class="meta">' + esc(meta) + "</span>" : "";
+    if (img) {
+      const pic = '<img src="' + esc(src) + '" alt="' + esc(kind + " " + label + (meta ? ", " + meta : "")) + '" loading="lazy" decoding="async">';
+      // A small image is shown whole; a file's opens at full size.
+      return '<figure class="part part-image">' + (inline ? pic : '<a href="' + esc(src) + '" target="_blank" rel="noopener" title="Open at full size">' + pic + "</a>") +
+        "<figcaption>" + esc(label) + metaHTML + "</figcaption></figure>";
+    }
+    if (src) {
+      const file = name || (kind + (mt ? "." + (mt.split("/")[1] || "bin").replace(/[^a-z0-9]/g, "") : ""));
+      return '<span class="part part-file"><a href="' + esc(src) + '" download="' + esc(file) + '">Download ' + esc(label) + "</a>" + metaHTML + "</span>";
+    }
+    if (/^https?:\/\//i.test(url)) {
+      return '<span class="part part-url"><a href="' + esc(url) + '" target="_blank" rel="noopener noreferrer nofollow">' + esc(kind + " at " + clip(url, 120)) + "</a>" +
+        ' <span class="meta">' + esc((mt ? mt + " · " : "") + "not loaded here") + "</span></span>";
+    }
+    return '<span class="part part-none">' + esc(label) + (url ? ' <code>' + esc(clip(url, 120)) + "</code>" : "") + metaHTML + "</span>";
+  }
+
+  // partsHTML shows an event's parts, or nothing.
+  function partsHTML(parts, run) {
+    if (!Array.isArray(parts) || !parts.length) return "";
+    return '<div class="parts">' + parts.map((p) => partHTML(p, run)).join("") + "</div>";
+  }
+
   function runPage() {
     const root = $("#run");
     if (!root) return;
@@ -699,7 +786,7 @@
     // it: the answer to a pause, or no result at all once the run ended.
     function outHTML(ev) {
       return '<strong>' + esc(ev.label || (ev.is_error ? "error" : "output")) + '</strong><pre tabindex="0">' + esc(clip(ev.output, 4000)) + "</pre>" +
-        (ev.child ? '<a href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run ' + esc(ev.child) + "</a>" : "");
+        (ev.child ? '<a href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run ' + esc(ev.child) + "</a>" : "") + partsHTML(ev.parts, id);
     }
 
     function cardHTML(c) {
@@ -749,6 +836,7 @@
         // Calls of one response run in parallel: side by side.
         h += '<div class="lanes">' + ev.tool_calls.map(cardHTML).join("") + "</div>";
       }
+      h += partsHTML(ev.parts, id);
       if (raw) h += '<pre class="raw" tabindex="0">' + esc(JSON.stringify(ev, null, 2)) + "</pre>";
       return h + "</li>";
     }
@@ -990,6 +1078,7 @@
     // at most every few hundred milliseconds while the tab is open.
     const message = (key) => String(key || "").split("/")[0];
     const msgHTML = (cls, who, text) => '<div class="' + cls + '"><span class="who">' + esc(who) + "</span>" + esc(text) + "</div>";
+    const partsMsgHTML = (cls, who, parts) => '<div class="' + cls + ' with-parts"><span class="who">' + esc(who) + "</span>" + partsHTML(parts, id) + "</div>";
     let msgs = [];
     const transcriptBox = $("#transcript");
     const msgList = newVList(transcriptBox.appendChild(el("div", { class: "t-list" })), { per: 40, estimate: 60, html: (i) => msgs[i] });
@@ -1002,6 +1091,7 @@
         if (ev.type === "started") {
           const input = typeof ev.input === "string" ? ev.input : JSON.stringify(ev.input);
           if (input && input !== "null") out.push(msgHTML("msg user", "user", input));
+          if (ev.parts && ev.parts.length) out.push(partsMsgHTML("msg user", "user · attached", ev.parts));
         } else if (ev.type === "resumed" && ev.message) {
           out.push(msgHTML("msg user", "user", ev.message));
         } else if (ev.type === "reply" && ev.is_error) {
@@ -1012,6 +1102,8 @@
           out.push('<div class="handover">' + esc((ev.agent || "") + " hands over to " + ev.target) + "</div>");
         } else if (ev.type === "tool_result" && ev.tool && ev.tool.startsWith("transfer_to_")) {
           out.push('<div class="handover">' + esc((ev.agent || "") + " → " + ev.tool.slice(12)) + "</div>");
+        } else if (ev.type === "tool_result" && ev.parts && ev.parts.length) {
+          out.push(partsMsgHTML("msg tool", (ev.agent || "") + " · " + ev.tool, ev.parts));
         } else if (ev.type === "paused" && ev.reason && ev.reason !== "awaiting user message") {
           out.push('<div class="handover">' + esc("waiting: " + ev.reason) + "</div>");
         }

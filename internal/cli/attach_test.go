@@ -53,6 +53,14 @@ func TestRunAttach(t *testing.T) {
 	if strings.Contains(out.String(), base64.StdEncoding.EncodeToString(img[:30])) || strings.Contains(out.String(), base64.StdEncoding.EncodeToString([]byte("%PDF-1.7"))) {
 		t.Error("swarm events prints a part's bytes")
 	}
+	// Following the run prints the same references.
+	var followed bytes.Buffer
+	if code := Main([]string{"--file", file, "--store", storeURL, "events", "-f", "v1"}, strings.NewReader(""), &followed, &errOut); code != 0 {
+		t.Fatalf("events -f: exit %d, %s", code, errOut.String())
+	}
+	if followed.String() != out.String() {
+		t.Errorf("swarm events -f prints\n%s\nwhere swarm events prints\n%s", followed.String(), out.String())
+	}
 	var started struct {
 		Parts []struct {
 			Type, Blob, Name string
