@@ -120,6 +120,40 @@ func TestLoopEvaluator(t *testing.T) {
 	}
 }
 
+// The evaluator's answer on a round that is not done reaches the next
+// round: after the input of its agent nodes, and to its Go functions by
+// workflow.Feedback; the first round has none.
+func TestLoopEvaluatorFeedback(t *testing.T) {
+	var seen []string
+	note := workflow.Func("note", func(ctx context.Context, s string) (string, error) {
+		f, ok := workflow.Feedback(ctx)
+		seen = append(seen, fmt.Sprintf("%v:%s", ok, f))
+		return s, nil
+	})
+	body := workflow.Then(workflow.Agent[string, string](agent("editor")), note)
+	def := workflow.Define("editing", "edits", workflow.Loop("edit", 4, workflow.UntilAgent[string](agent("judge")), body))
+	rt, id, st := run(t, def, scripted.Script{
+		"editor": {scripted.Text("v1"), scripted.Text("v2"), scripted.Text("v3")},
+		"judge":  {scripted.Text("Too long: cut the intro."), scripted.Text("Still no title."), scripted.Text("DONE")},
+	}, `"x"`)
+	if st.State != swarm.StateCompleted || string(st.Result) != `"v3"` {
+		t.Fatalf("state %s (%s) result %s, want completed with v3", st.State, st.Reason, st.Result)
+	}
+	var requests []string
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type == swarm.EventHandoffStarted && ev.Target == "editor" {
+			requests = append(requests, ev.Request)
+		}
+	}
+	want := []string{"x", "v1\n\nFeedback on the previous round: Too long: cut the intro.", "v2\n\nFeedback on the previous round: Still no title."}
+	if !slices.Equal(requests, want) {
+		t.Errorf("the editor was asked %q, want %q", requests, want)
+	}
+	if want := []string{"false:", "true:Too long: cut the intro.", "true:Still no title."}; !slices.Equal(seen, want) {
+		t.Errorf("Feedback in the Go function: %q, want %q", seen, want)
+	}
+}
+
 // An LLM router that answers with no route's name is asked again, a
 // bounded number of times.
 func TestRouteRouterRetries(t *testing.T) {
