@@ -79,7 +79,7 @@ func TestWorkflowNodes(t *testing.T) {
 	if !strings.Contains(rows["fetch"], "1 visit<") || !strings.Contains(rows["fetch"], "?find=key%3Afetch") {
 		t.Errorf("fetch's row %q: want 1 visit and a link to its events", rows["fetch"])
 	}
-	if p := b.get("/ui/runs/" + id + "/nodes"); !strings.Contains(p.body, `class="wf-s-waiting"`) || strings.Count(p.body, "<rect") != len(want) {
+	if p := b.get("/ui/runs/" + id + "/nodes"); !strings.Contains(p.body, `class="wf-s-waiting"`) || strings.Count(p.body, `class="wf-box `) != len(want) {
 		t.Errorf("the drawing has not one box per node, the human node's waiting: %s", p.body)
 	}
 	page := b.get("/ui/runs/" + id)
@@ -141,7 +141,16 @@ func TestWorkflowNodesGraphBound(t *testing.T) {
 	if !strings.Contains(rows["flow/ping"], "3 visits") || !strings.Contains(rows["flow/pong"], "2 visits") || !strings.Contains(rows["flow/pong"], "→ flow/ping") {
 		t.Errorf("rows %q and %q: want 3 and 2 visits and the edge back to ping", rows["flow/ping"], rows["flow/pong"])
 	}
-	if p := b.get("/ui/runs/" + id + "/nodes"); strings.Count(p.body, `class="wf-edge"`) != 2 {
-		t.Errorf("the drawing has not the graph's 2 edges: %s", p.body)
+	p := b.get("/ui/runs/" + id + "/nodes")
+	for _, edge := range []string{
+		`class="wf-edge wf-flow" d="M`, `data-from="flow/ping" data-to="flow/pong"`, // down a layer
+		`class="wf-edge wf-cycle" d="M`, `data-from="flow/pong" data-to="flow/ping"`, // back up the cycle
+	} {
+		if !strings.Contains(p.body, edge) {
+			t.Errorf("the drawing has no %s: %s", edge, p.body)
+		}
+	}
+	if !strings.Contains(p.body, `data-frame="flow" data-state="failed" data-bound="5"`) {
+		t.Errorf("the graph's frame is not failed with its bound: %s", p.body)
 	}
 }

@@ -98,13 +98,8 @@ func Parallel[In, Out any](name string, join Join, branches ...Step[In, Out]) St
 	if s.err == nil {
 		s.err = unique("parallel "+name, names)
 	}
-	s.inner = func(key, parent string) []ShapeNode {
-		var out []ShapeNode
-		for _, b := range branches {
-			out = append(out, b.nodes(key, parent)...)
-		}
-		return out
-	}
+	s.inner = func(key, parent string) []ShapeNode { return branchShapes(branches, key, parent) }
+	s.shape = func(n *ShapeNode) { n.Join = join.String() }
 	need := len(branches)
 	switch join.Mode {
 	case All:
@@ -137,6 +132,7 @@ func Parallel[In, Out any](name string, join Join, branches ...Step[In, Out]) St
 func ForEach[In, Out any](name string, step Step[In, Out]) Step[[]In, []Out] {
 	err := errors.Join(checkName(name), step.err)
 	return Step[[]In, []Out]{name: name, kind: "foreach", err: err, targets: step.targets, inner: step.nodes,
+		shape: func(n *ShapeNode) { n.Join = "all" },
 		run: func(ctx context.Context, x *exec, key string, in []In) ([]Out, error) {
 			out := make([]Out, len(in))
 			errs := x.d.Parallel(ctx, len(in), func(ctx context.Context, i int) error {
@@ -372,6 +368,12 @@ func Loop[T any](name string, rounds int, until Until[T], body Step[T, T]) Step[
 		targets = append(slices.Clone(targets), swarm.ToAgent(until.agent))
 	}
 	return Step[T, T]{name: name, kind: "loop", err: err, targets: targets, inner: body.nodes,
+		shape: func(n *ShapeNode) {
+			n.Bound = rounds
+			if until.agent != nil {
+				n.Agent = until.agent.Name
+			}
+		},
 		run: func(ctx context.Context, x *exec, key string, v T) (T, error) {
 			rctx := ctx
 			for i := 1; i <= rounds; i++ {
@@ -449,12 +451,9 @@ func Route[In, Out any](name string, pick Picker[In], routes ...Step[In, Out]) S
 	if s.err == nil {
 		s.err = unique("route "+name, names)
 	}
-	s.inner = func(key, parent string) []ShapeNode {
-		var out []ShapeNode
-		for _, r := range routes {
-			out = append(out, r.nodes(key, parent)...)
-		}
-		return out
+	s.inner = func(key, parent string) []ShapeNode { return branchShapes(routes, key, parent) }
+	if pick.agent != nil {
+		s.shape = func(n *ShapeNode) { n.Agent = pick.agent.Name }
 	}
 	if len(routes) == 0 {
 		s.err = errors.Join(s.err, fmt.Errorf("route %s: no routes", name))

@@ -576,3 +576,34 @@ func TestDescribe(t *testing.T) {
 		t.Error("Describe of a plain swarm: ok")
 	}
 }
+
+// Describe says what a drawing needs beyond the order: which branch of a
+// parallel step or a route each step is on, the join, a loop's bound and
+// evaluator, a route's router, a graph's start, bound and the conditions
+// of its edges.
+func TestDescribeDetails(t *testing.T) {
+	id := func(name string) workflow.Step[string, string] {
+		return workflow.Func(name, func(_ context.Context, s string) (string, error) { return s, nil })
+	}
+	both := workflow.Parallel("both", workflow.Join{Mode: workflow.Quorum, N: 1}, id("a"), workflow.Then(id("b1"), id("b2")))
+	pick := workflow.Route("pick", workflow.PickAgent[string](agent("router"), 1), id("x"), id("y"))
+	polish := workflow.Loop("polish", 4, workflow.UntilAgent[string](agent("judge")), id("edit"))
+	g := workflow.NewGraph[string, string]("flow", "ask", 7).Add(workflow.Node(id("draft")), workflow.Node(id("ask"))).
+		EdgeLabeled("ask", "draft", "refused", workflow.FieldEquals("ok", false)).Edge("ask", "draft").EdgeIf("draft", "ask", workflow.FieldEquals("n", 1))
+	glue := workflow.Func("glue", func(_ context.Context, s []string) (string, error) { return strings.Join(s, ""), nil })
+	def := workflow.Define("detailed", "details", workflow.Then(workflow.Then(both, glue), workflow.Then(pick, workflow.Then(polish, g.Step()))))
+	shape, _ := workflow.Describe(def)
+	var got []string
+	for _, n := range shape.Nodes {
+		got = append(got, fmt.Sprintf("%s:b%d:%s:%d:%s:%v:%v:%v", n.Key, n.Branch, n.Join, n.Bound, n.Agent, n.Start, n.Next, n.Labels))
+	}
+	want := []string{
+		"both:b0:quorum 1:0::false:[]:[]", "both/a:b0::0::false:[]:[]", "both/b1:b1::0::false:[]:[]", "both/b2:b1::0::false:[]:[]",
+		"glue:b0::0::false:[]:[]", "pick:b0::0:router:false:[]:[]", "pick/x:b0::0::false:[]:[]", "pick/y:b1::0::false:[]:[]",
+		"polish:b0::4:judge:false:[]:[]", "polish/edit:b0::0::false:[]:[]",
+		"flow:b0::7::false:[]:[]", "flow/draft:b0::0::false:[flow/ask]:[if]", "flow/ask:b0::0::true:[flow/draft flow/draft]:[refused otherwise]",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("shape\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
