@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -152,5 +153,55 @@ func TestWorkflowNodesGraphBound(t *testing.T) {
 	}
 	if !strings.Contains(p.body, `data-frame="flow" data-state="failed" data-bound="5"`) {
 		t.Errorf("the graph's frame is not failed with its bound: %s", p.body)
+	}
+}
+
+// The runs list marks the runs of workflows and keeps only one kind of
+// run when asked; an unknown kind is refused.
+func TestRunsListKind(t *testing.T) {
+	helper := swarm.Define[string, string]("helper", "helps", nil)
+	def := workflow.Define("flow", "a workflow", workflow.Func("fetch", func(_ context.Context, in string) (string, error) { return in, nil }))
+	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"helper": {scripted.Text("helped")}}, def, helper)
+	a, err := auth.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+	ctx := swarmtest.Context(t)
+	ids := map[string]string{}
+	for _, id := range []string{"flow", "helper"} {
+		run, err := rt.Start(ctx, id, json.RawMessage(`"x"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.Wait(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		ids[id] = run
+	}
+	row := regexp.MustCompile(`(?s)<tr>\s*<td class="id"><a href="/ui/runs/([^"]+)".*?<td class="swarm" data-kind="([a-z]+)">([^<]*)(<span class="kind-badge">workflow</span>)?`)
+	list := func(query string) map[string]string {
+		t.Helper()
+		p := b.get("/ui/?" + query)
+		if p.status != 200 {
+			t.Fatalf("runs ?%s: %d", query, p.status)
+		}
+		got := map[string]string{}
+		for _, m := range row.FindAllStringSubmatch(p.body, -1) {
+			got[m[1]] = m[2] + map[bool]string{true: " badge", false: ""}[m[4] != ""]
+		}
+		return got
+	}
+	if got, want := list(""), map[string]string{ids["flow"]: "workflow badge", ids["helper"]: "swarm"}; !maps.Equal(got, want) {
+		t.Errorf("runs %v, want %v", got, want)
+	}
+	if got, want := list("kind=workflow"), map[string]string{ids["flow"]: "workflow badge"}; !maps.Equal(got, want) {
+		t.Errorf("workflow runs %v, want %v", got, want)
+	}
+	if got, want := list("kind=swarm"), map[string]string{ids["helper"]: "swarm"}; !maps.Equal(got, want) {
+		t.Errorf("swarm runs %v, want %v", got, want)
+	}
+	if p := b.get("/ui/?kind=team"); p.status != 400 || !strings.Contains(p.body, "want workflow or swarm") {
+		t.Errorf("kind=team: %d, want 400 with the kinds", p.status)
 	}
 }
