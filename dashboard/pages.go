@@ -19,9 +19,9 @@ import (
 	"github.com/swarmrt/swarm/internal/jsonx"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/server"
-	"github.com/swarmrt/swarm/workflow"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/team"
+	"github.com/swarmrt/swarm/workflow"
 )
 
 // Limits of the pages.

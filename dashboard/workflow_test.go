@@ -45,11 +45,7 @@ func TestWorkflowNodes(t *testing.T) {
 	def := workflow.Define("review", "a reviewed draft",
 		workflow.Then(workflow.Then(workflow.Then(fetch, workflow.Swarm[string, string](helper)), ask), publish))
 	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"helper": {scripted.Text("helped")}}, def, helper)
-	a, err := auth.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+	b := openDashboard(t, rt)
 	ctx := swarmtest.Context(t)
 	id, err := rt.Start(ctx, "review", json.RawMessage(`"the draft"`))
 	if err != nil {
@@ -119,11 +115,7 @@ func TestWorkflowNodesGraphBound(t *testing.T) {
 	g := workflow.NewGraph[int, int]("flow", "ping", 5).Add(workflow.Node(inc("ping")), workflow.Node(inc("pong"))).Edge("ping", "pong").Edge("pong", "ping")
 	def := workflow.Define("rally", "bounded", workflow.Then(inc("fetch"), g.Step()))
 	rt, _ := swarmtest.NewRuntime(t, nil, def)
-	a, err := auth.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+	b := openDashboard(t, rt)
 	ctx := swarmtest.Context(t)
 	id, err := rt.Start(ctx, "rally", json.RawMessage(`0`))
 	if err != nil {
@@ -156,17 +148,24 @@ func TestWorkflowNodesGraphBound(t *testing.T) {
 	}
 }
 
+// openDashboard serves rt's dashboard without login and returns a
+// browser on it.
+func openDashboard(t *testing.T, rt *swarm.Runtime) *browser {
+	t.Helper()
+	a, err := auth.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+}
+
 // The runs list marks the runs of workflows and keeps only one kind of
 // run when asked; an unknown kind is refused.
 func TestRunsListKind(t *testing.T) {
 	helper := swarm.Define[string, string]("helper", "helps", nil)
 	def := workflow.Define("flow", "a workflow", workflow.Func("fetch", func(_ context.Context, in string) (string, error) { return in, nil }))
 	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"helper": {scripted.Text("helped")}}, def, helper)
-	a, err := auth.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+	b := openDashboard(t, rt)
 	ctx := swarmtest.Context(t)
 	ids := map[string]string{}
 	for _, id := range []string{"flow", "helper"} {
