@@ -43,7 +43,7 @@ after(async () => {
   await stop(server);
 });
 
-test("a workflow's drawing: sequence, fork and join, for-each, route, loop, graph, states and child runs", async () => {
+test("a workflow's drawing: sequence, fork and join, for-each, route, loop, graph, states and child runs; the runs list by kind", async () => {
   const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   const page = await ctx.newPage();
   page.setDefaultTimeout(T);
@@ -127,5 +127,17 @@ test("a workflow's drawing: sequence, fork and join, for-each, route, loop, grap
   await page.getByRole("tab", { name: "Nodes" }).click();
   await box("plan").click();
   await page.waitForURL(/find=key%3Aplan/);
+
+  // The runs list marks the workflow's run, and keeps one kind of run.
+  await page.goto(`${base}/ui/?scope=all`);
+  const swarmCell = (id) => page.locator(`#rows tr:has(a[href="/ui/runs/${id}"]) td.swarm`);
+  assert.equal(await swarmCell(runID).locator(".kind-badge").textContent(), "workflow");
+  assert.equal(await swarmCell(childID).locator(".kind-badge").count(), 0, "the blog swarm's run is no workflow's");
+  await page.getByLabel("Kind").selectOption("workflow");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await page.waitForURL(/kind=workflow/);
+  assert.deepEqual(await page.locator("#rows td.swarm").evaluateAll((tds) => tds.map((td) => td.dataset.kind)), ["workflow"]);
+  await checkA11y(page, "runs list by kind");
+  await page.screenshot({ path: path.join(shots, "runs-kind.png") });
   await ctx.close();
 });
