@@ -16,6 +16,9 @@ const (
 	nodeWaiting    = "waiting"
 	nodeDone       = "done"
 	nodeFailed     = "failed"
+	// nodeStopped is a branch a first or quorum join stopped when it had
+	// enough.
+	nodeStopped = "stopped"
 )
 
 // wfNode is one node of a workflow run: its place in the workflow's shape
@@ -74,6 +77,7 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 	visited := map[string]bool{} // the raw keys that opened a visit
 	open := map[string]int{}     // handoffs started and not yet returned, by node
 	var last *wfNode
+	joined := map[string]bool{} // the parallel steps whose join decided
 	for _, ev := range history {
 		key, own := shape.Node(ev.Key) // own: the node's record, not one below it
 		n, ok := byKey[key]
@@ -124,7 +128,19 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		default:
 			n.State = nodeRunning
 		}
+		if ev.Type == swarm.EventRecorded && n.Kind == "parallel" && !own && strings.HasSuffix(ev.Key, "/join") {
+			joined[n.Key] = true
+		}
 		last = n
+	}
+	// A first or quorum join stops the branches still running once it has
+	// decided (recorded under the parallel step's key and "join").
+	for _, n := range nodes {
+		for p := byKey[n.Parent]; p != nil && n.State == nodeRunning; p = byKey[p.Parent] {
+			if joined[p.Key] {
+				n.State = nodeStopped
+			}
+		}
 	}
 	// The node that failed a failed run is the last one it touched or, when
 	// that one finished, the step holding it (a loop or a graph at its

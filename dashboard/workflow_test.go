@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
@@ -202,5 +203,46 @@ func TestRunsListKind(t *testing.T) {
 	}
 	if p := b.get("/ui/?kind=team"); p.status != 400 || !strings.Contains(p.body, "want workflow or swarm") {
 		t.Errorf("kind=team: %d, want 400 with the kinds", p.status)
+	}
+}
+
+// A branch a first join stopped, mid-call, is drawn stopped, and the
+// parallel step done.
+func TestWorkflowNodesStoppedBranch(t *testing.T) {
+	var rt *swarm.Runtime
+	// fast wins once slow is under way: its call is journaled.
+	fast := workflow.Func("fast", func(ctx context.Context, in string) (string, error) {
+		for {
+			evs, err := rt.History(ctx, swarm.RunID(ctx), 0)
+			if err != nil {
+				return "", err
+			}
+			for _, ev := range evs {
+				if ev.Type == swarm.EventHandoffStarted && strings.HasPrefix(ev.Key, "both/slow/") {
+					return in, nil
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
+	slow := workflow.Agent[string, string](&swarm.Agent{Name: "slow", Instructions: "Take your time."})
+	def := workflow.Define("race", "the first wins", workflow.Parallel("both", workflow.Join{Mode: workflow.First}, slow, fast))
+	rt, _ = swarmtest.NewRuntime(t, scripted.Script{"slow": {{Text: "late", Delay: time.Minute}}}, def)
+	b := openDashboard(t, rt)
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "race", json.RawMessage(`"x"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
+		t.Fatalf("run: %v %+v, want completed", err, st)
+	}
+	states, _ := nodes(t, b, id)
+	if want := map[string]string{"both": "done", "both/fast": "done", "both/slow": "stopped"}; !maps.Equal(states, want) {
+		t.Errorf("nodes %v, want %v", states, want)
 	}
 }
