@@ -274,12 +274,22 @@ func (w *workflowDef) define(byName map[string]*swarm.Agent, swarms map[string]b
 	}
 	for _, e := range w.edges {
 		if e.when {
-			g.EdgeIf(e.from, e.to, workflow.FieldEquals(e.field, e.equals))
+			g.EdgeLabeled(e.from, e.to, e.label(), workflow.FieldEquals(e.field, e.equals))
 		} else {
 			g.Edge(e.from, e.to)
 		}
 	}
 	return workflow.New(w.name, w.description, g.Step(), workflow.WithGuardrails(guardrails(w.guardrails)...))
+}
+
+// label is how e's condition reads on the workflow's drawing: "ok =
+// true" ("= true" for the whole output).
+func (e edgeDef) label() string {
+	v, err := json.Marshal(e.equals)
+	if err != nil {
+		v = []byte("?")
+	}
+	return strings.TrimSpace(e.field + " = " + string(v))
 }
 
 // node makes s a graph node with n's retries and timeout.

@@ -21,6 +21,7 @@ import (
 	"github.com/swarmrt/swarm/server"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/team"
+	"github.com/swarmrt/swarm/workflow"
 )
 
 // Limits of the pages.
@@ -41,6 +42,8 @@ const (
 type row struct {
 	swarm.Status
 	Tree model.Usage
+	// Kind is "workflow" for a run of a workflow, "swarm" otherwise.
+	Kind string
 }
 
 type runsData struct {
@@ -48,6 +51,10 @@ type runsData struct {
 	Swarms             []string
 	Swarm, State, Time string
 	Scope, Q, After    string
+	// Kind keeps only runs of workflows ("workflow") or of the other
+	// swarms ("swarm").
+	Kind  string
+	Kinds []choice
 	// Text searches the runs' inputs, results and reasons (textMatch).
 	Text string
 	// Deleted is the run just deleted from its page.
@@ -63,6 +70,7 @@ type runsData struct {
 type choice struct{ Value, Label string }
 
 var times = []choice{{"", "any time"}, {"1h", "last hour"}, {"24h", "last 24 hours"}, {"168h", "last 7 days"}, {"720h", "last 30 days"}}
+var kinds = []choice{{"", "any kind"}, {"workflow", "workflows"}, {"swarm", "swarms"}}
 var scopes = []choice{{"top", "top-level runs"}, {"all", "all runs"}, {"children", "child runs only"}}
 
 // visibleSwarms lists the registered swarms the caller may use.
@@ -81,7 +89,7 @@ func (d *Dashboard) visibleSwarms(ctx context.Context) []swarm.Definition {
 func (d *Dashboard) runsFilter(r *http.Request) (store.Filter, runsData, error) {
 	q := r.URL.Query()
 	data := runsData{
-		Swarm: q.Get("swarm"), State: q.Get("state"), Time: q.Get("time"), Scope: q.Get("scope"),
+		Swarm: q.Get("swarm"), State: q.Get("state"), Time: q.Get("time"), Scope: q.Get("scope"), Kind: q.Get("kind"), Kinds: kinds,
 		Q: strings.TrimSpace(q.Get("q")), Text: strings.TrimSpace(q.Get("text")), After: q.Get("after"), Deleted: q.Get("deleted"),
 		States: []string{"running", "paused", "completed", "failed", "stopped"}, Times: times, Scopes: scopes, Now: time.Now(),
 	}
@@ -109,6 +117,9 @@ func (d *Dashboard) runsFilter(r *http.Request) (store.Filter, runsData, error) 
 	default:
 		return f, data, fmt.Errorf("%w: scope %q: want top, all or children", swarm.ErrInvalidInput, data.Scope)
 	}
+	if data.Kind != "" && data.Kind != "workflow" && data.Kind != "swarm" {
+		return f, data, fmt.Errorf("%w: kind %q: want workflow or swarm", swarm.ErrInvalidInput, data.Kind)
+	}
 	if len(data.Q) > 200 || len(data.Text) > 200 || len(data.After) > 200 {
 		return f, data, fmt.Errorf("%w: search or cursor longer than 200 bytes", swarm.ErrInvalidInput)
 	}
@@ -118,7 +129,7 @@ func (d *Dashboard) runsFilter(r *http.Request) (store.Filter, runsData, error) 
 		}
 	}
 	v := url.Values{}
-	for k, val := range map[string]string{"swarm": data.Swarm, "state": data.State, "time": data.Time, "scope": data.Scope, "q": data.Q, "text": data.Text} {
+	for k, val := range map[string]string{"swarm": data.Swarm, "state": data.State, "time": data.Time, "scope": data.Scope, "q": data.Q, "text": data.Text, "kind": data.Kind} {
 		if val != "" {
 			v.Set(k, val)
 		}
@@ -137,11 +148,13 @@ func (d *Dashboard) runsPage(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
+	workflows := d.workflowIDs()
 	var keep func(swarm.Status) bool
-	if data.Scope == "children" || data.Text != "" {
+	if data.Scope == "children" || data.Text != "" || data.Kind != "" {
 		needle := strings.ToLower(data.Text)
 		keep = func(st swarm.Status) bool {
-			return (data.Scope != "children" || st.Parent != "") && (needle == "" || d.textMatch(ctx, st, needle))
+			return (data.Scope != "children" || st.Parent != "") && (needle == "" || d.textMatch(ctx, st, needle)) &&
+				(data.Kind == "" || kindOf(workflows, st) == data.Kind)
 		}
 	}
 	statuses, next, err := d.list(ctx, f, keep, data.After)
@@ -153,6 +166,7 @@ func (d *Dashboard) runsPage(w http.ResponseWriter, r *http.Request) {
 	data.Rows = make([]row, len(statuses))
 	for i, st := range statuses {
 		data.Rows[i] = d.withTree(ctx, st)
+		data.Rows[i].Kind = kindOf(workflows, st)
 	}
 	name := "runs"
 	if r.URL.Query().Get("fragment") == "rows" {
@@ -161,6 +175,27 @@ func (d *Dashboard) runsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.render(w, r, http.StatusOK, name, data)
+}
+
+// workflowIDs returns the ids of the registered swarms that are
+// workflows.
+func (d *Dashboard) workflowIDs() map[string]bool {
+	ids := map[string]bool{}
+	for _, def := range d.rt.Swarms() {
+		if _, ok := workflow.Describe(def); ok {
+			ids[def.ID()] = true
+		}
+	}
+	return ids
+}
+
+// kindOf is the kind of run st: "workflow" when its swarm is one of
+// workflows, "swarm" otherwise.
+func kindOf(workflows map[string]bool, st swarm.Status) string {
+	if workflows[st.Swarm] {
+		return "workflow"
+	}
+	return "swarm"
 }
 
 // list returns a page of runs after run after, keeping only those keep

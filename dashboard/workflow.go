@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -17,6 +16,9 @@ const (
 	nodeWaiting    = "waiting"
 	nodeDone       = "done"
 	nodeFailed     = "failed"
+	// nodeStopped is a branch a first or quorum join stopped when it had
+	// enough.
+	nodeStopped = "stopped"
 )
 
 // wfNode is one node of a workflow run: its place in the workflow's shape
@@ -29,57 +31,19 @@ type wfNode struct {
 	Visits int
 	// Children are the child runs the node started (swarm nodes).
 	Children []string
-	// X, Y are the node's box in the drawing: a row per node, indented by
-	// depth.
-	X, Y int
+	// X, Y, W, H are the node's box (or frame) in the drawing.
+	X, Y, W, H int
 }
-
-// wfEdge is a graph edge in the drawing: an arc on the right from one
-// node's row to another's.
-type wfEdge struct {
-	From, To string
-	Path     string
-}
-
-// Sizes of the drawing (in SVG user units).
-const (
-	wfRowH   = 34
-	wfBoxW   = 260
-	wfBoxH   = 26
-	wfIndent = 24
-)
 
 // workflowData is the Nodes tab of a workflow run.
 type workflowData struct {
 	Run           swarm.Status
 	Nodes         []*wfNode
+	Frames        []wfFrame
 	Edges         []wfEdge
+	Pills         []wfPill
+	Boxes         []*wfNode
 	Width, Height int
-}
-
-// layout places each node on its row and draws the graphs' edges as arcs
-// right of the boxes, each a little further out than the one before.
-func (w *workflowData) layout() {
-	row := map[string]*wfNode{}
-	maxX := 0
-	for i, n := range w.Nodes {
-		n.X, n.Y = 4+n.Depth*wfIndent, 4+i*wfRowH
-		maxX = max(maxX, n.X+wfBoxW)
-		row[n.Key] = n
-	}
-	for _, n := range w.Nodes {
-		for _, to := range n.Next {
-			m, ok := row[to]
-			if !ok {
-				continue
-			}
-			out := maxX + 14 + 10*len(w.Edges)
-			y1, y2 := n.Y+wfBoxH/2, m.Y+wfBoxH/2
-			w.Edges = append(w.Edges, wfEdge{From: n.Key, To: to, Path: fmt.Sprintf("M%d %d H%d V%d H%d", n.X+wfBoxW, y1, out, y2, m.X+wfBoxW+6)})
-		}
-	}
-	w.Width = maxX + 24 + 10*len(w.Edges)
-	w.Height = 8 + len(w.Nodes)*wfRowH
 }
 
 // shapeOf returns the shape of run st's workflow, when its swarm is one.
@@ -113,6 +77,7 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 	visited := map[string]bool{} // the raw keys that opened a visit
 	open := map[string]int{}     // handoffs started and not yet returned, by node
 	var last *wfNode
+	joined := map[string]bool{} // the parallel steps whose join decided
 	for _, ev := range history {
 		key, own := shape.Node(ev.Key) // own: the node's record, not one below it
 		n, ok := byKey[key]
@@ -163,7 +128,19 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		default:
 			n.State = nodeRunning
 		}
+		if ev.Type == swarm.EventRecorded && n.Kind == "parallel" && !own && strings.HasSuffix(ev.Key, "/join") {
+			joined[n.Key] = true
+		}
 		last = n
+	}
+	// A first or quorum join stops the branches still running once it has
+	// decided (recorded under the parallel step's key and "join").
+	for _, n := range nodes {
+		for p := byKey[n.Parent]; p != nil && n.State == nodeRunning; p = byKey[p.Parent] {
+			if joined[p.Key] {
+				n.State = nodeStopped
+			}
+		}
 	}
 	// The node that failed a failed run is the last one it touched or, when
 	// that one finished, the step holding it (a loop or a graph at its
@@ -213,7 +190,10 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		if started == 0 {
 			continue
 		}
-		if state == nodeDone && done < total && !st.State.Terminal() {
+		// A route runs one of its routes, a first or quorum join stops the
+		// branches it did not take: done when those that started are.
+		some := p.Kind == "route" || strings.HasPrefix(p.Join, "first") || strings.HasPrefix(p.Join, "quorum")
+		if state == nodeDone && done < total && !some && !st.State.Terminal() {
 			state = nodeRunning
 		}
 		p.State = state

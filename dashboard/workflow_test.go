@@ -3,9 +3,11 @@ package dashboard_test
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
@@ -44,11 +46,7 @@ func TestWorkflowNodes(t *testing.T) {
 	def := workflow.Define("review", "a reviewed draft",
 		workflow.Then(workflow.Then(workflow.Then(fetch, workflow.Swarm[string, string](helper)), ask), publish))
 	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"helper": {scripted.Text("helped")}}, def, helper)
-	a, err := auth.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+	b := openDashboard(t, rt)
 	ctx := swarmtest.Context(t)
 	id, err := rt.Start(ctx, "review", json.RawMessage(`"the draft"`))
 	if err != nil {
@@ -79,7 +77,7 @@ func TestWorkflowNodes(t *testing.T) {
 	if !strings.Contains(rows["fetch"], "1 visit<") || !strings.Contains(rows["fetch"], "?find=key%3Afetch") {
 		t.Errorf("fetch's row %q: want 1 visit and a link to its events", rows["fetch"])
 	}
-	if p := b.get("/ui/runs/" + id + "/nodes"); !strings.Contains(p.body, `class="wf-s-waiting"`) || strings.Count(p.body, "<rect") != len(want) {
+	if p := b.get("/ui/runs/" + id + "/nodes"); !strings.Contains(p.body, `class="wf-s-waiting"`) || strings.Count(p.body, `class="wf-box `) != len(want) {
 		t.Errorf("the drawing has not one box per node, the human node's waiting: %s", p.body)
 	}
 	page := b.get("/ui/runs/" + id)
@@ -118,11 +116,7 @@ func TestWorkflowNodesGraphBound(t *testing.T) {
 	g := workflow.NewGraph[int, int]("flow", "ping", 5).Add(workflow.Node(inc("ping")), workflow.Node(inc("pong"))).Edge("ping", "pong").Edge("pong", "ping")
 	def := workflow.Define("rally", "bounded", workflow.Then(inc("fetch"), g.Step()))
 	rt, _ := swarmtest.NewRuntime(t, nil, def)
-	a, err := auth.New(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+	b := openDashboard(t, rt)
 	ctx := swarmtest.Context(t)
 	id, err := rt.Start(ctx, "rally", json.RawMessage(`0`))
 	if err != nil {
@@ -141,7 +135,114 @@ func TestWorkflowNodesGraphBound(t *testing.T) {
 	if !strings.Contains(rows["flow/ping"], "3 visits") || !strings.Contains(rows["flow/pong"], "2 visits") || !strings.Contains(rows["flow/pong"], "→ flow/ping") {
 		t.Errorf("rows %q and %q: want 3 and 2 visits and the edge back to ping", rows["flow/ping"], rows["flow/pong"])
 	}
-	if p := b.get("/ui/runs/" + id + "/nodes"); strings.Count(p.body, `class="wf-edge"`) != 2 {
-		t.Errorf("the drawing has not the graph's 2 edges: %s", p.body)
+	p := b.get("/ui/runs/" + id + "/nodes")
+	for _, edge := range []string{
+		`class="wf-edge wf-flow" d="M`, `data-from="flow/ping" data-to="flow/pong"`, // down a layer
+		`class="wf-edge wf-cycle" d="M`, `data-from="flow/pong" data-to="flow/ping"`, // back up the cycle
+	} {
+		if !strings.Contains(p.body, edge) {
+			t.Errorf("the drawing has no %s: %s", edge, p.body)
+		}
+	}
+	if !strings.Contains(p.body, `data-frame="flow" data-state="failed" data-bound="5"`) {
+		t.Errorf("the graph's frame is not failed with its bound: %s", p.body)
+	}
+}
+
+// openDashboard serves rt's dashboard without login and returns a
+// browser on it.
+func openDashboard(t *testing.T, rt *swarm.Runtime) *browser {
+	t.Helper()
+	a, err := auth.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newBrowser(t, serveDashboard(t, rt, dashboard.Options{Auth: a}).URL)
+}
+
+// The runs list marks the runs of workflows and keeps only one kind of
+// run when asked; an unknown kind is refused.
+func TestRunsListKind(t *testing.T) {
+	helper := swarm.Define[string, string]("helper", "helps", nil)
+	def := workflow.Define("flow", "a workflow", workflow.Func("fetch", func(_ context.Context, in string) (string, error) { return in, nil }))
+	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"helper": {scripted.Text("helped")}}, def, helper)
+	b := openDashboard(t, rt)
+	ctx := swarmtest.Context(t)
+	ids := map[string]string{}
+	for _, id := range []string{"flow", "helper"} {
+		run, err := rt.Start(ctx, id, json.RawMessage(`"x"`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.Wait(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		ids[id] = run
+	}
+	row := regexp.MustCompile(`(?s)<tr>\s*<td class="id"><a href="/ui/runs/([^"]+)".*?<td class="swarm" data-kind="([a-z]+)">([^<]*)(<span class="kind-badge">workflow</span>)?`)
+	list := func(query string) map[string]string {
+		t.Helper()
+		p := b.get("/ui/?" + query)
+		if p.status != 200 {
+			t.Fatalf("runs ?%s: %d", query, p.status)
+		}
+		got := map[string]string{}
+		for _, m := range row.FindAllStringSubmatch(p.body, -1) {
+			got[m[1]] = m[2] + map[bool]string{true: " badge", false: ""}[m[4] != ""]
+		}
+		return got
+	}
+	if got, want := list(""), map[string]string{ids["flow"]: "workflow badge", ids["helper"]: "swarm"}; !maps.Equal(got, want) {
+		t.Errorf("runs %v, want %v", got, want)
+	}
+	if got, want := list("kind=workflow"), map[string]string{ids["flow"]: "workflow badge"}; !maps.Equal(got, want) {
+		t.Errorf("workflow runs %v, want %v", got, want)
+	}
+	if got, want := list("kind=swarm"), map[string]string{ids["helper"]: "swarm"}; !maps.Equal(got, want) {
+		t.Errorf("swarm runs %v, want %v", got, want)
+	}
+	if p := b.get("/ui/?kind=team"); p.status != 400 || !strings.Contains(p.body, "want workflow or swarm") {
+		t.Errorf("kind=team: %d, want 400 with the kinds", p.status)
+	}
+}
+
+// A branch a first join stopped, mid-call, is drawn stopped, and the
+// parallel step done.
+func TestWorkflowNodesStoppedBranch(t *testing.T) {
+	var rt *swarm.Runtime
+	// fast wins once slow is under way: its call is journaled.
+	fast := workflow.Func("fast", func(ctx context.Context, in string) (string, error) {
+		for {
+			evs, err := rt.History(ctx, swarm.RunID(ctx), 0)
+			if err != nil {
+				return "", err
+			}
+			for _, ev := range evs {
+				if ev.Type == swarm.EventHandoffStarted && strings.HasPrefix(ev.Key, "both/slow/") {
+					return in, nil
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
+	slow := workflow.Agent[string, string](&swarm.Agent{Name: "slow", Instructions: "Take your time."})
+	def := workflow.Define("race", "the first wins", workflow.Parallel("both", workflow.Join{Mode: workflow.First}, slow, fast))
+	rt, _ = swarmtest.NewRuntime(t, scripted.Script{"slow": {{Text: "late", Delay: time.Minute}}}, def)
+	b := openDashboard(t, rt)
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "race", json.RawMessage(`"x"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
+		t.Fatalf("run: %v %+v, want completed", err, st)
+	}
+	states, _ := nodes(t, b, id)
+	if want := map[string]string{"both": "done", "both/fast": "done", "both/slow": "stopped"}; !maps.Equal(states, want) {
+		t.Errorf("nodes %v, want %v", states, want)
 	}
 }

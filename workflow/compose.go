@@ -98,13 +98,8 @@ func Parallel[In, Out any](name string, join Join, branches ...Step[In, Out]) St
 	if s.err == nil {
 		s.err = unique("parallel "+name, names)
 	}
-	s.inner = func(key, parent string) []ShapeNode {
-		var out []ShapeNode
-		for _, b := range branches {
-			out = append(out, b.nodes(key, parent)...)
-		}
-		return out
-	}
+	s.inner = func(key, parent string) []ShapeNode { return branchShapes(branches, key, parent) }
+	s.shape = func(n *ShapeNode) { n.Join = join.String() }
 	need := len(branches)
 	switch join.Mode {
 	case All:
@@ -137,6 +132,7 @@ func Parallel[In, Out any](name string, join Join, branches ...Step[In, Out]) St
 func ForEach[In, Out any](name string, step Step[In, Out]) Step[[]In, []Out] {
 	err := errors.Join(checkName(name), step.err)
 	return Step[[]In, []Out]{name: name, kind: "foreach", err: err, targets: step.targets, inner: step.nodes,
+		shape: func(n *ShapeNode) { n.Join = "all" },
 		run: func(ctx context.Context, x *exec, key string, in []In) ([]Out, error) {
 			out := make([]Out, len(in))
 			errs := x.d.Parallel(ctx, len(in), func(ctx context.Context, i int) error {
@@ -326,9 +322,34 @@ func UntilFunc[T any](done func(T) bool) Until[T] { return Until[T]{fn: done} }
 
 // UntilAgent ends a loop when evaluator, given a round's output (text, or
 // JSON), answers with DONE as its first word (in any case); any other
-// answer goes on. Each verdict is journaled under the round's key
-// +"/until".
+// answer goes on, and is the feedback of the next round: every agent and
+// swarm node of that round gets it after its input ("Feedback on the
+// previous round: ..."), and a Go function reads it with [Feedback]. Each
+// verdict is journaled under the round's key +"/until", so a replay gives
+// the next round the same feedback.
 func UntilAgent[T any](evaluator *swarm.Agent) Until[T] { return Until[T]{agent: evaluator} }
+
+// feedbackKey is the context key of a loop round's feedback.
+type feedbackKey struct{}
+
+// Feedback returns the feedback a [Loop]'s evaluator ([UntilAgent]) gave
+// on the previous round, inside the round after it (the innermost loop's,
+// when loops nest): why the output was not done yet. It is false in a
+// loop's first round (unless an outer loop's round has feedback) and
+// outside loops.
+func Feedback(ctx context.Context) (string, bool) {
+	f, ok := ctx.Value(feedbackKey{}).(string)
+	return f, ok
+}
+
+// withFeedback is request with the feedback of the loop round ctx is in,
+// if any, after it.
+func withFeedback(ctx context.Context, request string) string {
+	if f, ok := Feedback(ctx); ok {
+		return request + "\n\nFeedback on the previous round: " + f
+	}
+	return request
+}
 
 // Loop runs body on its own output, round after round (each round's keys
 // under the loop's key and the round's number, from 1), until until says
@@ -347,38 +368,50 @@ func Loop[T any](name string, rounds int, until Until[T], body Step[T, T]) Step[
 		targets = append(slices.Clone(targets), swarm.ToAgent(until.agent))
 	}
 	return Step[T, T]{name: name, kind: "loop", err: err, targets: targets, inner: body.nodes,
+		shape: func(n *ShapeNode) {
+			n.Bound = rounds
+			if until.agent != nil {
+				n.Agent = until.agent.Name
+			}
+		},
 		run: func(ctx context.Context, x *exec, key string, v T) (T, error) {
+			rctx := ctx
 			for i := 1; i <= rounds; i++ {
 				rkey := key + "/" + strconv.Itoa(i)
-				out, err := body.exec(ctx, x, rkey, v)
+				out, err := body.exec(rctx, x, rkey, v)
 				if err != nil {
 					return v, err
 				}
 				v = out
-				done, err := until.done(ctx, x, rkey+"/until", v)
+				done, feedback, err := until.done(ctx, x, rkey+"/until", v)
 				if err != nil || done {
 					return v, err
+				}
+				if until.agent != nil {
+					rctx = context.WithValue(ctx, feedbackKey{}, feedback)
 				}
 			}
 			return v, &swarm.Failure{Reason: fmt.Sprintf("loop %s: not done after %d rounds (its bound)", key, rounds)}
 		}}
 }
 
-// done asks u whether v is done.
-func (u Until[T]) done(ctx context.Context, x *exec, key string, v T) (bool, error) {
+// done asks u whether v is done; an evaluator's answer is the feedback
+// when it is not.
+func (u Until[T]) done(ctx context.Context, x *exec, key string, v T) (bool, string, error) {
 	if u.fn != nil {
-		return u.fn(v), nil
+		return u.fn(v), "", nil
 	}
 	req, err := text(v)
 	if err != nil {
-		return false, &swarm.Failure{Reason: "step " + key + ": " + err.Error()}
+		return false, "", &swarm.Failure{Reason: "step " + key + ": " + err.Error()}
 	}
 	verdict, err := x.d.Delegate(ctx, key, u.agent.Name, req)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
-	first, _, _ := strings.Cut(strings.TrimSpace(verdict), " ")
-	return strings.EqualFold(strings.Trim(first, ".!:,"), "done"), nil
+	verdict = strings.TrimSpace(verdict)
+	first, _, _ := strings.Cut(verdict, " ")
+	return strings.EqualFold(strings.Trim(first, ".!:,"), "done"), verdict, nil
 }
 
 // Picker picks a [Route]'s next step: a Go function or a router agent.
@@ -418,12 +451,9 @@ func Route[In, Out any](name string, pick Picker[In], routes ...Step[In, Out]) S
 	if s.err == nil {
 		s.err = unique("route "+name, names)
 	}
-	s.inner = func(key, parent string) []ShapeNode {
-		var out []ShapeNode
-		for _, r := range routes {
-			out = append(out, r.nodes(key, parent)...)
-		}
-		return out
+	s.inner = func(key, parent string) []ShapeNode { return branchShapes(routes, key, parent) }
+	if pick.agent != nil {
+		s.shape = func(n *ShapeNode) { n.Agent = pick.agent.Name }
 	}
 	if len(routes) == 0 {
 		s.err = errors.Join(s.err, fmt.Errorf("route %s: no routes", name))

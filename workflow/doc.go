@@ -38,6 +38,21 @@
 // names the node and the bound. The run tree's limits and budgets
 // (swarm.Config) count every node too.
 //
+// # Feedback
+//
+// A loop an evaluator ends ([UntilAgent]) carries the evaluator's answer on
+// a round that is not done, why not, into the next round: its agent and
+// swarm nodes get it after their input ("Feedback on the previous round:
+// ..."), and its Go functions read it with [Feedback]. The answer is
+// journaled, so a replay gives the round the same feedback.
+//
+// # Shape
+//
+// [Describe] gives a workflow's shape for a reader that draws it (the
+// dashboard's Nodes tab): every step in order, the branch of a parallel
+// step or a route each is on, joins, bounds, the evaluator or router, a
+// graph's start and its edges with their conditions ([Graph.EdgeLabeled]).
+//
 // # Telemetry
 //
 // Each drive of a workflow has an OpenTelemetry span invoke_workflow

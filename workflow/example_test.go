@@ -63,3 +63,40 @@ func ExampleDefine() {
 	// shorten/4/trim
 	// writer/tool/next
 }
+
+// An evaluator ends a loop, and its answer on a round that is not done is
+// the next round's feedback: the editor is asked with it, and a Go
+// function reads it with Feedback.
+func ExampleFeedback() {
+	editor := &swarm.Agent{Name: "editor", Instructions: "Improve the tagline."}
+	judge := &swarm.Agent{Name: "judge", Instructions: "Answer DONE if the tagline is good, else say why not."}
+	note := workflow.Func("note", func(ctx context.Context, s string) (string, error) {
+		if f, ok := workflow.Feedback(ctx); ok {
+			fmt.Println("feedback:", f)
+		}
+		return s, nil
+	})
+	polish := workflow.Define("polish", "Polishes a tagline", workflow.Loop("polish", 3, workflow.UntilAgent[string](judge),
+		workflow.Then(workflow.Agent[string, string](editor), note)))
+
+	rt, _ := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{
+		"editor": {scripted.Text("Tea from the sun, anywhere you go"), scripted.Text("Sun-brewed tea")},
+		"judge":  {scripted.Text("Too long."), scripted.Text("DONE")},
+	})})
+	defer rt.Close()
+	ctx := context.Background()
+	run, _ := polish.Start(ctx, rt, "Tea")
+	res, _ := run.Wait(ctx)
+	fmt.Println(res.(swarm.Completed[string]).Output)
+	history, _ := rt.History(ctx, run.ID(), 0)
+	for _, ev := range history {
+		if ev.Type == swarm.EventHandoffStarted && ev.Target == "editor" {
+			fmt.Printf("editor asked: %q\n", ev.Request)
+		}
+	}
+	// Output:
+	// feedback: Too long.
+	// Sun-brewed tea
+	// editor asked: "Tea"
+	// editor asked: "Tea from the sun, anywhere you go\n\nFeedback on the previous round: Too long."
+}

@@ -39,8 +39,9 @@ type Graph[In, Out any] struct {
 }
 
 type edge struct {
-	to   string
-	when Cond
+	to    string
+	when  Cond
+	label string
 }
 
 // Cond is an edge's condition on the output of the node it leaves.
@@ -110,7 +111,14 @@ func (g *Graph[In, Out]) Edge(from, to string) *Graph[In, Out] { return g.EdgeIf
 // EdgeIf adds an edge from node from to node to, taken when when holds
 // for from's output (and no edge added before it from the same node was).
 func (g *Graph[In, Out]) EdgeIf(from, to string, when Cond) *Graph[In, Out] {
-	g.edges[from] = append(g.edges[from], edge{to: to, when: when})
+	return g.EdgeLabeled(from, to, "", when)
+}
+
+// EdgeLabeled is [Graph.EdgeIf] with a label that says what the
+// condition is ("approved", "score < 7"), for the graph's drawing (see
+// [ShapeNode].Labels).
+func (g *Graph[In, Out]) EdgeLabeled(from, to, label string, when Cond) *Graph[In, Out] {
+	g.edges[from] = append(g.edges[from], edge{to: to, when: when, label: label})
 	return g
 }
 
@@ -187,8 +195,12 @@ func (g *Graph[In, Out]) Step() Step[In, Out] {
 		for _, name := range order {
 			ns := nodes[name].nodes(key, parent)
 			if len(ns) > 0 {
+				ns[0].Start = name == start
+				conditional := false
 				for _, e := range edges[name] {
 					ns[0].Next = append(ns[0].Next, join(key, e.to))
+					ns[0].Labels = append(ns[0].Labels, label(e, conditional))
+					conditional = conditional || e.when != nil
 				}
 			}
 			out = append(out, ns...)
@@ -196,6 +208,7 @@ func (g *Graph[In, Out]) Step() Step[In, Out] {
 		return out
 	}
 	return Step[In, Out]{name: g.name, kind: "graph", err: err, targets: targets, inner: inner,
+		shape: func(n *ShapeNode) { n.Bound = maxSteps },
 		run: func(ctx context.Context, x *exec, key string, in In) (Out, error) {
 			var zero Out
 			v, err := encode(in)

@@ -59,7 +59,7 @@ func delegate[In, Out any](name, kind string, h swarm.Handoff) Step[In, Out] {
 			if err != nil {
 				return zero, &swarm.Failure{Reason: "step " + key + ": input: " + err.Error()}
 			}
-			answer, err := x.d.Delegate(ctx, key, target, req)
+			answer, err := x.d.Delegate(ctx, key, target, withFeedback(ctx, req))
 			if err != nil {
 				return zero, err
 			}

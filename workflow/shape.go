@@ -33,6 +33,26 @@ type ShapeNode struct {
 	// Next are the keys of the nodes a graph's edges lead to from this
 	// one, in the order the edges were added.
 	Next []string
+	// Labels are the conditions of the edges in Next, one per edge: ""
+	// for an edge always taken, "otherwise" for one always taken after
+	// conditional ones, the label given to [Graph.EdgeLabeled] (or the
+	// field and value of [FieldEquals]'s condition, in swarm.yaml), or
+	// "if" for a condition with no label.
+	Labels []string
+	// Branch is, for a step directly inside a parallel step or a route,
+	// the index of the branch or route it belongs to (the steps of one
+	// branch, a sequence, share it and run in their order).
+	Branch int
+	// Start marks a graph's start node.
+	Start bool
+	// Bound is a loop's rounds or a graph's max steps.
+	Bound int
+	// Join is how a parallel step joins its branches ("all", "all,
+	// tolerating failures", "first", "quorum 2"); "all" for a for-each.
+	Join string
+	// Agent names a loop's evaluator agent or a route's router agent (""
+	// when a Go function decides).
+	Agent string
 }
 
 // Node returns the key of the shape's node that a journal step key
@@ -96,8 +116,56 @@ func (s Step[In, Out]) nodes(prefix, parent string) []ShapeNode {
 	}
 	key := join(prefix, s.name)
 	out := []ShapeNode{{Key: key, Kind: s.kind, Parent: parent}}
+	if s.shape != nil {
+		s.shape(&out[0])
+	}
 	if s.inner != nil {
 		out = append(out, s.inner(key, key)...)
 	}
 	return out
+}
+
+// branchShapes returns the shape of steps below key, each the branch of its
+// index.
+func branchShapes[In, Out any](steps []Step[In, Out], key, parent string) []ShapeNode {
+	var out []ShapeNode
+	for i, b := range steps {
+		ns := b.nodes(key, parent)
+		for j := range ns {
+			if ns[j].Parent == parent {
+				ns[j].Branch = i
+			}
+		}
+		out = append(out, ns...)
+	}
+	return out
+}
+
+// label is how an edge's condition reads: "" always, "otherwise" always
+// after conditional edges, or the condition's label ("if" when it has
+// none).
+func label(e edge, conditional bool) string {
+	switch {
+	case e.when == nil && conditional:
+		return "otherwise"
+	case e.when == nil:
+		return ""
+	case e.label != "":
+		return e.label
+	}
+	return "if"
+}
+
+// String is how a join reads on a drawing.
+func (j Join) String() string {
+	switch j.Mode {
+	case First:
+		return "first"
+	case Quorum:
+		return "quorum " + strconv.Itoa(j.N)
+	}
+	if j.Tolerate {
+		return "all, tolerating failures"
+	}
+	return "all"
 }

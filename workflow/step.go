@@ -35,6 +35,9 @@ type Step[In, Out any] struct {
 	describe func() []string // the keyed names at this level, for the duplicate check
 	// inner is the shape of the steps inside this one, below key.
 	inner func(key, parent string) []ShapeNode
+	// shape adds what the step's kind tells of its own node of the shape
+	// (a loop's bound, a join).
+	shape func(n *ShapeNode)
 }
 
 // Name is the step's name, the last segment of its key ("" for an unnamed

@@ -120,6 +120,40 @@ func TestLoopEvaluator(t *testing.T) {
 	}
 }
 
+// The evaluator's answer on a round that is not done reaches the next
+// round: after the input of its agent nodes, and to its Go functions by
+// workflow.Feedback; the first round has none.
+func TestLoopEvaluatorFeedback(t *testing.T) {
+	var seen []string
+	note := workflow.Func("note", func(ctx context.Context, s string) (string, error) {
+		f, ok := workflow.Feedback(ctx)
+		seen = append(seen, fmt.Sprintf("%v:%s", ok, f))
+		return s, nil
+	})
+	body := workflow.Then(workflow.Agent[string, string](agent("editor")), note)
+	def := workflow.Define("editing", "edits", workflow.Loop("edit", 4, workflow.UntilAgent[string](agent("judge")), body))
+	rt, id, st := run(t, def, scripted.Script{
+		"editor": {scripted.Text("v1"), scripted.Text("v2"), scripted.Text("v3")},
+		"judge":  {scripted.Text("Too long: cut the intro."), scripted.Text("Still no title."), scripted.Text("DONE")},
+	}, `"x"`)
+	if st.State != swarm.StateCompleted || string(st.Result) != `"v3"` {
+		t.Fatalf("state %s (%s) result %s, want completed with v3", st.State, st.Reason, st.Result)
+	}
+	var requests []string
+	for _, ev := range swarmtest.Events(t, rt, id) {
+		if ev.Type == swarm.EventHandoffStarted && ev.Target == "editor" {
+			requests = append(requests, ev.Request)
+		}
+	}
+	want := []string{"x", "v1\n\nFeedback on the previous round: Too long: cut the intro.", "v2\n\nFeedback on the previous round: Still no title."}
+	if !slices.Equal(requests, want) {
+		t.Errorf("the editor was asked %q, want %q", requests, want)
+	}
+	if want := []string{"false:", "true:Too long: cut the intro.", "true:Still no title."}; !slices.Equal(seen, want) {
+		t.Errorf("Feedback in the Go function: %q, want %q", seen, want)
+	}
+}
+
 // An LLM router that answers with no route's name is asked again, a
 // bounded number of times.
 func TestRouteRouterRetries(t *testing.T) {
@@ -540,5 +574,36 @@ func TestDescribe(t *testing.T) {
 	}
 	if _, ok := workflow.Describe(swarm.Define[string, string]("plain", "no workflow", nil)); ok {
 		t.Error("Describe of a plain swarm: ok")
+	}
+}
+
+// Describe says what a drawing needs beyond the order: which branch of a
+// parallel step or a route each step is on, the join, a loop's bound and
+// evaluator, a route's router, a graph's start, bound and the conditions
+// of its edges.
+func TestDescribeDetails(t *testing.T) {
+	id := func(name string) workflow.Step[string, string] {
+		return workflow.Func(name, func(_ context.Context, s string) (string, error) { return s, nil })
+	}
+	both := workflow.Parallel("both", workflow.Join{Mode: workflow.Quorum, N: 1}, id("a"), workflow.Then(id("b1"), id("b2")))
+	pick := workflow.Route("pick", workflow.PickAgent[string](agent("router"), 1), id("x"), id("y"))
+	polish := workflow.Loop("polish", 4, workflow.UntilAgent[string](agent("judge")), id("edit"))
+	g := workflow.NewGraph[string, string]("flow", "ask", 7).Add(workflow.Node(id("draft")), workflow.Node(id("ask"))).
+		EdgeLabeled("ask", "draft", "refused", workflow.FieldEquals("ok", false)).Edge("ask", "draft").EdgeIf("draft", "ask", workflow.FieldEquals("n", 1))
+	glue := workflow.Func("glue", func(_ context.Context, s []string) (string, error) { return strings.Join(s, ""), nil })
+	def := workflow.Define("detailed", "details", workflow.Then(workflow.Then(both, glue), workflow.Then(pick, workflow.Then(polish, g.Step()))))
+	shape, _ := workflow.Describe(def)
+	var got []string
+	for _, n := range shape.Nodes {
+		got = append(got, fmt.Sprintf("%s:b%d:%s:%d:%s:%v:%v:%v", n.Key, n.Branch, n.Join, n.Bound, n.Agent, n.Start, n.Next, n.Labels))
+	}
+	want := []string{
+		"both:b0:quorum 1:0::false:[]:[]", "both/a:b0::0::false:[]:[]", "both/b1:b1::0::false:[]:[]", "both/b2:b1::0::false:[]:[]",
+		"glue:b0::0::false:[]:[]", "pick:b0::0:router:false:[]:[]", "pick/x:b0::0::false:[]:[]", "pick/y:b1::0::false:[]:[]",
+		"polish:b0::4:judge:false:[]:[]", "polish/edit:b0::0::false:[]:[]",
+		"flow:b0::7::false:[]:[]", "flow/draft:b0::0::false:[flow/ask]:[if]", "flow/ask:b0::0::true:[flow/draft flow/draft]:[refused otherwise]",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("shape\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,6 +88,85 @@ func TestWorkflowKilledRecoveredAnswered(t *testing.T) {
 	for _, node := range []string{"plan", "draft", "edit"} {
 		if k := "model_response article/" + node + "/h/next/t1/model"; seen[k] != 1 {
 			t.Errorf("%s journaled %d times, want once: %v", k, seen[k], seen)
+		}
+	}
+}
+
+// boundFiles has a workflow whose graph cycles (a writer and a critic who
+// never approves) and one whose node loops on itself (an editor never
+// done), each bounded by its max_steps.
+var boundFiles = map[string]string{
+	"swarm.yaml": `version: 1
+model: scripted:script.yaml
+agents:
+  writer: {instructions: Write.}
+  critic: {instructions: Criticise in JSON.}
+  editor: {instructions: Edit in JSON.}
+workflows:
+  review:
+    max_steps: 5
+    nodes:
+      write: {agent: writer}
+      judge: {agent: critic}
+    edges:
+      - {from: write, to: judge}
+      - {from: judge, to: write, when: {field: ok, equals: false}}
+  polish:
+    max_steps: 3
+    nodes:
+      edit: {agent: editor}
+    edges:
+      - {from: edit, to: edit, when: {field: done, equals: false}}
+`,
+	"script.yaml": `writer:
+  - text: draft 1
+  - text: draft 2
+  - text: draft 3
+critic:
+  - text: '{"ok": false}'
+  - text: '{"ok": false}'
+  - text: '{"ok": false}'
+editor:
+  - text: '{"done": false}'
+  - text: '{"done": false}'
+  - text: '{"done": false}'
+`,
+}
+
+// A YAML workflow whose graph cycles, and one whose node loops on itself,
+// end at their bound through swarm run: exit code 1, and a reason that
+// names the bound and the node it would have run, which ran no more than
+// the bound allows.
+func TestWorkflowBoundsCLI(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, boundFiles)
+	for _, c := range []struct {
+		id, workflow, reason string
+		runs                 map[string]int // model calls per agent
+	}{
+		{"c1", "review", "graph review: stopped at its bound of 5 steps before running node judge again", map[string]int{"writer": 3, "critic": 2}},
+		{"l1", "polish", "graph polish: stopped at its bound of 3 steps before running node edit again", map[string]int{"editor": 3}},
+	} {
+		r := swarmIn(t, dir, nil, "", "run", "--id", c.id, c.workflow, "bees")
+		var st struct{ State, Reason string }
+		if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+			t.Fatalf("%s: status %q: %v\n%s", c.workflow, r.stdout, err, r.stderr)
+		}
+		if r.code != 1 || st.State != "failed" || st.Reason != c.reason {
+			t.Errorf("%s: exit %d %+v, want exit 1, failed with %q\n%s", c.workflow, r.code, st, c.reason, r.stderr)
+		}
+		if !strings.Contains(r.stderr, c.reason) {
+			t.Errorf("%s: stderr %q does not give the reason", c.workflow, r.stderr)
+		}
+		runs := map[string]int{}
+		for _, rec := range readJournal(t, dir, c.id) {
+			var ev struct{ Agent string }
+			if rec.Type == "model_response" && json.Unmarshal(rec.Data, &ev) == nil {
+				runs[ev.Agent]++
+			}
+		}
+		if !maps.Equal(runs, c.runs) {
+			t.Errorf("%s: model calls %v, want %v", c.workflow, runs, c.runs)
 		}
 	}
 }
