@@ -175,7 +175,11 @@ type Event struct {
 	// Compaction is the range and tokens of a compaction (compacted).
 	Compaction *CompactionInfo `json:"compaction,omitempty"`
 
-	// Parts are the images, files and audio of a run's input (started)
-	// or a tool's result (tool_result), large ones by blob reference.
+	// Parts are the images, files and audio of a run's input (started),
+	// a tool's result (tool_result) or the run's result (completed),
+	// large ones by blob reference.
 	Parts []model.Part `json:"parts,omitempty"`
+	// ResultParts are the parts a tool added to the run's result with
+	// AttachOutput (tool_result).
+	ResultParts []model.Part `json:"result_parts,omitempty"`
 }

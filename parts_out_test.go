@@ -1,0 +1,214 @@
+package swarm_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/sqlite"
+)
+
+// A tool's 2 MB output image (AttachOutput) becomes the completed run's
+// result part, through a crash and a recovery from a snapshot taken after
+// the tool's round: the bytes are kept once in the blob table, every
+// record (the tool's result, the completed event) and the snapshot hold a
+// reference, Status.Parts the reference, Completed.Parts the bytes.
+func TestAttachOutputStoredOnceThroughCrash(t *testing.T) {
+	ctx := ctxT(t)
+	img := randomBytes(t, 2<<20)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	holding, release := make(chan struct{}, 1), make(chan struct{})
+	render := swarm.NewTool("render", "renders the chart", func(ctx context.Context, _ struct{}) (string, error) {
+		if err := swarm.AttachOutput(ctx, model.Image("image/png", img)); err != nil {
+			return "", err
+		}
+		return "rendered", nil
+	})
+	hold := swarm.NewTool("hold", "waits", func(ctx context.Context, _ struct{}) (string, error) {
+		select {
+		case holding <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+			return "released", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	s := swarm.Define[string, string]("charts", "", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Chart it.", Tools: []swarm.Tool{render, hold}}
+	})
+	script := scripted.Script{"charts": {
+		scripted.Tools(scripted.CallTool("render", nil)),
+		scripted.Tools(scripted.CallTool("hold", nil)),
+		scripted.Text("the chart is attached"),
+	}}
+	a, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script), RetryBackoff: time.Millisecond, Owner: "A", SnapshotEvery: 1, Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := s.Start(ctx, a, "sales")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-holding:
+	case <-ctx.Done():
+		t.Fatal("the run never reached hold")
+	}
+	a.Close()
+
+	b, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script), RetryBackoff: time.Millisecond, Owner: "B", SnapshotEvery: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := b.Register(s); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if _, err := b.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	run, err = s.Attach(ctx, b, run.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := run.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := res.(swarm.Completed[string])
+	if !ok || c.Output != "the chart is attached" {
+		t.Fatalf("result: %#v", res)
+	}
+	if len(c.Parts) != 1 || c.Parts[0].Type != model.PartImage || c.Parts[0].MediaType != "image/png" || !bytes.Equal(c.Parts[0].Data, img) {
+		t.Fatalf("Completed.Parts: %v, want the rendered image with its bytes", c.Parts)
+	}
+	stat, err := b.Status(ctx, run.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stat.Parts) != 1 || stat.Parts[0].Blob != store.BlobHash(img) || len(stat.Parts[0].Data) != 0 || stat.Parts[0].Size != int64(len(img)) {
+		t.Fatalf("Status.Parts: %v, want the image by reference", stat.Parts)
+	}
+	recs, err := st.Read(ctx, run.ID(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journaled := 0
+	prefix := []byte(base64.StdEncoding.EncodeToString(img[:30]))
+	for _, rec := range recs {
+		journaled += len(rec.Data)
+		if bytes.Contains(rec.Data, prefix) {
+			t.Errorf("record %s holds the image's bytes", rec.Key)
+		}
+	}
+	if journaled > 32<<10 {
+		t.Errorf("journal holds %d bytes for a run with a 2 MB output image, want references only", journaled)
+	}
+	if sn, err := st.Snapshot(ctx, run.ID()); err != nil || len(sn.Data) > 16<<10 {
+		t.Errorf("snapshot: %d bytes, %v; want a small one with references", len(sn.Data), err)
+	}
+	var n sql.NullInt64
+	if err := raw.QueryRowContext(ctx, `SELECT sum(length(data)) FROM blobs`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n.Int64 != int64(len(img)) {
+		t.Errorf("blob table holds %d bytes, want %d (the image once)", n.Int64, len(img))
+	}
+}
+
+// AttachOutput outside a tool call, and with an invalid part, is an error.
+func TestAttachOutputRefusesBadUse(t *testing.T) {
+	if err := swarm.AttachOutput(context.Background(), model.Image("image/png", []byte("x"))); err == nil {
+		t.Error("AttachOutput outside a tool call: no error")
+	}
+}
+
+// Typed parts in and out: a Go input with a model.Part field reaches the
+// model as a real image part and is journaled by reference; a result
+// whose type has part fields is journaled by reference (no base64 in the
+// records) and comes back with its bytes, in Output and in Parts.
+type shot struct {
+	Caption string     `json:"caption"`
+	Photo   model.Part `json:"photo"`
+}
+
+type verdict struct {
+	Summary string       `json:"summary"`
+	Crops   []model.Part `json:"crops"`
+}
+
+func TestTypedPartsInAndOut(t *testing.T) {
+	ctx := ctxT(t)
+	photo, crop := randomBytes(t, 100<<10), randomBytes(t, 20<<10)
+	out, err := json.Marshal(verdict{Summary: "one cat", Crops: []model.Part{model.Image("image/png", crop), model.ImageURL("https://example.com/c.png")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := swarm.Define[shot, verdict]("inspect", "", func(shot) swarm.Spec { return swarm.Spec{Instructions: "Inspect."} })
+	rt, _ := newRuntime(t, scripted.Script{"inspect": {
+		{ExpectParts: []scripted.ExpectPart{{Type: model.PartImage, MediaType: "image/jpeg", MinBytes: len(photo)}}, Text: string(out)},
+	}}, nil)
+	res, run, err := s.Run(ctx, rt, shot{Caption: "the garden", Photo: model.Image("image/jpeg", photo)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := res.(swarm.Completed[verdict])
+	if !ok {
+		evs, _ := rt.History(ctx, run.ID(), 0)
+		for _, ev := range evs {
+			t.Logf("%s %.300s", ev.Type, ev.Text)
+		}
+		t.Fatalf("result: %#v", res)
+	}
+	if c.Output.Summary != "one cat" || len(c.Output.Crops) != 2 || !bytes.Equal(c.Output.Crops[0].Data, crop) || c.Output.Crops[1].URL != "https://example.com/c.png" {
+		t.Fatalf("Output: %v", c.Output)
+	}
+	if len(c.Parts) != 2 || !bytes.Equal(c.Parts[0].Data, crop) || c.Parts[1].URL == "" {
+		t.Fatalf("Parts: %v", c.Parts)
+	}
+	evs, err := rt.History(ctx, run.ID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Type == swarm.EventModelResponse {
+			continue // the model's own text: it wrote the crop as base64
+		}
+		b, _ := json.Marshal(ev)
+		for _, data := range [][]byte{photo, crop} {
+			if bytes.Contains(b, []byte(base64.StdEncoding.EncodeToString(data[:30]))) {
+				t.Errorf("%s event holds a part's bytes", ev.Type)
+			}
+		}
+		if ev.Type == swarm.EventCompleted && !strings.Contains(string(ev.Result), store.BlobHash(crop)) {
+			t.Errorf("completed result %s: want the crop by reference", ev.Result)
+		}
+		if ev.Type == swarm.EventStarted && !strings.Contains(string(ev.Input), store.BlobHash(photo)) {
+			t.Errorf("started input %s: want the photo by reference", ev.Input)
+		}
+	}
+}
