@@ -60,3 +60,42 @@ func TestToolsetMediaReachTheModel(t *testing.T) {
 		t.Fatalf("result %#v", res)
 	}
 }
+
+// A swarm's result parts come back from tools/call as MCP content after
+// the result text: an image as image content, audio as audio content, a
+// PDF as an embedded resource, a URL as a resource link.
+func TestResultPartsAsContent(t *testing.T) {
+	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{3}, 30<<10)...)
+	wav := []byte("RIFF\x24\x00\x00\x00WAVEfmt ")
+	pdf := []byte("%PDF-1.7 a report")
+	render := swarm.NewTool("render", "renders", func(ctx context.Context, _ struct{}) (string, error) {
+		return "ok", swarm.AttachOutput(ctx, model.Image("image/png", png), model.Audio("audio/wav", wav),
+			model.File("q3.pdf", "application/pdf", pdf), model.ImageURL("https://example.com/c.png"))
+	})
+	def := swarm.Define[string, string]("charts", "Draws charts", func(string) swarm.Spec {
+		return swarm.Spec{Tools: []swarm.Tool{render}}
+	})
+	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"charts": {
+		scripted.Tools(scripted.CallTool("render", nil)), scripted.Text("drawn"),
+	}}, def)
+	cs := connect(t, rt, nil)
+	res, out := call(t, cs, "charts", map[string]any{"input": "sales"})
+	if out.State != swarm.StateCompleted || len(res.Content) != 5 {
+		t.Fatalf("result: %s, %d contents", out.State, len(res.Content))
+	}
+	if c, ok := res.Content[0].(*sdk.TextContent); !ok || c.Text != "drawn" {
+		t.Errorf("content 0: %#v", res.Content[0])
+	}
+	if c, ok := res.Content[1].(*sdk.ImageContent); !ok || c.MIMEType != "image/png" || !bytes.Equal(c.Data, png) {
+		t.Errorf("content 1: %T, want the image", res.Content[1])
+	}
+	if c, ok := res.Content[2].(*sdk.AudioContent); !ok || c.MIMEType != "audio/wav" || !bytes.Equal(c.Data, wav) {
+		t.Errorf("content 2: %T, want the audio", res.Content[2])
+	}
+	if c, ok := res.Content[3].(*sdk.EmbeddedResource); !ok || c.Resource.MIMEType != "application/pdf" || !bytes.Equal(c.Resource.Blob, pdf) || c.Resource.URI != "swarm://runs/"+out.RunID+"/parts/3" {
+		t.Errorf("content 3: %#v, want the PDF embedded", res.Content[3])
+	}
+	if c, ok := res.Content[4].(*sdk.ResourceLink); !ok || c.URI != "https://example.com/c.png" {
+		t.Errorf("content 4: %#v, want a link", res.Content[4])
+	}
+}

@@ -191,7 +191,7 @@ func (s *server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
 			return nil, fmt.Errorf("run %s of %s: %w", runID, r.Params.Name, err)
 		}
 		if st.State == swarm.StateCompleted || st.State == swarm.StateFailed {
-			return outcomeResult(st), nil
+			return s.outcome(ctx, st), nil
 		}
 		return &taskResult{ResultType: "task", Task: taskOf(st)}, nil
 	}
