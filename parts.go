@@ -162,12 +162,13 @@ func (rt *Runtime) shareBlobs(ctx context.Context, id string, records []store.Re
 	seen := map[string]bool{}
 	for _, rec := range records {
 		var ev struct {
-			Parts []model.Part `json:"parts"`
+			Parts       []model.Part `json:"parts"`
+			ResultParts []model.Part `json:"result_parts"`
 		}
 		if json.Unmarshal(rec.Data, &ev) != nil {
 			continue
 		}
-		for _, p := range ev.Parts {
+		for _, p := range append(ev.Parts, ev.ResultParts...) {
 			if p.Blob == "" || seen[p.Blob] {
 				continue
 			}

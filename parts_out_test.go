@@ -44,18 +44,7 @@ func TestAttachOutputStoredOnceThroughCrash(t *testing.T) {
 		}
 		return "rendered", nil
 	})
-	hold := swarm.NewTool("hold", "waits", func(ctx context.Context, _ struct{}) (string, error) {
-		select {
-		case holding <- struct{}{}:
-		default:
-		}
-		select {
-		case <-release:
-			return "released", nil
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	})
+	hold := holdTool(holding, release)
 	s := swarm.Define[string, string]("charts", "", func(string) swarm.Spec {
 		return swarm.Spec{Instructions: "Chart it.", Tools: []swarm.Tool{render, hold}}
 	})
@@ -137,6 +126,32 @@ func TestAttachOutputStoredOnceThroughCrash(t *testing.T) {
 	}
 	if n.Int64 != int64(len(img)) {
 		t.Errorf("blob table holds %d bytes, want %d (the image once)", n.Int64, len(img))
+	}
+	t.Logf("a run with a 2 MB output image: journal %d bytes in %d records, blobs %d bytes", journaled, len(recs), n.Int64)
+
+	// A fork after the tool's round reuses its result and shares the
+	// image, which outlives the origin's deletion.
+	var second string
+	for _, rec := range recs {
+		if rec.Type == string(swarm.EventModelResponse) && rec.Key != "t1/model" {
+			second = rec.Key
+			break
+		}
+	}
+	fork, err := b.Fork(ctx, run.ID(), second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DeleteRun(ctx, run.ID()); err != nil {
+		t.Fatal(err)
+	}
+	fr, err := s.Attach(ctx, b, fork)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = fr.Wait(ctx)
+	if c, ok := res.(swarm.Completed[string]); err != nil || !ok || len(c.Parts) != 1 || !bytes.Equal(c.Parts[0].Data, img) {
+		t.Fatalf("fork: %v, %v; want the image as its result part", res, err)
 	}
 }
 
