@@ -3,9 +3,12 @@ package mcp_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -97,5 +100,41 @@ func TestResultPartsAsContent(t *testing.T) {
 	}
 	if c, ok := res.Content[4].(*sdk.ResourceLink); !ok || c.URI != "https://example.com/c.png" {
 		t.Errorf("content 4: %#v, want a link", res.Content[4])
+	}
+}
+
+// A task's result (tasks/get) holds the run's result parts as content too.
+func TestTaskResultParts(t *testing.T) {
+	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{3}, 10<<10)...)
+	render := swarm.NewTool("render", "renders", func(ctx context.Context, _ struct{}) (string, error) {
+		return "ok", swarm.AttachOutput(ctx, model.Image("image/png", png))
+	})
+	def := swarm.Define[string, string]("charts", "Draws charts", func(string) swarm.Spec {
+		return swarm.Spec{Tools: []swarm.Tool{render}}
+	})
+	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"charts": {
+		scripted.Tools(scripted.CallTool("render", nil)), {Text: "drawn", Delay: 300 * time.Millisecond},
+	}}, def)
+	srv := httptest.NewServer(mcp.NewHTTPHandler(rt, mcp.Options{TaskWait: 20 * time.Millisecond}))
+	defer srv.Close()
+	c := &modern{t: t, url: srv.URL, tasks: true}
+	tk := c.task(c.call("tools/call", "charts", map[string]any{"name": "charts", "arguments": map[string]any{"input": "sales"}}))
+	if tk.ResultType != "task" {
+		t.Fatalf("tools/call: %+v, want a task", tk)
+	}
+	c.get(tk.TaskID, "completed")
+	var got struct {
+		Result struct {
+			Content []struct {
+				Type, MimeType, Data string
+			} `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(c.call("tasks/get", tk.TaskID, map[string]any{"taskId": tk.TaskID}).Result, &got); err != nil {
+		t.Fatal(err)
+	}
+	cs := got.Result.Content
+	if len(cs) != 2 || cs[1].Type != "image" || cs[1].MimeType != "image/png" || cs[1].Data != base64.StdEncoding.EncodeToString(png) {
+		t.Fatalf("task result content: %d contents %+v", len(cs), cs)
 	}
 }
