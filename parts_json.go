@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -165,11 +166,23 @@ func (rt *Runtime) inputParts(input json.RawMessage) (json.RawMessage, []model.P
 }
 
 // resultParts returns a typed result with its large parts kept as blobs
-// of the run, by reference, and every part it holds.
+// of the run, by reference, and every part it holds. A blob reference the
+// run does not hold (a model may write any hash) stays in the result but
+// is not one of its parts, and its bytes are never loaded.
 func (r *runner) resultParts(ctx context.Context, result json.RawMessage) (json.RawMessage, []model.Part, error) {
 	b, blobs := r.rt.blobs()
 	var parts []model.Part
 	out, err := mapJSONParts(result, func(p *model.Part) (bool, error) {
+		if p.Blob != "" && len(p.Data) == 0 {
+			if !blobs {
+				return false, nil
+			}
+			if _, err := b.Blob(ctx, r.id, p.Blob); errors.Is(err, store.ErrNoBlob) {
+				return false, nil
+			} else if err != nil {
+				return false, err
+			}
+		}
 		changed := false
 		if blobs && len(p.Data) > store.BlobThreshold {
 			hash, err := b.PutBlob(ctx, r.id, p.Data)
@@ -198,6 +211,9 @@ func (rt *Runtime) loadValueParts(ctx context.Context, id string, v any) error {
 			return nil
 		}
 		msgs, err := store.LoadParts(ctx, b, id, []model.Message{{Parts: []model.Part{*p}}}, cache)
+		if errors.Is(err, store.ErrNoBlob) {
+			return nil // a reference the run does not hold (see resultParts)
+		}
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/store/sqlite"
 )
 
@@ -226,4 +228,37 @@ func TestTypedPartsInAndOut(t *testing.T) {
 			t.Errorf("started input %s: want the photo by reference", ev.Input)
 		}
 	}
+}
+
+// A typed result naming a blob its run does not hold (a model may write
+// any hash, another run's too) completes without that part and without
+// its bytes.
+func TestTypedResultForeignBlob(t *testing.T) {
+	ctx := ctxT(t)
+	st := memory.New()
+	secret := randomBytes(t, 10<<10)
+	hash, err := st.PutBlob(ctx, mustRun(t, st), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := fmt.Sprintf(`{"summary":"stolen","crops":[{"type":"image","media_type":"image/png","blob":%q,"size":%d}]}`, hash, len(secret))
+	s := swarm.Define[string, verdict]("thief", "", nil)
+	rt, _ := newRuntime(t, scripted.Script{"thief": {scripted.Text(out)}}, st)
+	res, _, err := s.Run(ctx, rt, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := res.(swarm.Completed[verdict])
+	if !ok || len(c.Parts) != 0 || len(c.Output.Crops) != 1 || len(c.Output.Crops[0].Data) != 0 {
+		t.Fatalf("result: %#v; want no part and no bytes of another run's blob", res)
+	}
+}
+
+// mustRun creates a run in st to own blobs.
+func mustRun(t *testing.T, st store.Store) string {
+	t.Helper()
+	if _, err := st.Create(ctxT(t), store.Run{ID: "other", Swarm: "x", State: store.Running}, "o", time.Minute, []store.Record{{Key: "start", Type: "started", Data: []byte(`{}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	return "other"
 }
