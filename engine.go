@@ -70,9 +70,12 @@ type runner struct {
 
 	mu    sync.Mutex
 	found map[string]bool // swarm ids returned by registry searches
-	calls map[string]int  // model calls per agent, from the journal
-	usage model.Usage
-	pool  store.Pool // the tree's budget pool, as last seen
+	// outParts are the parts tools added to the run's result
+	// (AttachOutput), by step key, in the order they were recorded.
+	outParts []keyedParts
+	calls    map[string]int // model calls per agent, from the journal
+	usage    model.Usage
+	pool     store.Pool // the tree's budget pool, as last seen
 	// grants are the calls this run reserved from the tree's pool and
 	// has not made yet, by callKind (budget.go).
 	grants [2]int64
@@ -752,6 +755,7 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		if c.Name == toolRegistrySearch && ap.registry != nil && !ev.IsError {
 			r.noteFound(ev.Output)
 		}
+		r.noteOutput(key, ev.ResultParts)
 		return callResult{output: ev.Output, isError: ev.IsError, parts: ev.Parts}
 	}
 	if r.tel() != nil {
@@ -897,6 +901,13 @@ func (r *runner) recordResultWith(ctx context.Context, rd *round, key string, c 
 		}
 		ev.Parts = parts
 	}
+	if ci != nil && len(ci.out) > 0 {
+		parts, err := r.storeParts(ctx, ci.out)
+		if err != nil {
+			return callResult{err: &storeError{err}}
+		}
+		ev.ResultParts = parts
+	}
 	defer stampResult(ctx, &ev)()
 	evs, u := rd.settle(ev, store.Update{})
 	if ci != nil && (len(ci.extra) > 0 || ci.ackMail > 0) {
@@ -906,6 +917,7 @@ func (r *runner) recordResultWith(ctx context.Context, rd *round, key string, c 
 	if err := r.append(ctx, evs, u, rd.ap); err != nil {
 		return callResult{err: err}
 	}
+	r.noteOutput(key, ev.ResultParts)
 	return callResult{output: output, isError: isError, parts: ev.Parts}
 }
 
@@ -999,7 +1011,12 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 	}
 	switch out.kind {
 	case completed:
-		evs = append(evs, Event{Type: EventCompleted, Key: "end", Agent: r.info.id, Result: out.result})
+		result, parts, err := r.completedParts(bg, out.result)
+		if err != nil {
+			return &storeError{fmt.Errorf("store the result parts of run %s: %w", r.id, err)}
+		}
+		out.result = result
+		evs = append(evs, Event{Type: EventCompleted, Key: "end", Agent: r.info.id, Result: out.result, Parts: parts})
 		u.State, u.Result, u.Agent, u.ClearReason = store.Completed, out.result, r.info.id, true
 	case failed:
 		evs = append(evs, Event{Type: EventFailed, Key: "end", Agent: r.info.id, Reason: out.reason})

@@ -24,7 +24,8 @@ const (
 	// Tool, CallID, Arguments.
 	EventToolCall EventType = "tool_call"
 	// EventToolResult is a tool's outcome: Agent, Tool, CallID, Output,
-	// IsError.
+	// IsError, and Parts (for the model) and ResultParts (for the run's
+	// result) when the tool attached any.
 	EventToolResult EventType = "tool_result"
 	// EventHandoffStarted announces a delegation: Agent (from), Target,
 	// CallID, Request.
@@ -39,7 +40,8 @@ const (
 	EventPaused EventType = "paused"
 	// EventResumed: a human answered a pause: Message.
 	EventResumed EventType = "resumed"
-	// EventCompleted: the run succeeded: Result.
+	// EventCompleted: the run succeeded: Result, and Parts, the result's
+	// parts by reference (see Completed.Parts).
 	EventCompleted EventType = "completed"
 	// EventFailed: the run failed: Reason.
 	EventFailed EventType = "failed"
@@ -175,7 +177,11 @@ type Event struct {
 	// Compaction is the range and tokens of a compaction (compacted).
 	Compaction *CompactionInfo `json:"compaction,omitempty"`
 
-	// Parts are the images, files and audio of a run's input (started)
-	// or a tool's result (tool_result), large ones by blob reference.
+	// Parts are the images, files and audio of a run's input (started),
+	// a tool's result (tool_result) or the run's result (completed),
+	// large ones by blob reference.
 	Parts []model.Part `json:"parts,omitempty"`
+	// ResultParts are the parts a tool added to the run's result with
+	// AttachOutput (tool_result).
+	ResultParts []model.Part `json:"result_parts,omitempty"`
 }

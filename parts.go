@@ -162,12 +162,13 @@ func (rt *Runtime) shareBlobs(ctx context.Context, id string, records []store.Re
 	seen := map[string]bool{}
 	for _, rec := range records {
 		var ev struct {
-			Parts []model.Part `json:"parts"`
+			Parts       []model.Part `json:"parts"`
+			ResultParts []model.Part `json:"result_parts"`
 		}
 		if json.Unmarshal(rec.Data, &ev) != nil {
 			continue
 		}
-		for _, p := range ev.Parts {
+		for _, p := range append(ev.Parts, ev.ResultParts...) {
 			if p.Blob == "" || seen[p.Blob] {
 				continue
 			}
@@ -178,4 +179,106 @@ func (rt *Runtime) shareBlobs(ctx context.Context, id string, records []store.Re
 		}
 	}
 	return nil
+}
+
+// AttachOutput adds parts to the result of the run the tool call ctx
+// belongs to: a tool that renders a chart, a report or a recording calls
+// it, and once the run completes [Completed.Parts] (and Status.Parts, the
+// HTTP API, A2A artifacts and MCP content) holds them, in the order their
+// calls were recorded. The model does not see them; use AttachParts for
+// that. Large parts are kept once as blobs of the run and journaled by
+// reference. It reports an error for an invalid part, and outside a tool
+// call.
+func AttachOutput(ctx context.Context, parts ...model.Part) error {
+	ci, ok := ctx.Value(ctxKey{}).(*callInfo)
+	if !ok {
+		return fmt.Errorf("swarm: AttachOutput outside a tool call")
+	}
+	if err := checkParts(parts); err != nil {
+		return err
+	}
+	ci.mu.Lock()
+	ci.out = append(ci.out, parts...)
+	ci.mu.Unlock()
+	return nil
+}
+
+// keyedParts are the result parts of the tool call recorded at Key.
+type keyedParts struct {
+	Key   string       `json:"key"`
+	Parts []model.Part `json:"parts"`
+}
+
+// noteOutput records the result parts of the tool call at key, recorded
+// live or replayed; a key already noted (from a snapshot) is kept.
+func (r *runner) noteOutput(key string, parts []model.Part) {
+	if len(parts) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, k := range r.outParts {
+		if k.Key == key {
+			return
+		}
+	}
+	r.outParts = append(r.outParts, keyedParts{Key: key, Parts: parts})
+}
+
+// completedParts returns a run's result as its completed record holds it
+// (a typed result's large parts by blob reference) and the run's result
+// parts: the tools' (AttachOutput), then the typed result's.
+func (r *runner) completedParts(ctx context.Context, result json.RawMessage) (json.RawMessage, []model.Part, error) {
+	r.mu.Lock()
+	var parts []model.Part
+	for _, k := range r.outParts {
+		parts = append(parts, k.Parts...)
+	}
+	r.mu.Unlock()
+	if r.info.outParts {
+		res, typed, err := r.resultParts(ctx, result)
+		if err != nil {
+			return nil, nil, err
+		}
+		result, parts = res, append(parts, typed...)
+	}
+	return result, parts, nil
+}
+
+// resultPartsOf returns the result parts of completed run id, from its
+// completed record (at seq last), by reference.
+func (rt *Runtime) resultPartsOf(ctx context.Context, id string, last int64) ([]model.Part, error) {
+	recs, err := rt.store.Read(ctx, id, last-1, 1)
+	if err != nil || len(recs) == 0 || EventType(recs[0].Type) != EventCompleted {
+		return nil, err
+	}
+	ev, err := decodeEvent(recs[0])
+	if err != nil {
+		return nil, err
+	}
+	return ev.Parts, nil
+}
+
+// loadedResult is the typed result of s with the bytes of its parts
+// loaded: Completed.Parts and the parts Output holds.
+func loadedResult[Out any](ctx context.Context, rt *Runtime, s Status) (Result[Out], error) {
+	res, err := resultOf[Out](s)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := res.(Completed[Out])
+	if !ok {
+		return res, nil
+	}
+	if b, ok := rt.blobs(); ok && hasBlobs([]model.Message{{Parts: c.Parts}}) {
+		msgs, err := store.LoadParts(ctx, b, s.ID, []model.Message{{Parts: c.Parts}}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: load the result's parts: %w", s.ID, err)
+		}
+		c.Parts = msgs[0].Parts
+	}
+	if err := rt.loadValueParts(ctx, s.ID, &c.Output); err != nil {
+		return nil, fmt.Errorf("run %s: load the result's parts: %w", s.ID, err)
+	}
+	return c, nil
 }

@@ -41,3 +41,30 @@ func ExampleWithParts() {
 	fmt.Println(res.(swarm.Completed[string]).Output)
 	// Output: The error rate doubled after the release shown on screen.
 }
+
+// A tool attaches a rendered chart to the run's result: Completed.Parts
+// holds it once the run completes.
+func ExampleAttachOutput() {
+	render := swarm.NewTool("render", "Renders the sales chart", func(ctx context.Context, _ struct{}) (string, error) {
+		return "rendered", swarm.AttachOutput(ctx, model.Image("image/png", []byte("\x89PNG\r\n\x1a\n...a chart...")))
+	})
+	charts := swarm.Define[string, string]("charts", "Draws charts", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Chart the sales.", Tools: []swarm.Tool{render}}
+	})
+	m := scripted.New(scripted.Script{"charts": {
+		scripted.Tools(scripted.CallTool("render", nil)),
+		scripted.Text("The chart is attached."),
+	}})
+	rt, _ := swarm.New(swarm.Config{Store: memory.New(), Model: m})
+	defer rt.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, _, err := charts.Run(ctx, rt, "Q3")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := res.(swarm.Completed[string])
+	fmt.Println(c.Output, c.Parts[0].Type, c.Parts[0].MediaType)
+	// Output: The chart is attached. image image/png
+}

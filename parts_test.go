@@ -32,18 +32,7 @@ func visionSwarm(photo, chart []byte, holding chan<- struct{}, release <-chan st
 		}
 		return "the chart is attached", nil
 	})
-	hold := swarm.NewTool("hold", "waits", func(ctx context.Context, _ struct{}) (string, error) {
-		select {
-		case holding <- struct{}{}:
-		default:
-		}
-		select {
-		case <-release:
-			return "released", nil
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	})
+	hold := holdTool(holding, release)
 	s := swarm.Define[string, string]("vision", "", func(string) swarm.Spec {
 		return swarm.Spec{Instructions: "Describe the photo.", Tools: []swarm.Tool{chartTool, hold}}
 	})
@@ -55,6 +44,23 @@ func visionSwarm(photo, chart []byte, holding chan<- struct{}, release <-chan st
 		{ExpectParts: []scripted.ExpectPart{seePhoto, seeChart}, Text: "a cat beside a bar chart"},
 	}}
 	return s, script
+}
+
+// holdTool signals holding and blocks until release is closed or its run
+// is interrupted.
+func holdTool(holding chan<- struct{}, release <-chan struct{}) swarm.Tool {
+	return swarm.NewTool("hold", "waits", func(ctx context.Context, _ struct{}) (string, error) {
+		select {
+		case holding <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+			return "released", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
 }
 
 func randomBytes(t testing.TB, n int) []byte {

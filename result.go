@@ -60,6 +60,11 @@ type Paused struct {
 // Completed: the run succeeded with Output.
 type Completed[Out any] struct {
 	Output Out
+	// Parts are the images, files and audio of the result, with their
+	// bytes: those tools added with [AttachOutput], then those Output
+	// holds when its type has model.Part fields (whose bytes are loaded
+	// into Output too). Nil for a text-only run.
+	Parts []model.Part
 }
 
 // Failed: the run ended in failure.
@@ -98,8 +103,14 @@ type Status struct {
 	Turn     int    `json:"turn"`
 	MaxTurns int    `json:"max_turns"`
 	Agent    string `json:"agent,omitempty"`
-	// Result is the JSON result of a completed run.
+	// Result is the JSON result of a completed run; a typed result's
+	// large parts are blob references (see Parts).
 	Result json.RawMessage `json:"result,omitempty"`
+	// Parts are a completed run's result parts (see [Completed.Parts]),
+	// large ones by blob reference (model.Part.Blob), whose bytes
+	// the store returns (store.Blobs). [Runtime.Status] fills them, List
+	// does not.
+	Parts []model.Part `json:"parts,omitempty"`
 	// Reason explains a paused, failed or stopped run.
 	Reason string `json:"reason,omitempty"`
 	// Context is the context a paused run gave with its reason.
@@ -158,7 +169,7 @@ func resultOf[Out any](s Status) (Result[Out], error) {
 		if err := json.Unmarshal(s.Result, &out); err != nil {
 			return nil, fmt.Errorf("run %s: decode result: %w", s.ID, err)
 		}
-		return Completed[Out]{Output: out}, nil
+		return Completed[Out]{Output: out, Parts: s.Parts}, nil
 	case StateFailed:
 		return Failed{Reason: s.Reason}, nil
 	case StateStopped:

@@ -70,13 +70,14 @@ func (r *Run[Out]) ID() string { return r.id }
 // Status returns the run's untyped status.
 func (r *Run[Out]) Status(ctx context.Context) (Status, error) { return r.rt.Status(ctx, r.id) }
 
-// Result returns the run's current result without waiting.
+// Result returns the run's current result without waiting. A completed
+// result's parts are loaded from the store (see [Completed.Parts]).
 func (r *Run[Out]) Result(ctx context.Context) (Result[Out], error) {
 	s, err := r.rt.Status(ctx, r.id)
 	if err != nil {
 		return nil, err
 	}
-	return resultOf[Out](s)
+	return loadedResult[Out](ctx, r.rt, s)
 }
 
 // Wait blocks until the run pauses or finishes, or ctx ends, and returns its
@@ -86,7 +87,7 @@ func (r *Run[Out]) Wait(ctx context.Context) (Result[Out], error) {
 	if err != nil {
 		return nil, err
 	}
-	return resultOf[Out](s)
+	return loadedResult[Out](ctx, r.rt, s)
 }
 
 // Resume answers a paused run; its message becomes the pause tool's result.

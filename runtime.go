@@ -440,6 +440,13 @@ func (rt *Runtime) Start(ctx context.Context, swarmID string, input json.RawMess
 	if err := checkParts(sc.parts); err != nil {
 		return "", fmt.Errorf("swarm %s: %w", swarmID, err)
 	}
+	if info.inParts {
+		in, parts, err := rt.inputParts(input)
+		if err != nil {
+			return "", fmt.Errorf("swarm %s: %w", swarmID, err)
+		}
+		input, sc.parts = in, append(parts, sc.parts...)
+	}
 	nr := newRun{info: info, input: input, id: id, explicitID: sc.id != "", values: sc.values, params: recordParams(sc.params), budget: rt.treeBudget(sc.budget), parts: sc.parts}
 	if nr.budget != nil && nr.budget.WallTime > 0 {
 		nr.deadline = time.Now().Add(nr.budget.WallTime)
@@ -775,6 +782,13 @@ func (rt *Runtime) Status(ctx context.Context, id string) (Status, error) {
 		if p, ok := rt.lastPause(ctx, id, r.LastSeq); ok {
 			s.Context, s.Waiting = p.Context, p.Waiting
 		}
+	}
+	if s.State == StateCompleted {
+		parts, err := rt.resultPartsOf(ctx, id, r.LastSeq)
+		if err != nil {
+			return Status{}, fmt.Errorf("status of %s: %w", id, err)
+		}
+		s.Parts = parts
 	}
 	if s.Parent != "" {
 		if recs, err := rt.store.Read(ctx, id, 0, 1); err == nil && len(recs) == 1 {

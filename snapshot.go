@@ -64,6 +64,8 @@ type runSnap struct {
 	Spawned   bool                    `json:"spawned,omitempty"`
 	Found     []string                `json:"found,omitempty"`
 	Compacted map[string]*compactSnap `json:"compacted,omitempty"`
+	// OutParts are the parts tools added to the run's result.
+	OutParts []keyedParts `json:"out_parts,omitempty"`
 
 	// The strategy's: the next round (simple) or message / piece of work
 	// (conversation, member), and its history.
@@ -165,6 +167,7 @@ func (r *runner) restoreRunner() {
 			r.found[id] = true
 		}
 	}
+	r.outParts = slices.Clone(s.OutParts)
 	if len(s.Compacted) > 0 {
 		r.compacted = map[string]*compactStream{}
 		for k, c := range s.Compacted {
@@ -214,6 +217,7 @@ func (r *runner) checkpoint(ctx context.Context, kind string, seq int64, live bo
 		s.Lifted, s.Spawned = r.lifted.Load(), r.spawned.Load()
 	}
 	s.Found = slices.Sorted(maps.Keys(r.found))
+	s.OutParts = slices.Clone(r.outParts)
 	for k, cs := range r.compacted {
 		// Only the strategy's own histories (at no handoff's path) go on
 		// past a boundary: the handoffs of the rounds before it are over.
@@ -307,6 +311,6 @@ func (r *runner) reset() {
 	r.lifted.Store(false)
 	r.spawned.Store(false)
 	r.mu.Lock()
-	r.found, r.compacted = nil, nil
+	r.found, r.compacted, r.outParts = nil, nil, nil
 	r.mu.Unlock()
 }

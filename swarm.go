@@ -105,6 +105,9 @@ type defInfo struct {
 	// agentRun is set for a definition of agent runs (driver_define.go):
 	// it plans each run.
 	agentRun func(input json.RawMessage, values map[string]any) (AgentRun, error)
+	// inParts and outParts: the input or result type can hold a
+	// model.Part (parts_json.go).
+	inParts, outParts bool
 }
 
 // Define makes a swarm definition. spec computes the run's configuration
@@ -138,7 +141,7 @@ func schemaFor[T any]() (json.RawMessage, error) {
 	if reflect.TypeFor[T]() == reflect.TypeFor[json.RawMessage]() {
 		return json.RawMessage(`{}`), nil
 	}
-	sc, err := jsonschema.For[T](nil)
+	sc, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{partType: partSchema()}})
 	if err != nil {
 		return nil, err
 	}
@@ -212,6 +215,7 @@ func (s *Swarm[In, Out]) def() *defInfo {
 		id: s.id, description: s.description,
 		textIn: s.textIn, textOut: s.textOut, err: s.err, customizable: s.customizable,
 		inSchema: s.inSchema, outSchema: s.outSchema,
+		inParts: hasParts(reflect.TypeFor[In]()), outParts: hasParts(reflect.TypeFor[Out]()),
 		spec: func(raw json.RawMessage) (Spec, error) {
 			// A text input needs no schema check: decoding it into a
 			// string is the check, once null (which decodes into any

@@ -159,6 +159,8 @@ type callInfo struct {
 	// parts are the tool's parts (AttachParts), journaled with its result.
 	mu    sync.Mutex
 	parts []model.Part
+	// out are the parts the tool added to the run's result (AttachOutput).
+	out []model.Part
 }
 
 // RunID returns the id of the run a tool executes in ("" outside a run).

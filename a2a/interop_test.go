@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -9,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/a2a"
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/internal/servetest"
+	"github.com/swarmrt/swarm/model"
 )
 
 // TestInteropJS runs interop/a2a/interop.mjs, which drives our server with
@@ -21,12 +24,25 @@ import (
 // absence is a failure, elsewhere a loud skip.
 func TestInteropJS(t *testing.T) {
 	dir, node := interopNode(t)
-	a, err := auth.New([]auth.Token{{Name: "interop", Secret: "interop-token", Swarms: []string{"echo", "approver", "slow"}}})
+	a, err := auth.New([]auth.Token{{Name: "interop", Secret: "interop-token", Swarms: []string{"echo", "approver", "slow", "thumbnailer"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, a2a.Options{Auth: a}, a.Middleware)
+	e := newEnv(t, a2a.Options{Auth: a}, a.Middleware, thumbnailer())
+	t.Setenv("A2A_PARTS", "1")
 	runInterop(t, dir, node, e.srv.URL, "interop-token")
+}
+
+// thumbnailer's model checks that a PNG arrived, and its tool attaches a
+// 6000-byte PNG thumbnail to the run's result.
+func thumbnailer() swarm.Definition {
+	thumb := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{5}, 6000-8)...)
+	tool := swarm.NewTool("thumbnail", "makes the thumbnail", func(ctx context.Context, _ struct{}) (string, error) {
+		return "done", swarm.AttachOutput(ctx, model.Image("image/png", thumb))
+	})
+	return swarm.Define[string, string]("thumbnailer", "Makes thumbnails", func(string) swarm.Spec {
+		return swarm.Spec{Tools: []swarm.Tool{tool}}
+	})
 }
 
 // TestInteropJSServe runs interop/a2a/interop.mjs against a real `swarm

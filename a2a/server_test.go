@@ -19,6 +19,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/a2a"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/server"
 	"github.com/swarmrt/swarm/swarmtest"
@@ -44,7 +45,11 @@ var script = scripted.Script{
 		scripted.Tools(scripted.CallTool("pause", map[string]any{"reason": "approve?", "context": "costs $5"})),
 		scripted.Text("approved and done"),
 	},
-	"slow":   {{Text: "too late", Delay: time.Hour}},
+	"slow": {{Text: "too late", Delay: time.Hour}},
+	"thumbnailer": {
+		{ExpectParts: []scripted.ExpectPart{{Type: model.PartImage, MediaType: "image/png", MinBytes: 20000}}, ToolCalls: []scripted.ToolCall{scripted.CallTool("thumbnail", nil)}},
+		scripted.Text("thumbnail attached"),
+	},
 	"failer": {scripted.Tools(scripted.CallTool("fail", map[string]any{"reason": "no luck"}))},
 	"planner": {scripted.Tools(scripted.CallTool("complete", map[string]any{
 		"result": map[string]any{"activity": "hiking", "hours": 3},
@@ -73,9 +78,9 @@ type env struct {
 
 // newEnv serves the test swarms. wrap, when set, wraps the handler (to put
 // auth middleware in front of it).
-func newEnv(t *testing.T, opts a2a.Options, wrap func(http.Handler) http.Handler) *env {
+func newEnv(t *testing.T, opts a2a.Options, wrap func(http.Handler) http.Handler, extra ...swarm.Definition) *env {
 	t.Helper()
-	rt, _ := swarmtest.NewRuntime(t, script, defs()...)
+	rt, _ := swarmtest.NewRuntime(t, script, append(defs(), extra...)...)
 	h, err := a2a.NewHandler(rt, opts)
 	if err != nil {
 		t.Fatal(err)

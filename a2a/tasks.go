@@ -34,6 +34,49 @@ const (
 // result.
 const ResultArtifactID = "result"
 
+// ResultPartArtifactID is the id of the artifact holding a completed
+// run's result part i (0-based; see swarm.Completed.Parts): a file part
+// with its bytes (or its URL), its media type and file name. These
+// artifacts follow the result artifact.
+func ResultPartArtifactID(i int) string { return "part-" + strconv.Itoa(i+1) }
+
+// partArtifacts returns the artifacts of a completed run's result parts,
+// with their bytes loaded from the store.
+func (h *taskHandler) partArtifacts(ctx context.Context, id string, parts []model.Part) ([]*sdk.Artifact, error) {
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	if b, ok := h.rt.Store().(store.Blobs); ok {
+		msgs, err := store.LoadParts(ctx, b, id, []model.Message{{Parts: parts}}, nil)
+		if err != nil {
+			return nil, internal(err)
+		}
+		parts = msgs[0].Parts
+	}
+	out := make([]*sdk.Artifact, 0, len(parts))
+	for i, p := range parts {
+		var ap *sdk.Part
+		switch {
+		case p.Type == model.PartText:
+			ap = sdk.NewTextPart(p.Text)
+		case p.URL != "":
+			ap = sdk.NewFileURLPart(sdk.URL(p.URL), p.MediaType)
+		default:
+			ap = sdk.NewRawPart(p.Data)
+			ap.MediaType = p.MediaType
+		}
+		name := p.Name
+		if name == "" {
+			name = string(p.Type) + "-" + strconv.Itoa(i+1)
+		}
+		if p.Type != model.PartText {
+			ap.Filename = name
+		}
+		out = append(out, &sdk.Artifact{ID: sdk.ArtifactID(ResultPartArtifactID(i)), Name: name, Parts: sdk.ContentParts{ap}})
+	}
+	return out, nil
+}
+
 // taskHandler implements the A2A operations of one swarm on the runtime:
 // a task is a run.
 type taskHandler struct {
@@ -80,7 +123,15 @@ func (h *taskHandler) snapshot(ctx context.Context, st swarm.Status) (*sdk.Task,
 	for len(evs) > 0 && evs[len(evs)-1].Seq > st.LastSeq {
 		evs = evs[:len(evs)-1]
 	}
-	return taskOf(st, evs), nil
+	t := taskOf(st, evs)
+	if st.State == swarm.StateCompleted {
+		arts, err := h.partArtifacts(ctx, st.ID, st.Parts)
+		if err != nil {
+			return nil, err
+		}
+		t.Artifacts = append(t.Artifacts, arts...)
+	}
+	return t, nil
 }
 
 // taskOf builds the A2A task of a run from its status and journal.
@@ -665,7 +716,14 @@ func (h *taskHandler) follow(ctx context.Context, id, contextID string, after in
 			}
 			return
 		}
-		out, final := eventsOf(ti, ev)
+		var arts []*sdk.Artifact
+		if ev.Type == swarm.EventCompleted {
+			if arts, err = h.partArtifacts(ctx, id, ev.Parts); err != nil {
+				yield(nil, err)
+				return
+			}
+		}
+		out, final := eventsOf(ti, ev, arts)
 		for _, e := range out {
 			if !yield(e, nil) {
 				return
@@ -679,7 +737,7 @@ func (h *taskHandler) follow(ctx context.Context, id, contextID string, after in
 
 // eventsOf maps a journal event to A2A events; final is true when the
 // task needs input or has ended.
-func eventsOf(ti sdk.TaskInfo, ev swarm.Event) (out []sdk.Event, final bool) {
+func eventsOf(ti sdk.TaskInfo, ev swarm.Event, parts []*sdk.Artifact) (out []sdk.Event, final bool) {
 	status := func(state sdk.TaskState, text string) *sdk.TaskStatusUpdateEvent {
 		var m *sdk.Message
 		if text != "" {
@@ -712,8 +770,11 @@ func eventsOf(ti sdk.TaskInfo, ev swarm.Event) (out []sdk.Event, final bool) {
 		}
 		return []sdk.Event{e}, true
 	case swarm.EventCompleted:
-		a := &sdk.TaskArtifactUpdateEvent{TaskID: ti.TaskID, ContextID: ti.ContextID, Artifact: resultArtifact(ev.Result), LastChunk: true}
-		return []sdk.Event{a, status(sdk.TaskStateCompleted, "")}, true
+		out = append(out, &sdk.TaskArtifactUpdateEvent{TaskID: ti.TaskID, ContextID: ti.ContextID, Artifact: resultArtifact(ev.Result), LastChunk: true})
+		for _, a := range parts {
+			out = append(out, &sdk.TaskArtifactUpdateEvent{TaskID: ti.TaskID, ContextID: ti.ContextID, Artifact: a, LastChunk: true})
+		}
+		return append(out, status(sdk.TaskStateCompleted, "")), true
 	case swarm.EventFailed:
 		return []sdk.Event{status(sdk.TaskStateFailed, ev.Reason)}, true
 	case swarm.EventStopped:

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -394,7 +396,7 @@ func (s *server) await(ctx context.Context, req *sdk.CallToolRequest, id string,
 	if err != nil {
 		return nil, fmt.Errorf("wait for run %s (it goes on; read %s%s%s): %w", id, resultURIPrefix, id, resultURISuffix, err)
 	}
-	return outcomeResult(st), nil
+	return s.outcome(ctx, st), nil
 }
 
 // progressGrace bounds how long a result waits for the progress
@@ -593,4 +595,50 @@ func (s *server) filterListings(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return res, nil
 	}
+}
+
+// outcome is outcomeResult with a completed run's result parts after its
+// text: images as image content, audio as audio content, other files as
+// embedded resources (swarm://runs/{id}/parts/{n}), and parts given by URL
+// as resource links, each with its bytes loaded from the store.
+func (s *server) outcome(ctx context.Context, st swarm.Status) *sdk.CallToolResult {
+	res := outcomeResult(st)
+	if st.State != swarm.StateCompleted || len(st.Parts) == 0 {
+		return res
+	}
+	parts := st.Parts
+	if b, ok := s.rt.Store().(store.Blobs); ok {
+		msgs, err := store.LoadParts(ctx, b, st.ID, []model.Message{{Parts: parts}}, nil)
+		if err != nil {
+			return errorResult("run %s completed, but its result parts could not be read: %v", st.ID, err)
+		}
+		parts = msgs[0].Parts
+	}
+	for i, p := range parts {
+		res.Content = append(res.Content, partContent(st.ID, i, p))
+	}
+	return res
+}
+
+// partContent is result part i of run id as MCP content.
+func partContent(id string, i int, p model.Part) sdk.Content {
+	switch {
+	case p.Type == model.PartText:
+		return &sdk.TextContent{Text: p.Text}
+	case p.URL != "":
+		name := p.Name
+		if name == "" {
+			name = string(p.Type) + "-" + strconv.Itoa(i+1)
+		}
+		return &sdk.ResourceLink{URI: p.URL, Name: name, MIMEType: p.MediaType}
+	case p.Type == model.PartImage:
+		return &sdk.ImageContent{Data: p.Data, MIMEType: p.MediaType}
+	case p.Type == model.PartAudio:
+		return &sdk.AudioContent{Data: p.Data, MIMEType: p.MediaType}
+	}
+	rc := &sdk.ResourceContents{URI: resultURIPrefix + id + "/parts/" + strconv.Itoa(i+1), MIMEType: p.MediaType, Blob: p.Data}
+	if p.Name != "" {
+		rc.Meta = sdk.Meta{"name": p.Name}
+	}
+	return &sdk.EmbeddedResource{Resource: rc}
 }

@@ -107,8 +107,9 @@ func wantsTasks(meta map[string]any) bool {
 	return ok
 }
 
-// taskOf describes the run of st as a task.
-func taskOf(st swarm.Status) Task {
+// taskOf describes the run of st as a task; res is its tool result when
+// it has ended (outcomeResult of st when nil).
+func taskOf(st swarm.Status, res *sdk.CallToolResult) Task {
 	t := Task{
 		TaskID:         st.ID,
 		CreatedAt:      st.CreatedAt.UTC().Format(time.RFC3339Nano),
@@ -126,7 +127,10 @@ func taskOf(st swarm.Status) Task {
 		if st.Reason != "" {
 			t.StatusMessage += ": " + st.Reason
 		}
-		t.Result, _ = json.Marshal(&typedResult{res: outcomeResult(st)})
+		if res == nil {
+			res = outcomeResult(st)
+		}
+		t.Result, _ = json.Marshal(&typedResult{res: res})
 	case swarm.StateStopped:
 		t.Status = "cancelled"
 		t.StatusMessage = st.Reason
@@ -191,9 +195,9 @@ func (s *server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
 			return nil, fmt.Errorf("run %s of %s: %w", runID, r.Params.Name, err)
 		}
 		if st.State == swarm.StateCompleted || st.State == swarm.StateFailed {
-			return outcomeResult(st), nil
+			return s.outcome(ctx, st), nil
 		}
-		return &taskResult{ResultType: "task", Task: taskOf(st)}, nil
+		return &taskResult{ResultType: "task", Task: taskOf(st, nil)}, nil
 	}
 }
 
@@ -239,7 +243,11 @@ func (s *server) handleTask(ctx context.Context, method string, p taskParams) (a
 	}
 	switch method {
 	case methodTasksGet:
-		return &taskResult{ResultType: "complete", Task: taskOf(st)}, nil
+		var res *sdk.CallToolResult
+		if st.State == swarm.StateCompleted {
+			res = s.outcome(ctx, st)
+		}
+		return &taskResult{ResultType: "complete", Task: taskOf(st, res)}, nil
 	case methodTasksCancel:
 		if st.State == swarm.StateRunning || st.State == swarm.StatePaused {
 			if err := s.rt.Stop(ctx, st.ID, "cancelled by the MCP client"); err != nil && !errors.Is(err, swarm.ErrInvalidState) {

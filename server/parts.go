@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/swarmrt/swarm"
@@ -179,4 +180,32 @@ func sameParts(stored, given []model.Part) bool {
 		}
 	}
 	return true
+}
+
+// PartRef is a part as the HTTP API shows it: a small part with its bytes
+// (data), a large one by reference (blob and size) with DownloadURL, the
+// path of GET /v1/runs/{id}/blobs/{hash}, behind the run's own tokens.
+type PartRef struct {
+	model.Part
+	DownloadURL string `json:"download_url,omitempty"`
+}
+
+// partRefs returns run id's parts with their download URLs.
+func partRefs(id string, parts []model.Part) []PartRef {
+	if len(parts) == 0 {
+		return nil
+	}
+	out := make([]PartRef, len(parts))
+	for i, p := range parts {
+		out[i] = PartRef{Part: p}
+		if p.Blob != "" {
+			out[i].DownloadURL = blobPath(id, p.Blob)
+		}
+	}
+	return out
+}
+
+// blobPath is the path the bytes of blob hash of run id download from.
+func blobPath(id, hash string) string {
+	return "/v1/runs/" + url.PathEscape(id) + "/blobs/" + hash
 }

@@ -36,7 +36,10 @@ type StartRequest struct {
 // earlier versions answered.
 type RunStatus struct {
 	swarm.Status
-	Error *Error `json:"error,omitempty"`
+	// Parts are a completed run's result parts, each with the URL its
+	// bytes download from when it is kept as a blob.
+	Parts []PartRef `json:"parts,omitempty"`
+	Error *Error    `json:"error,omitempty"`
 }
 
 // MessageRequest is the body of POST /v1/runs/{id}/resume (Message, Pause)
@@ -188,7 +191,7 @@ func (s *Server) registered(id string) bool {
 
 // runStatus wraps a status for the wire.
 func runStatus(st swarm.Status) RunStatus {
-	rs := RunStatus{Status: st}
+	rs := RunStatus{Status: st, Parts: partRefs(st.ID, st.Parts)}
 	if st.State == swarm.StateFailed {
 		rs.Error = &Error{Code: "run_failed", Message: st.Reason}
 	}

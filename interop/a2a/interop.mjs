@@ -8,7 +8,10 @@
 // The server at BASE_URL must serve these swarms (the Go test that runs
 // this script does): echo (answers "hello back"), approver (asks
 // "approve?" with context "costs $5", then answers "approved and done")
-// and slow (never answers on its own). Exits 1 on the first failed check.
+// and slow (never answers on its own). With A2A_PARTS=1 it also sends a
+// file part to thumbnailer (whose model checks that the PNG arrived) and
+// expects its thumbnail back as a file artifact. Exits 1 on the first
+// failed check.
 
 import {
   ClientFactory,
@@ -167,7 +170,29 @@ async function main() {
   });
   check(big.status === 413, 'limit: a body over 1 MiB gets 413', big.status);
 
-  // 8. An unknown task is an error, not a crash.
+  // 8. Files: a PNG sent as a file part reaches the swarm, and the
+  // thumbnail its tool attached comes back as a file artifact.
+  if (process.env.A2A_PARTS === '1') {
+    const thumbnailer = await connect('thumbnailer');
+    const png = Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), Buffer.alloc(20000, 7)]);
+    const withFile = {
+      messageId: randomUUID(),
+      role: Role.ROLE_USER,
+      parts: [
+        { content: { $case: 'text', value: 'make a thumbnail' }, filename: '', mediaType: '' },
+        { content: { $case: 'raw', value: png }, filename: 'photo.png', mediaType: 'image/png' },
+      ],
+    };
+    const done = await thumbnailer.sendMessage({ message: withFile });
+    check(done.status?.state === TaskState.TASK_STATE_COMPLETED, 'files: the task with a file part completes', done.status);
+    const art = done.artifacts?.find((a) => a.artifactId === 'part-1');
+    const file = art?.parts?.[0];
+    check(file?.content?.$case === 'raw' && file.mediaType === 'image/png', 'files: the thumbnail is a file artifact', art);
+    const bytes = Buffer.from(file.content.value);
+    check(bytes.length === 6000 && bytes.subarray(0, 4).toString('latin1') === '\x89PNG', 'files: the artifact holds the thumbnail bytes', bytes.length);
+  }
+
+  // 9. An unknown task is an error, not a crash.
   let notFound;
   try {
     await echo.getTask({ id: 'no-such-task' });

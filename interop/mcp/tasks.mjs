@@ -6,6 +6,7 @@
 //   node tasks.mjs URL cancel            call approval, cancel the task, print the outcome
 //   node tasks.mjs URL start             call approval, print the task reference and detach
 //   node tasks.mjs URL finish REFERENCE  resume the task of REFERENCE, answer it, print the outcome
+//   node tasks.mjs URL media             call charts (a plain tools/call), print its content
 //
 // Each prints one JSON object on stdout.
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -81,7 +82,19 @@ function summary(execution, outcome) {
 
 try {
   let out;
-  if (mode === "finish") {
+  if (mode === "media") {
+    const result = await client.callTool({ name: "charts", arguments: { input: "sales" } });
+    out = {
+      isError: result.isError ?? false,
+      content: result.content.map((c) => ({
+        type: c.type,
+        text: c.text,
+        mimeType: c.mimeType ?? c.resource?.mimeType,
+        bytes: c.data !== undefined ? Buffer.from(c.data, "base64").length : c.resource?.blob !== undefined ? Buffer.from(c.resource.blob, "base64").length : undefined,
+        head: c.data !== undefined ? Buffer.from(c.data, "base64").subarray(0, 4).toString("hex") : undefined,
+      })),
+    };
+  } else if (mode === "finish") {
     const execution = await session.resumeTask(JSON.parse(reference));
     const { outcome } = await execution.settle();
     out = summary(execution, outcome);
@@ -107,6 +120,6 @@ try {
 } finally {
   // A session's close cancels the tasks it still holds, and a handed-off
   // task must outlive this process: leave it to the process's exit.
-  if (mode !== "start") await session.close();
+  if (mode !== "start" && mode !== "media") await session.close();
   await client.close();
 }
