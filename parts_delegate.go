@@ -1,0 +1,123 @@
+package swarm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
+)
+
+// Parts in delegation.
+//
+// An agent hands its parts on with its work: an agent it hands off to (in
+// the run) and a child swarm it starts (a run of its own) see, with their
+// first message, the parts of the calling agent's conversation (the
+// run's input parts and those of the tool results it received). A child
+// run gets them by reference: it refers to the parent's blobs (RefBlob),
+// which are stored once and live as long as either run. A strategy passes
+// parts of its choosing with DelegateParts and Child.Parts.
+
+// handKey is the context key of the parts a handoff from a call passes.
+type handKey struct{}
+
+// handing holds the parts set under handKey.
+type handing struct{ parts []model.Part }
+
+// withHandParts returns ctx under which a handoff passes parts.
+func withHandParts(ctx context.Context, parts []model.Part) context.Context {
+	return context.WithValue(ctx, handKey{}, handing{parts})
+}
+
+// handParts returns the parts a handoff made under ctx passes to its
+// target: those set by the calling loop or strategy, the run's input
+// parts otherwise.
+func (r *runner) handParts(ctx context.Context) []model.Part {
+	if h, ok := ctx.Value(handKey{}).(handing); ok {
+		return h.parts
+	}
+	return r.parts
+}
+
+// convParts returns the parts of msgs (by reference, as the strategy
+// keeps them), each blob and each URL once, in order.
+func convParts(msgs []model.Message) []model.Part {
+	var out []model.Part
+	seen := map[string]bool{}
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			id := ""
+			switch {
+			case p.Blob != "":
+				id = "blob:" + p.Blob
+			case p.URL != "":
+				id = "url:" + p.URL
+			}
+			if id != "" {
+				if seen[id] {
+					continue
+				}
+				seen[id] = true
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Parts returns the parts attached to the run's input (see WithParts),
+// large ones by reference: a strategy passes them on with DelegateParts
+// or Child.Parts.
+func (d *Driver) Parts() []model.Part { return d.r.parts }
+
+// DelegateParts is Delegate passing parts to the target instead of the
+// run's input parts: the target agent sees them with its request, a
+// target swarm's child run with its input. Parts are given with their
+// bytes or a URL, or by reference as Parts and ToolResult.Parts hold
+// them (a reference must name a blob of this run); the child run refers
+// to the blobs, which are not copied. Invalid parts are an error wrapping
+// [ErrInvalidInput]. The strategy passes the same parts when the step is
+// replayed.
+func (d *Driver) DelegateParts(ctx context.Context, key, target, request string, parts []model.Part) (string, error) {
+	if err := d.r.checkHanded(ctx, parts); err != nil {
+		return "", err
+	}
+	return d.Delegate(withHandParts(ctx, parts), key, target, request)
+}
+
+// checkHanded checks parts a strategy hands to a delegate or child run:
+// valid, within the size limit, and a blob reference only to a blob this
+// run refers to (a run cannot hand on another run's blobs).
+func (r *runner) checkHanded(ctx context.Context, parts []model.Part) error {
+	for i := range parts {
+		p := parts[i]
+		if p.Blob == "" {
+			if err := checkParts([]model.Part{p}); err != nil {
+				return fmt.Errorf("part %d: %w", i, err)
+			}
+			continue
+		}
+		b, ok := r.rt.blobs()
+		if !ok {
+			return fmt.Errorf("%w: part %d: a blob reference, and the store keeps no blobs", ErrInvalidInput, i)
+		}
+		if _, err := b.Blob(ctx, r.id, p.Blob); err != nil {
+			return fmt.Errorf("%w: part %d: blob %s of run %s: %w", ErrInvalidInput, i, p.Blob, r.id, err)
+		}
+	}
+	return nil
+}
+
+// reputParts refers run id (which exists, started by an earlier attempt)
+// to the blobs of its input parts again: a crash between its start
+// record and its references leaves it whole once its start is repeated.
+func (rt *Runtime) reputParts(ctx context.Context, id string, parts []model.Part) error {
+	if len(parts) == 0 {
+		return nil
+	}
+	if err := rt.putParts(ctx, id, parts); err != nil && !errors.Is(err, store.ErrNoBlob) {
+		return err
+	}
+	return nil
+}
