@@ -121,3 +121,73 @@ func (rt *Runtime) reputParts(ctx context.Context, id string, parts []model.Part
 	}
 	return nil
 }
+
+// WithConversationParts returns ctx under which the handoffs and tools
+// of a round see parts as those of the calling agent's conversation: a
+// strategy that keeps its own conversation (msgs, by reference as the
+// model steps keep them) sets it for Round and Tools, so that a child
+// swarm gets them and a tool can forward them (ConversationParts). The
+// simple loop sets it itself.
+func WithConversationParts(ctx context.Context, msgs []model.Message) context.Context {
+	return withHandParts(ctx, convParts(msgs))
+}
+
+// ConversationParts returns the parts of the conversation of the agent
+// whose tool call ctx belongs to (the run's input parts, tool results'
+// and mails' parts it received), by reference, for a tool to forward
+// them (a mail's attachments, say). It returns nil when the strategy did
+// not set them (see WithConversationParts).
+func ConversationParts(ctx context.Context) []model.Part {
+	h, _ := ctx.Value(handKey{}).(handing)
+	return h.parts
+}
+
+// mailParts checks a mail's parts and returns them as its recipients'
+// mailboxes hold them: each recipient refers to the blobs of the large
+// ones, stored once. A reference must name a blob of the run whose tool
+// call ctx belongs to.
+func (rt *Runtime) mailParts(ctx context.Context, to []string, parts []model.Part) ([]model.Part, error) {
+	b, blobs := rt.blobs()
+	for i := range parts {
+		p := parts[i]
+		if p.Blob == "" {
+			if err := checkParts([]model.Part{p}); err != nil {
+				return nil, fmt.Errorf("part %d: %w", i, err)
+			}
+			continue
+		}
+		sender := RunID(ctx)
+		switch {
+		case !blobs:
+			return nil, fmt.Errorf("%w: part %d: a blob reference, and the store keeps no blobs", ErrInvalidInput, i)
+		case sender == "":
+			return nil, fmt.Errorf("%w: part %d: a blob reference outside a tool call; give the bytes or a URL", ErrInvalidInput, i)
+		}
+		if _, err := b.Blob(ctx, sender, p.Blob); err != nil {
+			return nil, fmt.Errorf("%w: part %d: blob %s of run %s: %w", ErrInvalidInput, i, p.Blob, sender, err)
+		}
+	}
+	if !blobs {
+		return parts, nil
+	}
+	msgs := []model.Message{{Parts: parts}}
+	for _, id := range to {
+		var err error
+		// The first recipient puts the bytes; the others refer to them.
+		if msgs, err = store.PutParts(ctx, b, id, msgs); err != nil {
+			return nil, fmt.Errorf("store the parts for run %s: %w", id, err)
+		}
+	}
+	return msgs[0].Parts, nil
+}
+
+// MailParts returns the parts of mails, in order, as a recipient's model
+// call takes them with the mails' text (by reference; the model step
+// loads the bytes).
+func MailParts(mails []store.Mail) []model.Part {
+	var out []model.Part
+	for _, m := range mails {
+		out = append(out, m.Parts...)
+	}
+	return out
+}
