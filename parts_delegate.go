@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
@@ -190,4 +191,18 @@ func MailParts(mails []store.Mail) []model.Part {
 		out = append(out, m.Parts...)
 	}
 	return out
+}
+
+// AttachedParts returns the parts attached (AttachParts) in ctx, a
+// context made by WithCallKey: how a program that executes a tool on
+// behalf of another process (a node serving a peer's call) gets the
+// tool's parts to send back. It returns nil for another context.
+func AttachedParts(ctx context.Context) []model.Part {
+	ci, ok := ctx.Value(ctxKey{}).(*callInfo)
+	if !ok {
+		return nil
+	}
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	return slices.Clone(ci.parts)
 }
