@@ -214,3 +214,95 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// mailReader waits for a human, then looks at its mail's parts.
+type mailReader struct{}
+
+func (mailReader) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+	if _, err := d.Await(ctx, "go", swarm.Question{Reason: "wait"}); err != nil {
+		return nil, err
+	}
+	mails, err := d.Mailbox(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := d.Model(ctx, "look", []model.Message{{Role: model.RoleUser, Content: "look", Parts: swarm.MailParts(mails)}})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(resp.Message.Content)
+}
+
+// A run forwards its photo by mail to a run of another tree and is
+// deleted: the recipient refers to the blob, which stays until the
+// recipient is deleted too.
+func TestMailPartsOutliveTheSender(t *testing.T) {
+	ctx := ctxT(t)
+	photo := randomBytes(t, 256<<10)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	blobBytes := func() int64 {
+		var n sql.NullInt64
+		if err := raw.QueryRowContext(ctx, `SELECT sum(length(data)) FROM blobs`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n.Int64
+	}
+	var rt *swarm.Runtime
+	forward := swarm.NewTool("forward", "mails the photo", func(ctx context.Context, _ struct{}) (string, error) {
+		_, err := rt.Post(ctx, []string{"reader-1"}, store.Mail{Type: "message", Content: "see", Parts: swarm.ConversationParts(ctx)})
+		return "sent", err
+	})
+	sender := swarm.Define[string, string]("sender", "", func(string) swarm.Spec { return swarm.Spec{Tools: []swarm.Tool{forward}} })
+	reader := swarm.Define[string, string]("reader", "", func(string) swarm.Spec { return swarm.Spec{Strategy: mailReader{}} })
+	see := []scripted.ExpectPart{{Type: model.PartImage, MediaType: "image/jpeg", MinBytes: len(photo)}}
+	rt, _ = newRuntime(t, scripted.Script{
+		"sender": {scripted.Tools(scripted.CallTool("forward", nil)), scripted.Text("done")},
+		"reader": {{ExpectParts: see, Text: "a photo"}},
+	}, st)
+	for _, s := range []swarm.Definition{sender, reader} {
+		if err := rt.Register(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := rt.Start(ctx, "reader", []byte(`"x"`), swarm.WithID("reader-1")); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := rt.Wait(ctx, "reader-1"); err != nil || s.State != store.Paused {
+		t.Fatalf("reader: %+v, %v", s, err)
+	}
+	res, run, err := sender.Run(ctx, rt, "forward it", swarm.WithParts(model.Image("image/jpeg", photo)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "done" {
+		t.Fatalf("sender: %#v", res)
+	}
+	if n, err := st.DeleteRun(ctx, run.ID()); err != nil || n != 1 {
+		t.Fatalf("DeleteRun(sender): %d, %v", n, err)
+	}
+	if n := blobBytes(); n != int64(len(photo)) {
+		t.Fatalf("after deleting the sender the blob table holds %d bytes, want the photo (%d) kept for the recipient", n, len(photo))
+	}
+	if err := rt.Resume(ctx, "reader-1", "go"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := rt.Wait(ctx, "reader-1"); err != nil || s.State != store.Completed || string(s.Result) != `"a photo"` {
+		t.Fatalf("reader: %+v, %v (its model call must load the photo)", s, err)
+	}
+	if _, err := st.DeleteRun(ctx, "reader-1"); err != nil {
+		t.Fatal(err)
+	}
+	if n := blobBytes(); n != 0 {
+		t.Errorf("after deleting both runs the blob table holds %d bytes", n)
+	}
+}
