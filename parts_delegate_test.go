@@ -100,6 +100,7 @@ func TestChildSwarmSeesPartsStoredOnce(t *testing.T) {
 	if size > 32<<10 {
 		t.Errorf("the child's journal holds %d bytes, want references only", size)
 	}
+	t.Logf("child journal %d bytes; blob table %d bytes for a %d-byte photo and a %d-byte chart", size, blobBytes(), len(photo), len(chart))
 	if n := blobBytes(); n != int64(len(photo)+len(chart)) {
 		t.Errorf("blob table holds %d bytes, want %d (each image once)", n, len(photo)+len(chart))
 	}
