@@ -8,6 +8,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 )
 
@@ -34,11 +35,17 @@ func ExampleToSwarm_parts() {
 	defer rt.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, _, err := desk.Run(ctx, rt, "Why does this fail?", swarm.WithParts(model.Image("image/png", screenshot)))
+	res, run, err := desk.Run(ctx, rt, "Why does this fail?", swarm.WithParts(model.Image("image/png", screenshot)))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	kids, _ := rt.List(ctx, store.Filter{Parent: run.ID()})
+	for _, k := range kids {
+		fmt.Printf("child %s: %s %s\n", k.Swarm, k.State, k.Result)
+	}
 	fmt.Println(res.(swarm.Completed[string]).Output)
-	// Output: The screen shows a timeout error.
+	// Output:
+	// child vision: completed "a timeout error"
+	// The screen shows a timeout error.
 }
