@@ -180,7 +180,8 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 		}
 	}
 	_, err := r.rt.create(ctx, newRun{info: ct.info, input: start.input, id: childID, explicitID: true, values: r.values, plan: start.plan,
-		parent: r.id, depth: r.depth + nesting(ctx) + 1, params: ct.params, cust: start.cust, budget: r.budget, root: r.root, deadline: r.deadline})
+		parent: r.id, depth: r.depth + nesting(ctx) + 1, params: ct.params, cust: start.cust, budget: r.budget, root: r.root, deadline: r.deadline,
+		parts: r.handParts(ctx)})
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrClosed) || ctx.Err() != nil:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -20,6 +21,10 @@ type Child struct {
 	// Values are the child's start values, which its definition's spec
 	// sees (as a team's member sees its name and role).
 	Values map[string]any
+	// Parts are attached to the child's input (as WithParts does), given
+	// as DelegateParts takes them: a reference names a blob of the run
+	// being driven, which the child refers to, not a copy.
+	Parts []model.Part
 }
 
 // StartChildren starts children as child runs of the run being driven
@@ -49,6 +54,9 @@ func (d *Driver) StartChildren(ctx context.Context, children ...Child) error {
 		if err := checkRunID(c.ID); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidInput, err)
 		}
+		if err := r.checkHanded(ctx, c.Parts); err != nil {
+			return fmt.Errorf("child %s: %w", c.ID, err)
+		}
 		values, err := json.Marshal(c.Values)
 		if err != nil {
 			return fmt.Errorf("%w: child %s: values: %w", ErrInvalidInput, c.ID, err)
@@ -67,7 +75,7 @@ func (d *Driver) StartChildren(ctx context.Context, children ...Child) error {
 		}
 		r.spawned.Store(true)
 		if _, err := r.rt.create(ctx, newRun{info: r.info, input: c.Input, id: c.ID, explicitID: true, values: c.Values,
-			parent: r.id, depth: r.depth + 1, budget: r.budget, root: r.root, deadline: r.deadline, held: &held}); err != nil {
+			parent: r.id, depth: r.depth + 1, budget: r.budget, root: r.root, deadline: r.deadline, held: &held, parts: c.Parts}); err != nil {
 			return err
 		}
 	}

@@ -67,6 +67,13 @@ func (d *Driver) AwaitMail(ctx context.Context, key string, with ...Event) error
 // a mail a recipient already has delivers nothing again to it and returns
 // the stored mail. It returns the mail as stored in each recipient's
 // mailbox.
+//
+// m's parts are given with their bytes or a URL; each recipient refers
+// to the blobs of the large ones, which are stored once, and its mailbox
+// holds references (see MailParts). A tool forwards parts its run has
+// (ConversationParts) by reference; a reference is refused outside a
+// tool call, and for a blob the calling run does not refer to
+// (ErrInvalidInput).
 func (rt *Runtime) Post(ctx context.Context, to []string, m store.Mail) ([]store.Mail, error) {
 	mb, ok := rt.store.(store.Mailboxes)
 	if !ok {
@@ -77,6 +84,13 @@ func (rt *Runtime) Post(ctx context.Context, to []string, m store.Mail) ([]store
 	}
 	if err := checkID("mail", m.ID); err != nil {
 		return nil, err
+	}
+	if len(m.Parts) > 0 {
+		parts, err := rt.mailParts(ctx, to, m.Parts)
+		if err != nil {
+			return nil, fmt.Errorf("post mail %s: %w", m.ID, err)
+		}
+		m.Parts = parts
 	}
 	got, err := mb.Post(ctx, to, m)
 	if err != nil {

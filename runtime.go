@@ -560,6 +560,9 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		if existing.Swarm != info.id {
 			return false, fmt.Errorf("run %s exists and belongs to swarm %s: %w", nr.id, existing.Swarm, store.ErrExists)
 		}
+		if err := rt.reputParts(ctx, nr.id, nr.parts); err != nil {
+			return false, fmt.Errorf("start %s: store the input's parts: %w", info.id, err)
+		}
 		return false, nil
 	}
 	if err != nil {

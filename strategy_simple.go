@@ -25,9 +25,10 @@ func (simpleLoop) drive(ctx context.Context, r *runner) outcome {
 // agent), completes or fails (the orchestrator), pauses, or is interrupted.
 func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) outcome {
 	msgs := make([]model.Message, 1, 8)
-	// The input's attachments are the task's: the orchestrator and every
-	// agent it hands off to see them with their first message.
-	msgs[0] = model.Message{Role: model.RoleUser, Content: input, Parts: r.parts}
+	// The input's attachments are the task's: the orchestrator sees them
+	// with its first message, and an agent it hands off to those of its
+	// caller's conversation (parts_delegate.go).
+	msgs[0] = model.Message{Role: model.RoleUser, Content: input, Parts: r.handParts(ctx)}
 	first := 1
 	if s := r.restored(snapSimple); s != nil && path == "" {
 		msgs, first = slices.Clone(s.Msgs), s.Next
@@ -75,7 +76,8 @@ func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) ou
 			continue
 		}
 		rd := &round{ap: ap, tkey: tkey, turn: turn, merge: true}
-		results := r.execCalls(ctx, rd, calls)
+		// A handoff passes on the parts this agent has seen.
+		results := r.execCalls(withHandParts(ctx, convParts(msgs)), rd, calls)
 		if ctx.Err() != nil {
 			return outcome{kind: interrupted, err: context.Cause(ctx)}
 		}

@@ -133,12 +133,24 @@ func (t *capTool) Call(ctx context.Context, args json.RawMessage) (string, error
 		_, _ = rand.Read(b[:])
 		req.IdempotencyKey = "call_" + hex.EncodeToString(b[:])
 	}
+	if err := t.n.sendParts(ctx, t.name, &req); err != nil {
+		return "", err
+	}
 	resp, err := t.n.call(ctx, t.name, t.version, t.pinned, req)
 	if err != nil {
 		return "", err
 	}
 	if resp.IsError {
 		return "", errors.New(resp.Output)
+	}
+	if len(resp.Parts) > 0 {
+		parts, err := modelParts(resp.Parts)
+		if err != nil {
+			return "", fmt.Errorf("the result of %s: %w", t.name, err)
+		}
+		if err := swarm.AttachParts(ctx, parts...); err != nil {
+			return "", fmt.Errorf("the result of %s: %w", t.name, err)
+		}
 	}
 	return resp.Output, nil
 }

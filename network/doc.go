@@ -76,6 +76,13 @@
 //	  request, 503 the provider could not perform it. is_error reports the
 //	  capability's own failure (bad arguments, a failed run): it is not
 //	  retried elsewhere.
+//	  Both may hold "parts": images, files and audio as A2A FileParts,
+//	  {"kind":"file","file":{"name":"a.png","mimeType":"image/png","bytes":"<base64>"}}
+//	  or with "uri" instead of "bytes". A call of a shared swarm or agent
+//	  carries the caller's conversation parts (its run gets them with its
+//	  input); a shared tool's attached parts come back with its result.
+//	  A bad part (not a file, bad base64, over 64 MiB, a media type that
+//	  does not fit, more than 32) is the call's error (is_error), naming it.
 //
 //	GET /v1/network/peers    the node's Status (what `swarm network` prints)
 //	/v1/network/mcp          the shared capabilities as MCP tools (streamable HTTP)

@@ -287,10 +287,15 @@ func (n *Node) callTool(ctx context.Context, si *sharedItem, req CallRequest, ke
 			defer cancel()
 			defer close(c.done)
 			out, err := safeCall(tctx, si.tool, req.Input)
+			var parts []FilePart
+			if err == nil {
+				// The tool's attached parts go back with its result.
+				parts, err = wireParts(tctx, nil, "", swarm.AttachedParts(tctx))
+			}
 			if err != nil {
 				c.resp = CallResponse{Output: err.Error(), IsError: true}
 			} else {
-				c.resp = CallResponse{Output: out}
+				c.resp = CallResponse{Output: out, Parts: parts}
 			}
 		}()
 	}
@@ -373,6 +378,13 @@ func (n *Node) runSwarm(ctx context.Context, rt *swarm.Runtime, si *sharedItem, 
 	var opts []swarm.StartOption
 	if key != "" {
 		opts = append(opts, swarm.WithID(RunID(si.cap.Name, key)))
+	}
+	if len(req.Parts) > 0 {
+		parts, err := modelParts(req.Parts)
+		if err != nil {
+			return CallResponse{Output: "error: " + err.Error(), IsError: true}, nil
+		}
+		opts = append(opts, swarm.WithParts(parts...))
 	}
 	id, err := rt.Start(ctx, si.swarmID, input, opts...)
 	if err != nil {

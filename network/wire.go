@@ -58,6 +58,9 @@ type CallRequest struct {
 	CallerRun      string `json:"caller_run,omitempty"`
 	CallerStep     string `json:"caller_step,omitempty"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Parts are the input's images, files and audio, for a shared swarm
+	// or agent: its run gets them with its input.
+	Parts []FilePart `json:"parts,omitempty"`
 }
 
 // CallResponse is a provider's answer to a [CallRequest].
@@ -74,6 +77,9 @@ type CallResponse struct {
 	// Replayed reports that the provider answered from the call it had
 	// already made with this idempotency key.
 	Replayed bool `json:"replayed,omitempty"`
+	// Parts are the result's images, files and audio (a shared tool's
+	// attached parts); the caller's model receives them with Output.
+	Parts []FilePart `json:"parts,omitempty"`
 }
 
 // Heartbeat is the data of a feed's heartbeat event.

@@ -31,6 +31,17 @@ func CheckMail(to []string, m Mail) error {
 	if n := len(m.Content); n > MaxMailBytes {
 		return fmt.Errorf("post mail %q to run %q: content is %d bytes, the limit is %d: %w", m.ID, to[0], n, MaxMailBytes, ErrTooLarge)
 	}
+	inline := 0
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("post mail %q: part %d: %w", m.ID, i, err)
+		}
+		inline += len(p.Data) + len(p.Text)
+	}
+	if inline > MaxMailBytes {
+		return fmt.Errorf("post mail %q to run %q: its parts hold %d bytes inline, the limit is %d (keep large parts as blobs): %w", m.ID, to[0], inline, MaxMailBytes, ErrTooLarge)
+	}
 	for _, f := range []struct{ name, v string }{
 		{"id", m.ID}, {"from", m.From}, {"type", m.Type}, {"request_id", m.RequestID}, {"reply_to", m.ReplyTo},
 	} {

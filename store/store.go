@@ -387,6 +387,11 @@ type Mail struct {
 	ReplyTo   string `json:"reply_to,omitempty"`
 	// Content is the message text (at most MaxMailBytes bytes).
 	Content string `json:"content"`
+	// Parts are the mail's attachments (images, files, audio): large ones
+	// by reference to blobs (see Blobs) that each recipient refers to, so
+	// a mailbox holds no bytes of them. The runtime puts them
+	// (Runtime.Post); a store keeps them as given.
+	Parts []model.Part `json:"parts,omitempty"`
 	// Time is when the mail was posted, set by the store.
 	Time time.Time `json:"time"`
 }
@@ -473,4 +478,29 @@ type Watcher interface {
 	// slow work to another goroutine. Watch fails if the store cannot
 	// subscribe (a closed store, an unreachable database).
 	Watch(ctx context.Context, fn func(Change)) error
+}
+
+// EncodeMailParts encodes a mail's parts as a store keeps them: JSON, ""
+// for none.
+func EncodeMailParts(parts []model.Part) (string, error) {
+	if len(parts) == 0 {
+		return "", nil
+	}
+	data, err := json.Marshal(parts)
+	if err != nil {
+		return "", fmt.Errorf("encode the parts of a mail: %w", err)
+	}
+	return string(data), nil
+}
+
+// DecodeMailParts decodes what EncodeMailParts returned.
+func DecodeMailParts(s string) ([]model.Part, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var parts []model.Part
+	if err := json.Unmarshal([]byte(s), &parts); err != nil {
+		return nil, fmt.Errorf("decode the parts of a mail: %w", err)
+	}
+	return parts, nil
 }

@@ -31,6 +31,7 @@ type fullStore interface {
 	store.Watcher
 	store.Mailboxes
 	store.Teams
+	store.Blobs
 }
 
 func (k *killable) err() error {

@@ -8,6 +8,7 @@ import (
 	"iter"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -172,6 +173,14 @@ type MailOption func(*store.Mail)
 // most 200 characters, without spaces or control characters. Without it,
 // the mail gets a fresh id.
 func WithMailID(id string) MailOption { return func(m *store.Mail) { m.ID = id } }
+
+// WithMailParts attaches parts (images, files, audio, given with their
+// bytes or a URL) to the mail: the recipient's next model call receives
+// them with the mail. Large ones are stored once, as blobs the recipient
+// refers to; an invalid part is swarm.ErrInvalidInput.
+func WithMailParts(parts ...model.Part) MailOption {
+	return func(m *store.Mail) { m.Parts = append(m.Parts, parts...) }
+}
 
 // userMail is a mail of type typ from the user, with opts applied (a
 // mail without an id gets a fresh one when posted).

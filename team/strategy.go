@@ -19,7 +19,8 @@ import (
 // The lead is woken by the user (a message sent to the team run, as in a
 // conversation: step keys "m<n>/..."); a teammate by its prompt, then by
 // mail or a task it claims (step keys "c<n>/..."). Before every model call
-// the member's new mail is injected as an <inbox> user message and
+// the member's new mail is injected as an <inbox> user message (with the
+// mails' parts) and
 // consumed in the same append as the model's response (Step.AckMail), so
 // a crash before that append delivers it again and a mail is never
 // consumed twice. An idle teammate waits for mail with AwaitMail, holding
@@ -360,14 +361,14 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 		case err != nil:
 			return nil, err
 		case ok:
-			m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: mailText(inbox.Mails)})
+			m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: mailText(inbox.Mails), Parts: swarm.MailParts(inbox.Mails)})
 		case !replayed:
 			mails, err := d.Mailbox(ctx, maxInbox)
 			if err != nil {
 				return nil, err
 			}
 			if len(mails) > 0 {
-				m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: mailText(mails)})
+				m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: mailText(mails), Parts: swarm.MailParts(mails)})
 				x.Events = []swarm.Event{{Type: swarm.EventInbox, Key: tkey + "/inbox", Agent: name, Mails: mails}}
 				x.AckMail = mails[len(mails)-1].Seq
 			}
@@ -402,7 +403,9 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 		if len(calls) == 0 {
 			return nil, m.answer(ctx, n, turn, resp.Message.Content, "")
 		}
-		results, err := d.AtTurn(turn).Round(ctx, tkey, calls)
+		// The member's tools may forward the parts it has (send_message's
+		// attach) and a child swarm it hands off to sees them.
+		results, err := d.AtTurn(turn).Round(swarm.WithConversationParts(ctx, m.msgs), tkey, calls)
 		if err != nil {
 			return nil, err
 		}

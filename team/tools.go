@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -111,8 +112,9 @@ func sendMessageTool() swarm.Tool {
 		func(ctx context.Context, tc *teamCtx, in struct {
 			To      string `json:"to" jsonschema:"the recipient's name"`
 			Content string `json:"content"`
+			Attach  bool   `json:"attach,omitempty" jsonschema:"attach the images and files you have (from your task, tools and mail)"`
 		}) (string, error) {
-			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, []string{in.To}, store.Mail{ID: swarm.IdempotencyKey(ctx), Type: MailMessage, Content: in.Content})
+			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, []string{in.To}, store.Mail{ID: swarm.IdempotencyKey(ctx), Type: MailMessage, Content: in.Content, Parts: attachments(ctx, in.Attach)})
 			if err != nil {
 				return "", err
 			}
@@ -125,6 +127,7 @@ func broadcastTool() swarm.Tool {
 	return teamTool(toolBroadcast, "Send one message to every other member of the team.",
 		func(ctx context.Context, tc *teamCtx, in struct {
 			Content string `json:"content"`
+			Attach  bool   `json:"attach,omitempty" jsonschema:"attach the images and files you have (from your task, tools and mail)"`
 		}) (string, error) {
 			to, err := broadcastTo(ctx, tc.rt, tc.td, tc.team, tc.self)
 			if err != nil {
@@ -133,13 +136,22 @@ func broadcastTool() swarm.Tool {
 			if len(to) == 0 {
 				return "", errors.New("the team has no other member to broadcast to")
 			}
-			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, to, store.Mail{ID: swarm.IdempotencyKey(ctx), Type: MailBroadcast, Content: in.Content})
+			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, to, store.Mail{ID: swarm.IdempotencyKey(ctx), Type: MailBroadcast, Content: in.Content, Parts: attachments(ctx, in.Attach)})
 			if err != nil {
 				return "", err
 			}
 			journal(ctx, swarm.Event{Type: swarm.EventMail, Agent: tc.self, Target: "*", Mail: &m})
 			return fmt.Sprintf("Broadcast to %d members: %s.", len(to), strings.Join(to, ", ")), nil
 		})
+}
+
+// attachments returns the parts a member's mail carries: those of its
+// conversation when it asked to attach them.
+func attachments(ctx context.Context, attach bool) []model.Part {
+	if !attach {
+		return nil
+	}
+	return swarm.ConversationParts(ctx)
 }
 
 func readInboxTool() swarm.Tool {

@@ -36,6 +36,7 @@ func (s *Store) Post(ctx context.Context, to []string, m store.Mail) (_ []store.
 	if err := store.CheckMail(to, m); err != nil {
 		return nil, err
 	}
+	m.Parts = slices.Clone(m.Parts) // the caller's slice is not kept
 	runs := make([]*run, len(to))
 	for i, id := range to {
 		if runs[i], err = s.lookup(id); err != nil {

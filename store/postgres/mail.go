@@ -39,29 +39,29 @@ func postSQL(deliver func(src string) string) string {
 	return `WITH rc AS (SELECT rid, id, state, reason FROM swarm_runs WHERE id = ANY($1::text[]) ORDER BY rid FOR UPDATE),
 	ok AS (SELECT count(*) = cardinality($1::text[])
 			AND coalesce(bool_and(state NOT IN ('completed', 'failed', 'stopped')), false) AS ok FROM rc),
-	e AS (SELECT rid, seq, sender, type, request_id, reply_to, content, time
+	e AS (SELECT rid, seq, sender, type, request_id, reply_to, content, parts, time
 		FROM swarm_mail WHERE rid IN (SELECT rid FROM rc) AND id = $2),
 	t AS (SELECT ` + nowNS + ` AS now),
 	b AS (INSERT INTO swarm_mailboxes AS mb (rid, last)
 		SELECT rc.rid, 1 FROM rc, ok WHERE ok.ok AND rc.rid NOT IN (SELECT rid FROM e)
 		ON CONFLICT (rid) DO UPDATE SET last = mb.last + 1
 		RETURNING rid, last),
-	n AS (INSERT INTO swarm_mail (rid, seq, id, sender, type, request_id, reply_to, content, time)
-		SELECT b.rid, b.last, $2, $3, $4, $5, $6, $7, t.now FROM b, t
-		RETURNING rid, seq, sender, type, request_id, reply_to, content, time),
+	n AS (INSERT INTO swarm_mail (rid, seq, id, sender, type, request_id, reply_to, content, parts, time)
+		SELECT b.rid, b.last, $2, $3, $4, $5, $6, $7, $9, t.now FROM b, t
+		RETURNING rid, seq, sender, type, request_id, reply_to, content, parts, time),
 	d AS (` + deliver(`SELECT rc.rid, rc.state = 'paused' AND rc.reason = $8 AS wake FROM rc JOIN n ON n.rid = rc.rid`) + `)
 	SELECT rc.id, rc.state, n.rid IS NOT NULL, coalesce(n.seq, e.seq), coalesce(n.sender, e.sender),
 		coalesce(n.type, e.type), coalesce(n.request_id, e.request_id), coalesce(n.reply_to, e.reply_to),
-		coalesce(n.content, e.content), coalesce(n.time, e.time), d.inbox, d.runnable
+		coalesce(n.content, e.content), coalesce(n.parts, e.parts), coalesce(n.time, e.time), d.inbox, d.runnable
 	FROM rc LEFT JOIN n ON n.rid = rc.rid LEFT JOIN e ON e.rid = rc.rid LEFT JOIN d ON d.rid = rc.rid`
 }
 
 // mailboxSQL reads a run's cursor and up to $2 mails after it in one
 // statement; a run without mail gives one row of NULL mail columns.
-const mailboxSQL = `SELECT coalesce(b.acked, 0), m.seq, m.id, m.sender, m.type, m.request_id, m.reply_to, m.content, m.time
+const mailboxSQL = `SELECT coalesce(b.acked, 0), m.seq, m.id, m.sender, m.type, m.request_id, m.reply_to, m.content, m.parts, m.time
 	FROM swarm_runs r
 	LEFT JOIN swarm_mailboxes b ON b.rid = r.rid
-	LEFT JOIN LATERAL (SELECT seq, id, sender, type, request_id, reply_to, content, time FROM swarm_mail
+	LEFT JOIN LATERAL (SELECT seq, id, sender, type, request_id, reply_to, content, parts, time FROM swarm_mail
 		WHERE rid = r.rid AND seq > coalesce(b.acked, 0) ORDER BY seq LIMIT $2) m ON true
 	WHERE r.id = $1 ORDER BY m.seq`
 
@@ -97,7 +97,11 @@ func sameID(err error) bool {
 }
 
 func (s *Store) post(ctx context.Context, to []string, m store.Mail) ([]store.Mail, error) {
-	rows, err := s.pool.Query(ctx, s.q.post, to, m.ID, m.From, m.Type, m.RequestID, m.ReplyTo, m.Content, store.AwaitingMail)
+	parts, err := store.EncodeMailParts(m.Parts)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.q.post, to, m.ID, m.From, m.Type, m.RequestID, m.ReplyTo, m.Content, store.AwaitingMail, parts)
 	if err != nil {
 		return nil, err
 	}
@@ -113,14 +117,19 @@ func (s *Store) post(ctx context.Context, to []string, m store.Mail) ([]store.Ma
 		r                                  result
 		seq                                *int64
 		from, typ, reqID, replyTo, content *string
+		have                               *string
 		inbox, runs                        *string
 		announced                          []*string
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &r.state, &r.isNew, &seq, &from, &typ, &reqID, &replyTo, &content, &r.time, &inbox, &runs}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&id, &r.state, &r.isNew, &seq, &from, &typ, &reqID, &replyTo, &content, &have, &r.time, &inbox, &runs}, func() error {
 		announced = append(announced, inbox, runs)
 		if seq != nil {
+			ps, err := store.DecodeMailParts(*have)
+			if err != nil {
+				return err
+			}
 			r.mail = store.Mail{Seq: *seq, ID: m.ID, From: *from, Type: *typ, RequestID: *reqID, ReplyTo: *replyTo,
-				Content: *content, Time: sqlval.FromNanos(*r.time)}
+				Content: *content, Parts: ps, Time: sqlval.FromNanos(*r.time)}
 		}
 		byID[id] = r
 		r = result{}
@@ -185,15 +194,20 @@ func (s *Store) mailbox(ctx context.Context, id string, limit int) ([]store.Mail
 		var (
 			seq, t                                  *int64
 			mid, from, typ, reqID, replyTo, content *string
+			have                                    *string
 		)
-		if err := rows.Scan(&cursor, &seq, &mid, &from, &typ, &reqID, &replyTo, &content, &t); err != nil {
+		if err := rows.Scan(&cursor, &seq, &mid, &from, &typ, &reqID, &replyTo, &content, &have, &t); err != nil {
 			return nil, 0, s.wrap("mailbox of run "+id, err)
 		}
 		if seq == nil {
 			continue // no mail after the cursor
 		}
+		ps, err := store.DecodeMailParts(*have)
+		if err != nil {
+			return nil, 0, fmt.Errorf("mailbox of run %s: mail %s: %w", id, *mid, err)
+		}
 		out = append(out, store.Mail{Seq: *seq, ID: *mid, From: *from, Type: *typ, RequestID: *reqID,
-			ReplyTo: *replyTo, Content: *content, Time: sqlval.FromNanos(*t)})
+			ReplyTo: *replyTo, Content: *content, Parts: ps, Time: sqlval.FromNanos(*t)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, s.wrap("mailbox of run "+id, err)

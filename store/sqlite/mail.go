@@ -56,11 +56,11 @@ func (w *writer) mailStmts() (*mailStmts, error) {
 		s **sql.Stmt
 		q string
 	}{
-		{&m.stored, `SELECT seq, sender, type, request_id, reply_to, content, time FROM mail WHERE rid = ? AND id = ?`},
+		{&m.stored, `SELECT seq, sender, type, request_id, reply_to, content, parts, time FROM mail WHERE rid = ? AND id = ?`},
 		{&m.next, `INSERT INTO mailboxes (rid, last) VALUES (?, 1)
 			ON CONFLICT (rid) DO UPDATE SET last = last + 1 RETURNING last`},
-		{&m.insert, `INSERT INTO mail (rid, seq, id, sender, type, request_id, reply_to, content, time, woke)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING mid`},
+		{&m.insert, `INSERT INTO mail (rid, seq, id, sender, type, request_id, reply_to, content, parts, time, woke)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING mid`},
 		// Forward only, and never past the last mail.
 		{&m.ack, `UPDATE mailboxes SET acked = min(?1, last) WHERE rid = ?2 AND acked < ?1`},
 		// Only a run that waits for mail (store.WaitsForMail).
@@ -114,13 +114,23 @@ func (w *writer) post(to []string, m store.Mail, out []posted) error {
 	if err != nil {
 		return err
 	}
+	parts, err := store.EncodeMailParts(m.Parts)
+	if err != nil {
+		return err
+	}
 	now := sqlval.Nanos(w.now)
 	for i, cur := range curs {
 		got := store.Mail{ID: m.ID}
-		var t int64
-		err := st.stored.QueryRow(cur.rid, m.ID).Scan(&got.Seq, &got.From, &got.Type, &got.RequestID, &got.ReplyTo, &got.Content, &t)
+		var (
+			t    int64
+			have string
+		)
+		err := st.stored.QueryRow(cur.rid, m.ID).Scan(&got.Seq, &got.From, &got.Type, &got.RequestID, &got.ReplyTo, &got.Content, &have, &t)
 		if err == nil {
 			got.Time = sqlval.FromNanos(t)
+			if got.Parts, err = store.DecodeMailParts(have); err != nil {
+				return err
+			}
 			out[i] = posted{mail: got}
 			continue
 		}
@@ -135,7 +145,7 @@ func (w *writer) post(to []string, m store.Mail, out []posted) error {
 			return err
 		}
 		if err := st.insert.QueryRow(cur.rid, p.mail.Seq, m.ID, m.From, m.Type, m.RequestID, m.ReplyTo, m.Content,
-			now, p.woke).Scan(&p.mid); err != nil {
+			parts, now, p.woke).Scan(&p.mid); err != nil {
 			return err
 		}
 		p.mail.Time = sqlval.FromNanos(now)
@@ -195,7 +205,7 @@ func (s *Store) Post(ctx context.Context, to []string, m store.Mail) ([]store.Ma
 // mailboxQuery reads a run's cursor and the mails after it in one
 // statement, so that both come from one snapshot; a run without mail
 // gives one row of NULL mail columns.
-const mailboxQuery = `SELECT coalesce(b.acked, 0), m.seq, m.id, m.sender, m.type, m.request_id, m.reply_to, m.content, m.time
+const mailboxQuery = `SELECT coalesce(b.acked, 0), m.seq, m.id, m.sender, m.type, m.request_id, m.reply_to, m.content, m.parts, m.time
 	FROM runs r
 	LEFT JOIN mailboxes b ON b.rid = r.rid
 	LEFT JOIN mail m ON m.rid = r.rid AND m.seq > coalesce(b.acked, 0)
@@ -223,17 +233,21 @@ func (s *Store) Mailbox(ctx context.Context, id string, limit int) ([]store.Mail
 	for rows.Next() {
 		found = true
 		var (
-			seq, t                                  sql.NullInt64
-			mid, from, typ, reqID, replyTo, content sql.NullString
+			seq, t                                         sql.NullInt64
+			mid, from, typ, reqID, replyTo, content, parts sql.NullString
 		)
-		if err := rows.Scan(&cursor, &seq, &mid, &from, &typ, &reqID, &replyTo, &content, &t); err != nil {
+		if err := rows.Scan(&cursor, &seq, &mid, &from, &typ, &reqID, &replyTo, &content, &parts, &t); err != nil {
 			return nil, 0, fmt.Errorf("mailbox of run %q: %w", id, err)
 		}
 		if !seq.Valid {
 			continue // no mail after the cursor
 		}
+		ps, err := store.DecodeMailParts(parts.String)
+		if err != nil {
+			return nil, 0, fmt.Errorf("mailbox of run %q: mail %s: %w", id, mid.String, err)
+		}
 		out = append(out, store.Mail{Seq: seq.Int64, ID: mid.String, From: from.String, Type: typ.String,
-			RequestID: reqID.String, ReplyTo: replyTo.String, Content: content.String, Time: sqlval.FromNanos(t.Int64)})
+			RequestID: reqID.String, ReplyTo: replyTo.String, Content: content.String, Parts: ps, Time: sqlval.FromNanos(t.Int64)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, 0, fmt.Errorf("mailbox of run %q: %w", id, err)

@@ -18,7 +18,7 @@ const ApplicationID = 0x5357524D
 
 // SchemaVersion is the version of the schema this package writes. A store
 // with a newer version is refused.
-const SchemaVersion = 11
+const SchemaVersion = 12
 
 // upgrades[v-2] brings a schema from version v-1 to version v. A new store
 // is created at version 1 and upgraded like an old one.
@@ -57,6 +57,10 @@ var upgrades = [][]string{
 	// without rebalancing, and fills; runs_owner goes (a node's runs are
 	// found among the running runs by runs_claim).
 	journalV11,
+	// 12: the parts of a mail (store.Mail.Parts), as JSON.
+	{
+		`ALTER TABLE mail ADD COLUMN parts TEXT NOT NULL DEFAULT ''`,
+	},
 }
 
 // journalV11 is schema step 11: the journal in a rowid table keyed by pos

@@ -3,12 +3,14 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -30,6 +32,7 @@ var mailTests = []struct {
 	{"MailLeavesOtherPauses", testMailLeavesOtherPauses},
 	{"MailBroadcast", testMailBroadcast},
 	{"MailConcurrent", testMailConcurrent},
+	{"MailParts", testMailParts},
 }
 
 // mailboxes returns s as store.Mailboxes, skipping t if it is not one.
@@ -84,7 +87,43 @@ func wantMailbox(t *testing.T, mb store.Mailboxes, id string, cursor int64, ids 
 
 func sameMail(a, b store.Mail) bool {
 	return a.Seq == b.Seq && a.ID == b.ID && a.From == b.From && a.Type == b.Type &&
-		a.RequestID == b.RequestID && a.ReplyTo == b.ReplyTo && a.Content == b.Content && a.Time.Equal(b.Time)
+		a.RequestID == b.RequestID && a.ReplyTo == b.ReplyTo && a.Content == b.Content && a.Time.Equal(b.Time) &&
+		reflect.DeepEqual(a.Parts, b.Parts)
+}
+
+// testMailParts: a mail's parts (a text part, a small image inline, a
+// blob reference) are kept as given, in every recipient's mailbox, and
+// returned for a post repeated; parts that are invalid or hold too many
+// bytes inline are refused and deliver nothing.
+func testMailParts(t *testing.T, s store.Store) {
+	mb := mailboxes(t, s)
+	create(t, s, "r1", "o", long)
+	create(t, s, "r2", "o", long)
+	parts := []model.Part{
+		model.TextPart("see attached"),
+		model.Image("image/png", []byte("\x89PNG tiny")),
+		{Type: model.PartFile, Name: "report.pdf", MediaType: "application/pdf", Blob: store.BlobHash([]byte("report")), Size: 6},
+	}
+	m := store.Mail{ID: "p1", From: "alice", Type: "message", Content: "the report", Parts: parts}
+	got := post(t, mb, []string{"r1", "r2"}, m)
+	for i, id := range []string{"r1", "r2"} {
+		ms := wantMailbox(t, mb, id, 0, "p1")
+		if !reflect.DeepEqual(ms[0].Parts, parts) || !sameMail(ms[0], got[i]) {
+			t.Fatalf("mailbox of %s: parts %+v (post returned %+v), want %+v", id, ms[0].Parts, got[i].Parts, parts)
+		}
+	}
+	again := post(t, mb, []string{"r1"}, store.Mail{ID: "p1", From: "alice", Type: "message", Content: "the report"})[0]
+	if !reflect.DeepEqual(again.Parts, parts) {
+		t.Fatalf("a repeated post returned parts %+v, want the stored %+v", again.Parts, parts)
+	}
+	_, err := mb.Post(t.Context(), []string{"r1"}, store.Mail{ID: "bad", Type: "message", Parts: []model.Part{{Type: model.PartImage, MediaType: "text/plain", Data: []byte("x")}}})
+	if err == nil {
+		t.Fatal("a mail with an invalid part was posted")
+	}
+	big := model.Image("image/png", make([]byte, store.MaxMailBytes+1))
+	_, err = mb.Post(t.Context(), []string{"r1"}, store.Mail{ID: "big", Type: "message", Parts: []model.Part{big}})
+	wantErr(t, "a mail with too many bytes inline", err, store.ErrTooLarge)
+	wantMailbox(t, mb, "r1", 0, "p1")
 }
 
 func testMailRoundTrip(t *testing.T, s store.Store) {

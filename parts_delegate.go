@@ -1,0 +1,208 @@
+package swarm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
+)
+
+// Parts in delegation.
+//
+// An agent hands its parts on with its work: an agent it hands off to (in
+// the run) and a child swarm it starts (a run of its own) see, with their
+// first message, the parts of the calling agent's conversation (the
+// run's input parts and those of the tool results it received). A child
+// run gets them by reference: it refers to the parent's blobs (RefBlob),
+// which are stored once and live as long as either run. A strategy passes
+// parts of its choosing with DelegateParts and Child.Parts.
+
+// handKey is the context key of the parts a handoff from a call passes.
+type handKey struct{}
+
+// handing holds the parts set under handKey.
+type handing struct{ parts []model.Part }
+
+// withHandParts returns ctx under which a handoff passes parts.
+func withHandParts(ctx context.Context, parts []model.Part) context.Context {
+	return context.WithValue(ctx, handKey{}, handing{parts})
+}
+
+// handParts returns the parts a handoff made under ctx passes to its
+// target: those set by the calling loop or strategy, the run's input
+// parts otherwise.
+func (r *runner) handParts(ctx context.Context) []model.Part {
+	if h, ok := ctx.Value(handKey{}).(handing); ok {
+		return h.parts
+	}
+	return r.parts
+}
+
+// convParts returns the parts of msgs (by reference, as the strategy
+// keeps them), each blob and each URL once, in order.
+func convParts(msgs []model.Message) []model.Part {
+	var out []model.Part
+	seen := map[string]bool{}
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			id := ""
+			switch {
+			case p.Blob != "":
+				id = "blob:" + p.Blob
+			case p.URL != "":
+				id = "url:" + p.URL
+			}
+			if id != "" {
+				if seen[id] {
+					continue
+				}
+				seen[id] = true
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Parts returns the parts attached to the run's input (see WithParts),
+// large ones by reference: a strategy passes them on with DelegateParts
+// or Child.Parts.
+func (d *Driver) Parts() []model.Part { return d.r.parts }
+
+// DelegateParts is Delegate passing parts to the target instead of the
+// run's input parts: the target agent sees them with its request, a
+// target swarm's child run with its input. Parts are given with their
+// bytes or a URL, or by reference as Parts and ToolResult.Parts hold
+// them (a reference must name a blob of this run); the child run refers
+// to the blobs, which are not copied. Invalid parts are an error wrapping
+// [ErrInvalidInput]. The strategy passes the same parts when the step is
+// replayed.
+func (d *Driver) DelegateParts(ctx context.Context, key, target, request string, parts []model.Part) (string, error) {
+	if err := d.r.checkHanded(ctx, parts); err != nil {
+		return "", err
+	}
+	return d.Delegate(withHandParts(ctx, parts), key, target, request)
+}
+
+// checkHanded checks parts a strategy hands to a delegate or child run:
+// valid, within the size limit, and a blob reference only to a blob this
+// run refers to (a run cannot hand on another run's blobs).
+func (r *runner) checkHanded(ctx context.Context, parts []model.Part) error {
+	for i := range parts {
+		p := parts[i]
+		if p.Blob == "" {
+			if err := checkParts([]model.Part{p}); err != nil {
+				return fmt.Errorf("part %d: %w", i, err)
+			}
+			continue
+		}
+		b, ok := r.rt.blobs()
+		if !ok {
+			return fmt.Errorf("%w: part %d: a blob reference, and the store keeps no blobs", ErrInvalidInput, i)
+		}
+		if _, err := b.Blob(ctx, r.id, p.Blob); err != nil {
+			return fmt.Errorf("%w: part %d: blob %s of run %s: %w", ErrInvalidInput, i, p.Blob, r.id, err)
+		}
+	}
+	return nil
+}
+
+// reputParts refers run id (which exists, started by an earlier attempt)
+// to the blobs of its input parts again: a crash between its start
+// record and its references leaves it whole once its start is repeated.
+func (rt *Runtime) reputParts(ctx context.Context, id string, parts []model.Part) error {
+	if len(parts) == 0 {
+		return nil
+	}
+	if err := rt.putParts(ctx, id, parts); err != nil && !errors.Is(err, store.ErrNoBlob) {
+		return err
+	}
+	return nil
+}
+
+// WithConversationParts returns ctx under which the handoffs and tools
+// of a round see parts as those of the calling agent's conversation: a
+// strategy that keeps its own conversation (msgs, by reference as the
+// model steps keep them) sets it for Round and Tools, so that a child
+// swarm gets them and a tool can forward them (ConversationParts). The
+// simple loop sets it itself.
+func WithConversationParts(ctx context.Context, msgs []model.Message) context.Context {
+	return withHandParts(ctx, convParts(msgs))
+}
+
+// ConversationParts returns the parts of the conversation of the agent
+// whose tool call ctx belongs to (the run's input parts, tool results'
+// and mails' parts it received), by reference, for a tool to forward
+// them (a mail's attachments, say). It returns nil when the strategy did
+// not set them (see WithConversationParts).
+func ConversationParts(ctx context.Context) []model.Part {
+	h, _ := ctx.Value(handKey{}).(handing)
+	return h.parts
+}
+
+// mailParts checks a mail's parts and returns them as its recipients'
+// mailboxes hold them: each recipient refers to the blobs of the large
+// ones, stored once. A reference must name a blob of the run whose tool
+// call ctx belongs to.
+func (rt *Runtime) mailParts(ctx context.Context, to []string, parts []model.Part) ([]model.Part, error) {
+	b, blobs := rt.blobs()
+	for i := range parts {
+		p := parts[i]
+		if p.Blob == "" {
+			if err := checkParts([]model.Part{p}); err != nil {
+				return nil, fmt.Errorf("part %d: %w", i, err)
+			}
+			continue
+		}
+		sender := RunID(ctx)
+		switch {
+		case !blobs:
+			return nil, fmt.Errorf("%w: part %d: a blob reference, and the store keeps no blobs", ErrInvalidInput, i)
+		case sender == "":
+			return nil, fmt.Errorf("%w: part %d: a blob reference outside a tool call; give the bytes or a URL", ErrInvalidInput, i)
+		}
+		if _, err := b.Blob(ctx, sender, p.Blob); err != nil {
+			return nil, fmt.Errorf("%w: part %d: blob %s of run %s: %w", ErrInvalidInput, i, p.Blob, sender, err)
+		}
+	}
+	if !blobs {
+		return parts, nil
+	}
+	msgs := []model.Message{{Parts: parts}}
+	for _, id := range to {
+		var err error
+		// The first recipient puts the bytes; the others refer to them.
+		if msgs, err = store.PutParts(ctx, b, id, msgs); err != nil {
+			return nil, fmt.Errorf("store the parts for run %s: %w", id, err)
+		}
+	}
+	return msgs[0].Parts, nil
+}
+
+// MailParts returns the parts of mails, in order, as a recipient's model
+// call takes them with the mails' text (by reference; the model step
+// loads the bytes).
+func MailParts(mails []store.Mail) []model.Part {
+	var out []model.Part
+	for _, m := range mails {
+		out = append(out, m.Parts...)
+	}
+	return out
+}
+
+// AttachedParts returns the parts attached (AttachParts) in ctx, a
+// context made by WithCallKey: how a program that executes a tool on
+// behalf of another process (a node serving a peer's call) gets the
+// tool's parts to send back. It returns nil for another context.
+func AttachedParts(ctx context.Context) []model.Part {
+	ci, ok := ctx.Value(ctxKey{}).(*callInfo)
+	if !ok {
+		return nil
+	}
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	return slices.Clone(ci.parts)
+}
