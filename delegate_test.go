@@ -3,6 +3,7 @@ package swarm_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -514,5 +515,41 @@ func TestAbsorbSkillPlanApartFromAgentNames(t *testing.T) {
 				t.Errorf("the skill restock of shop was asked %d times; want once, with the instructions of the skill", len(rs))
 			}
 		})
+	}
+}
+
+// TestDelegationToolRefuses: a delegation's tool is checked when it is
+// made, each mistake an error wrapping ErrInvalid that names it.
+func TestDelegationToolRefuses(t *testing.T) {
+	clerk := &swarm.Agent{Name: "clerk", Tools: []swarm.Tool{swarm.NewTool("file", "files", func(context.Context, struct{}) (string, error) { return "", nil })}}
+	for _, tc := range []struct {
+		name string
+		d    swarm.Delegation
+		want string
+	}{
+		{"nil agent", swarm.Delegation{Name: "x"}, "nil agent"},
+		{"bad name", swarm.Delegation{Agent: clerk, Name: "a.b"}, "may contain only"},
+		{"reserved", swarm.Delegation{Agent: clerk, Name: "handoff_to_clerk"}, "reserved"},
+		{"no variant", swarm.Delegation{Agent: clerk, Name: "x", Instructions: "Only file."}, "need a variant"},
+		{"bad variant", swarm.Delegation{Agent: clerk, Name: "x", Variant: "a b"}, "may contain only"},
+		{"unknown tool", swarm.Delegation{Agent: clerk, Name: "x", Variant: "v", Tools: []string{"shred"}}, `names tool "shred"`},
+		{"bad schema", swarm.Delegation{Agent: clerk, Name: "x", Schema: json.RawMessage(`{"type":7}`)}, "input schema of x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool, err := tc.d.Tool()
+			if tool != nil || !errors.Is(err, swarm.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Tool() = %v, %v; want ErrInvalid and %q", tool, err, tc.want)
+			}
+		})
+	}
+	tool, err := swarm.Delegation{Agent: clerk, Name: "x", Variant: "v", Tools: []string{"file"}}.Tool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tool.(interface{ Delegation() swarm.Delegation }).Delegation(); d.Agent != clerk || d.Variant != "v" {
+		t.Errorf("the tool's Delegation() = %+v", d)
+	}
+	if _, err := tool.Call(context.Background(), nil); err == nil {
+		t.Error("a delegation's tool ran outside a run")
 	}
 }
