@@ -93,7 +93,11 @@ func (r *runner) endRun(ctx context.Context, out outcome, err error) {
 // traceAgent starts the invoke_agent span of the agent of plan ap that a
 // handoff runs.
 func (r *runner) traceAgent(ctx context.Context, ap *agentPlan) (context.Context, func(outcome)) {
-	ctx, end := r.tel().Agent(ctx, ap.name, ap.modelSpec, r.id)
+	t := r.tel()
+	if !t.Tracing() {
+		return ctx, func(outcome) {} // allocates nothing
+	}
+	ctx, end := t.Agent(ctx, ap.name, ap.modelSpec, r.id)
 	return ctx, func(out outcome) { end(out.kind == failed, out.reason) }
 }
 
@@ -105,7 +109,11 @@ func (r *runner) traceChat(ctx context.Context, ap *agentPlan, req *model.Reques
 
 // traceTool starts the execute_tool span of call c of ap.
 func (r *runner) traceTool(ctx context.Context, ap *agentPlan, c model.ToolCall) (context.Context, func(callResult)) {
-	ctx, end := r.tel().Tool(ctx, ap.name, r.id, c)
+	t := r.tel()
+	if !t.Tracing() {
+		return ctx, func(callResult) {}
+	}
+	ctx, end := t.Tool(ctx, ap.name, r.id, c)
 	return ctx, func(res callResult) {
 		end(genai.ToolEnd{Err: res.err, Abort: res.abort, IsError: res.isError, Output: res.output})
 	}
@@ -114,7 +122,11 @@ func (r *runner) traceTool(ctx context.Context, ap *agentPlan, c model.ToolCall)
 // traceGuard starts an apply_guardrail span; the returned function ends it
 // with the verdict.
 func (r *runner) traceGuard(ctx context.Context, g *Guardrail, c GuardCheck) (context.Context, func(Verdict)) {
-	ctx, end := r.tel().Guard(ctx, g.Name, string(c.Point), c.Agent, r.id)
+	t := r.tel()
+	if !t.Tracing() {
+		return ctx, func(Verdict) {}
+	}
+	ctx, end := t.Guard(ctx, g.Name, string(c.Point), c.Agent, r.id)
 	return ctx, func(v Verdict) { end(string(v.Action), v.Message) }
 }
 
