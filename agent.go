@@ -31,9 +31,6 @@ type Agent struct {
 	MaxTurns int
 	// Hooks observe this agent's tool calls, handoffs and errors.
 	Hooks Hooks
-	// Skills are what the agent offers a captain that absorbs it (see
-	// [Agent.Absorb]): one tool per skill, each with its input type.
-	Skills []Skill
 	// Guardrails check this agent's steps, after the swarm's (see
 	// [Guardrail]).
 	Guardrails []Guardrail

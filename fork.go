@@ -7,61 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/swarmrt/swarm/fork"
 	"github.com/swarmrt/swarm/store"
 )
-
-// ForkOption configures [Runtime.Fork].
-type ForkOption func(*forkConfig)
-
-type forkConfig struct {
-	id        string
-	input     json.RawMessage
-	values    map[string]any
-	setValues bool
-	edits     []Edit
-}
-
-// Edit replaces what one recorded step of a run produced, in a fork of it
-// (see [ForkEdit]): the step under Key keeps its place in the journal and
-// the steps after it see Output instead of what the origin recorded.
-type Edit struct {
-	// Key is the step key of the record to replace, as in the origin's
-	// events.
-	Key string `json:"key"`
-	// Output replaces, by the record's type: a tool result's output (an
-	// edited result is not an error), a handoff's returned output, a
-	// model response's text (its tool calls stay), or a person's answer
-	// to a pause (resumed). The run's input is replaced with [ForkInput].
-	Output string `json:"output"`
-}
-
-// ForkEdit replaces the outcomes of recorded steps in the fork, as
-// LangGraph's update_state does: each edited record is copied into the
-// fork with its output replaced and marked Event.Edited, and the run
-// continues from the edited state (the model's next request carries the
-// edited result or message). An edit names a step at or before the fork
-// point; an edit at the fork point keeps that step, edited, and the fork
-// runs what follows it. With edits and no fork point, the fork point is
-// the last edited step.
-func ForkEdit(edits ...Edit) ForkOption {
-	return func(c *forkConfig) { c.edits = append(c.edits, edits...) }
-}
-
-// ForkID gives the fork a caller-chosen id (default: a new random id). A
-// fork never reuses a run: an id that is taken gives store.ErrExists.
-func ForkID(id string) ForkOption { return func(c *forkConfig) { c.id = id } }
-
-// ForkInput replaces the input of the fork. The reused steps were taken
-// with the origin's input; the steps from the fork point on see this one.
-func ForkInput(input json.RawMessage) ForkOption {
-	return func(c *forkConfig) { c.input = input }
-}
-
-// ForkValues replaces the values (the data of the instruction templates)
-// of the fork.
-func ForkValues(values map[string]any) ForkOption {
-	return func(c *forkConfig) { c.values, c.setValues = values, true }
-}
 
 // Fork starts a new run of the swarm of run id that reuses the origin's
 // journal up to the step at (a step key of the origin's journal, as in
@@ -69,8 +17,8 @@ func ForkValues(values map[string]any) ForkOption {
 // steps before it are copied into the new run's journal and replayed, not
 // executed again (no model call, tool or child run is repeated), as a
 // recovery replays them. This is re-running from a step (with the origin's
-// input and values) or, with [ForkInput] and [ForkValues], forking with
-// an edited input, or with [ForkEdit], with edited step outcomes.
+// input and values) or, with [fork.Input] and [fork.Values], forking with
+// an edited input, or with [fork.Edits], with edited step outcomes.
 //
 // An empty at (or "start") re-runs the origin from its beginning with
 // nothing reused. The fork point is moved back to the first record of the
@@ -86,11 +34,8 @@ func ForkValues(values map[string]any) ForkOption {
 // origin unknown (store.ErrNotFound), its swarm not registered here
 // (ErrUnknownSwarm), a step key not in its journal, an invalid input or
 // edit (ErrInvalidInput): nothing is created then.
-func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) (string, error) {
-	var fc forkConfig
-	for _, o := range opts {
-		o(&fc)
-	}
+func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...fork.Option) (string, error) {
+	fc := fork.Collect(opts...)
 	origin, err := rt.store.Get(ctx, id)
 	if err != nil {
 		return "", fmt.Errorf("fork %s: %w", id, err)
@@ -110,7 +55,7 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) 
 	if err != nil {
 		return "", fmt.Errorf("fork %s: %w", id, err)
 	}
-	edited, last, err := findEdits(recs, fc.edits)
+	edited, last, err := findEdits(recs, fc.Edits)
 	if err != nil {
 		return "", fmt.Errorf("%w: fork %s: %w", ErrInvalidInput, id, err)
 	}
@@ -145,20 +90,20 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...ForkOption) 
 		return "", fmt.Errorf("%w: fork %s: edits need a fork point at or after them (a re-run from the start reuses nothing to edit)", ErrInvalidInput, id)
 	}
 	input, values := start.Input, start.Values
-	if fc.input != nil {
-		if !json.Valid(fc.input) {
+	if fc.Input != nil {
+		if !json.Valid(fc.Input) {
 			return "", fmt.Errorf("%w: fork %s: input is not valid JSON", ErrInvalidInput, id)
 		}
-		input = fc.input
+		input = fc.Input
 	}
-	if fc.setValues {
-		values = fc.values
+	if fc.SetValues {
+		values = fc.Values
 	}
 	plan, err := rt.buildPlan(info, input, values, start.Params, start.Customization)
 	if err != nil {
 		return "", fmt.Errorf("fork %s: %w", id, err)
 	}
-	forkID := fc.id
+	forkID := fc.ID
 	if forkID == "" {
 		forkID = newID()
 	} else if err := checkRunID(forkID); err != nil {
@@ -245,7 +190,7 @@ func appendOf(recs []store.Record, i int) (lo, hi int) {
 // findEdits checks edits against the origin's journal recs and returns
 // the new output of each edited record by its index, and the greatest of
 // those indexes.
-func findEdits(recs []store.Record, edits []Edit) (map[int]string, int, error) {
+func findEdits(recs []store.Record, edits []fork.Edit) (map[int]string, int, error) {
 	edited, last := make(map[int]string, len(edits)), 0
 	for _, e := range edits {
 		i := slices.IndexFunc(recs, func(rec store.Record) bool { return rec.Key == e.Key })

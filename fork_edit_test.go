@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/fork"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
@@ -110,7 +111,7 @@ func TestForkEditToolResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := keyOf(t, journal(t, rt, origin.ID()), swarm.EventToolResult, 0)
-	id, err := rt.Fork(ctx, origin.ID(), at, swarm.ForkEdit(swarm.Edit{Key: at, Output: "card declined"}))
+	id, err := rt.Fork(ctx, origin.ID(), at, fork.Edits(fork.Edit{Key: at, Output: "card declined"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestForkEditModelText(t *testing.T) {
 	recs := journal(t, rt, origin.ID())
 	edit := keyOf(t, recs, swarm.EventModelResponse, 0)
 	at := keyOf(t, recs, swarm.EventModelResponse, 1)
-	id, err := rt.Fork(ctx, origin.ID(), at, swarm.ForkEdit(swarm.Edit{Key: edit, Output: "charging, then shipping"}))
+	id, err := rt.Fork(ctx, origin.ID(), at, fork.Edits(fork.Edit{Key: edit, Output: "charging, then shipping"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,17 +198,17 @@ func TestForkEditErrors(t *testing.T) {
 	before, _ := rt.List(ctx, store.Filter{})
 	for _, c := range []struct {
 		name, at string
-		edits    []swarm.Edit
+		edits    []fork.Edit
 		want     string
 	}{
-		{"unknown step", "", []swarm.Edit{{Key: "t9/tool/x", Output: "x"}}, `no step "t9/tool/x"`},
-		{"after the fork point", first, []swarm.Edit{{Key: second, Output: "x"}}, "after the fork point"},
-		{"not editable", call, []swarm.Edit{{Key: call, Output: "x"}}, "cannot be edited"},
-		{"edited twice", "", []swarm.Edit{{Key: first, Output: "x"}, {Key: first, Output: "y"}}, "edited twice"},
-		{"final answer", "", []swarm.Edit{{Key: final, Output: "x"}}, "recorded together with"},
-		{"from the start", "start", []swarm.Edit{{Key: first, Output: "x"}}, "a re-run from the start"},
+		{"unknown step", "", []fork.Edit{{Key: "t9/tool/x", Output: "x"}}, `no step "t9/tool/x"`},
+		{"after the fork point", first, []fork.Edit{{Key: second, Output: "x"}}, "after the fork point"},
+		{"not editable", call, []fork.Edit{{Key: call, Output: "x"}}, "cannot be edited"},
+		{"edited twice", "", []fork.Edit{{Key: first, Output: "x"}, {Key: first, Output: "y"}}, "edited twice"},
+		{"final answer", "", []fork.Edit{{Key: final, Output: "x"}}, "recorded together with"},
+		{"from the start", "start", []fork.Edit{{Key: first, Output: "x"}}, "a re-run from the start"},
 	} {
-		_, err := rt.Fork(ctx, origin.ID(), c.at, swarm.ForkEdit(c.edits...))
+		_, err := rt.Fork(ctx, origin.ID(), c.at, fork.Edits(c.edits...))
 		if !errors.Is(err, swarm.ErrInvalidInput) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want ErrInvalidInput saying %q", c.name, err, c.want)
 		}
@@ -242,7 +243,7 @@ func TestForkEditRecovered(t *testing.T) {
 	if err := a.Register(s); err != nil {
 		t.Fatal(err)
 	}
-	id, err := a.Fork(ctx, origin.ID(), at, swarm.ForkEdit(swarm.Edit{Key: at, Output: "card declined"}))
+	id, err := a.Fork(ctx, origin.ID(), at, fork.Edits(fork.Edit{Key: at, Output: "card declined"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,10 +302,10 @@ func TestForkEditHandoffResult(t *testing.T) {
 	recs := journal(t, rt, origin.ID())
 	returned := keyOf(t, recs, swarm.EventHandoffReturned, 0)
 	answer := keyOf(t, recs, swarm.EventModelResponse, 1) // weather's
-	if _, err := rt.Fork(ctx, origin.ID(), "", swarm.ForkEdit(swarm.Edit{Key: answer, Output: "Rain"})); !errors.Is(err, swarm.ErrInvalidInput) || !strings.Contains(err.Error(), returned) {
+	if _, err := rt.Fork(ctx, origin.ID(), "", fork.Edits(fork.Edit{Key: answer, Output: "Rain"})); !errors.Is(err, swarm.ErrInvalidInput) || !strings.Contains(err.Error(), returned) {
 		t.Errorf("edit of the agent's answer: %v, want ErrInvalidInput naming %s", err, returned)
 	}
-	id, err := rt.Fork(ctx, origin.ID(), "", swarm.ForkEdit(swarm.Edit{Key: returned, Output: "Rain all weekend"}))
+	id, err := rt.Fork(ctx, origin.ID(), "", fork.Edits(fork.Edit{Key: returned, Output: "Rain all weekend"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/fork"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 )
@@ -128,7 +129,7 @@ func TestForkWithEditedInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := rt.Fork(ctx, origin.ID(), "", swarm.ForkInput(json.RawMessage(`"a chair"`)), swarm.ForkID("chair-1"))
+	id, err := rt.Fork(ctx, origin.ID(), "", fork.Input(json.RawMessage(`"a chair"`)), fork.ID("chair-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,14 +163,14 @@ func TestForkErrors(t *testing.T) {
 		name string
 		id   string
 		at   string
-		opts []swarm.ForkOption
+		opts []fork.Option
 		want error
 	}{
 		{"unknown run", "nope", "", nil, store.ErrNotFound},
 		{"unknown step", origin.ID(), "t9/model", nil, swarm.ErrInvalidInput},
-		{"bad input", origin.ID(), "", []swarm.ForkOption{swarm.ForkInput(json.RawMessage(`{`))}, swarm.ErrInvalidInput},
-		{"bad id", origin.ID(), "", []swarm.ForkOption{swarm.ForkID("a b")}, swarm.ErrInvalidInput},
-		{"taken id", origin.ID(), "", []swarm.ForkOption{swarm.ForkID(origin.ID())}, store.ErrExists},
+		{"bad input", origin.ID(), "", []fork.Option{fork.Input(json.RawMessage(`{`))}, swarm.ErrInvalidInput},
+		{"bad id", origin.ID(), "", []fork.Option{fork.ID("a b")}, swarm.ErrInvalidInput},
+		{"taken id", origin.ID(), "", []fork.Option{fork.ID(origin.ID())}, store.ErrExists},
 	} {
 		if _, err := rt.Fork(ctx, c.id, c.at, c.opts...); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)

@@ -2,90 +2,16 @@ package swarm
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
+	"github.com/swarmrt/swarm/inspect"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
-
-// ModelRequest is a model call of a run as the provider received it: the
-// rendered instructions (System), the conversation after history filtering
-// and compaction, the tools offered, and token counts per part.
-type ModelRequest struct {
-	// RunID and Key name the call: its model_response record.
-	RunID string `json:"run_id"`
-	Key   string `json:"key"`
-	// Agent made the call; Call counts its earlier calls in the run.
-	Agent string `json:"agent"`
-	Call  int    `json:"call"`
-	// System is the system prompt.
-	System string `json:"system"`
-	// Messages is the conversation the model was given.
-	Messages []model.Message `json:"messages"`
-	// Tools are the tools offered, with their JSON schemas.
-	Tools []model.ToolDef `json:"tools"`
-	// ResultSchema is the schema a final answer was asked to conform to.
-	ResultSchema json.RawMessage `json:"result_schema,omitempty"`
-	// Tokens counts the request's tokens, part by part.
-	Tokens RequestTokens `json:"tokens"`
-	// Check says whether the rebuilt request is the one sent, as the
-	// digest journaled with the response shows: "verified" (it is),
-	// "differs" (it is not: the swarm's definition or a dynamic tool set
-	// changed since the call), or "unverified" (the journal holds no
-	// digest: the run was recorded before digests were).
-	Check string `json:"check"`
-}
-
-// The values of ModelRequest.Check.
-const (
-	RequestVerified   = "verified"
-	RequestDiffers    = "differs"
-	RequestUnverified = "unverified"
-)
-
-// requestHash is the digest of req journaled with its response: sha256
-// of its system prompt, messages, tools and result schema as JSON, the
-// first 16 bytes in hex.
-func requestHash(req *model.Request) string {
-	b, err := json.Marshal(struct {
-		System       string          `json:"system"`
-		Messages     []model.Message `json:"messages"`
-		Tools        []model.ToolDef `json:"tools"`
-		ResultSchema json.RawMessage `json:"result_schema,omitempty"`
-	}{req.System, req.Messages, req.Tools, req.ResultSchema})
-	if err != nil {
-		return "" // unverifiable rather than a failed call
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:16])
-}
-
-// RequestTokens counts the tokens of a request. The counts per part are
-// estimates (see Estimate); Reported is what the provider counted.
-type RequestTokens struct {
-	// Estimate says how the parts were counted: "chars/4", a quarter of
-	// the characters of each part's text (its JSON for tool calls and
-	// tool definitions), rounded up, and for images, files and audio
-	// model.Part.Tokens. No tokenizer is involved.
-	Estimate string `json:"estimate"`
-	// System, Messages (one per message) and Tools (one per tool) are
-	// the estimates per part; Total is their sum.
-	System   int   `json:"system"`
-	Messages []int `json:"messages"`
-	Tools    []int `json:"tools"`
-	Total    int   `json:"total"`
-	// Reported is the input tokens the provider reported for the call,
-	// 0 when it reported none.
-	Reported int64 `json:"reported,omitempty"`
-}
 
 // Request rebuilds the request of the model call that run id journaled
 // under key (a model_response record, such as "t2/model", or a delegated
@@ -105,13 +31,13 @@ type RequestTokens struct {
 // servers, for example), which are offered as they are now. So the
 // journal holds, with each response, a digest of its request (Event's
 // RequestHash, 16 bytes), and the rebuilt request is checked against it
-// (ModelRequest.Check): whatever is shown is either verified to be what
+// (inspect.Request's Check): whatever is shown is either verified to be what
 // was sent or marked as differing.
 //
 // Errors: the run unknown (store.ErrNotFound), its swarm not registered
 // here (ErrUnknownSwarm), a key not in its journal (store.ErrNotFound), a
 // key that is not a model response (ErrInvalidInput).
-func (rt *Runtime) Request(ctx context.Context, id, key string) (*ModelRequest, error) {
+func (rt *Runtime) Request(ctx context.Context, id, key string) (*inspect.Request, error) {
 	run, err := rt.store.Get(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("request %s of run %s: %w", key, id, err)
@@ -150,12 +76,12 @@ func (rt *Runtime) Request(ctx context.Context, id, key string) (*ModelRequest, 
 	if req.Agent != ev.Agent {
 		return nil, fmt.Errorf("request %s of run %s: the replay reached a call of %s, the journal has one of %s (the swarm's definition changed?)", key, id, req.Agent, ev.Agent)
 	}
-	out := &ModelRequest{RunID: id, Key: key, Agent: req.Agent, Call: ev.Call, System: req.System,
-		Messages: req.Messages, Tools: req.Tools, ResultSchema: req.ResultSchema, Check: RequestUnverified}
+	out := &inspect.Request{RunID: id, Key: key, Agent: req.Agent, Call: ev.Call, System: req.System,
+		Messages: req.Messages, Tools: req.Tools, ResultSchema: req.ResultSchema, Check: inspect.Unverified}
 	if ev.RequestHash != "" {
-		out.Check = RequestVerified
-		if requestHash(req) != ev.RequestHash {
-			out.Check = RequestDiffers
+		out.Check = inspect.Verified
+		if inspect.Hash(req) != ev.RequestHash {
+			out.Check = inspect.Differs
 		}
 	}
 	if out.Messages == nil {
@@ -164,7 +90,7 @@ func (rt *Runtime) Request(ctx context.Context, id, key string) (*ModelRequest, 
 	if out.Tools == nil {
 		out.Tools = []model.ToolDef{}
 	}
-	out.Tokens = countTokens(out)
+	out.Tokens = inspect.Count(out)
 	if ev.Usage != nil {
 		out.Tokens.Reported = ev.Usage.InputTokens
 	}
@@ -286,27 +212,6 @@ func (in *inspection) strayed(ctx context.Context, what string) error {
 	return context.Cause(ctx)
 }
 
-// countTokens estimates the tokens of each part of req (see RequestTokens).
-func countTokens(req *ModelRequest) RequestTokens {
-	t := RequestTokens{Estimate: "chars/4", System: estimateTokens(req.System),
-		Messages: make([]int, len(req.Messages)), Tools: make([]int, len(req.Tools))}
-	t.Total = t.System
-	for i, m := range req.Messages {
-		n := estimateTokens(m.Content) + partTokens(m.Parts)
-		if len(m.ToolCalls) > 0 {
-			b, _ := json.Marshal(m.ToolCalls)
-			n += estimateTokens(string(b))
-		}
-		t.Messages[i] = n
-		t.Total += n
-	}
-	for i, d := range req.Tools {
-		b, _ := json.Marshal(d)
-		t.Tools[i] = estimateTokens(string(b))
-		t.Total += t.Tools[i]
-	}
-	return t
-}
-
-// estimateTokens is a quarter of the characters of s, rounded up.
-func estimateTokens(s string) int { return (utf8.RuneCountInString(s) + 3) / 4 }
+// requestHash is the digest journaled with a model response (see
+// inspect.Hash).
+var requestHash = inspect.Hash

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/inspect"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
@@ -73,7 +74,7 @@ func checkRequests(t *testing.T, rt *swarm.Runtime, rec *recorder, id string) in
 		if string(got.ResultSchema) != string(want.ResultSchema) {
 			t.Errorf("%s: result schema %s, want %s", r.Key, got.ResultSchema, want.ResultSchema)
 		}
-		if got.Check != swarm.RequestVerified {
+		if got.Check != inspect.Verified {
 			t.Errorf("%s: check %q, want verified", r.Key, got.Check)
 		}
 		if got.Tokens.Total <= 0 || len(got.Tokens.Messages) != len(got.Messages) || len(got.Tokens.Tools) != len(got.Tools) {
@@ -354,7 +355,7 @@ func TestRequestDiffersAfterTheDefinitionChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := rt.Request(ctx, run.ID(), "t1/model"); err != nil || got.Check != swarm.RequestVerified {
+	if got, err := rt.Request(ctx, run.ID(), "t1/model"); err != nil || got.Check != inspect.Verified {
 		t.Fatalf("Request: %+v, %v", got, err)
 	}
 	rt.Close()
@@ -363,7 +364,7 @@ func TestRequestDiffersAfterTheDefinitionChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := later.Request(ctx, run.ID(), "t1/model")
-	if err != nil || got.Check != swarm.RequestDiffers || got.System != "Give it away." {
+	if err != nil || got.Check != inspect.Differs || got.System != "Give it away." {
 		t.Errorf("Request after the change: %+v, %v", got, err)
 	}
 }

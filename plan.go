@@ -46,9 +46,9 @@ type agentPlan struct {
 	// textOnly: the agent was offered no tools and its replies are text;
 	// tool calls in them are dropped before they are recorded.
 	textOnly bool
-	// absorbed: tool name -> absorbed sibling (see Agent.Absorb); the
-	// local ones are in handoffs too.
-	absorbed map[string]*agentTool
+	// delegates: tool name -> the tool of a Delegation (see
+	// Delegation), which is in handoffs too.
+	delegates map[string]*delegateTool
 	// dynamic: the agent's dynamic tool sets (see DynamicTools), nil
 	// when it has none.
 	dynamic *dynamicSets
@@ -203,8 +203,8 @@ func (rt *Runtime) planAgent(p *plan, name string, root bool, instructions, mode
 			ap.dynamic.sets = append(ap.dynamic.sets, dt)
 			continue
 		}
-		if at, ok := t.(*agentTool); ok {
-			if err := rt.planAbsorbed(p, ap, at, data, info); err != nil {
+		if dt, ok := t.(*delegateTool); ok {
+			if err := rt.planDelegate(p, ap, dt, data, info); err != nil {
 				return nil, err
 			}
 			continue

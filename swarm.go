@@ -195,6 +195,17 @@ func (s *Swarm[In, Out]) WithTags(tags ...string) *Swarm[In, Out] {
 	return s
 }
 
+// WithError returns s made invalid: registering it fails with err
+// (wrapped in [ErrInvalid]), unless s was invalid already. It is how a
+// constructor of swarms (such as absorb.Captain) reports a definition that
+// could never run.
+func (s *Swarm[In, Out]) WithError(err error) *Swarm[In, Out] {
+	if s.err == nil {
+		s.err = err
+	}
+	return s
+}
+
 // ID returns the swarm's id.
 func (s *Swarm[In, Out]) ID() string { return s.id }
 

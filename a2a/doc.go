@@ -24,5 +24,5 @@
 // a handoff delegates to a local agent: the tool sends the request as a
 // message, follows the remote task to its end and returns the remote
 // result. [Sibling] makes a remote agent one that a captain absorbs like a
-// local one ([swarm.Agent.Absorb]).
+// local one ([absorb.Into]).
 package a2a

@@ -21,6 +21,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 	"github.com/swarmrt/swarm/auth"
 )
 
@@ -309,15 +310,15 @@ func partsText(parts sdk.ContentParts) string {
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Sibling returns the remote A2A agent at cardURL (see [Remote]) as an
-// agent a captain can absorb ([swarm.Agent.Absorb]) like a local one: the
+// agent a captain can absorb ([absorb.Into]) like a local one: the
 // captain gets a tool named name, taking one string argument, request,
 // described by description, and every call sends the request to the remote
 // agent, which runs in its own process. The agent has one skill, performed
 // by the [Remote] tool; it is meant to be absorbed, not handed off to.
-func Sibling(name, description, cardURL string, opts ...RemoteOption) (*swarm.Agent, error) {
+func Sibling(name, description, cardURL string, opts ...RemoteOption) (absorb.Sibling, error) {
 	t, err := Remote(name, cardURL, opts...)
 	if err != nil {
-		return nil, err
+		return absorb.Sibling{}, err
 	}
-	return &swarm.Agent{Name: name, Description: description, Skills: []swarm.Skill{{Name: name, Remote: t}}}, nil
+	return absorb.Sibling{Agent: &swarm.Agent{Name: name, Description: description}, Skills: []absorb.Skill{{Name: name, Remote: t}}}, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/a2a"
+	"github.com/swarmrt/swarm/absorb"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/swarmtest"
 )
@@ -22,15 +23,15 @@ func TestSiblingAbsorbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The same checks as a local sibling.
-	if err := (&swarm.Agent{Name: "helper"}).Absorb(helper); !errors.Is(err, swarm.ErrInvalid) {
+	if err := absorb.Into(&swarm.Agent{Name: "helper"}, helper); !errors.Is(err, swarm.ErrInvalid) {
 		t.Errorf("absorbed into an agent of its own name: %v", err)
 	}
-	if err := (&swarm.Agent{Name: "boss", Tools: []swarm.Tool{helper.Skills[0].Remote}}).Absorb(&swarm.Agent{Name: "delegate_to_helper"}); !errors.Is(err, swarm.ErrDuplicate) {
+	if err := absorb.Into(&swarm.Agent{Name: "boss", Tools: []swarm.Tool{helper.Skills[0].Remote}}, absorb.Sibling{Agent: &swarm.Agent{Name: "delegate_to_helper"}}); !errors.Is(err, swarm.ErrDuplicate) {
 		t.Errorf("absorbed over a tool of its name: %v", err)
 	}
 
 	boss := &swarm.Agent{Name: "boss", Instructions: "Delegate."}
-	if err := boss.Absorb(helper); err != nil {
+	if err := absorb.Into(boss, helper); err != nil {
 		t.Fatal(err)
 	}
 	remoteTool := boss.Tools[0]
@@ -39,7 +40,7 @@ func TestSiblingAbsorbed(t *testing.T) {
 		t.Errorf("tool %s %q %s", remoteTool.Name(), remoteTool.Description(), remoteTool.Schema())
 	}
 
-	def := swarm.Captain(boss)
+	def := absorb.Captain(boss)
 	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"boss": {
 		scripted.Tools(scripted.CallTool("helper", map[string]any{})),
 		scripted.Tools(scripted.CallTool("helper", map[string]any{"request": "say hello"})),

@@ -14,6 +14,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/adaptive"
+	"github.com/swarmrt/swarm/inspect"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
@@ -738,7 +739,7 @@ func verifyRequests(t *testing.T, rt *swarm.Runtime, id string) int {
 		if err != nil {
 			t.Fatalf("Request(%s): %v", ev.Key, err)
 		}
-		if got.Check != swarm.RequestVerified {
+		if got.Check != inspect.Verified {
 			t.Errorf("%s: check %q, want verified", ev.Key, got.Check)
 		}
 		n++

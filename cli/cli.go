@@ -1,5 +1,5 @@
 // Package cli is the swarm command as a library, so that a program can be
-// its own swarm binary: the agents its packages provide (swarm.Provide)
+// its own swarm binary: the agents its packages provide (absorb.Provide)
 // are then the ones `swarm agents` lists and a swarm.yaml can absorb. The
 // swarm command built from this module links no agent packages; a
 // program that blank-imports its provider packages and calls [Main] does.

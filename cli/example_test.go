@@ -6,15 +6,16 @@ import (
 	"strings"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 	"github.com/swarmrt/swarm/cli"
 )
 
 // A package that provides an agent; a program blank-imports it.
 func init() {
-	swarm.Provide(swarm.Provider{
+	absorb.Provide(absorb.Provider{
 		ID:          "acme.greeter",
 		Description: "Greets people",
-		Skills:      []swarm.Skill{{Name: "greet", Description: "says hello"}},
+		Skills:      []absorb.Skill{{Name: "greet", Description: "says hello"}},
 		Build:       func() *swarm.Agent { return &swarm.Agent{Instructions: "Greet."} },
 	})
 }

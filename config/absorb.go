@@ -11,6 +11,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/a2a"
+	"github.com/swarmrt/swarm/absorb"
 )
 
 var skillFields = []string{"description", "instructions", "tools", "input"}
@@ -66,7 +67,7 @@ func (p *parser) skills(n *yaml.Node, what string) []skillDef {
 }
 
 // absorb reads an agent's absorb: "all", or a list of the names of other
-// agents of the file or of agents provided to the program (swarm.Provide),
+// agents of the file or of agents provided to the program (absorb.Provide),
 // the latter by agent name or provider id. self is the name of the agent
 // or swarm that absorbs.
 func (p *parser) absorb(n *yaml.Node, what, self string) absorbDef {
@@ -93,7 +94,7 @@ func (p *parser) absorb(n *yaml.Node, what, self string) absorbDef {
 			case (inFile || remote) && (len(provided) > 0 || server):
 				p.errf(n, "%s: absorb: %q names two agents: one of this file and a provided agent or an MCP server", what, name)
 			case !inFile && len(provided) == 0 && !remote && !server:
-				p.errf(n, "%s: absorb: unknown agent %q (agents of this file: %v; provided agents: %v; a2a_agents and mcp_servers may be named too)", what, name, p.agentNames, providerIDs(swarm.Providers()))
+				p.errf(n, "%s: absorb: unknown agent %q (agents of this file: %v; provided agents: %v; a2a_agents and mcp_servers may be named too)", what, name, p.agentNames, providerIDs(absorb.Providers()))
 			}
 		}
 	default:
@@ -115,11 +116,11 @@ func (p *parser) absorb(n *yaml.Node, what, self string) absorbDef {
 
 // providersNamed returns the providers of the agents provided under name:
 // the one whose provider id it is, or every one whose agent it names.
-func providersNamed(name string) []swarm.Provider {
-	var out []swarm.Provider
-	for _, p := range swarm.Providers() {
+func providersNamed(name string) []absorb.Provider {
+	var out []absorb.Provider
+	for _, p := range absorb.Providers() {
 		if p.ID == name {
-			return []swarm.Provider{p}
+			return []absorb.Provider{p}
 		}
 		if p.Name() == name {
 			out = append(out, p)
@@ -132,10 +133,10 @@ func providersNamed(name string) []swarm.Provider {
 // self: all but those of agents named self. Two of them whose agents share
 // a name cannot both be absorbed (their tools would have one name); that
 // is an error naming both.
-func allProvided(self string) ([]swarm.Provider, error) {
-	var out []swarm.Provider
+func allProvided(self string) ([]absorb.Provider, error) {
+	var out []absorb.Provider
 	byName := map[string]string{}
-	for _, p := range swarm.Providers() {
+	for _, p := range absorb.Providers() {
 		if p.Name() == self {
 			continue
 		}
@@ -148,7 +149,7 @@ func allProvided(self string) ([]swarm.Provider, error) {
 	return out, nil
 }
 
-func providerIDs(ps []swarm.Provider) []string {
+func providerIDs(ps []absorb.Provider) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.ID
@@ -161,8 +162,8 @@ func providerIDs(ps []swarm.Provider) []string {
 // Register and provider.
 type absorber struct {
 	f        *File
-	agents   []*swarm.Agent
-	provided map[string]*swarm.Agent // by provider id
+	agents   []absorb.Sibling
+	provided map[string]absorb.Sibling // by provider id
 }
 
 // into makes captain absorb what ab names; line is where ab is.
@@ -171,13 +172,13 @@ func (x *absorber) into(captain *swarm.Agent, ab absorbDef) error {
 		return nil
 	}
 	fail := func(err error) error { return fmt.Errorf("%s (line %d): %w", captain.Name, ab.line, err) }
-	var siblings []*swarm.Agent
+	var siblings []absorb.Sibling
 	for _, b := range x.agents {
 		if b.Name != captain.Name && (ab.all || slices.Contains(ab.names, b.Name)) {
 			siblings = append(siblings, b)
 		}
 	}
-	var ps []swarm.Provider
+	var ps []absorb.Provider
 	if ab.all {
 		var err error
 		if ps, err = allProvided(captain.Name); err != nil {
@@ -190,7 +191,7 @@ func (x *absorber) into(captain *swarm.Agent, ab absorbDef) error {
 			return fail(fmt.Errorf("%w: %q names the provided agents %s; name one by its provider id", swarm.ErrDuplicate, n, strings.Join(providerIDs(named), ", ")))
 		}
 		for _, p := range named {
-			if !slices.ContainsFunc(ps, func(q swarm.Provider) bool { return q.ID == p.ID }) {
+			if !slices.ContainsFunc(ps, func(q absorb.Provider) bool { return q.ID == p.ID }) {
 				ps = append(ps, p)
 			}
 		}
@@ -199,11 +200,11 @@ func (x *absorber) into(captain *swarm.Agent, ab absorbDef) error {
 		a, ok := x.provided[p.ID]
 		if !ok {
 			var err error
-			if a, err = p.NewAgent(); err != nil {
+			if a, err = p.Sibling(); err != nil {
 				return err
 			}
 			if x.provided == nil {
-				x.provided = map[string]*swarm.Agent{}
+				x.provided = map[string]absorb.Sibling{}
 			}
 			x.provided[p.ID] = a
 		}
@@ -214,11 +215,11 @@ func (x *absorber) into(captain *swarm.Agent, ab absorbDef) error {
 		if err != nil {
 			return fail(err)
 		}
-		if sib != nil {
+		if sib.Agent != nil {
 			siblings = append(siblings, sib)
 		}
 	}
-	if err := captain.Absorb(siblings...); err != nil {
+	if err := absorb.Into(captain, siblings...); err != nil {
 		return fail(err)
 	}
 	return nil
@@ -227,7 +228,7 @@ func (x *absorber) into(captain *swarm.Agent, ab absorbDef) error {
 // remoteSibling returns the agent of another process named name: an entry
 // of a2a_agents or of mcp_servers (connected by Register); nil for other
 // names.
-func (f *File) remoteSibling(name string) (*swarm.Agent, error) {
+func (f *File) remoteSibling(name string) (absorb.Sibling, error) {
 	if r := f.remotes[name]; r != nil {
 		return a2a.Sibling(r.name, r.description, r.url, r.options()...)
 	}
@@ -236,17 +237,17 @@ func (f *File) remoteSibling(name string) (*swarm.Agent, error) {
 		defer cancel()
 		return ts.Sibling(ctx, name, "")
 	}
-	return nil, nil
+	return absorb.Sibling{}, nil
 }
 
-// agentSkills makes the swarm skills of an agent of the file.
-func agentSkills(defs []skillDef) []swarm.Skill {
+// agentSkills makes the skills of an agent of the file.
+func agentSkills(defs []skillDef) []absorb.Skill {
 	if len(defs) == 0 {
 		return nil
 	}
-	out := make([]swarm.Skill, len(defs))
+	out := make([]absorb.Skill, len(defs))
 	for i, d := range defs {
-		out[i] = swarm.Skill{Name: d.name, Description: d.description, Instructions: d.instructions, Tools: d.tools, Input: swarm.InputSchema(d.input)}
+		out[i] = absorb.Skill{Name: d.name, Description: d.description, Instructions: d.instructions, Tools: d.tools, Input: absorb.InputSchema(d.input)}
 	}
 	return out
 }
@@ -256,7 +257,7 @@ type AgentInfo struct {
 	// Name and Description are the agent's.
 	Name, Description string
 	// Skills are the agent's skills.
-	Skills []swarm.Skill
+	Skills []absorb.Skill
 	// Absorbs names the agents it absorbs ("all" for all).
 	Absorbs []string
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/a2a"
+	"github.com/swarmrt/swarm/absorb"
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -20,7 +21,7 @@ import (
 )
 
 func init() {
-	swarm.Provide(swarm.Provider{ID: "configtest.greeter", Description: "Greets", Build: func() *swarm.Agent {
+	absorb.Provide(absorb.Provider{ID: "configtest.greeter", Description: "Greets", Build: func() *swarm.Agent {
 		return &swarm.Agent{Instructions: "Greet."}
 	}})
 }
@@ -95,7 +96,7 @@ swarms:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Register(rt); !errors.Is(err, swarm.ErrIncompatible) {
+	if err := f.Register(rt); !errors.Is(err, absorb.ErrIncompatible) {
 		t.Errorf("integer input: %v", err)
 	}
 }
@@ -189,7 +190,7 @@ func TestAbsorbProvidedByID(t *testing.T) {
 		return
 	}
 	for _, ns := range []string{"configone", "configtwo"} {
-		swarm.Provide(swarm.Provider{ID: ns + ".coder", Build: func() *swarm.Agent { return &swarm.Agent{Instructions: "I am " + ns + "."} }})
+		absorb.Provide(absorb.Provider{ID: ns + ".coder", Build: func() *swarm.Agent { return &swarm.Agent{Instructions: "I am " + ns + "."} }})
 	}
 	f, err := config.Parse([]byte("version: 1\nswarms:\n  desk:\n    instructions: Route.\n    absorb: [configtwo.coder]\n"), "")
 	if err != nil {

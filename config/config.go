@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 	"github.com/swarmrt/swarm/mcp"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/openai"
@@ -211,7 +212,6 @@ func (f *File) build(st store.Store) ([]*swarm.Agent, []swarm.Definition, error)
 			Model:        f.modelFor(a.model),
 			Tools:        append(append(f.withToolsets(append(tools(a.tools), f.remoteTools(a.handoffs)...), a.toolsets), f.catalog(a.networkTools)...), memoryTools(a, st)...),
 			MaxTurns:     a.maxTurns,
-			Skills:       agentSkills(a.skills),
 			Guardrails:   guardrails(a.guardrails),
 			Compaction:   a.compaction,
 		}
@@ -220,7 +220,10 @@ func (f *File) build(st store.Store) ([]*swarm.Agent, []swarm.Definition, error)
 	for i, a := range f.agents {
 		agents[i].Handoffs = handoffs(a.handoffs, byName)
 	}
-	x := &absorber{f: f, agents: agents}
+	x := &absorber{f: f, agents: make([]absorb.Sibling, len(agents))}
+	for i, a := range f.agents {
+		x.agents[i] = absorb.Sibling{Agent: agents[i], Skills: agentSkills(a.skills)}
+	}
 	for i, a := range f.agents {
 		if err := x.into(agents[i], a.absorb); err != nil {
 			return nil, nil, err

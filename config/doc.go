@@ -39,7 +39,7 @@
 //	    skills:                        # what a captain that absorbs it gets, one tool per skill
 //	      forecast: {description: "A day's forecast", input: {type: object, properties: {day: {type: string}}}}
 //	    absorb: [calendar]             # other agents as tools: "all", or names of this file's agents
-//	                                   # or of agents provided to the program (swarm.Provide)
+//	                                   # or of agents provided to the program (absorb.Provide)
 //	swarms:
 //	  planner:
 //	    description: Plans activities
@@ -137,8 +137,8 @@
 //
 // An agent's skills (name, description, instructions, tools, input: "text"
 // or a JSON schema of an object) are what a captain that absorbs it offers
-// its model (see [swarm.Agent.Absorb]). absorb: all absorbs every other agent
-// of the file and every agent provided to the program ([swarm.Discover]); a
+// its model (see [absorb.Into]). absorb: all absorbs every other agent
+// of the file and every agent provided to the program ([absorb.Discover]); a
 // list names agents of the file, provided agents by name or provider id, and
 // entries of a2a_agents ([a2a.Sibling]) or mcp_servers ([mcp.Toolset.Sibling]),
 // which run in other processes.
@@ -148,7 +148,7 @@
 // Absorbing itself (or a provided agent of its own name), an unknown name,
 // or a name that is both an agent of the file and a provided agent is a
 // mistake of the file; the checks of
-// [swarm.Agent.Absorb] (an input that is not an object, say) fail Register.
+// [absorb.Into] (an input that is not an object, say) fail Register.
 //
 // # MCP servers
 //

@@ -16,6 +16,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/fork"
 	"github.com/swarmrt/swarm/internal/jsonx"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/server"
@@ -617,21 +618,21 @@ func (d *Dashboard) delete(w http.ResponseWriter, r *http.Request) {
 
 func (d *Dashboard) fork(w http.ResponseWriter, r *http.Request) {
 	d.onRun(w, r, func(ctx context.Context, st swarm.Status) (string, error) {
-		var opts []swarm.ForkOption
+		var opts []fork.Option
 		if in := strings.TrimSpace(r.PostFormValue("input")); in != "" {
-			opts = append(opts, swarm.ForkInput(json.RawMessage(in)))
+			opts = append(opts, fork.Input(json.RawMessage(in)))
 		}
 		if v := strings.TrimSpace(r.PostFormValue("values")); v != "" {
 			var values map[string]any
 			if err := json.Unmarshal([]byte(v), &values); err != nil {
 				return "", fmt.Errorf("%w: values: want a JSON object: %w", swarm.ErrInvalidInput, err)
 			}
-			opts = append(opts, swarm.ForkValues(values))
+			opts = append(opts, fork.Values(values))
 		}
 		if r.PostFormValue("edit") != "" {
 			// A browser sends a textarea's line breaks as CRLF.
 			out := strings.ReplaceAll(r.PostFormValue("edit_output"), "\r\n", "\n")
-			opts = append(opts, swarm.ForkEdit(swarm.Edit{Key: strings.TrimSpace(r.PostFormValue("edit_key")), Output: out}))
+			opts = append(opts, fork.Edits(fork.Edit{Key: strings.TrimSpace(r.PostFormValue("edit_key")), Output: out}))
 		}
 		return d.rt.Fork(ctx, st.ID, strings.TrimSpace(r.PostFormValue("at")), opts...)
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/dashboard"
+	"github.com/swarmrt/swarm/fork"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/swarmtest"
@@ -110,7 +111,7 @@ func TestForkUsageIsOnlyItsOwn(t *testing.T) {
 	ts := serveDashboard(t, rt, dashboard.Options{})
 	start(t, rt, "shop", "sale-1")
 	ctx := swarmtest.Context(t)
-	id, err := rt.Fork(ctx, "sale-1", "t2/model", swarm.ForkID("sale-2"))
+	id, err := rt.Fork(ctx, "sale-1", "t2/model", fork.ID("sale-2"))
 	if err != nil {
 		t.Fatal(err)
 	}

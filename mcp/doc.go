@@ -11,7 +11,7 @@
 // As a client ([Toolset]), it lets agents use the tools of MCP servers,
 // reached by running a command (stdio) or at a URL (streamable HTTP).
 // [Toolset.Sibling] makes a server an agent that a captain absorbs like a
-// local one ([swarm.Agent.Absorb]), each of its tools a skill.
+// local one ([absorb.Into]), each of its tools a skill.
 //
 // It is built on the official SDK, github.com/modelcontextprotocol/go-sdk.
 package mcp

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/swarmtest"
 )
@@ -24,11 +25,11 @@ func TestSiblingAbsorbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (&swarm.Agent{Name: "calc"}).Absorb(calc); !errors.Is(err, swarm.ErrInvalid) {
+	if err := absorb.Into(&swarm.Agent{Name: "calc"}, calc); !errors.Is(err, swarm.ErrInvalid) {
 		t.Errorf("absorbed into an agent of its own name: %v", err)
 	}
 	boss := &swarm.Agent{Name: "boss", Instructions: "Compute."}
-	if err := boss.Absorb(calc); err != nil {
+	if err := absorb.Into(boss, calc); err != nil {
 		t.Fatal(err)
 	}
 	if got := toolNames(boss.Tools); !slices.Equal(got, []string{"calc__add", "calc__boom"}) {
@@ -37,7 +38,7 @@ func TestSiblingAbsorbed(t *testing.T) {
 	if d := boss.Tools[0].Description(); !strings.Contains(d, `"calc" agent's skill "add": Adds a and b`) {
 		t.Errorf("description %q", d)
 	}
-	def := swarm.Captain(boss)
+	def := absorb.Captain(boss)
 	rt, _ := swarmtest.NewRuntime(t, scripted.Script{"boss": {
 		scripted.Tools(
 			scripted.CallTool("calc__add", map[string]any{"a": "two"}),

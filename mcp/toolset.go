@@ -23,6 +23,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/model"
 )
@@ -158,7 +159,7 @@ func (ts *Toolset) Tools(ctx context.Context) ([]swarm.Tool, error) {
 }
 
 // Sibling returns the tools of the toolset's server as an agent named name
-// that a captain can absorb ([swarm.Agent.Absorb]) like a local one: each
+// that a captain can absorb ([absorb.Into]) like a local one: each
 // tool is a skill of the agent, named after the tool, whose input is the
 // tool's input schema. Absorbed, a server with one tool gives the captain a
 // tool named name; a server with more gives one tool per skill, named
@@ -166,17 +167,17 @@ func (ts *Toolset) Tools(ctx context.Context) ([]swarm.Tool, error) {
 // it may be another swarm, served by swarm mcp, written in any language.
 // Sibling connects to list the tools; calls go through the toolset's
 // session.
-func (ts *Toolset) Sibling(ctx context.Context, name, description string) (*swarm.Agent, error) {
+func (ts *Toolset) Sibling(ctx context.Context, name, description string) (absorb.Sibling, error) {
 	tools, err := ts.Tools(ctx)
 	if err != nil {
-		return nil, err
+		return absorb.Sibling{}, err
 	}
 	if len(tools) == 0 {
-		return nil, fmt.Errorf("%s: no tools to absorb", ts)
+		return absorb.Sibling{}, fmt.Errorf("%s: no tools to absorb", ts)
 	}
-	a := &swarm.Agent{Name: name, Description: description}
+	a := absorb.Sibling{Agent: &swarm.Agent{Name: name, Description: description}}
 	for _, t := range tools {
-		a.Skills = append(a.Skills, swarm.Skill{Name: strings.TrimPrefix(t.Name(), ts.Name+Separator), Description: t.Description(), Remote: t})
+		a.Skills = append(a.Skills, absorb.Skill{Name: strings.TrimPrefix(t.Name(), ts.Name+Separator), Description: t.Description(), Remote: t})
 	}
 	return a, nil
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/fork"
 )
 
 // ForkRequest is the body of POST /v1/runs/{id}/fork.
@@ -17,8 +17,8 @@ type ForkRequest struct {
 	Input  json.RawMessage `json:"input,omitempty"`
 	Values map[string]any  `json:"values,omitempty"`
 	// Edits replace the outcomes of recorded steps at or before At (see
-	// swarm.ForkEdit).
-	Edits []swarm.Edit `json:"edits,omitempty"`
+	// fork.Edits).
+	Edits []fork.Edit `json:"edits,omitempty"`
 }
 
 // forkRun starts a new run from a recorded step of the run in the path
@@ -32,33 +32,33 @@ func (s *Server) forkRun(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var opts []swarm.ForkOption
+	var opts []fork.Option
 	if req.ID != "" {
 		if err := checkClientID(req.ID); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		opts = append(opts, swarm.ForkID(req.ID))
+		opts = append(opts, fork.ID(req.ID))
 	}
 	if len(req.Input) > 0 {
-		opts = append(opts, swarm.ForkInput(req.Input))
+		opts = append(opts, fork.Input(req.Input))
 	}
 	if req.Values != nil {
-		opts = append(opts, swarm.ForkValues(req.Values))
+		opts = append(opts, fork.Values(req.Values))
 	}
 	if len(req.Edits) > 0 {
-		opts = append(opts, swarm.ForkEdit(req.Edits...))
+		opts = append(opts, fork.Edits(req.Edits...))
 	}
 	id, err := s.rt.Fork(r.Context(), st.ID, req.At, opts...)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	fork, err := s.rt.Status(r.Context(), id)
+	forked, err := s.rt.Status(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/v1/runs/"+id)
-	writeJSON(w, http.StatusCreated, runStatus(fork))
+	writeJSON(w, http.StatusCreated, runStatus(forked))
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/inspect"
 )
 
 // TestModelRequest: GET /v1/runs/{id}/requests/{key...} answers the
@@ -20,10 +21,10 @@ func TestModelRequest(t *testing.T) {
 	if _, st := c.wait(run.ID); st.State != swarm.StateCompleted {
 		t.Fatalf("run %+v", st)
 	}
-	var req swarm.ModelRequest
+	var req inspect.Request
 	res := c.get("/v1/runs/" + run.ID + "/requests/t2/model")
 	res.decode(t, &req)
-	if res.status != 200 || req.Agent != "approval" || req.Key != "t2/model" || req.Tokens.Estimate != "chars/4" || req.Check != swarm.RequestVerified || req.Tokens.Total <= 0 {
+	if res.status != 200 || req.Agent != "approval" || req.Key != "t2/model" || req.Tokens.Estimate != "chars/4" || req.Check != inspect.Verified || req.Tokens.Total <= 0 {
 		t.Fatalf("GET request: %d %s", res.status, res.body)
 	}
 	if len(req.Messages) != 3 || req.Messages[0].Content != "a hut" || !strings.Contains(req.Messages[2].Content, "yes") {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/inspect"
 )
 
 // TestInspectPrintsTheRequest: swarm inspect RUN KEY prints the request a
@@ -23,7 +23,7 @@ func TestInspectPrintsTheRequest(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("inspect exit %d: %s", code, out)
 	}
-	var req swarm.ModelRequest
+	var req inspect.Request
 	if err := json.Unmarshal([]byte(out), &req); err != nil {
 		t.Fatalf("inspect output %q: %v", out, err)
 	}
@@ -41,7 +41,7 @@ func TestInspectPrintsTheRequest(t *testing.T) {
 	if len(req.Messages) != 4 || req.Messages[0].Content != "two people" || len(req.Messages[1].ToolCalls) != 2 {
 		t.Errorf("messages %+v", req.Messages)
 	}
-	if req.Tokens.Estimate != "chars/4" || req.Tokens.Total <= 0 || req.Check != swarm.RequestVerified {
+	if req.Tokens.Estimate != "chars/4" || req.Tokens.Total <= 0 || req.Check != inspect.Verified {
 		t.Errorf("tokens %+v", req.Tokens)
 	}
 	if got := lines(t, filepath.Join(dir, "invocations.log")); len(got) != len(invocations) {

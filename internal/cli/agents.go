@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 )
 
 // agentListing is one agent of swarm agents.
@@ -27,7 +27,7 @@ type skillListing struct {
 	Input       json.RawMessage `json:"input,omitempty"` // absent: text
 }
 
-func skillsOf(ss []swarm.Skill) []skillListing {
+func skillsOf(ss []absorb.Skill) []skillListing {
 	out := make([]skillListing, len(ss))
 	for i, s := range ss {
 		out[i] = skillListing{Name: s.Name, Description: s.Description, Input: s.Input.Schema()}
@@ -41,13 +41,13 @@ func (a *app) agentsCmd() *cobra.Command {
 		Use:   "agents",
 		Short: "List the agents a captain can absorb: those provided to this binary and those of the file",
 		Long: `List the agents a captain can absorb (absorb: in swarm.yaml): the agents provided
-to this binary by the packages linked into it (swarm.Provide), in provider id order,
+to this binary by the packages linked into it (absorb.Provide), in provider id order,
 then the agents of the definitions file (--file, or swarm.yaml if it exists), in
 the order of the file. Each agent is listed with its skills and their inputs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var list []agentListing
-			for _, p := range swarm.Providers() {
+			for _, p := range absorb.Providers() {
 				list = append(list, agentListing{Name: p.Name(), Source: "provided", Provider: p.ID, Description: p.Description, Skills: skillsOf(p.Skills)})
 			}
 			if _, err := os.Stat("swarm.yaml"); a.file != "" || err == nil {

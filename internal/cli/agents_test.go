@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 )
 
 func init() {
-	swarm.Provide(swarm.Provider{ID: "clitest.greeter", Description: "Greets", Build: func() *swarm.Agent { return &swarm.Agent{} },
-		Skills: []swarm.Skill{{Name: "greet", Description: "says hello", Input: swarm.InputOf[struct {
+	absorb.Provide(absorb.Provider{ID: "clitest.greeter", Description: "Greets", Build: func() *swarm.Agent { return &swarm.Agent{} },
+		Skills: []absorb.Skill{{Name: "greet", Description: "says hello", Input: absorb.InputOf[struct {
 			Who string `json:"who"`
 		}]()}}})
 }

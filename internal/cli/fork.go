@@ -11,6 +11,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
+	forkopt "github.com/swarmrt/swarm/fork"
 )
 
 // forkCmd starts a new run from a recorded step of another (see
@@ -37,9 +38,9 @@ func (a *app) forkCmd() *cobra.Command {
 			if len(args) == 2 {
 				at = args[1]
 			}
-			var opts []swarm.ForkOption
+			var opts []forkopt.Option
 			if id != "" {
-				opts = append(opts, swarm.ForkID(id))
+				opts = append(opts, forkopt.ID(id))
 			}
 			if input != "" {
 				origin, err := rt.Status(ctx, args[0])
@@ -53,25 +54,25 @@ func (a *app) forkCmd() *cobra.Command {
 				if err != nil {
 					return usageError{err}
 				}
-				opts = append(opts, swarm.ForkInput(raw))
+				opts = append(opts, forkopt.Input(raw))
 			}
 			if values != "" {
 				var v map[string]any
 				if err := json.Unmarshal([]byte(values), &v); err != nil {
 					return usageError{fmt.Errorf("--values: want a JSON object: %w", err)}
 				}
-				opts = append(opts, swarm.ForkValues(v))
+				opts = append(opts, forkopt.Values(v))
 			}
 			if len(edits) > 0 {
-				es := make([]swarm.Edit, len(edits))
+				es := make([]forkopt.Edit, len(edits))
 				for i, e := range edits {
 					key, text, ok := strings.Cut(e, "=")
 					if !ok || key == "" {
 						return usageError{fmt.Errorf("--edit %q: want KEY=TEXT (KEY a step key, as in swarm events)", e)}
 					}
-					es[i] = swarm.Edit{Key: key, Output: text}
+					es[i] = forkopt.Edit{Key: key, Output: text}
 				}
-				opts = append(opts, swarm.ForkEdit(es...))
+				opts = append(opts, forkopt.Edits(es...))
 			}
 			forkID, err := rt.Fork(ctx, args[0], at, opts...)
 			if errors.Is(err, swarm.ErrNotFound) {

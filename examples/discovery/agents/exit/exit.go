@@ -2,13 +2,16 @@
 // done.
 package exit
 
-import "github.com/swarmrt/swarm"
+import (
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
+)
 
 func init() {
-	swarm.Provide(swarm.Provider{
+	absorb.Provide(absorb.Provider{
 		ID:          "examples.discovery.exit",
 		Description: "Ends the session with a goodbye",
-		Skills:      []swarm.Skill{{Name: "goodbye", Description: "a short farewell when the user wants to stop"}},
+		Skills:      []absorb.Skill{{Name: "goodbye", Description: "a short farewell when the user wants to stop"}},
 		Build:       New,
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 )
 
 // Request is what the factor agent is asked.
@@ -17,10 +18,10 @@ type Request struct {
 }
 
 func init() {
-	swarm.Provide(swarm.Provider{
+	absorb.Provide(absorb.Provider{
 		ID:          "examples.discovery.factor",
 		Description: "Factors integers into primes",
-		Skills:      []swarm.Skill{{Name: "factor", Description: "the prime factors of n", Input: swarm.InputOf[Request]()}},
+		Skills:      []absorb.Skill{{Name: "factor", Description: "the prime factors of n", Input: absorb.InputOf[Request]()}},
 		Build:       New,
 	})
 }

@@ -1,6 +1,6 @@
 // Package fib provides the fib agent, which computes Fibonacci numbers.
 // Importing the package (a blank import is enough) makes the agent
-// discoverable with swarm.Discover.
+// discoverable with absorb.Discover.
 package fib
 
 import (
@@ -8,13 +8,14 @@ import (
 	"fmt"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 )
 
 func init() {
-	swarm.Provide(swarm.Provider{
+	absorb.Provide(absorb.Provider{
 		ID:          "examples.discovery.fib",
 		Description: "Computes Fibonacci numbers",
-		Skills:      []swarm.Skill{{Name: "fibonacci", Description: "the n-th Fibonacci number, asked in words"}},
+		Skills:      []absorb.Skill{{Name: "fibonacci", Description: "the n-th Fibonacci number, asked in words"}},
 		Build:       New,
 	})
 }

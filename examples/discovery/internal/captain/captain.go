@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 	"github.com/swarmrt/swarm/examples/internal/demo"
 	"github.com/swarmrt/swarm/model/scripted"
 )
@@ -21,13 +22,13 @@ const Namespace = "examples.discovery"
 // input (def when there is none), printing its answer.
 func Run(name, def string, script scripted.Script) {
 	ctx := context.Background()
-	agents, err := swarm.Discover(Namespace)
+	agents, err := absorb.Discover(Namespace)
 	demo.Exit(err)
 	var captain *swarm.Agent
-	var siblings []*swarm.Agent
+	var siblings []absorb.Sibling
 	for _, a := range agents {
 		if a.Name == name {
-			captain = a
+			captain = a.Agent
 		} else {
 			siblings = append(siblings, a)
 		}
@@ -36,7 +37,7 @@ func Run(name, def string, script scripted.Script) {
 		demo.Exit(fmt.Errorf("no agent %s was discovered", name))
 	}
 	captain.Instructions += " Delegate what you cannot do yourself to the other agents' tools."
-	demo.Exit(captain.Absorb(siblings...))
+	demo.Exit(absorb.Into(captain, siblings...))
 	var tools []string
 	for _, t := range captain.Tools {
 		tools = append(tools, t.Name())
@@ -46,6 +47,6 @@ func Run(name, def string, script scripted.Script) {
 	rt, err := demo.Runtime(ctx, script)
 	demo.Exit(err)
 	defer rt.Close()
-	answer, _ := demo.Complete(ctx, rt, swarm.Captain(captain), demo.Input(def))
+	answer, _ := demo.Complete(ctx, rt, absorb.Captain(captain), demo.Input(def))
 	fmt.Println(answer)
 }

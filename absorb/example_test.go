@@ -1,4 +1,4 @@
-package swarm_test
+package absorb_test
 
 import (
 	"context"
@@ -6,37 +6,38 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
 )
 
 // A package provides an agent in its init function; a program discovers
 // the provided agents, picks its captain and absorbs the others as tools.
-func ExampleAgent_Absorb() {
-	// In the factor package: func init() { swarm.Provide(...) }
+func ExampleInto() {
+	// In the factor package: func init() { absorb.Provide(...) }
 	type number struct {
 		N int `json:"n"`
 	}
-	swarm.Provide(swarm.Provider{
+	absorb.Provide(absorb.Provider{
 		ID:          "example.factor",
 		Description: "Factors integers",
-		Skills:      []swarm.Skill{{Name: "factor", Description: "the prime factors of n", Input: swarm.InputOf[number]()}},
+		Skills:      []absorb.Skill{{Name: "factor", Description: "the prime factors of n", Input: absorb.InputOf[number]()}},
 		Build:       func() *swarm.Agent { return &swarm.Agent{Instructions: "Factor n."} },
 	})
-	swarm.Provide(swarm.Provider{
+	absorb.Provide(absorb.Provider{
 		ID:          "example.fib",
 		Description: "Fibonacci numbers",
 		Build:       func() *swarm.Agent { return &swarm.Agent{Instructions: "You route requests."} },
 	})
 
 	// In the program: every provided agent but the captain is absorbed.
-	agents, err := swarm.Discover("example")
+	agents, err := absorb.Discover("example")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	captain := agents[1] // fib, in provider id order
-	if err := captain.Absorb(agents[0]); err != nil {
+	if err := absorb.Into(captain.Agent, agents[0]); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -50,7 +51,7 @@ func ExampleAgent_Absorb() {
 	defer rt.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, _, err := swarm.Captain(captain).Run(ctx, rt, "factor 30")
+	res, _, err := absorb.Captain(captain.Agent).Run(ctx, rt, "factor 30")
 	if err != nil {
 		fmt.Println(err)
 		return

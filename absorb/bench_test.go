@@ -1,4 +1,4 @@
-package swarm_test
+package absorb_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store/memory"
 )
@@ -17,10 +18,10 @@ import (
 func BenchmarkDelegation(b *testing.B) {
 	// Agents are absorbed once, when a program starts.
 	text, typed := &swarm.Agent{Name: "c"}, &swarm.Agent{Name: "c"}
-	if err := text.Absorb(&swarm.Agent{Name: "sib"}); err != nil {
+	if err := absorb.Into(text, absorb.Sibling{Agent: &swarm.Agent{Name: "sib"}}); err != nil {
 		b.Fatal(err)
 	}
-	if err := typed.Absorb(&swarm.Agent{Name: "sib", Skills: []swarm.Skill{{Name: "order", Input: swarm.InputOf[order]()}}}); err != nil {
+	if err := absorb.Into(typed, absorb.Sibling{Agent: &swarm.Agent{Name: "sib"}, Skills: []absorb.Skill{{Name: "order", Input: absorb.InputOf[order]()}}}); err != nil {
 		b.Fatal(err)
 	}
 	cases := map[string]struct {

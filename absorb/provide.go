@@ -1,4 +1,4 @@
-package swarm
+package absorb
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/swarmrt/swarm"
 )
 
 // Provider makes an agent that a package offers to any program that links
@@ -13,7 +15,7 @@ import (
 // [Provide] in its init function, a program imports it (a blank import is
 // enough), and [Discover] builds the agents of every provider linked in.
 // Which captain a program makes of them is the program's choice (see
-// [Agent.Absorb]).
+// [Into]).
 //
 // A provider can be listed ([Providers]) without building its agent: its
 // ID, Description and Skills (with their input schemas) describe it.
@@ -25,12 +27,11 @@ type Provider struct {
 	// Description says what the agent does. The agent built gets it if it
 	// has none.
 	Description string
-	// Skills are the agent's skills. The agent built gets them if it has
-	// none; if it has some, their names must be these.
+	// Skills are the agent's skills (see [Sibling]).
 	Skills []Skill
 	// Build makes a new agent. Each call of [Discover] calls it once, so
 	// every program (and every test) gets agents of its own.
-	Build func() *Agent
+	Build func() *swarm.Agent
 }
 
 // Name returns the name of the agent p builds: the last label of its ID.
@@ -50,16 +51,16 @@ var (
 // the program starts.
 func Provide(p Provider) {
 	if err := checkProviderID(p.ID); err != nil {
-		panic("swarm: Provide: " + err.Error())
+		panic("absorb: Provide: " + err.Error())
 	}
 	if p.Build == nil {
-		panic("swarm: Provide: provider " + p.ID + " has a nil Build")
+		panic("absorb: Provide: provider " + p.ID + " has a nil Build")
 	}
 	p.Skills = slices.Clone(p.Skills)
 	providersMu.Lock()
 	defer providersMu.Unlock()
 	if _, dup := providers[p.ID]; dup {
-		panic("swarm: Provide called twice for provider " + p.ID)
+		panic("absorb: Provide called twice for provider " + p.ID)
 	}
 	providers[p.ID] = p
 }
@@ -70,9 +71,25 @@ func checkProviderID(id string) error {
 		return fmt.Errorf("provider id %q needs a namespace: want labels separated by dots, such as \"acme.coder\"", id)
 	}
 	for _, l := range labels {
-		if err := checkName(l); err != nil {
+		if err := checkLabel(l); err != nil {
 			return fmt.Errorf("provider id %q: %w", id, err)
 		}
+	}
+	return nil
+}
+
+// checkLabel checks a label of a provider id, which names an agent.
+func checkLabel(l string) error {
+	if l == "" {
+		return errors.New("empty name")
+	}
+	if len(l) > 64 {
+		return fmt.Errorf("name %q is longer than 64 characters", l)
+	}
+	if strings.ContainsFunc(l, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) {
+		return fmt.Errorf("name %q may contain only letters, digits, '_' and '-'", l)
 	}
 	return nil
 }
@@ -107,25 +124,25 @@ func inNamespaces(id string, namespaces []string) bool {
 }
 
 // Discover builds the agent of every registered provider (of namespaces,
-// when any are given) and returns them in the order of their provider IDs,
-// which is stable from one start of a program to the next. Each call
-// builds new agents.
+// when any are given) and returns them, with their skills, in the order of
+// their provider IDs, which is stable from one start of a program to the
+// next. Each call builds new agents.
 //
-// An agent built with no name, description or skills gets its provider's.
-// A provider whose Build returns nil, an agent named otherwise than the
-// last label of its ID, or skills other than those it lists, is an error
-// (wrapping [ErrInvalid]); Discover then returns no agents.
-func Discover(namespaces ...string) ([]*Agent, error) {
+// An agent built with no name or description gets its provider's. A
+// provider whose Build returns nil or an agent named otherwise than the
+// last label of its ID is an error (wrapping [swarm.ErrInvalid]); Discover
+// then returns no agents.
+func Discover(namespaces ...string) ([]Sibling, error) {
 	ps := Providers(namespaces...)
-	out := make([]*Agent, 0, len(ps))
+	out := make([]Sibling, 0, len(ps))
 	var errs []error
 	for _, p := range ps {
-		a, err := p.NewAgent()
+		s, err := p.Sibling()
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, a)
+		out = append(out, s)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -133,42 +150,26 @@ func Discover(namespaces ...string) ([]*Agent, error) {
 	return out, nil
 }
 
-// NewAgent builds p's agent as [Discover] does, checked against p's
-// description: it is how a program picks one provider, by its ID, among
-// providers whose agents share a name.
-func (p Provider) NewAgent() (*Agent, error) {
+// Sibling builds p's agent as [Discover] does, with p's skills: it is how
+// a program picks one provider, by its ID, among providers whose agents
+// share a name.
+func (p Provider) Sibling() (Sibling, error) {
 	if p.Build == nil {
-		return nil, fmt.Errorf("%w: provider %q has no Build", ErrInvalid, p.ID)
+		return Sibling{}, fmt.Errorf("%w: provider %q has no Build", swarm.ErrInvalid, p.ID)
 	}
 	a := p.Build()
 	if a == nil {
-		return nil, fmt.Errorf("%w: provider %s built no agent", ErrInvalid, p.ID)
+		return Sibling{}, fmt.Errorf("%w: provider %s built no agent", swarm.ErrInvalid, p.ID)
 	}
 	switch a.Name {
 	case "":
 		a.Name = p.Name()
 	case p.Name():
 	default:
-		return nil, fmt.Errorf("%w: provider %s built an agent named %q; its id says %q", ErrInvalid, p.ID, a.Name, p.Name())
+		return Sibling{}, fmt.Errorf("%w: provider %s built an agent named %q; its id says %q", swarm.ErrInvalid, p.ID, a.Name, p.Name())
 	}
 	if a.Description == "" {
 		a.Description = p.Description
 	}
-	if len(a.Skills) == 0 {
-		a.Skills = slices.Clone(p.Skills)
-		return a, nil
-	}
-	if !slices.Equal(skillNames(a.Skills), skillNames(p.Skills)) {
-		return nil, fmt.Errorf("%w: provider %s lists the skills [%s] but its agent has [%s]", ErrInvalid, p.ID,
-			strings.Join(skillNames(p.Skills), " "), strings.Join(skillNames(a.Skills), " "))
-	}
-	return a, nil
-}
-
-func skillNames(ss []Skill) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = s.Name
-	}
-	return out
+	return Sibling{Agent: a, Skills: slices.Clone(p.Skills)}, nil
 }

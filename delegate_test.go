@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/absorb"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
@@ -30,149 +31,9 @@ func toolDef(t *testing.T, req model.Request, name string) model.ToolDef {
 	return model.ToolDef{}
 }
 
-func TestProvide(t *testing.T) {
-	build := func(name string) func() *swarm.Agent {
-		return func() *swarm.Agent { return &swarm.Agent{Name: name, Instructions: "x"} }
-	}
-	swarm.Provide(swarm.Provider{ID: "providetest.b.zeta", Description: "Zeta", Build: build("")})
-	swarm.Provide(swarm.Provider{ID: "providetest.a.alpha", Description: "Alpha", Build: build("alpha"),
-		Skills: []swarm.Skill{{Name: "first", Description: "One", Input: swarm.InputOf[struct {
-			N int `json:"n"`
-		}]()}}})
-	for _, tc := range []struct {
-		name string
-		p    swarm.Provider
-		want string
-	}{
-		{"duplicate", swarm.Provider{ID: "providetest.a.alpha", Build: build("alpha")}, "called twice"},
-		{"no namespace", swarm.Provider{ID: "alpha", Build: build("alpha")}, "needs a namespace"},
-		{"bad label", swarm.Provider{ID: "providetest.al pha", Build: build("alpha")}, "may contain only"},
-		{"empty label", swarm.Provider{ID: "providetest..alpha", Build: build("alpha")}, "empty name"},
-		{"nil build", swarm.Provider{ID: "providetest.nobuild"}, "nil Build"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			defer func() {
-				p := recover()
-				if p == nil || !strings.Contains(fmt.Sprint(p), tc.want) {
-					t.Fatalf("Provide panicked with %v, want %q", p, tc.want)
-				}
-			}()
-			swarm.Provide(tc.p)
-		})
-	}
-
-	// Listed without being built, sorted by id, in its namespace only.
-	ps := swarm.Providers("providetest")
-	var ids []string
-	for _, p := range ps {
-		ids = append(ids, p.ID)
-	}
-	if want := []string{"providetest.a.alpha", "providetest.b.zeta"}; !slices.Equal(ids, want) {
-		t.Fatalf("providers %v, want %v", ids, want)
-	}
-	if ps[0].Name() != "alpha" || ps[0].Namespace() != "providetest.a" || ps[0].Skills[0].Name != "first" ||
-		!strings.Contains(string(ps[0].Skills[0].Input.Schema()), `"n"`) {
-		t.Errorf("listing: %+v", ps[0])
-	}
-	if got := swarm.Providers("providetest.b"); len(got) != 1 || got[0].ID != "providetest.b.zeta" {
-		t.Errorf("providers of providetest.b: %v", got)
-	}
-	if got := swarm.Providers("providetest.a.al"); len(got) != 0 {
-		t.Errorf("a namespace is matched by whole labels, got %v", got)
-	}
-
-	// Built fresh in the same order each time, filled in from the provider.
-	for range 3 {
-		agents, err := swarm.Discover("providetest")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(agents) != 2 || agents[0].Name != "alpha" || agents[1].Name != "zeta" || agents[1].Description != "Zeta" || len(agents[0].Skills) != 1 {
-			t.Fatalf("discovered %+v", agents)
-		}
-	}
-	a1, _ := swarm.Discover("providetest")
-	a2, _ := swarm.Discover("providetest")
-	if a1[0] == a2[0] {
-		t.Error("Discover returned the same agent twice; want a new one per call")
-	}
-
-	// Agents that do not match their provider are refused.
-	swarm.Provide(swarm.Provider{ID: "providebad.x.wrong", Build: build("other")})
-	swarm.Provide(swarm.Provider{ID: "providebad.y.nil", Build: func() *swarm.Agent { return nil }})
-	swarm.Provide(swarm.Provider{ID: "providebad.z.skills", Skills: []swarm.Skill{{Name: "a"}}, Build: func() *swarm.Agent {
-		return &swarm.Agent{Skills: []swarm.Skill{{Name: "b"}}}
-	}})
-	for ns, want := range map[string]string{"providebad.x": `named "other"`, "providebad.y": "built no agent", "providebad.z": "lists the skills [a]"} {
-		if got, err := swarm.Discover(ns); !errors.Is(err, swarm.ErrInvalid) || !strings.Contains(err.Error(), want) || got != nil {
-			t.Errorf("%s: %v, %v; want %q", ns, got, err, want)
-		}
-	}
-}
-
 type order struct {
 	Item     string `json:"item"`
 	Quantity int    `json:"quantity"`
-}
-
-func TestAbsorbRefuses(t *testing.T) {
-	lookup := swarm.NewTool("lookup", "looks up", func(ctx context.Context, in struct{}) (string, error) { return "", nil })
-	fresh := func() *swarm.Agent {
-		return &swarm.Agent{Name: "captain", Tools: []swarm.Tool{lookup}, Handoffs: []swarm.Handoff{swarm.ToAgent(&swarm.Agent{Name: "clerk"})}}
-	}
-	for _, tc := range []struct {
-		name     string
-		siblings func(c *swarm.Agent) []*swarm.Agent
-		is       error
-		want     string
-	}{
-		{"self", func(c *swarm.Agent) []*swarm.Agent { return []*swarm.Agent{c} }, swarm.ErrInvalid, "cannot absorb itself"},
-		{"same name", func(*swarm.Agent) []*swarm.Agent { return []*swarm.Agent{{Name: "captain"}} }, swarm.ErrInvalid, "cannot absorb itself"},
-		{"nil", func(*swarm.Agent) []*swarm.Agent { return []*swarm.Agent{nil} }, swarm.ErrInvalid, "nil agent"},
-		{"tool collision", func(*swarm.Agent) []*swarm.Agent { return []*swarm.Agent{{Name: "lookup"}} }, swarm.ErrDuplicate, `already has a tool named "lookup"`},
-		{"twice", func(*swarm.Agent) []*swarm.Agent {
-			s := &swarm.Agent{Name: "sib"}
-			return []*swarm.Agent{s, s}
-		}, swarm.ErrDuplicate, `already has a tool named "sib"`},
-		{"two agents one name", func(*swarm.Agent) []*swarm.Agent {
-			return []*swarm.Agent{{Name: "sib"}, {Name: "sib"}}
-		}, swarm.ErrDuplicate, `already has a tool named "sib"`},
-		{"handoff collision", func(*swarm.Agent) []*swarm.Agent { return []*swarm.Agent{{Name: "clerk"}} }, swarm.ErrDuplicate, "hands off to a different agent"},
-		{"reserved", func(*swarm.Agent) []*swarm.Agent { return []*swarm.Agent{{Name: "complete"}} }, swarm.ErrInvalid, "reserved"},
-		{"bad name", func(*swarm.Agent) []*swarm.Agent { return []*swarm.Agent{{Name: "a.b"}} }, swarm.ErrInvalid, "may contain only"},
-		{"int input", func(*swarm.Agent) []*swarm.Agent {
-			return []*swarm.Agent{{Name: "sib", Skills: []swarm.Skill{{Name: "count", Input: swarm.InputOf[int]()}}}}
-		}, swarm.ErrIncompatible, "takes integer"},
-		{"slice input", func(*swarm.Agent) []*swarm.Agent {
-			return []*swarm.Agent{{Name: "sib", Skills: []swarm.Skill{{Name: "a"}, {Name: "list", Input: swarm.InputOf[[]order]()}}}}
-		}, swarm.ErrIncompatible, "skill list of agent sib, whose input is []swarm_test.order, takes null or array"},
-		{"unschematic input", func(*swarm.Agent) []*swarm.Agent {
-			return []*swarm.Agent{{Name: "sib", Skills: []swarm.Skill{{Name: "c", Input: swarm.InputOf[chan int]()}}}}
-		}, swarm.ErrIncompatible, "chan int"},
-		{"duplicate skill", func(*swarm.Agent) []*swarm.Agent {
-			return []*swarm.Agent{{Name: "sib", Skills: []swarm.Skill{{Name: "a"}, {Name: "a"}}}}
-		}, swarm.ErrDuplicate, `skill "a" appears twice`},
-		{"unknown skill tool", func(*swarm.Agent) []*swarm.Agent {
-			return []*swarm.Agent{{Name: "sib", Skills: []swarm.Skill{{Name: "a", Tools: []string{"nope"}}}}}
-		}, swarm.ErrInvalid, `names tool "nope"`},
-		{"remote with input", func(*swarm.Agent) []*swarm.Agent {
-			return []*swarm.Agent{{Name: "sib", Skills: []swarm.Skill{{Name: "a", Remote: lookup, Input: swarm.InputOf[order]()}}}}
-		}, swarm.ErrInvalid, "both a remote tool and an input type"},
-		{"skill tool name too long", func(*swarm.Agent) []*swarm.Agent {
-			return []*swarm.Agent{{Name: strings.Repeat("s", 40), Skills: []swarm.Skill{{Name: "a"}, {Name: strings.Repeat("k", 30)}}}}
-		}, swarm.ErrInvalid, "longer than 64"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := fresh()
-			err := c.Absorb(tc.siblings(c)...)
-			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Absorb: %v; want %v and %q", err, tc.is, tc.want)
-			}
-			if len(c.Tools) != 1 {
-				t.Errorf("a refused Absorb changed the captain's tools: %d", len(c.Tools))
-			}
-		})
-	}
 }
 
 // TestAbsorbToolsRoute runs a captain that absorbed a skill-less agent, a
@@ -185,16 +46,16 @@ func TestAbsorbToolsRoute(t *testing.T) {
 	stock := swarm.NewTool("stock", "counts stock", func(ctx context.Context, in struct{}) (string, error) { ran.Add(1); return "7 left", nil })
 	audit := swarm.NewTool("audit", "audits", func(ctx context.Context, in struct{}) (string, error) { return "ok", nil })
 	echo := &swarm.Agent{Name: "echo", Description: "Repeats", Instructions: "Repeat."}
-	orders := &swarm.Agent{Name: "orders", Instructions: "You take orders.", Skills: []swarm.Skill{{Name: "place", Description: "Places an order", Input: swarm.InputOf[*order]()}}}
-	shop := &swarm.Agent{Name: "shop", Description: "A shop", Instructions: "You run a shop.", Tools: []swarm.Tool{stock, audit}, Skills: []swarm.Skill{
+	orders := absorb.Sibling{Agent: &swarm.Agent{Name: "orders", Instructions: "You take orders."}, Skills: []absorb.Skill{{Name: "place", Description: "Places an order", Input: absorb.InputOf[*order]()}}}
+	shop := absorb.Sibling{Agent: &swarm.Agent{Name: "shop", Description: "A shop", Instructions: "You run a shop.", Tools: []swarm.Tool{stock, audit}}, Skills: []absorb.Skill{
 		{Name: "ask", Description: "Answers questions"},
-		{Name: "restock", Description: "Restocks an item", Instructions: "Only restock.", Tools: []string{"stock"}, Input: swarm.InputOf[order]()},
+		{Name: "restock", Description: "Restocks an item", Instructions: "Only restock.", Tools: []string{"stock"}, Input: absorb.InputOf[order]()},
 	}}
 	captain := &swarm.Agent{Name: "captain", Instructions: "Route."}
-	if err := captain.Absorb(echo, orders, shop); err != nil {
+	if err := absorb.Into(captain, absorb.Sibling{Agent: echo}, orders, shop); err != nil {
 		t.Fatal(err)
 	}
-	if got := captain.Absorbed(); len(got) != 3 || got[2] != shop {
+	if got := absorb.Absorbed(captain); len(got) != 3 || got[2] != shop.Agent {
 		t.Fatalf("absorbed %v", got)
 	}
 	rec := &convRecorder{m: scripted.New(scripted.Script{
@@ -226,7 +87,7 @@ func TestAbsorbToolsRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	res, run, err := swarm.Captain(captain).Run(ctx, rt, "go")
+	res, run, err := absorb.Captain(captain).Run(ctx, rt, "go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +199,7 @@ func TestAbsorbHooksTwoLayers(t *testing.T) {
 	factor := &swarm.Agent{Name: "factor", Instructions: "Factor.", Tools: []swarm.Tool{factorNumber},
 		Hooks: swarm.Hooks{OnToolUse: note("factor.tool"), OnHandoff: note("factor.handoff")}}
 	fib := &swarm.Agent{Name: "fib", Instructions: "Route.", Hooks: swarm.Hooks{OnToolUse: note("fib.tool"), OnHandoff: note("fib.handoff")}}
-	if err := fib.Absorb(factor); err != nil {
+	if err := absorb.Into(fib, absorb.Sibling{Agent: factor}); err != nil {
 		t.Fatal(err)
 	}
 	m := scripted.New(scripted.Script{
@@ -350,7 +211,7 @@ func TestAbsorbHooksTwoLayers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	if _, _, err := swarm.Captain(fib).Run(ctx, rt, "factor 30"); err != nil {
+	if _, _, err := absorb.Captain(fib).Run(ctx, rt, "factor 30"); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -379,9 +240,9 @@ func TestAbsorbInvalidArgumentsDoNotHandOff(t *testing.T) {
 			trace = append(trace, hook+" "+string(e.Type))
 		}
 	}
-	orders := &swarm.Agent{Name: "orders", Instructions: "Take orders.", Skills: []swarm.Skill{{Name: "place", Input: swarm.InputOf[order]()}}}
+	orders := absorb.Sibling{Agent: &swarm.Agent{Name: "orders", Instructions: "Take orders."}, Skills: []absorb.Skill{{Name: "place", Input: absorb.InputOf[order]()}}}
 	captain := &swarm.Agent{Name: "captain", Instructions: "Route.", Hooks: swarm.Hooks{OnHandoff: note("handoff"), OnToolUse: note("tool")}}
-	if err := captain.Absorb(orders); err != nil {
+	if err := absorb.Into(captain, orders); err != nil {
 		t.Fatal(err)
 	}
 	m := scripted.New(scripted.Script{
@@ -392,7 +253,7 @@ func TestAbsorbInvalidArgumentsDoNotHandOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	res, run, err := swarm.Captain(captain).Run(ctx, rt, "go")
+	res, run, err := absorb.Captain(captain).Run(ctx, rt, "go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,13 +337,13 @@ func TestAbsorbedSiblingRecovers(t *testing.T) {
 						return "booked " + in.Item, nil
 					})
 					captainOf := func() *swarm.Swarm[string, string] {
-						booker := &swarm.Agent{Name: "booker", Instructions: "Book.", Tools: []swarm.Tool{book},
-							Skills: []swarm.Skill{{Name: "book", Description: "Books things", Input: swarm.InputOf[order]()}}}
+						booker := absorb.Sibling{Agent: &swarm.Agent{Name: "booker", Instructions: "Book.", Tools: []swarm.Tool{book}},
+							Skills: []absorb.Skill{{Name: "book", Description: "Books things", Input: absorb.InputOf[order]()}}}
 						c := &swarm.Agent{Name: "captain", Instructions: "Route."}
-						if err := c.Absorb(booker); err != nil {
+						if err := absorb.Into(c, booker); err != nil {
 							t.Fatal(err)
 						}
-						return swarm.Captain(c)
+						return absorb.Captain(c)
 					}
 					// A model that notes a request for a round whose response
 					// is journaled already: round n of an agent is asked with
@@ -553,14 +414,14 @@ func TestAbsorbCycleIsBounded(t *testing.T) {
 	ctx := ctxT(t)
 	a := &swarm.Agent{Name: "a", Instructions: "A."}
 	b := &swarm.Agent{Name: "b", Instructions: "B."}
-	if err := a.Absorb(b); err != nil {
+	if err := absorb.Into(a, absorb.Sibling{Agent: b}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Absorb(a); err != nil {
+	if err := absorb.Into(b, absorb.Sibling{Agent: a}); err != nil {
 		t.Fatal(err)
 	}
 	captain := &swarm.Agent{Name: "captain", Instructions: "Route."}
-	if err := captain.Absorb(a); err != nil {
+	if err := absorb.Into(captain, absorb.Sibling{Agent: a}); err != nil {
 		t.Fatal(err)
 	}
 	m := scripted.New(scripted.Script{
@@ -573,7 +434,7 @@ func TestAbsorbCycleIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	_, run, err := swarm.Captain(captain).Run(ctx, rt, "go")
+	_, run, err := absorb.Captain(captain).Run(ctx, rt, "go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -594,21 +455,21 @@ func TestAbsorbCycleIsBounded(t *testing.T) {
 // ("shop__restock" is a legal agent name), whichever is met first.
 func TestAbsorbSkillPlanApartFromAgentNames(t *testing.T) {
 	ctx := ctxT(t)
-	newShop := func() *swarm.Agent {
-		return &swarm.Agent{Name: "shop", Instructions: "You run a shop.", Skills: []swarm.Skill{
+	newShop := func() absorb.Sibling {
+		return absorb.Sibling{Agent: &swarm.Agent{Name: "shop", Instructions: "You run a shop."}, Skills: []absorb.Skill{
 			{Name: "ask"}, {Name: "restock", Instructions: "Only restock."},
 		}}
 	}
 	for _, tc := range []struct {
 		name string
 		// captain and the calls of its model and of mid's.
-		captain func(shop, other *swarm.Agent) *swarm.Agent
+		captain func(shop absorb.Sibling, other *swarm.Agent) *swarm.Agent
 		script  scripted.Script
 	}{{
 		name: "skill first",
-		captain: func(shop, other *swarm.Agent) *swarm.Agent {
+		captain: func(shop absorb.Sibling, other *swarm.Agent) *swarm.Agent {
 			c := &swarm.Agent{Name: "captain", Instructions: "Route.", Handoffs: []swarm.Handoff{swarm.ToAgent(other)}}
-			if err := c.Absorb(shop); err != nil {
+			if err := absorb.Into(c, shop); err != nil {
 				t.Fatal(err)
 			}
 			return c
@@ -619,9 +480,9 @@ func TestAbsorbSkillPlanApartFromAgentNames(t *testing.T) {
 		}},
 	}, {
 		name: "agent first",
-		captain: func(shop, other *swarm.Agent) *swarm.Agent {
+		captain: func(shop absorb.Sibling, other *swarm.Agent) *swarm.Agent {
 			mid := &swarm.Agent{Name: "mid", Instructions: "Relay."}
-			if err := mid.Absorb(shop); err != nil {
+			if err := absorb.Into(mid, shop); err != nil {
 				t.Fatal(err)
 			}
 			return &swarm.Agent{Name: "captain", Instructions: "Route.", Handoffs: []swarm.Handoff{swarm.ToAgent(other), swarm.ToAgent(mid)}}
@@ -644,7 +505,7 @@ func TestAbsorbSkillPlanApartFromAgentNames(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rt.Close()
-			if _, _, err := swarm.Captain(tc.captain(newShop(), other)).Run(ctx, rt, "go"); err != nil {
+			if _, _, err := absorb.Captain(tc.captain(newShop(), other)).Run(ctx, rt, "go"); err != nil {
 				t.Fatalf("run: %v", err)
 			}
 			if rs := rec.requests("shop__restock"); len(rs) != 1 || rs[0].System != "I am a different agent." {
@@ -657,92 +518,38 @@ func TestAbsorbSkillPlanApartFromAgentNames(t *testing.T) {
 	}
 }
 
-// schemaTool is a remote tool (an MCP server's, say) with a given schema.
-type schemaTool struct{ name, schema string }
-
-func (t schemaTool) Name() string            { return t.name }
-func (t schemaTool) Description() string     { return "" }
-func (t schemaTool) Schema() json.RawMessage { return json.RawMessage(t.schema) }
-func (t schemaTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
-	return "ok", nil
-}
-
-// TestAbsorbObjectSchemaForms: a remote tool whose schema has no type
-// ({} included, as MCP servers may declare) takes an object, as tool
-// arguments always are; an input schema whose type is ["object"] or
-// ["object", "null"] is an object too. Each is offered to the captain's
-// model with type "object"; other types are still refused.
-func TestAbsorbObjectSchemaForms(t *testing.T) {
-	remote := &swarm.Agent{Name: "srv", Skills: []swarm.Skill{
-		{Name: "typed", Remote: schemaTool{"srv__typed", `{"type":"object"}`}},
-		{Name: "empty", Remote: schemaTool{"srv__empty", `{}`}},
-		{Name: "null", Remote: schemaTool{"srv__null", `null`}},
-		{Name: "untyped", Remote: schemaTool{"srv__untyped", `{"properties":{"q":{"type":"string"}},"required":["q"]}`}},
-	}}
-	local := &swarm.Agent{Name: "loc", Skills: []swarm.Skill{
-		{Name: "one", Input: swarm.InputSchema(json.RawMessage(`{"type":["object"],"properties":{"n":{"type":"integer"}}}`))},
-		{Name: "nullable", Input: swarm.InputSchema(json.RawMessage(`{"type":["object","null"]}`))},
-	}}
-	captain := &swarm.Agent{Name: "captain"}
-	if err := captain.Absorb(remote, local); err != nil {
-		t.Fatal(err)
+// TestDelegationToolRefuses: a delegation's tool is checked when it is
+// made, each mistake an error wrapping ErrInvalid that names it.
+func TestDelegationToolRefuses(t *testing.T) {
+	clerk := &swarm.Agent{Name: "clerk", Tools: []swarm.Tool{swarm.NewTool("file", "files", func(context.Context, struct{}) (string, error) { return "", nil })}}
+	for _, tc := range []struct {
+		name string
+		d    swarm.Delegation
+		want string
+	}{
+		{"nil agent", swarm.Delegation{Name: "x"}, "nil agent"},
+		{"bad name", swarm.Delegation{Agent: clerk, Name: "a.b"}, "may contain only"},
+		{"reserved", swarm.Delegation{Agent: clerk, Name: "handoff_to_clerk"}, "reserved"},
+		{"no variant", swarm.Delegation{Agent: clerk, Name: "x", Instructions: "Only file."}, "need a variant"},
+		{"bad variant", swarm.Delegation{Agent: clerk, Name: "x", Variant: "a b"}, "may contain only"},
+		{"unknown tool", swarm.Delegation{Agent: clerk, Name: "x", Variant: "v", Tools: []string{"shred"}}, `names tool "shred"`},
+		{"bad schema", swarm.Delegation{Agent: clerk, Name: "x", Schema: json.RawMessage(`{"type":7}`)}, "input schema of x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tool, err := tc.d.Tool()
+			if tool != nil || !errors.Is(err, swarm.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Tool() = %v, %v; want ErrInvalid and %q", tool, err, tc.want)
+			}
+		})
 	}
-	for _, tool := range captain.Tools {
-		var s struct {
-			Type       any            `json:"type"`
-			Properties map[string]any `json:"properties"`
-		}
-		if err := json.Unmarshal(tool.Schema(), &s); err != nil || s.Type != "object" {
-			t.Errorf("tool %s has the schema %s; want type object", tool.Name(), tool.Schema())
-		}
-		if (tool.Name() == "srv__untyped" || tool.Name() == "loc__one") && len(s.Properties) != 1 {
-			t.Errorf("tool %s lost its properties: %s", tool.Name(), tool.Schema())
-		}
-	}
-	for _, schema := range []string{`{"type":["string","null"]}`, `{"type":"array"}`, `{"type":["object","array"]}`} {
-		c := &swarm.Agent{Name: "captain"}
-		err := c.Absorb(&swarm.Agent{Name: "x", Skills: []swarm.Skill{{Name: "s", Input: swarm.InputSchema(json.RawMessage(schema))}}})
-		if !errors.Is(err, swarm.ErrIncompatible) {
-			t.Errorf("input schema %s: %v; want ErrIncompatible", schema, err)
-		}
-	}
-	// A remote tool with a typed non-object schema is refused too.
-	c := &swarm.Agent{Name: "captain"}
-	if err := c.Absorb(&swarm.Agent{Name: "y", Skills: []swarm.Skill{{Name: "s", Remote: schemaTool{"y__s", `{"type":"string"}`}}}}); !errors.Is(err, swarm.ErrIncompatible) {
-		t.Errorf("remote string schema: %v; want ErrIncompatible", err)
-	}
-}
-
-// TestCaptainAbsorbedBackIsRefusedAtRegister: a captain that an agent it
-// absorbs absorbs back (or hands off to) cannot run below itself; that is
-// reported when its swarm is registered, not at its first run.
-func TestCaptainAbsorbedBackIsRefusedAtRegister(t *testing.T) {
-	a := &swarm.Agent{Name: "a", Instructions: "A."}
-	b := &swarm.Agent{Name: "b", Instructions: "B."}
-	c := &swarm.Agent{Name: "c", Instructions: "C.", Handoffs: []swarm.Handoff{swarm.ToAgent(a)}}
-	for _, step := range [][2]*swarm.Agent{{a, b}, {b, c}} {
-		if err := step[0].Absorb(step[1]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{})})
+	tool, err := swarm.Delegation{Agent: clerk, Name: "x", Variant: "v", Tools: []string{"file"}}.Tool()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rt.Close()
-	err = rt.Register(swarm.Captain(a))
-	if !errors.Is(err, swarm.ErrDuplicate) || !strings.Contains(err.Error(), `c hands off to "a"`) {
-		t.Errorf("register a captain that c, which it absorbs through b, hands off to: %v", err)
+	if d := tool.(interface{ Delegation() swarm.Delegation }).Delegation(); d.Agent != clerk || d.Variant != "v" {
+		t.Errorf("the tool's Delegation() = %+v", d)
 	}
-	// b, c and the handoff back to a are fine below another captain.
-	if err := rt.Register(swarm.Captain(b)); err == nil {
-		t.Error("b absorbs c which hands off to a which absorbs b: registered")
-	}
-	d := &swarm.Agent{Name: "d", Instructions: "D."}
-	if err := d.Absorb(a); err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Register(swarm.Captain(d)); err != nil {
-		t.Errorf("d absorbing the cycle of a, b and c: %v", err)
+	if _, err := tool.Call(context.Background(), nil); err == nil {
+		t.Error("a delegation's tool ran outside a run")
 	}
 }
