@@ -58,8 +58,6 @@ type strategy interface {
 // strategyFor picks the strategy of a run of info with spec.
 func strategyFor(info *defInfo, spec Spec) strategy {
 	switch {
-	case info.conv != nil:
-		return conversationStrategy{}
 	case spec.Strategy != nil:
 		return seamStrategy{spec.Strategy}
 	}
