@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
@@ -300,14 +301,14 @@ func chatScript(messages, big int) scripted.Script {
 	return scripted.Script{"chat": steps, "chat_compact": {scripted.Text("summary: the user sent messages, echo echoed padding")}}
 }
 
-func chatConv(c *swarm.Compaction, policy swarm.HistoryPolicy) *swarm.Conversation[Sale] {
+func chatConv(c *swarm.Compaction, policy conversation.HistoryPolicy) *conversation.Conversation[Sale] {
 	echo := swarm.NewTool("echo", "echoes", func(_ context.Context, in struct {
 		Pad string `json:"pad"`
 	}) (string, error) {
 		return "echoed " + in.Pad, nil
 	})
 	chat := &swarm.Agent{Name: "chat", Instructions: "Talk.", Tools: []swarm.Tool{echo}}
-	return swarm.DefineConversation("talk", "", swarm.ConversationSpec[Sale]{Queen: chat, History: policy, MaxTurns: 10, Compaction: c})
+	return conversation.Define("talk", "", conversation.Spec[Sale]{Queen: chat, History: policy, MaxTurns: 10, Compaction: c})
 }
 
 // compactions lists the compacted events of a run as "key from-to".
@@ -332,9 +333,9 @@ func compactions(t *testing.T, rt *swarm.Runtime, id string) []string {
 func TestConversationCompactionKeepsRequestsInTheWindow(t *testing.T) {
 	const messages, window, big = 150, 1500, 100
 	for _, tc := range []struct {
-		policy  swarm.HistoryPolicy
+		policy  conversation.HistoryPolicy
 		compact bool
-	}{{swarm.HistoryOwnTools, false}, {swarm.HistoryOwnTools, true}, {swarm.HistoryText, true}} {
+	}{{conversation.HistoryOwnTools, false}, {conversation.HistoryOwnTools, true}, {conversation.HistoryText, true}} {
 		t.Run(fmt.Sprint(tc.policy, "/compact=", tc.compact), func(t *testing.T) {
 			// A long conversation under the race detector: a longer bound.
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -394,7 +395,7 @@ func TestConversationCompactionKeepsRequestsInTheWindow(t *testing.T) {
 				}
 				last = to
 			}
-			if max := map[bool]int{true: 1, false: 0}[tc.policy == swarm.HistoryText]; again > max {
+			if max := map[bool]int{true: 1, false: 0}[tc.policy == conversation.HistoryText]; again > max {
 				t.Errorf("%d summaries start before the previous one ended: %v", again, got)
 			}
 			results := 0
@@ -418,14 +419,14 @@ func TestConversationCompactionKeepsRequestsInTheWindow(t *testing.T) {
 // its requests stay within the window.
 func TestConversationCompactionCrashRecovers(t *testing.T) {
 	const messages, window = 40, 1500
-	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {
+	for _, policy := range []conversation.HistoryPolicy{conversation.HistoryOwnTools, conversation.HistoryText} {
 		t.Run(policy.String(), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			// The text policy's history grows slowly: a message count
 			// triggers its compactions.
 			conv := chatConv(&swarm.Compaction{Window: window, Trigger: 0.7, Keep: 2, Messages: 16}, policy)
-			say := func(ctx context.Context, sess *swarm.Session[Sale], from int) error {
+			say := func(ctx context.Context, sess *conversation.Session[Sale], from int) error {
 				for i := from; i < messages; i++ {
 					if _, err := sess.Say(ctx, fmt.Sprintf("message %d", i)); err != nil {
 						return err

@@ -101,6 +101,9 @@ type Question struct {
 // Parallel.
 type Driver struct {
 	r *runner
+	// ap, when set, is the agent the Driver's steps act as (see As);
+	// else the run's orchestrator.
+	ap *agentPlan
 	// turn is the turn the Driver's steps belong to (see AtTurn).
 	turn int
 	// checking: the Driver only describes a run to Checker.Check.
@@ -151,7 +154,7 @@ func (d *Driver) Input() json.RawMessage { return d.r.input }
 
 // Agent is the name of the run's orchestrator (the swarm's id), the agent
 // that Model calls and Await and Record are attributed to.
-func (d *Driver) Agent() string { return d.r.plan.root.name }
+func (d *Driver) Agent() string { return d.root().name }
 
 // AtTurn returns a Driver whose steps belong to turn n of the run, for a
 // strategy that counts its own rounds: their events carry Turn n, and the
@@ -226,7 +229,7 @@ func (d *Driver) Tools(ctx context.Context, key string, calls []model.ToolCall) 
 	if err := d.checkKey(key); err != nil {
 		return nil, err
 	}
-	r, ap := d.r, d.r.plan.root
+	r, ap := d.r, d.root()
 	for _, c := range calls {
 		if c.Name == toolComplete || c.Name == toolPause || c.Name == toolFail {
 			return nil, fmt.Errorf("%w: Tools cannot run the built-in tool %q", ErrInvalid, c.Name)
@@ -249,7 +252,7 @@ func (d *Driver) below(ctx context.Context, results []callResult) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
-	out, stop := d.r.below(ctx, d.r.plan.root, results, store.Update{Turn: d.turn})
+	out, stop := d.r.below(ctx, d.root(), results, store.Update{Turn: d.turn})
 	switch {
 	case !stop:
 		return nil
@@ -272,7 +275,7 @@ func (d *Driver) Delegate(ctx context.Context, key, target, request string) (str
 	if err := d.checkKey(key); err != nil {
 		return "", err
 	}
-	res := d.r.delegate(ctx, d.r.plan.root, key, d.turn, target, request)
+	res := d.r.delegate(ctx, d.root(), key, d.turn, target, request)
 	if err := d.below(ctx, []callResult{res}); err != nil {
 		return "", err
 	}
@@ -296,7 +299,7 @@ func (d *Driver) Await(ctx context.Context, key string, q Question) (string, err
 	}
 	r := d.r
 	pause := Event{Type: EventPaused, Key: key, Agent: r.plan.root.name, Turn: d.turn, Reason: q.Reason, Context: q.Context, Kind: q.Kind}
-	msg, ok, err := r.await(ctx, r.plan.root, pause, store.Update{Turn: d.turn})
+	msg, ok, err := r.await(ctx, d.root(), pause, d.asUpdate(store.Update{Turn: d.turn}))
 	switch {
 	case err != nil:
 		return "", err
@@ -327,7 +330,7 @@ func (d *Driver) Record(ctx context.Context, key, kind string, fn func(ctx conte
 		return nil, err
 	}
 	v, ferr := safely(func() (json.RawMessage, error) { return fn(WithCallKey(ctx, r.id, key)) })
-	ev := Event{Type: EventRecorded, Key: key, Agent: r.plan.root.name, Kind: kind}
+	ev := Event{Type: EventRecorded, Key: key, Agent: d.Agent(), Kind: kind}
 	switch {
 	case ferr != nil && ctx.Err() != nil:
 		return nil, context.Cause(ctx)

@@ -90,7 +90,7 @@ func (d *Driver) Journal(ctx context.Context, e Entry) error {
 	case len(evs) == 0:
 		return nil
 	}
-	return d.r.append(ctx, evs, u, d.r.plan.root)
+	return d.r.append(ctx, evs, u, d.root())
 }
 
 // fresh checks evs and returns those the journal does not hold yet.
@@ -136,7 +136,7 @@ func (d *Driver) CheckInput(ctx context.Context, key, text string) (string, erro
 	if err := d.checkKey(key); err != nil {
 		return "", err
 	}
-	v, g, out, stop := d.r.guardText(ctx, d.r.plan.root, key, text)
+	v, g, out, stop := d.r.guardText(ctx, d.root(), key, text)
 	switch {
 	case !stop && v.Action == Reject:
 		return guardReason(g, v), nil
@@ -155,5 +155,5 @@ func (d *Driver) CheckInput(ctx context.Context, key, text string) (string, erro
 // or has not summarized msgs): a strategy that keeps a long history (a
 // member woken many times) keeps it bounded with it before checkpointing.
 func (d *Driver) Compacted(msgs []model.Message) []model.Message {
-	return d.r.dropCompacted(d.r.plan.root, "", msgs)
+	return d.r.dropCompacted(d.root(), "", msgs)
 }

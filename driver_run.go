@@ -74,7 +74,7 @@ type Target struct {
 // swarm's Spec.Handoffs), in order, with what a strategy needs to know of
 // each.
 func (d *Driver) Roster() []Target {
-	ap := d.r.plan.root
+	ap := d.root()
 	var out []Target
 	for _, def := range ap.toolDefs {
 		name, ok := strings.CutPrefix(def.Name, handoffPre)
@@ -94,7 +94,7 @@ func (d *Driver) Roster() []Target {
 // the handoffs and the built-in tools: the swarm's Tools (absorbed agents
 // and dynamic tool sets by their names) and the registry tools.
 func (d *Driver) ToolNames() []string {
-	ap := d.r.plan.root
+	ap := d.root()
 	var out []string
 	for _, def := range ap.toolDefs {
 		switch {
@@ -151,7 +151,7 @@ func (d *Driver) Ask(ctx context.Context, key string, o AskOptions, msgs []model
 	if err := d.checkKey(key); err != nil {
 		return "", err
 	}
-	ap := d.r.plan.root
+	ap := d.root()
 	if o.Agent != "" && o.Agent != ap.name {
 		a, ok := d.r.plan.agents[o.Agent]
 		if !ok {
@@ -203,7 +203,7 @@ func (d *Driver) RecordEvent(ctx context.Context, key string, fn func(ctx contex
 	}
 	ev.Seq, ev.Time, ev.RunID, ev.Key = 0, time.Time{}, "", key
 	if ev.Agent == "" {
-		ev.Agent = r.plan.root.name
+		ev.Agent = d.Agent()
 	}
 	if ev.Turn == 0 {
 		ev.Turn = d.turn

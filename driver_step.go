@@ -43,7 +43,7 @@ func (d *Driver) ModelStep(ctx context.Context, key string, msgs []model.Message
 		}
 		x.events = evs
 	}
-	resp, err := d.r.modelStepWith(ctx, d.r.plan.root, key, d.turn, msgs, x)
+	resp, err := d.r.modelStepWith(ctx, d.root(), key, d.turn, msgs, x)
 	if err != nil {
 		return nil, d.stepError(ctx, err)
 	}
@@ -60,7 +60,7 @@ func (d *Driver) Round(ctx context.Context, key string, calls []model.ToolCall) 
 	if err := d.checkKey(key); err != nil {
 		return nil, err
 	}
-	r, ap := d.r, d.r.plan.root
+	r, ap := d.r, d.root()
 	if ap.builtins {
 		for _, c := range calls {
 			if c.Name == toolComplete || c.Name == toolPause || c.Name == toolFail {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
@@ -448,7 +449,7 @@ func TestConversationGuardsUserMessages(t *testing.T) {
 	rt, rec := convRuntime(t, scripted.Script{"chat": {scripted.Text("answer 0"), scripted.Text("answer 1"), scripted.Text("answer 2")}}, nil)
 	sc := &screen{checks: map[string]int{}}
 	chat := &swarm.Agent{Name: "chat", Instructions: "Talk."}
-	conv := swarm.DefineConversation("talk", "", swarm.ConversationSpec[Sale]{Queen: chat, Guardrails: []swarm.Guardrail{sc.guardrail()}})
+	conv := conversation.Define("talk", "", conversation.Spec[Sale]{Queen: chat, Guardrails: []swarm.Guardrail{sc.guardrail()}})
 	if err := rt.Register(conv); err != nil {
 		t.Fatal(err)
 	}

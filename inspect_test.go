@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/inspect"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -174,7 +175,7 @@ func TestRequestAfterCompaction(t *testing.T) {
 // under both history policies, are rebuilt as sent.
 func TestRequestOfAConversation(t *testing.T) {
 	const messages = 30
-	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {
+	for _, policy := range []conversation.HistoryPolicy{conversation.HistoryOwnTools, conversation.HistoryText} {
 		t.Run(fmt.Sprint(policy), func(t *testing.T) {
 			rec := &recorder{m: scripted.New(chatScript(messages, 10))}
 			rt, err := swarm.New(swarm.Config{Model: rec, RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond})
@@ -196,7 +197,7 @@ func TestRequestOfAConversation(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if policy == swarm.HistoryOwnTools && len(compactions(t, rt, sess.ID())) == 0 {
+			if policy == conversation.HistoryOwnTools && len(compactions(t, rt, sess.ID())) == 0 {
 				t.Fatal("no compaction: the test would show less")
 			}
 			if n := checkRequests(t, rt, rec, sess.ID()); n < messages {

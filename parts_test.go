@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
@@ -313,7 +314,7 @@ func TestConversationToolParts(t *testing.T) {
 		return "drawn", swarm.AttachParts(ctx, model.Image("image/png", chart))
 	})
 	analyst := &swarm.Agent{Name: "analyst", Instructions: "Chart things.", Tools: []swarm.Tool{draw}}
-	conv := swarm.DefineConversation("charts", "", swarm.ConversationSpec[struct{}]{Queen: analyst})
+	conv := conversation.Define("charts", "", conversation.Spec[struct{}]{Queen: analyst})
 	rt, _ := newRuntime(t, scripted.Script{"analyst": {
 		scripted.Tools(scripted.CallTool("chart", nil)),
 		{ExpectParts: []scripted.ExpectPart{{Type: model.PartImage, MinBytes: len(chart)}}, Text: "sales rise"},

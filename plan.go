@@ -294,9 +294,6 @@ func (rt *Runtime) planChild(ap *agentPlan, name string, h Handoff) error {
 	if err != nil {
 		return fmt.Errorf("%w in the handoffs of %s", err, name)
 	}
-	if info.conv != nil {
-		return fmt.Errorf("%w: %s hands off to %q, a conversation; only swarms can be handoff targets", ErrInvalid, name, h.id)
-	}
 	tn := handoffPre + h.id
 	if len(tn) > 64 {
 		return fmt.Errorf("%w: handoff tool name %q is longer than 64 characters", ErrInvalid, tn)

@@ -47,8 +47,7 @@ const snapshotVersion = 3
 
 // The strategies that snapshot, as runSnap.Kind.
 const (
-	snapSimple       = "simple"
-	snapConversation = "conversation"
+	snapSimple = "simple"
 )
 
 // runSnap is a run's state at a boundary (see above), journal records up
@@ -69,9 +68,11 @@ type runSnap struct {
 
 	// The strategy's: the next round (simple) or message / piece of work
 	// (conversation, member), and its history.
-	Next   int             `json:"next"`
-	Msgs   []model.Message `json:"msgs,omitempty"`
-	Log    []convEntry     `json:"log,omitempty"`
+	Next int             `json:"next"`
+	Msgs []model.Message `json:"msgs,omitempty"`
+	// Log is a conversation's (version 2; its strategy keeps it in
+	// State since).
+	Log    json.RawMessage `json:"log,omitempty"`
 	Active string          `json:"active,omitempty"`
 	Shared json.RawMessage `json:"shared,omitempty"`
 	// Claims are the tasks a team member's journal says it claimed
@@ -294,8 +295,6 @@ func snapKindOf(s strategy) string {
 	switch s := s.(type) {
 	case simpleLoop:
 		return snapSimple
-	case conversationStrategy:
-		return snapConversation
 	case seamStrategy:
 		return seamKind(s.s)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/sqlite"
 )
@@ -37,22 +38,22 @@ func BenchmarkRecover10k(b *testing.B) {
 func BenchmarkRecover10kCompacted(b *testing.B) {
 	script := chatScript(1000+10000, -1)
 	b.Run("compacted", func(b *testing.B) {
-		recover10k(b, chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, swarm.HistoryOwnTools), script)
+		recover10k(b, chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, conversation.HistoryOwnTools), script)
 	})
-	b.Run("whole", func(b *testing.B) { recover10k(b, chatConv(nil, swarm.HistoryOwnTools), script) })
+	b.Run("whole", func(b *testing.B) { recover10k(b, chatConv(nil, conversation.HistoryOwnTools), script) })
 }
 
 // recover10k talks to conv, played by script, until its journal holds
 // 10,000 records, then measures one more message replaying the journal
 // and continuing from a snapshot.
-func recover10k(b *testing.B, conv *swarm.Conversation[Sale], script scripted.Script) {
+func recover10k(b *testing.B, conv *conversation.Conversation[Sale], script scripted.Script) {
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	open := func(every int) *swarm.Session[Sale] {
+	open := func(every int) *conversation.Session[Sale] {
 		// One long conversation: more model calls than a run tree may
 		// make by default.
 		rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script), SnapshotEvery: every, MaxModelCalls: -1, MaxToolCalls: -1})

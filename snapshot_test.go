@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
@@ -618,7 +619,7 @@ func TestCompactedSnapshotIsBounded(t *testing.T) {
 			return tdef.ID()
 		})
 	})
-	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {
+	for _, policy := range []conversation.HistoryPolicy{conversation.HistoryOwnTools, conversation.HistoryText} {
 		t.Run("conversation/"+policy.String(), func(t *testing.T) {
 			ctx := ctxLong(t)
 			mem := &readCounter{Store: memory.New()}
@@ -713,13 +714,13 @@ func TestCompactedSnapshotContinues(t *testing.T) {
 			})
 		})
 	})
-	for _, policy := range []swarm.HistoryPolicy{swarm.HistoryOwnTools, swarm.HistoryText} {
+	for _, policy := range []conversation.HistoryPolicy{conversation.HistoryOwnTools, conversation.HistoryText} {
 		t.Run("conversation/"+policy.String(), func(t *testing.T) {
 			const messages = 160
 			script := chatScript(messages, 40)
 			conv := chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
 			check(t, func(every int) (*reqLog, []string, int64) {
-				var sess *swarm.Session[Sale]
+				var sess *conversation.Session[Sale]
 				open := func(ctx context.Context, rt *swarm.Runtime) {
 					var err error
 					if sess, err = conv.Start(ctx, rt, swarm.WithID("chat")); err != nil {

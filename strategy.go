@@ -11,15 +11,11 @@ import (
 )
 
 // A strategy is what a run does (seed 001's loop strategies); the runner
-// in engine.go is how it is made durable. Each kind of run is one strategy
-// in a file of its own:
-//
-//	strategy_simple.go        the orchestrator's tool-calling loop (the default)
-//	strategy_conversation.go  a conversation: one turn per user message
-//
-// Others are written on the public seam (driver.go) in packages of their
-// own: package adaptive is MagenticOne's ledgers, stall counter and
-// replans.
+// in engine.go is how it is made durable. The engine's own is the
+// orchestrator's tool-calling loop (strategy_simple.go, the default).
+// Every other kind of run is written on the public seam (driver.go) in a
+// package of its own: conversation (one turn per user message), team,
+// adaptive (MagenticOne's ledgers, stall counter and replans), workflow.
 //
 // A strategy is straight-line Go over the runner's durable primitives. Each
 // primitive looks its step key up in the journal before acting, so a
@@ -58,8 +54,6 @@ type strategy interface {
 // strategyFor picks the strategy of a run of info with spec.
 func strategyFor(info *defInfo, spec Spec) strategy {
 	switch {
-	case info.conv != nil:
-		return conversationStrategy{}
 	case spec.Strategy != nil:
 		return seamStrategy{spec.Strategy}
 	}

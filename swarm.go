@@ -100,8 +100,6 @@ type defInfo struct {
 	// outSchema is the result schema.
 	outSchema json.RawMessage
 	inSchema  json.RawMessage
-	// conv is set for a conversation (see conversation.go).
-	conv *convDef
 	// agentRun is set for a definition of agent runs (driver_define.go):
 	// it plans each run.
 	agentRun func(input json.RawMessage, values map[string]any) (AgentRun, error)
@@ -186,6 +184,17 @@ func (s *Swarm[In, Out]) WithInputSchema(schema json.RawMessage) *Swarm[In, Out]
 // for Out = json.RawMessage, where the schema comes from configuration.
 func (s *Swarm[In, Out]) WithResultSchema(schema json.RawMessage) *Swarm[In, Out] {
 	s.setResultSchema(schema)
+	return s
+}
+
+// Invalid marks the definition invalid with err (unless a mistake was
+// found already, or err is nil): registering it reports the error. A
+// package that builds a kind of run on a Swarm (a conversation) reports
+// with it the mistakes it finds in its own configuration.
+func (s *Swarm[In, Out]) Invalid(err error) *Swarm[In, Out] {
+	if s.err == nil {
+		s.err = err
+	}
 	return s
 }
 

@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation"
 )
 
 // The fields of a conversation and of one of its handovers.
@@ -23,11 +24,11 @@ type conversationDef struct {
 	queen             string
 	agents            []string
 	// handovers is nil when the file gives none (the default topology).
-	handovers     map[string][]swarm.Handover
+	handovers     map[string][]conversation.Handover
 	returnToQueen bool
 	maxTurns      int
-	history       swarm.HistoryPolicy
-	agentHistory  map[string]swarm.HistoryPolicy
+	history       conversation.HistoryPolicy
+	agentHistory  map[string]conversation.HistoryPolicy
 	nameSpeakers  bool
 	context       map[string]any
 	guardrails    []*guardDef
@@ -141,8 +142,8 @@ func (p *parser) agentRef(at *yaml.Node, what, name string) bool {
 
 // handovers reads a mapping from agent to the agents it may transfer to:
 // names, or mappings with agent, description and sets.
-func (p *parser) handovers(n *yaml.Node, what string, members map[string]bool) map[string][]swarm.Handover {
-	out := map[string][]swarm.Handover{}
+func (p *parser) handovers(n *yaml.Node, what string, members map[string]bool) map[string][]conversation.Handover {
+	out := map[string][]conversation.Handover{}
 	if n.Kind != yaml.MappingNode {
 		p.errf(n, "%s: handovers: want a mapping from agent name to the agents it may transfer to, got %s", what, describe(n))
 		return out
@@ -158,7 +159,7 @@ func (p *parser) handovers(n *yaml.Node, what string, members map[string]bool) m
 			p.errf(k, "%s: handovers of %s are given twice", what, from)
 			continue
 		}
-		out[from] = []swarm.Handover{}
+		out[from] = []conversation.Handover{}
 		if isNull(v) {
 			continue
 		}
@@ -168,7 +169,7 @@ func (p *parser) handovers(n *yaml.Node, what string, members map[string]bool) m
 		}
 		for _, e := range v.Content {
 			e = deref(e)
-			var h swarm.Handover
+			var h conversation.Handover
 			at := e
 			switch {
 			case e.Kind == yaml.ScalarNode && !isNull(e):
@@ -197,7 +198,7 @@ func (p *parser) handovers(n *yaml.Node, what string, members map[string]bool) m
 				p.errf(at, "%s: handover from %s to %q, which is not the queen or one of the agents of the conversation", what, from, h.To)
 			case h.To == from:
 				p.errf(at, "%s: handover from %s to itself", what, from)
-			case slices.ContainsFunc(out[from], func(o swarm.Handover) bool { return o.To == h.To }):
+			case slices.ContainsFunc(out[from], func(o conversation.Handover) bool { return o.To == h.To }):
 				p.errf(at, "%s: handover from %s to %s is listed twice", what, from, h.To)
 			default:
 				out[from] = append(out[from], h)
@@ -207,17 +208,17 @@ func (p *parser) handovers(n *yaml.Node, what string, members map[string]bool) m
 	return out
 }
 
-func (p *parser) history(n *yaml.Node, what string) swarm.HistoryPolicy {
+func (p *parser) history(n *yaml.Node, what string) conversation.HistoryPolicy {
 	s := p.str(n, what, "")
 	i := slices.Index(historyPolicies, s)
 	if s != "" && i < 0 {
 		p.errf(n, "%s: unknown policy %q (want one of %s)", what, s, strings.Join(historyPolicies, ", "))
 	}
-	return swarm.HistoryPolicy(max(i, 0))
+	return conversation.HistoryPolicy(max(i, 0))
 }
 
-func (p *parser) agentHistory(n *yaml.Node, what string, members map[string]bool) map[string]swarm.HistoryPolicy {
-	out := map[string]swarm.HistoryPolicy{}
+func (p *parser) agentHistory(n *yaml.Node, what string, members map[string]bool) map[string]conversation.HistoryPolicy {
+	out := map[string]conversation.HistoryPolicy{}
 	if n.Kind != yaml.MappingNode {
 		p.errf(n, "%s: agent_history: want a mapping from agent name to policy, got %s", what, describe(n))
 		return out
@@ -262,7 +263,7 @@ func (p *parser) context(n *yaml.Node, what string) map[string]any {
 // define makes the conversation with the file's agents. Its context is a
 // map[string]any.
 func (c *conversationDef) define(byName map[string]*swarm.Agent) swarm.Definition {
-	spec := swarm.ConversationSpec[map[string]any]{
+	spec := conversation.Spec[map[string]any]{
 		Queen:         byName[c.queen],
 		ReturnToQueen: c.returnToQueen,
 		MaxTurns:      c.maxTurns,
@@ -277,10 +278,10 @@ func (c *conversationDef) define(byName map[string]*swarm.Agent) swarm.Definitio
 		spec.Agents = append(spec.Agents, byName[a])
 	}
 	if c.handovers != nil {
-		spec.Handovers = map[string][]swarm.Handover{}
+		spec.Handovers = map[string][]conversation.Handover{}
 		for from, hs := range c.handovers {
 			spec.Handovers[from] = slices.Clone(hs)
 		}
 	}
-	return swarm.DefineConversation(c.name, c.description, spec)
+	return conversation.Define(c.name, c.description, spec)
 }

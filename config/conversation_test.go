@@ -8,6 +8,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/conversation"
 )
 
 const conversationFile = `
@@ -62,11 +63,11 @@ func loadFile(t *testing.T, path string) (*config.File, *swarm.Runtime) {
 	return f, rt
 }
 
-func loadConversation(t *testing.T, path, id string) (*config.File, *swarm.Runtime, *swarm.Conversation[map[string]any]) {
+func loadConversation(t *testing.T, path, id string) (*config.File, *swarm.Runtime, *conversation.Conversation[map[string]any]) {
 	t.Helper()
 	f, rt := loadFile(t, path)
 	for _, d := range rt.Swarms() {
-		if c, ok := d.(*swarm.Conversation[map[string]any]); ok && d.ID() == id {
+		if c, ok := d.(*conversation.Conversation[map[string]any]); ok && d.ID() == id {
 			return f, rt, c
 		}
 	}

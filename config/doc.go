@@ -123,7 +123,7 @@
 // validates against the schema when a run starts: an invalid input makes the
 // start fail with an error wrapping [swarm.ErrInvalidInput].
 //
-// A conversation ([swarm.DefineConversation]) has a map[string]any context;
+// A conversation ([conversation.Define]) has a map[string]any context;
 // agents render it as {{.Context.key}}, and a handover's sets name the keys
 // the model fills in when it transfers (they must be keys of context).
 // Conversations share the namespace of agents and swarms; `swarm chat` talks

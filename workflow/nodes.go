@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -210,4 +211,100 @@ func validate[T any](answer string, rs *jsonschema.Resolved) (T, error) {
 		return zero, err
 	}
 	return parse[T](answer)
+}
+
+// Talk is a node that sends its input, as a user message, to a session of
+// def (a conversation, or any definition whose runs await messages: see
+// swarm.Runtime.Say) and returns the text of its reply. A workflow run
+// has one session per Talk node, whose run id is the workflow run's id,
+// "-" and the node's name: it is started (with def's initial context) on
+// the node's first visit and continued by later ones, so a loop keeps one
+// conversation going. The message's number is journaled before it is
+// sent and the reply after, so a workflow killed in between finds the
+// answer in the session instead of asking twice. A turn that fails fails
+// the node (swarm.ErrTurnFailed); so does a session that waits for a
+// human instead of answering.
+func Talk(name string, def swarm.Definition) Step[string, string] {
+	err := checkName(name)
+	if def == nil && err == nil {
+		err = fmt.Errorf("workflow.Talk %s: nil definition", name)
+	}
+	return Step[string, string]{name: name, kind: "conversation", err: err,
+		run: func(ctx context.Context, x *exec, key string, in string) (string, error) {
+			rt, sid := x.d.Runtime(), x.d.RunID()+"-"+name
+			raw, err := x.d.Record(ctx, key+"/message", "workflow.talk", func(ctx context.Context) (json.RawMessage, error) {
+				if err := rt.Register(def); err != nil && !errors.Is(err, swarm.ErrDuplicate) {
+					return nil, err
+				}
+				if _, err := rt.Start(ctx, def.ID(), nil, swarm.WithID(sid)); err != nil {
+					return nil, err
+				}
+				if _, err := rt.Settle(ctx, sid); err != nil {
+					return nil, err
+				}
+				evs, err := rt.History(ctx, sid, 0)
+				if err != nil {
+					return nil, err
+				}
+				n := 1
+				for _, ev := range evs {
+					if ev.Type == swarm.EventResumed && strings.HasSuffix(ev.Key, "/await/resumed") {
+						n++
+					}
+				}
+				return json.Marshal(n)
+			})
+			if err != nil {
+				return "", err
+			}
+			reply := "m" + string(raw) + "/reply"
+			out, err := x.d.Record(ctx, key, "workflow.talk", func(ctx context.Context) (json.RawMessage, error) {
+				ev, err := findReply(ctx, rt, sid, reply)
+				if err == nil && ev == nil {
+					// Not sent yet (or sent by a process that died before
+					// the answer: Say then finds the session past it).
+					ev, _, err = rt.Say(ctx, sid, in)
+					if ev == nil && err == nil {
+						ev, err = findReply(ctx, rt, sid, reply)
+					}
+				}
+				switch {
+				case err != nil:
+					return nil, err
+				case ev == nil:
+					return nil, fmt.Errorf("step %s: session %s waits for a human instead of answering", key, sid)
+				case ev.Key != reply:
+					return nil, fmt.Errorf("step %s: session %s answered message %s, not the node's", key, sid, ev.Key)
+				case ev.IsError:
+					return nil, fmt.Errorf("%w: %s", swarm.ErrTurnFailed, ev.Reason)
+				}
+				return json.Marshal(ev.Text)
+			})
+			if err != nil {
+				return "", err
+			}
+			var text string
+			if err := json.Unmarshal(out, &text); err != nil {
+				return "", &swarm.Failure{Reason: "step " + key + ": recorded reply: " + err.Error()}
+			}
+			return text, nil
+		}}
+}
+
+// findReply waits for session sid to settle and returns its event under
+// key, nil if it has none.
+func findReply(ctx context.Context, rt *swarm.Runtime, sid, key string) (*swarm.Event, error) {
+	if _, err := rt.Settle(ctx, sid); err != nil {
+		return nil, err
+	}
+	evs, err := rt.History(ctx, sid, 0)
+	if err != nil {
+		return nil, err
+	}
+	for i := range evs {
+		if evs[i].Key == key {
+			return &evs[i], nil
+		}
+	}
+	return nil, nil
 }

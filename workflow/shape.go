@@ -24,7 +24,7 @@ type ShapeNode struct {
 	// numbers ("polish/edit" stands for "polish/2/edit" and
 	// "polish/edit~2"): see [Shape.Node].
 	Key string
-	// Kind is "agent", "swarm", "func", "human" (the nodes that do work),
+	// Kind is "agent", "swarm", "func", "human", "conversation" (the nodes that do work),
 	// or "parallel", "foreach", "loop", "route", "graph" (the steps that
 	// hold others).
 	Kind string

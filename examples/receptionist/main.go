@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/examples/internal/demo"
 	"github.com/swarmrt/swarm/model/scripted"
 )
@@ -41,14 +42,14 @@ type ticketIn struct {
 
 var (
 	lookup = swarm.NewTool("lookup_account", "Finds the customer's account by email", func(ctx context.Context, in accountIn) (string, error) {
-		l, err := swarm.UpdateConversationContext(ctx, func(l *Lead) { l.Customer, l.Company, l.Plan = "Grace", "Acme", "Team" })
+		l, err := conversation.UpdateContext(ctx, func(l *Lead) { l.Customer, l.Company, l.Plan = "Grace", "Acme", "Team" })
 		return fmt.Sprintf("%s of %s, %s plan", l.Customer, l.Company, l.Plan), err
 	})
 	discount = swarm.NewTool("apply_discount", "Applies a discount to the quote", func(ctx context.Context, in discountIn) (string, error) {
 		if in.Percent > 20 {
 			return "", fmt.Errorf("at most 20%% without a manager")
 		}
-		l, err := swarm.UpdateConversationContext(ctx, func(l *Lead) { l.Discount = in.Percent })
+		l, err := conversation.UpdateContext(ctx, func(l *Lead) { l.Discount = in.Percent })
 		return fmt.Sprintf("%d%% discount applied to %s's quote", l.Discount, l.Company), err
 	})
 	ticket = swarm.NewTool("open_ticket", "Opens a support ticket", func(ctx context.Context, in ticketIn) (string, error) {
@@ -56,7 +57,7 @@ var (
 		h := fnv.New32a()
 		h.Write([]byte(swarm.IdempotencyKey(ctx)))
 		id := fmt.Sprintf("T-%04d", h.Sum32()%10000)
-		_, err := swarm.UpdateConversationContext(ctx, func(l *Lead) { l.Ticket = id })
+		_, err := conversation.UpdateContext(ctx, func(l *Lead) { l.Ticket = id })
 		return "opened ticket " + id + ": " + in.Summary, err
 	})
 
@@ -70,17 +71,17 @@ var (
 		Instructions: "You help {{.Context.Customer}} of {{.Context.Company}} with technical problems. Open a ticket for anything you cannot fix at once.",
 		Tools:        []swarm.Tool{ticket}}
 
-	desk = swarm.DefineConversation("front-desk", "Receptionist, sales and support", swarm.ConversationSpec[Lead]{
+	desk = conversation.Define("front-desk", "Receptionist, sales and support", conversation.Spec[Lead]{
 		Queen:  receptionist,
 		Agents: []*swarm.Agent{sales, support},
-		Handovers: map[string][]swarm.Handover{
+		Handovers: map[string][]conversation.Handover{
 			"receptionist": {{To: "sales", Sets: []string{"topic"}, Description: "Questions about products and prices"}, {To: "support"}},
 			"sales":        {{To: "receptionist", Description: "Anything that is not about buying"}},
 			"support":      {{To: "receptionist"}},
 		},
 		MaxTurns:     6,
 		NameSpeakers: true,
-		OnStep: func(ctx context.Context, s swarm.ConversationStep[Lead]) {
+		OnStep: func(ctx context.Context, s conversation.Step[Lead]) {
 			if s.HandoverTo != "" {
 				fmt.Fprintf(os.Stderr, "  (%s hands over to %s)\n", s.Agent, s.HandoverTo)
 			}

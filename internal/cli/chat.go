@@ -13,6 +13,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/conversation"
 )
 
 // chatContext is the context type of conversations defined in YAML.
@@ -35,7 +36,7 @@ func (a *app) chatCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			conv, err := conversation(rt, name)
+			conv, err := findConversation(rt, name)
 			if err != nil {
 				return usageError{fmt.Errorf("%w; %s", err, conversationList(rt, file))}
 			}
@@ -89,7 +90,7 @@ func (a *app) nameOrRun(ctx context.Context, rt *swarm.Runtime, args []string, i
 func conversationList(rt *swarm.Runtime, file *config.File) string {
 	var names []string
 	for _, d := range rt.Swarms() {
-		if _, ok := d.(*swarm.Conversation[chatContext]); ok {
+		if _, ok := d.(*conversation.Conversation[chatContext]); ok {
 			names = append(names, d.ID())
 		}
 	}
@@ -100,13 +101,13 @@ func conversationList(rt *swarm.Runtime, file *config.File) string {
 	return fmt.Sprintf("the conversations of %s are: %s", file.Path, strings.Join(names, ", "))
 }
 
-// conversation finds the registered conversation id.
-func conversation(rt *swarm.Runtime, id string) (*swarm.Conversation[chatContext], error) {
+// findConversation finds the registered conversation id.
+func findConversation(rt *swarm.Runtime, id string) (*conversation.Conversation[chatContext], error) {
 	for _, d := range rt.Swarms() {
 		if d.ID() != id {
 			continue
 		}
-		if c, ok := d.(*swarm.Conversation[chatContext]); ok {
+		if c, ok := d.(*conversation.Conversation[chatContext]); ok {
 			return c, nil
 		}
 		return nil, fmt.Errorf("%s is a swarm, not a conversation: use swarm run", id)
@@ -116,7 +117,7 @@ func conversation(rt *swarm.Runtime, id string) (*swarm.Conversation[chatContext
 
 // chat reads messages until /quit, /close or the end of input; active is
 // the agent that answers first.
-func (a *app) chat(ctx context.Context, sess *swarm.Session[chatContext], active string) error {
+func (a *app) chat(ctx context.Context, sess *conversation.Session[chatContext], active string) error {
 	return a.prompt(func(line string) (bool, error) {
 		switch line {
 		case "/close":

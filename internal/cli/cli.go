@@ -577,7 +577,7 @@ func inputJSON(rt *swarm.Runtime, file *config.File, swarmID, input string) (jso
 		if d.ID() != swarmID {
 			continue
 		}
-		if _, err := conversation(rt, swarmID); err == nil {
+		if _, err := findConversation(rt, swarmID); err == nil {
 			return nil, fmt.Errorf("%s is a conversation: talk to it with swarm chat %s", swarmID, swarmID)
 		}
 		if _, ok := d.(*team.Team); ok {

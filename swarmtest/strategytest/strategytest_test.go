@@ -2,9 +2,7 @@ package strategytest_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/swarmrt/swarm"
@@ -53,54 +51,6 @@ func TestSimpleLoop(t *testing.T) {
 				scripted.Tools(scripted.CallTool("pause", map[string]any{"reason": "2 seats cost 80 EUR"})),
 				scripted.Text(`{"confirmation": "JZ-2"}`),
 			},
-		},
-	})
-}
-
-type sale struct {
-	Customer string `json:"customer"`
-	Topic    string `json:"topic"`
-}
-
-// A conversation: two user messages (the answers), a tool that updates the
-// shared context, and a handover; it ends waiting for the next message.
-func TestConversation(t *testing.T) {
-	lookup := swarm.NewTool("lookup_customer", "Finds a customer", func(ctx context.Context, in struct {
-		Name string `json:"name"`
-	}) (string, error) {
-		_, err := swarm.UpdateConversationContext(ctx, func(s *sale) { s.Customer = in.Name })
-		return "customer " + in.Name + " found", err
-	})
-	receptionist := &swarm.Agent{Name: "receptionist", Description: "Greets and routes", Instructions: "Greet {{.Context.Customer}}.", Tools: []swarm.Tool{lookup}}
-	sales := &swarm.Agent{Name: "sales", Description: "Sells", Instructions: "Sell {{.Context.Topic}}."}
-	shop := swarm.DefineConversation("shop", "A shop's front desk", swarm.ConversationSpec[sale]{
-		Queen:     receptionist,
-		Agents:    []*swarm.Agent{sales},
-		Handovers: map[string][]swarm.Handover{"receptionist": {{To: "sales", Sets: []string{"topic"}}}},
-	})
-	strategytest.Run(t, strategytest.Case{
-		Definitions: []swarm.Definition{shop},
-		Swarm:       "shop",
-		Answers:     []string{"I'm Ada, CRM please", "thanks"},
-		Want:        swarm.StatePaused,
-		Stores:      []string{strategytest.Memory, strategytest.SQLite},
-		Check: func(t *testing.T, rt *swarm.Runtime, id string) {
-			var replies []string
-			for _, ev := range swarmtest.Events(t, rt, id) {
-				if strings.HasSuffix(ev.Key, "/reply") {
-					replies = append(replies, fmt.Sprintf("%s %s %v", ev.Agent, ev.Text, ev.IsError))
-				}
-			}
-			if want := []string{"sales CRM for Ada. false", "sales You're welcome, Ada. false"}; !slices.Equal(replies, want) {
-				t.Errorf("replies %q, want %q", replies, want)
-			}
-		},
-		Script: scripted.Script{
-			"receptionist": {scripted.Tools(
-				scripted.CallTool("lookup_customer", map[string]any{"name": "Ada"}),
-				scripted.CallTool("transfer_to_sales", map[string]any{"topic": "CRM"}),
-			)},
-			"sales": {scripted.Text("CRM for Ada."), scripted.Text("You're welcome, Ada.")},
 		},
 	})
 }

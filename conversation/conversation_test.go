@@ -1,4 +1,4 @@
-package swarm_test
+package conversation_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
@@ -98,13 +99,13 @@ func (e *effects) count() int {
 // shop is a receptionist (the queen), a sales agent and a support agent.
 // The receptionist may transfer to sales (setting the topic) and to
 // support; sales may transfer back; support may transfer to nobody.
-func shop(fx *effects, spec func(*swarm.ConversationSpec[Sale])) *swarm.Conversation[Sale] {
+func shop(fx *effects, spec func(*conversation.Spec[Sale])) *conversation.Conversation[Sale] {
 	type lookupIn struct {
 		Name string `json:"name"`
 	}
 	lookup := swarm.NewTool("lookup_customer", "Finds a customer", func(ctx context.Context, in lookupIn) (string, error) {
 		fx.add(ctx)
-		_, err := swarm.UpdateConversationContext(ctx, func(s *Sale) { s.Customer = in.Name })
+		_, err := conversation.UpdateContext(ctx, func(s *Sale) { s.Customer = in.Name })
 		return "customer " + in.Name + " found", err
 	})
 	type discountIn struct {
@@ -112,16 +113,16 @@ func shop(fx *effects, spec func(*swarm.ConversationSpec[Sale])) *swarm.Conversa
 	}
 	discount := swarm.NewTool("apply_discount", "Applies a discount", func(ctx context.Context, in discountIn) (string, error) {
 		fx.add(ctx)
-		s, err := swarm.UpdateConversationContext(ctx, func(s *Sale) { s.Discount = in.Percent })
+		s, err := conversation.UpdateContext(ctx, func(s *Sale) { s.Discount = in.Percent })
 		return fmt.Sprintf("discount of %d%% applied for %s", s.Discount, s.Customer), err
 	})
 	receptionist := &swarm.Agent{Name: "receptionist", Description: "Greets and routes", Instructions: "Greet {{.Context.Customer}} and route.", Tools: []swarm.Tool{lookup}}
 	sales := &swarm.Agent{Name: "sales", Description: "Sells products", Instructions: "Sell {{.Context.Topic}} to {{.Context.Customer}} (discount {{.Context.Discount}}%).", Tools: []swarm.Tool{discount}}
 	support := &swarm.Agent{Name: "support", Description: "Fixes problems", Instructions: "Fix problems."}
-	s := swarm.ConversationSpec[Sale]{
+	s := conversation.Spec[Sale]{
 		Queen:  receptionist,
 		Agents: []*swarm.Agent{sales, support},
-		Handovers: map[string][]swarm.Handover{
+		Handovers: map[string][]conversation.Handover{
 			"receptionist": {{To: "sales", Sets: []string{"topic"}}, {To: "support"}},
 			"sales":        {{To: "receptionist"}},
 		},
@@ -129,7 +130,7 @@ func shop(fx *effects, spec func(*swarm.ConversationSpec[Sale])) *swarm.Conversa
 	if spec != nil {
 		spec(&s)
 	}
-	return swarm.DefineConversation("shop", "A shop's front desk", s)
+	return conversation.Define("shop", "A shop's front desk", s)
 }
 
 func TestConversationHandoverPersistsAndContextRenders(t *testing.T) {
@@ -147,8 +148,8 @@ func TestConversationHandoverPersistsAndContextRenders(t *testing.T) {
 		},
 	}, nil)
 	var steps []string
-	conv := shop(fx, func(s *swarm.ConversationSpec[Sale]) {
-		s.OnStep = func(ctx context.Context, st swarm.ConversationStep[Sale]) {
+	conv := shop(fx, func(s *conversation.Spec[Sale]) {
+		s.OnStep = func(ctx context.Context, st conversation.Step[Sale]) {
 			steps = append(steps, fmt.Sprintf("%d.%d %s→%s %s", st.Message, st.Turn, st.Agent, st.HandoverTo, st.Context.Topic))
 		}
 	})
@@ -163,7 +164,7 @@ func TestConversationHandoverPersistsAndContextRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := swarm.Reply[Sale]{Message: 1, Text: "CRM costs $10 a seat.", Agent: "sales", Active: "sales", Context: Sale{Customer: "Ada", Topic: "CRM"}}
+	want := conversation.Reply[Sale]{Message: 1, Text: "CRM costs $10 a seat.", Agent: "sales", Active: "sales", Context: Sale{Customer: "Ada", Topic: "CRM"}}
 	if rep != want {
 		t.Errorf("reply 1 = %+v, want %+v", rep, want)
 	}
@@ -195,7 +196,7 @@ func TestConversationHandoverPersistsAndContextRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tr) != 4 || tr[1] != (swarm.Utterance{Message: 1, Agent: "sales", Text: "CRM costs $10 a seat."}) || tr[2].Agent != "" {
+	if len(tr) != 4 || tr[1] != (conversation.Utterance{Message: 1, Agent: "sales", Text: "CRM costs $10 a seat."}) || tr[2].Agent != "" {
 		t.Errorf("transcript %+v", tr)
 	}
 	// The handover's result names its target; the journal is well formed.
@@ -308,7 +309,7 @@ func TestConversationReturnToQueen(t *testing.T) {
 		},
 		"sales": {scripted.Text("CRM is great.")},
 	}, nil)
-	conv := shop(&effects{n: map[string]int{}}, func(s *swarm.ConversationSpec[Sale]) { s.ReturnToQueen = true })
+	conv := shop(&effects{n: map[string]int{}}, func(s *conversation.Spec[Sale]) { s.ReturnToQueen = true })
 	sess, err := conv.Start(ctx, rt)
 	if err != nil {
 		t.Fatal(err)
@@ -342,21 +343,21 @@ func TestConversationHistoryPolicy(t *testing.T) {
 		},
 	}
 	for _, tc := range []struct {
-		policy      swarm.HistoryPolicy
+		policy      conversation.HistoryPolicy
 		names       bool
 		othersTools bool
 		text        string
 	}{
-		{swarm.HistoryOwnTools, false, false, "Let me find you a seller."},
-		{swarm.HistoryOwnTools, true, false, "[receptionist] Let me find you a seller."},
-		{swarm.HistoryFull, false, true, "Let me find you a seller."},
-		{swarm.HistoryText, false, false, "Let me find you a seller."},
+		{conversation.HistoryOwnTools, false, false, "Let me find you a seller."},
+		{conversation.HistoryOwnTools, true, false, "[receptionist] Let me find you a seller."},
+		{conversation.HistoryFull, false, true, "Let me find you a seller."},
+		{conversation.HistoryText, false, false, "Let me find you a seller."},
 	} {
 		t.Run(fmt.Sprint(tc.policy, tc.names), func(t *testing.T) {
 			ctx := ctxT(t)
 			rt, rec := convRuntime(t, script, nil)
-			conv := shop(&effects{n: map[string]int{}}, func(s *swarm.ConversationSpec[Sale]) {
-				s.AgentHistory = map[string]swarm.HistoryPolicy{"sales": tc.policy}
+			conv := shop(&effects{n: map[string]int{}}, func(s *conversation.Spec[Sale]) {
+				s.AgentHistory = map[string]conversation.HistoryPolicy{"sales": tc.policy}
 				s.NameSpeakers = tc.names
 			})
 			sess, err := conv.Start(ctx, rt)
@@ -403,7 +404,7 @@ func TestConversationHistoryPolicy(t *testing.T) {
 					ownEarlier = true
 				}
 			}
-			if ownEarlier != (tc.policy != swarm.HistoryText) {
+			if ownEarlier != (tc.policy != conversation.HistoryText) {
 				t.Errorf("policy %v: own earlier tool result visible: %v", tc.policy, ownEarlier)
 			}
 			last := reqs[2].Messages[len(reqs[2].Messages)-1]
@@ -420,7 +421,7 @@ func TestConversationMaxTurnsFailsOnlyTheTurn(t *testing.T) {
 	loop := scripted.Tools(scripted.CallTool("lookup_customer", map[string]any{"name": "Ada"}))
 	script := scripted.Script{"receptionist": {loop, loop, scripted.Text("Hello again.")}}
 	fx := &effects{n: map[string]int{}}
-	conv := shop(fx, func(s *swarm.ConversationSpec[Sale]) { s.MaxTurns = 2 })
+	conv := shop(fx, func(s *conversation.Spec[Sale]) { s.MaxTurns = 2 })
 	rt, _ := convRuntime(t, script, st)
 	sess, err := conv.Start(ctx, rt)
 	if err != nil {
@@ -491,7 +492,7 @@ func TestConversationCloseAndBadInput(t *testing.T) {
 	if _, err := conv.Attach(ctx, rt, "nope"); !errors.Is(err, swarm.ErrNotFound) {
 		t.Errorf("attach unknown: %v", err)
 	}
-	if _, err := swarm.ConversationContext[Sale](ctx); !errors.Is(err, swarm.ErrNoConversation) {
+	if _, err := conversation.Context[Sale](ctx); !errors.Is(err, conversation.ErrNoConversation) {
 		t.Errorf("context outside a conversation: %v", err)
 	}
 	if _, err := rt.Start(ctx, "shop", []byte(`{"topic": 3}`)); !errors.Is(err, swarm.ErrInvalidInput) {
@@ -502,19 +503,19 @@ func TestConversationCloseAndBadInput(t *testing.T) {
 func TestConversationDefinitionErrors(t *testing.T) {
 	a := &swarm.Agent{Name: "a"}
 	b := &swarm.Agent{Name: "b"}
-	for name, spec := range map[string]swarm.ConversationSpec[Sale]{
+	for name, spec := range map[string]conversation.Spec[Sale]{
 		"no queen":         {Agents: []*swarm.Agent{a}},
 		"agent twice":      {Queen: a, Agents: []*swarm.Agent{b, a}},
-		"unknown target":   {Queen: a, Handovers: map[string][]swarm.Handover{"a": {{To: "c"}}}},
-		"unknown source":   {Queen: a, Agents: []*swarm.Agent{b}, Handovers: map[string][]swarm.Handover{"c": {{To: "b"}}}},
-		"to itself":        {Queen: a, Handovers: map[string][]swarm.Handover{"a": {{To: "a"}}}},
-		"unknown field":    {Queen: a, Agents: []*swarm.Agent{b}, Handovers: map[string][]swarm.Handover{"a": {{To: "b", Sets: []string{"colour"}}}}},
-		"handover twice":   {Queen: a, Agents: []*swarm.Agent{b}, Handovers: map[string][]swarm.Handover{"a": {{To: "b"}, {To: "b"}}}},
-		"unknown history":  {Queen: a, AgentHistory: map[string]swarm.HistoryPolicy{"z": swarm.HistoryFull}},
+		"unknown target":   {Queen: a, Handovers: map[string][]conversation.Handover{"a": {{To: "c"}}}},
+		"unknown source":   {Queen: a, Agents: []*swarm.Agent{b}, Handovers: map[string][]conversation.Handover{"c": {{To: "b"}}}},
+		"to itself":        {Queen: a, Handovers: map[string][]conversation.Handover{"a": {{To: "a"}}}},
+		"unknown field":    {Queen: a, Agents: []*swarm.Agent{b}, Handovers: map[string][]conversation.Handover{"a": {{To: "b", Sets: []string{"colour"}}}}},
+		"handover twice":   {Queen: a, Agents: []*swarm.Agent{b}, Handovers: map[string][]conversation.Handover{"a": {{To: "b"}, {To: "b"}}}},
+		"unknown history":  {Queen: a, AgentHistory: map[string]conversation.HistoryPolicy{"z": conversation.HistoryFull}},
 		"named like convo": {Queen: &swarm.Agent{Name: "c1"}},
 	} {
 		rt, _ := convRuntime(t, nil, nil)
-		err := rt.Register(swarm.DefineConversation("c1", "", spec))
+		err := rt.Register(conversation.Define("c1", "", spec))
 		if !errors.Is(err, swarm.ErrInvalid) {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -611,7 +612,7 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 	fx := &effects{n: map[string]int{}}
 	conv := shop(fx, nil)
 
-	talk := func(ctx context.Context, sess *swarm.Session[Sale], from int) error {
+	talk := func(ctx context.Context, sess *conversation.Session[Sale], from int) error {
 		for _, m := range messages[from:] {
 			if _, err := sess.Say(ctx, m); err != nil {
 				return err

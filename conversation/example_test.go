@@ -1,4 +1,4 @@
-package swarm_test
+package conversation_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
 )
@@ -13,7 +14,7 @@ import (
 // A receptionist hands the conversation over to sales, setting the topic
 // of the shared context; sales stays in charge for the next message and
 // records a discount with a tool.
-func ExampleDefineConversation() {
+func ExampleDefine() {
 	type Lead struct {
 		Topic    string `json:"topic"`
 		Discount int    `json:"discount"`
@@ -22,16 +23,16 @@ func ExampleDefineConversation() {
 		Percent int `json:"percent"`
 	}
 	discount := swarm.NewTool("apply_discount", "Grant a discount", func(ctx context.Context, in discountIn) (string, error) {
-		_, err := swarm.UpdateConversationContext(ctx, func(l *Lead) { l.Discount = in.Percent })
+		_, err := conversation.UpdateContext(ctx, func(l *Lead) { l.Discount = in.Percent })
 		return "granted", err
 	})
 	receptionist := &swarm.Agent{Name: "receptionist", Instructions: "Greet the customer and route them."}
 	sales := &swarm.Agent{Name: "sales", Description: "Sells our products",
 		Instructions: "You sell {{.Context.Topic}}.", Tools: []swarm.Tool{discount}}
-	desk := swarm.DefineConversation("front-desk", "Receptionist and sales", swarm.ConversationSpec[Lead]{
+	desk := conversation.Define("front-desk", "Receptionist and sales", conversation.Spec[Lead]{
 		Queen:     receptionist,
 		Agents:    []*swarm.Agent{sales},
-		Handovers: map[string][]swarm.Handover{"receptionist": {{To: "sales", Sets: []string{"topic"}}}},
+		Handovers: map[string][]conversation.Handover{"receptionist": {{To: "sales", Sets: []string{"topic"}}}},
 	})
 	// A scripted model stands in for a real one.
 	m := scripted.New(scripted.Script{

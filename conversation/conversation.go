@@ -1,4 +1,18 @@
-package swarm
+// Package conversation is the durable multi-turn conversation, a kind of
+// run built on the public strategy seam of package swarm ([swarm.Strategy],
+// [swarm.Driver]) and nothing else: a queen and other agents, handovers
+// between them, a shared context of the user's type, and sessions that
+// survive restarts.
+//
+// Define one with [Define], register it with a runtime like a swarm, and
+// talk to it through a [Session]:
+//
+//	desk := conversation.Define("front-desk", "Receptionist and sales", conversation.Spec[Lead]{
+//		Queen: receptionist, Agents: []*swarm.Agent{sales},
+//	})
+//	sess, err := desk.Start(ctx, rt)
+//	reply, err := sess.Say(ctx, "Hello")
+package conversation
 
 import (
 	"context"
@@ -11,30 +25,13 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
 )
 
-// EventReply is a conversation's answer to a user message: Agent (who
-// answered), Text, Target (the agent active for the next message), Shared
-// (the context after the turn) and Turn; IsError and Reason when the turn
-// failed. It is journaled together with the paused event that awaits the
-// next message.
-const EventReply EventType = "reply"
-
-// Errors of conversations.
-var (
-	// ErrTurnFailed: a user message got no answer (the model failed, or the
-	// agents exceeded the max turns of one message). The conversation stays
-	// open and awaits the next message.
-	ErrTurnFailed = errors.New("conversation turn failed")
-	// ErrNoConversation: a conversation function was called outside a tool
-	// call of a conversation.
-	ErrNoConversation = errors.New("not in a conversation")
-)
-
-// AwaitingMessage is the reason of a conversation paused between user
-// messages.
-const AwaitingMessage = "awaiting user message"
+// ErrNoConversation: a conversation function was called outside a tool
+// call of a conversation.
+var ErrNoConversation = errors.New("not in a conversation")
 
 // transferPre prefixes the tool names of handovers.
 const transferPre = "transfer_to_"
@@ -82,14 +79,14 @@ type Handover struct {
 	Sets []string
 }
 
-// ConversationSpec configures a conversation. Ctx is the type of its shared
+// Spec configures a conversation. Ctx is the type of its shared
 // context: a struct or a map, JSON-serializable.
-type ConversationSpec[Ctx any] struct {
+type Spec[Ctx any] struct {
 	// Queen is the entry agent: it answers the first message and, with
 	// ReturnToQueen, every message.
-	Queen *Agent
+	Queen *swarm.Agent
 	// Agents are the other agents, reachable by handover.
-	Agents []*Agent
+	Agents []*swarm.Agent
 	// Handovers maps an agent's name to the agents it may transfer control
 	// to. Nil means: the queen may transfer to every agent and every agent
 	// back to the queen. A transfer to an agent that is not reachable from
@@ -99,7 +96,7 @@ type ConversationSpec[Ctx any] struct {
 	// otherwise the agent that answered stays active for the next message.
 	ReturnToQueen bool
 	// MaxTurns bounds the rounds (model responses) spent on one user
-	// message, over all agents (DefaultMaxTurns when zero). Exceeding it
+	// message, over all agents (swarm.DefaultMaxTurns when zero). Exceeding it
 	// fails that message's turn, not the conversation.
 	MaxTurns int
 	// History is what agents see of the conversation (default
@@ -118,18 +115,18 @@ type ConversationSpec[Ctx any] struct {
 	// message is answered with a failed turn (and left out of what the
 	// agents see), a tripwire fails the conversation, a pause waits for a
 	// resume that approves the message.
-	Guardrails []Guardrail
+	Guardrails []swarm.Guardrail
 	// Compaction keeps each agent's view of the conversation within its
 	// model's context window (an agent's own Compaction wins).
-	Compaction *Compaction
+	Compaction *swarm.Compaction
 	// OnStep is called after each round of a live turn (not during
 	// recovery), on the run's goroutine.
-	OnStep func(ctx context.Context, step ConversationStep[Ctx])
+	OnStep func(ctx context.Context, step Step[Ctx])
 }
 
-// ConversationStep is one round of a conversation: an agent's model
+// Step is one round of a conversation: an agent's model
 // response and the results of its tool calls.
-type ConversationStep[Ctx any] struct {
+type Step[Ctx any] struct {
 	// Message is the number of the user message being answered (from 1).
 	Message int
 	// Turn is the round's number within that message (from 1).
@@ -147,11 +144,11 @@ type ConversationStep[Ctx any] struct {
 
 // Conversation is a durable multi-turn conversation definition with a
 // queen, agents, handovers between them and a shared context of type Ctx.
-// Define one with [DefineConversation], register it with
-// [Runtime.Register] like a swarm, and talk to it through a [Session].
+// Define one with [Define], register it with
+// [swarm.Runtime.Register] like a swarm, and talk to it through a [Session].
 //
 // Each session is a run. Between user messages it is paused (reason
-// [AwaitingMessage]) and holds no lease; a user message is delivered through
+// [swarm.AwaitingMessage]) and holds no lease; a user message is delivered through
 // the run's inbox and answered by the active agent, which may hand over to
 // other agents until one answers with text. Every step is journaled under
 // keys m<n>/... (n the user message), so a session survives restarts and a
@@ -160,23 +157,25 @@ type ConversationStep[Ctx any] struct {
 // Instructions of the agents are rendered as text/template before each model
 // call with the shared context as {{.Context}} (a struct's fields as
 // {{.Context.Field}}, a map's keys as {{.Context.key}}) and the run's values
-// ([WithValues]) at top level. Tools read and change the context with
-// [ConversationContext] and [UpdateConversationContext]; it never appears
+// ([swarm.WithValues]) at top level. Tools read and change the context with
+// [Context] and [UpdateContext]; it never appears
 // in tool schemas.
 type Conversation[Ctx any] struct {
-	id, description string
-	spec            ConversationSpec[Ctx]
-	cd              *convDef
-	schema          json.RawMessage
-	err             error
+	// The conversation is a swarm whose runs its strategy drives: it is
+	// registered, started, listed and served like one.
+	*swarm.Swarm[json.RawMessage, string]
+	spec   Spec[Ctx]
+	cd     *convDef
+	schema json.RawMessage
 }
 
-// convDef is the untyped view of a conversation used by the engine.
+// convDef is the untyped view of a conversation used by its strategy.
 type convDef struct {
+	id            string
 	queen         string
-	agents        map[string]*Agent
+	agents        map[string]*swarm.Agent
 	offered       map[string]map[string]string // agent -> transfer tool -> target
-	transfers     map[string][]Tool            // agent -> every transfer tool
+	transfers     map[string][]swarm.Tool      // agent -> every transfer tool
 	returnToQueen bool
 	maxTurns      int
 	history       HistoryPolicy
@@ -187,11 +186,11 @@ type convDef struct {
 	// returns it as a Ctx for templates.
 	canonical func(json.RawMessage) (json.RawMessage, error)
 	decode    func(json.RawMessage) (any, error)
-	onStep    func(ctx context.Context, s ConversationStep[json.RawMessage])
-	// guards are each agent's guardrails (the conversation's, then its
-	// own); compaction is the conversation's.
-	guards     map[string]guards
-	compaction *Compaction
+	onStep    func(ctx context.Context, s Step[json.RawMessage])
+	// guards are the conversation's guardrails, compaction its
+	// compaction (each agent's own come after them).
+	guards     []swarm.Guardrail
+	compaction *swarm.Compaction
 }
 
 func (cd *convDef) policy(agent string) HistoryPolicy {
@@ -201,16 +200,46 @@ func (cd *convDef) policy(agent string) HistoryPolicy {
 	return cd.history
 }
 
-// DefineConversation makes a conversation definition. Mistakes (a missing
-// queen, an agent listed twice, a handover to an unknown agent, a context
-// field that does not exist) are reported when it is registered.
-func DefineConversation[Ctx any](id, description string, spec ConversationSpec[Ctx]) *Conversation[Ctx] {
-	c := &Conversation[Ctx]{id: id, description: description, spec: spec}
-	c.cd, c.schema, c.err = defineConversation(id, spec)
+// Define makes a conversation definition. Mistakes (a missing queen, an
+// agent listed twice, a handover to an unknown agent, a context field that
+// does not exist) are reported when it is registered.
+func Define[Ctx any](id, description string, spec Spec[Ctx]) *Conversation[Ctx] {
+	c := &Conversation[Ctx]{spec: spec}
+	cd, schema, err := define(id, spec)
+	c.cd, c.schema = cd, schema
+	queenModel, maxTurns := "", 0
+	if spec.Queen != nil {
+		queenModel = spec.Queen.Model
+	}
+	if cd != nil {
+		maxTurns = cd.maxTurns
+	}
+	// The run's own plan is not used to talk; it names the queen's model
+	// so that planning needs no other model.
+	c.Swarm = swarm.Define[json.RawMessage, string](id, description, func(json.RawMessage) swarm.Spec {
+		return swarm.Spec{Model: queenModel, MaxTurns: maxTurns, NoBuiltins: true, Strategy: strategy{cd: cd}}
+	}).Invalid(err)
 	return c
 }
 
-func defineConversation[Ctx any](id string, spec ConversationSpec[Ctx]) (*convDef, json.RawMessage, error) {
+// checkName is the rule of names of package swarm, checked here when a
+// conversation is defined rather than when its agent first runs.
+func checkName(name string) error {
+	if name == "" {
+		return errors.New("empty name")
+	}
+	if len(name) > 64 {
+		return fmt.Errorf("name %q is longer than 64 characters", name)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return fmt.Errorf("name %q may contain only letters, digits, '_' and '-'", name)
+		}
+	}
+	return nil
+}
+
+func define[Ctx any](id string, spec Spec[Ctx]) (*convDef, json.RawMessage, error) {
 	if err := checkName(id); err != nil {
 		return nil, nil, fmt.Errorf("conversation %q: %w", id, err)
 	}
@@ -221,14 +250,15 @@ func defineConversation[Ctx any](id string, spec ConversationSpec[Ctx]) (*convDe
 		return fail("no queen agent")
 	}
 	cd := &convDef{
-		queen: spec.Queen.Name, agents: map[string]*Agent{}, offered: map[string]map[string]string{}, transfers: map[string][]Tool{},
+		id: id, queen: spec.Queen.Name, agents: map[string]*swarm.Agent{}, offered: map[string]map[string]string{}, transfers: map[string][]swarm.Tool{},
 		returnToQueen: spec.ReturnToQueen, maxTurns: spec.MaxTurns, history: spec.History, agentHistory: spec.AgentHistory, nameSpeakers: spec.NameSpeakers,
+		guards: spec.Guardrails, compaction: spec.Compaction,
 	}
 	if cd.maxTurns <= 0 {
-		cd.maxTurns = DefaultMaxTurns
+		cd.maxTurns = swarm.DefaultMaxTurns
 	}
 	names := []string{}
-	for _, a := range append([]*Agent{spec.Queen}, spec.Agents...) {
+	for _, a := range append([]*swarm.Agent{spec.Queen}, spec.Agents...) {
 		if a == nil {
 			return fail("nil agent")
 		}
@@ -247,19 +277,14 @@ func defineConversation[Ctx any](id string, spec ConversationSpec[Ctx]) (*convDe
 		cd.agents[a.Name] = a
 		names = append(names, a.Name)
 	}
-	cd.compaction, cd.guards = spec.Compaction, map[string]guards{}
-	for name, a := range cd.agents {
-		ap := &agentPlan{name: name}
-		if err := ap.addGuards(spec.Guardrails); err != nil {
-			return fail("%w", err)
-		}
-		if err := ap.addGuards(a.Guardrails); err != nil {
+	// The conversation's guardrails and compaction, then each agent's.
+	if err := (swarm.AgentRun{Agent: &swarm.Agent{Name: cd.queen}, Guardrails: spec.Guardrails, Compaction: spec.Compaction, Strategy: strategy{}}).Check(); err != nil {
+		return fail("%w", err)
+	}
+	for _, name := range names {
+		if err := (swarm.AgentRun{Agent: cd.agents[name], Compaction: spec.Compaction, Strategy: strategy{}}).Check(); err != nil {
 			return fail("agent %s: %w", name, err)
 		}
-		if err := ap.setCompaction(spec.Compaction, a.Compaction); err != nil {
-			return fail("%w", err)
-		}
-		cd.guards[name] = ap.guards
 	}
 	for name := range spec.AgentHistory {
 		if _, ok := cd.agents[name]; !ok {
@@ -276,7 +301,7 @@ func defineConversation[Ctx any](id string, spec ConversationSpec[Ctx]) (*convDe
 		var v Ctx
 		if len(raw) > 0 {
 			if err := json.Unmarshal(raw, &v); err != nil {
-				return nil, fmt.Errorf("%w: conversation %s: context does not match its type: %w", ErrInvalidInput, id, err)
+				return nil, fmt.Errorf("%w: conversation %s: context does not match its type: %w", swarm.ErrInvalidInput, id, err)
 			}
 		}
 		initMap(&v)
@@ -293,10 +318,10 @@ func defineConversation[Ctx any](id string, spec ConversationSpec[Ctx]) (*convDe
 		return fail("initial context: %w", err)
 	}
 	if spec.OnStep != nil {
-		cd.onStep = func(ctx context.Context, s ConversationStep[json.RawMessage]) {
+		cd.onStep = func(ctx context.Context, s Step[json.RawMessage]) {
 			var v Ctx
 			_ = json.Unmarshal(s.Context, &v)
-			spec.OnStep(ctx, ConversationStep[Ctx]{Message: s.Message, Turn: s.Turn, Agent: s.Agent, Text: s.Text,
+			spec.OnStep(ctx, Step[Ctx]{Message: s.Message, Turn: s.Turn, Agent: s.Agent, Text: s.Text,
 				ToolCalls: s.ToolCalls, Results: s.Results, HandoverTo: s.HandoverTo, Context: v})
 		}
 	}
@@ -398,39 +423,20 @@ func contextProperties(schema, initial json.RawMessage) map[string]json.RawMessa
 	return props
 }
 
-// ID returns the conversation's id.
-func (c *Conversation[Ctx]) ID() string { return c.id }
-
-// Description returns the conversation's description.
-func (c *Conversation[Ctx]) Description() string { return c.description }
-
 // InputSchema returns the JSON schema of the shared context, which is the
-// input of a session's run.
+// input of a session's run (null starts from the spec's Context).
 func (c *Conversation[Ctx]) InputSchema() json.RawMessage { return c.schema }
 
-// ResultSchema returns the schema of a reply: a string.
-func (c *Conversation[Ctx]) ResultSchema() json.RawMessage {
-	return json.RawMessage(`{"type":"string"}`)
-}
-
-func (c *Conversation[Ctx]) def() *defInfo {
-	queenModel := ""
-	if c.spec.Queen != nil {
-		queenModel = c.spec.Queen.Model
+// schemaFor is the JSON schema of T.
+func schemaFor[T any]() (json.RawMessage, error) {
+	if reflect.TypeFor[T]() == reflect.TypeFor[json.RawMessage]() {
+		return json.RawMessage(`{}`), nil
 	}
-	return &defInfo{
-		id: c.id, description: c.description, err: c.err, textOut: true,
-		inSchema: c.schema, outSchema: c.ResultSchema(), conv: c.cd,
-		spec: func(raw json.RawMessage) (Spec, error) {
-			if _, err := c.cd.canonical(raw); err != nil {
-				return Spec{}, err
-			}
-			// The run's root plan is not used to talk; it names the
-			// queen's model so that planning needs no other model.
-			return Spec{Model: queenModel, MaxTurns: c.cd.maxTurns}, nil
-		},
-		output: func(raw json.RawMessage) (json.RawMessage, error) { return raw, nil },
+	sc, err := jsonschema.For[T](nil)
+	if err != nil {
+		return nil, err
 	}
+	return json.Marshal(sc)
 }
 
 // transferTool is a handover: transfer_to_<to> offered to agent from. It
@@ -441,12 +447,11 @@ type transferTool struct {
 	description string
 	sets        []string
 	schema      json.RawMessage
-	resolved    *jsonschema.Resolved
 	// blocked: not reachable from "from"; the agents that are.
 	blocked []string
 }
 
-func newTransfer(from string, to *Agent, h Handover, props map[string]json.RawMessage) (*transferTool, error) {
+func newTransfer(from string, to *swarm.Agent, h Handover, props map[string]json.RawMessage) (*transferTool, error) {
 	t := &transferTool{from: from, to: to.Name, description: h.Description, sets: h.Sets}
 	if t.description == "" {
 		t.description = "Transfer the conversation to " + to.Name + ", who takes over from you."
@@ -477,18 +482,24 @@ func newTransfer(from string, to *Agent, h Handover, props map[string]json.RawMe
 	}
 	b.WriteByte('}')
 	t.schema = json.RawMessage(b.String())
-	rs, err := resolveSchema(t.schema)
-	if err != nil {
+	var sc jsonschema.Schema
+	if err := json.Unmarshal(t.schema, &sc); err != nil {
 		return nil, fmt.Errorf("argument schema: %w", err)
 	}
-	t.resolved = rs
+	if _, err := sc.Resolve(nil); err != nil {
+		return nil, fmt.Errorf("argument schema: %w", err)
+	}
 	return t, nil
 }
 
-func (t *transferTool) Name() string            { return transferPre + t.to }
-func (t *transferTool) Description() string     { return t.description }
-func (t *transferTool) Schema() json.RawMessage { return t.schema }
-func (t *transferTool) validatesArguments()     {}
+func (t *transferTool) Name() string        { return transferPre + t.to }
+func (t *transferTool) Description() string { return t.description }
+func (t *transferTool) Schema() json.RawMessage {
+	if t.schema == nil {
+		return json.RawMessage(`{"type":"object"}`) // a blocked transfer says why it is
+	}
+	return t.schema
+}
 
 func (t *transferTool) Call(ctx context.Context, args json.RawMessage) (string, error) {
 	st, ok := ctx.Value(convKey{}).(*convState)
@@ -501,7 +512,7 @@ func (t *transferTool) Call(ctx context.Context, args json.RawMessage) (string, 
 		}
 		return "", fmt.Errorf("cannot transfer to %s: it is not reachable from %s (reachable: %s)", t.to, t.from, strings.Join(t.blocked, ", "))
 	}
-	key := StepKey(ctx)
+	key := swarm.StepKey(ctx)
 	st.mu.Lock()
 	honoured, to := st.honoured, st.honouredTo
 	st.mu.Unlock()
@@ -511,13 +522,10 @@ func (t *transferTool) Call(ctx context.Context, args json.RawMessage) (string, 
 		}
 		return "", fmt.Errorf("not transferred: only the first handover in a response is honoured, and control passes to %s", to)
 	}
-	if err := validateJSON(t.resolved, args); err != nil {
-		return "", &ArgumentError{Tool: t.Name(), Err: err}
-	}
 	if len(t.sets) > 0 {
 		var set map[string]json.RawMessage
 		if err := json.Unmarshal(args, &set); err != nil {
-			return "", &ArgumentError{Tool: t.Name(), Err: err}
+			return "", &swarm.ArgumentError{Tool: t.Name(), Err: err}
 		}
 		if err := st.merge(key, set); err != nil {
 			return "", err
@@ -526,11 +534,11 @@ func (t *transferTool) Call(ctx context.Context, args json.RawMessage) (string, 
 	return "Transferred to " + t.to + ", who now continues the conversation.", nil
 }
 
-// ConversationContext returns the shared context of the conversation a tool
+// Context returns the shared context of the conversation a tool
 // runs in, decoded into T (normally the conversation's context type; any
 // type its JSON fits works, such as map[string]any). Outside a
 // conversation it fails with ErrNoConversation.
-func ConversationContext[T any](ctx context.Context) (T, error) {
+func Context[T any](ctx context.Context) (T, error) {
 	var v T
 	st, ok := ctx.Value(convKey{}).(*convState)
 	if !ok {
@@ -541,15 +549,15 @@ func ConversationContext[T any](ctx context.Context) (T, error) {
 	return v, err
 }
 
-// UpdateConversationContext changes the shared context of the conversation
+// UpdateContext changes the shared context of the conversation
 // a tool runs in: fn edits a copy decoded into T, and the result becomes
 // the context if it still fits the conversation's context type. The change
 // is journaled with the tool's result, in the same append, so recovery
 // restores it without running the tool again. It returns the new value.
-func UpdateConversationContext[T any](ctx context.Context, fn func(*T)) (T, error) {
+func UpdateContext[T any](ctx context.Context, fn func(*T)) (T, error) {
 	var v T
 	st, ok := ctx.Value(convKey{}).(*convState)
-	key := StepKey(ctx)
+	key := swarm.StepKey(ctx)
 	if !ok || key == "" {
 		return v, ErrNoConversation
 	}
