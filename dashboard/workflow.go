@@ -167,7 +167,7 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		if !ok {
 			continue
 		}
-		var started, done, total int
+		var started, done, stopped, total int
 		state := nodeNotStarted // records of its own (a router, a verdict) count only for waiting or failed
 		if p.State == nodeWaiting || p.State == nodeFailed {
 			state = p.State
@@ -183,6 +183,9 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 			if c.State == nodeDone {
 				done++
 			}
+			if c.State == nodeStopped {
+				stopped++
+			}
 			if rank[c.State] > rank[state] {
 				state = c.State
 			}
@@ -192,8 +195,14 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		}
 		// A route runs one of its routes, a first or quorum join stops the
 		// branches it did not take: done when those that started are.
+		// A step cut short inside a branch the join stopped (a sequence
+		// whose second part was stopped mid-call) is stopped itself, not
+		// still running.
 		some := p.Kind == "route" || strings.HasPrefix(p.Join, "first") || strings.HasPrefix(p.Join, "quorum")
-		if state == nodeDone && done < total && !some && !st.State.Terminal() {
+		switch {
+		case stopped > 0 && !some && (state == nodeDone || state == nodeNotStarted):
+			state = nodeStopped
+		case state == nodeDone && done < total && !some && !st.State.Terminal():
 			state = nodeRunning
 		}
 		p.State = state

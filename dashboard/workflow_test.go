@@ -246,3 +246,49 @@ func TestWorkflowNodesStoppedBranch(t *testing.T) {
 		t.Errorf("nodes %v, want %v", states, want)
 	}
 }
+
+// A sequence inside a branch a first join stopped while its second part
+// was in a model call is stopped too, and the join is done, while the
+// workflow goes on (here: waits at a human node).
+func TestWorkflowNodesStoppedSequence(t *testing.T) {
+	var rt *swarm.Runtime
+	fast := workflow.Func("fast", func(ctx context.Context, in string) (string, error) {
+		for {
+			evs, err := rt.History(ctx, swarm.RunID(ctx), 0)
+			if err != nil {
+				return "", err
+			}
+			for _, ev := range evs {
+				if ev.Type == swarm.EventHandoffStarted && strings.HasPrefix(ev.Key, "both/seq/") {
+					return in, nil
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
+	prep := workflow.Func("prep", func(_ context.Context, s string) (string, error) { return s, nil })
+	slow := workflow.Agent[string, string](&swarm.Agent{Name: "slow", Instructions: "Take your time."})
+	ask := workflow.Human[[]string, string]("ask", 1, func(s []string) string { return "Go on with " + strings.Join(s, ", ") + "?" })
+	def := workflow.Define("race2", "the first wins, then a person",
+		workflow.Then(workflow.Parallel("both", workflow.Join{Mode: workflow.First}, workflow.Then(prep, slow).Named("seq"), fast), ask))
+	rt, _ = swarmtest.NewRuntime(t, scripted.Script{"slow": {{Text: "late", Delay: time.Minute}}}, def)
+	b := openDashboard(t, rt)
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "race2", json.RawMessage(`"x"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StatePaused {
+		t.Fatalf("run: %v %+v, want paused at the human node", err, st)
+	}
+	states, _ := nodes(t, b, id)
+	for key, want := range map[string]string{"both": "done", "both/fast": "done", "both/seq": "stopped", "ask": "waiting"} {
+		if states[key] != want {
+			t.Errorf("node %s is %q, want %q (all: %v)", key, states[key], want, states)
+		}
+	}
+}
