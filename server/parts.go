@@ -8,7 +8,11 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
@@ -106,9 +110,8 @@ func readError(err error) error {
 }
 
 // getBlob serves the bytes of a part kept as a blob of a run, behind the
-// run's own authorization: GET /v1/runs/{id}/blobs/{hash}. Images, audio
-// and PDFs are served inline (the dashboard shows them); anything else as
-// an attachment, and nothing is ever sniffed into HTML.
+// run's own authorization: GET /v1/runs/{id}/blobs/{hash}?name=NAME, as
+// [ServeBlob] says.
 func (s *Server) getBlob(w http.ResponseWriter, r *http.Request) {
 	st, ok := s.authorizedRun(w, r)
 	if !ok {
@@ -129,26 +132,98 @@ func (s *Server) getBlob(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	mt := http.DetectContentType(data)
-	disposition := "attachment"
-	if strings.HasPrefix(mt, "image/") || strings.HasPrefix(mt, "audio/") || mt == "application/pdf" {
-		disposition = "inline"
-	} else {
-		mt = "application/octet-stream"
+	ServeBlob(w, r, hash, r.URL.Query().Get("name"), data)
+}
+
+// ServeBlob writes the bytes data of the blob hash, a part named name
+// (may be empty), for the API's and the dashboard's downloads of a run's
+// files. The bytes decide how they are served, not the media type a part
+// claims: a PNG, JPEG, GIF or WebP image (sniffed) inline, as the image it
+// is; anything else as an attachment of type application/octet-stream
+// under a safe file name, so that no PDF, SVG or HTML is ever shown from
+// the server's origin. Every answer is nosniff, sandboxed, same-origin and
+// cached as immutable (a hash's bytes never change); ranges and
+// If-None-Match work.
+func ServeBlob(w http.ResponseWriter, r *http.Request, hash, name string, data []byte) {
+	sniffed := http.DetectContentType(data)
+	mt, disposition := "application/octet-stream", "attachment"
+	if inlineImages[sniffed] {
+		mt, disposition = sniffed, "inline"
 	}
 	h := w.Header()
 	h.Set("Content-Type", mt)
-	h.Set("Content-Disposition", disposition+`; filename="`+hash[:16]+`"`)
+	h.Set("Content-Disposition", contentDisposition(disposition, downloadName(name, hash, sniffed)))
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "sandbox")
+	h.Set("Content-Security-Policy", blobCSP)
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	// The bytes of a hash never change; the caller's access may, so only
+	// the client keeps them.
 	h.Set("Cache-Control", "private, max-age=31536000, immutable")
 	h.Set("ETag", `"`+hash+`"`)
-	if r.Header.Get("If-None-Match") == `"`+hash+`"` {
-		w.WriteHeader(http.StatusNotModified)
-		return
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+}
+
+// inlineImages are the media types a page may show: the
+// raster images every browser decodes without running anything. SVG is
+// not among them (it is a document that can hold scripts), nor PDF,
+// HTML or audio: those are downloads.
+var inlineImages = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// blobCSP is the Content-Security-Policy of a part's bytes: opened on
+// their own (a thumbnail's "full size"), they run nothing and load
+// nothing, in a sandbox of their own.
+const blobCSP = "default-src 'none'; img-src 'self'; sandbox"
+
+// maxNameRunes bounds the file name a download is given.
+const maxNameRunes = 100
+
+// contentDisposition is the Content-Disposition header of a download
+// named name (RFC 6266; a name beyond ASCII in its filename* form).
+func contentDisposition(disposition, name string) string {
+	if v := mime.FormatMediaType(disposition, map[string]string{"filename": name}); v != "" {
+		return v
 	}
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
+	return disposition
+}
+
+// downloadName returns a safe file name for a part named name, whose
+// bytes are of media type mt: its last path element, with only letters,
+// digits, spaces and . - _ + ( ) kept (any other character becomes _),
+// no leading dots, at most maxNameRunes long. Without a usable name it is
+// the hash's first 16 digits with the extension of mt, if known.
+func downloadName(name, hash, mt string) string {
+	name = path.Base(strings.ReplaceAll(name, `\`, "/"))
+	if !utf8.ValidString(name) {
+		name = ""
+	}
+	name = strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsLetter(r), unicode.IsDigit(r), strings.ContainsRune(" .-_+()", r):
+			return r
+		}
+		return '_'
+	}, name)
+	name = strings.TrimLeft(strings.TrimSpace(name), ".")
+	if rs := []rune(name); len(rs) > maxNameRunes {
+		ext := path.Ext(name)
+		if len(ext) > 10 {
+			ext = ""
+		}
+		name = string(rs[:maxNameRunes-len([]rune(ext))]) + ext
+	}
+	if strings.Trim(name, "_ ") != "" {
+		return name
+	}
+	mt, _, _ = strings.Cut(mt, ";")
+	return hash[:16] + extensions[mt]
+}
+
+// extensions are the file extensions of the media types a download
+// without a name may have (as net/http sniffs them).
+var extensions = map[string]string{
+	"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp", "image/bmp": ".bmp",
+	"application/pdf": ".pdf", "application/zip": ".zip", "application/x-gzip": ".gz", "audio/wave": ".wav",
+	"audio/mpeg": ".mp3", "application/ogg": ".ogg", "video/mp4": ".mp4", "text/plain": ".txt",
 }
 
 // startParts is the start option of req's parts, if any.

@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -59,8 +60,11 @@ func TestStartWithParts(t *testing.T) {
 	c := client{t: t, base: base, token: "all"}
 	img := pngBytes(t, 300<<10)
 	pdf := []byte("%PDF-1.7 tiny")
+	bigPDF := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte("0 0 obj endobj\n"), 1<<10)...)
+	svg := append([]byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script>`), bytes.Repeat([]byte("<g/>"), 4<<10)...)
 	body, _ := json.Marshal(map[string]any{"input": "what is it?", "id": "v-json", "parts": []model.Part{
 		model.Image("image/png", img), model.File("notes.pdf", "application/pdf", pdf),
+		model.File("report.pdf", "application/pdf", bigPDF), model.Image("image/svg+xml", svg),
 	}})
 	st := c.start("vision", string(body))
 	if _, st = c.wait(st.ID); st.State != swarm.StateCompleted {
@@ -111,6 +115,27 @@ func TestStartWithParts(t *testing.T) {
 	echo := c.start("echo", `{"input": "x"}`)
 	if r := c.get("/v1/runs/" + echo.ID + "/blobs/" + hash); r.status != http.StatusNotFound {
 		t.Errorf("another run's blob: %d %s", r.status, r.body)
+	}
+	if d := blob.header.Get("Content-Disposition"); !strings.HasPrefix(d, "inline") {
+		t.Errorf("a PNG is served as %q, want inline", d)
+	}
+	// Only raster images are inline: a PDF or an SVG (which can hold a
+	// script) is an attachment of no type a browser would render, under
+	// a safe name.
+	for _, f := range []struct {
+		data       []byte
+		name, want string
+	}{
+		{bigPDF, "../../etc/report.pdf", `attachment; filename=report.pdf`},
+		{svg, "", `attachment; filename=` + store.BlobHash(svg)[:16] + ".txt"}, // sniffed as text
+	} {
+		r := c.get("/v1/runs/v-json/blobs/" + store.BlobHash(f.data) + "?name=" + url.QueryEscape(f.name))
+		if r.status != 200 || !bytes.Equal(r.body, f.data) {
+			t.Fatalf("GET %s: %d, %d bytes", f.name, r.status, len(r.body))
+		}
+		if ct, d := r.header.Get("Content-Type"), r.header.Get("Content-Disposition"); ct != "application/octet-stream" || d != f.want || r.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%q served as %q, %q; want application/octet-stream, %q", f.name, ct, d, f.want)
+		}
 	}
 	if r := c.get("/v1/runs/v-multi/blobs/not-a-hash"); r.status != http.StatusBadRequest {
 		t.Errorf("bad hash: %d", r.status)
