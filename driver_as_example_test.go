@@ -54,6 +54,8 @@ func ExampleDriver_As() {
 	defer cancel()
 	run, _ := post.Start(ctx, rt, "bees")
 	res, _ := run.Wait(ctx)
-	fmt.Println(res)
-	// Output: {Bees make honey well.}
+	if c, ok := res.(swarm.Completed[string]); ok {
+		fmt.Println(c.Output)
+	}
+	// Output: Bees make honey well.
 }
