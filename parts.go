@@ -32,15 +32,21 @@ func WithParts(parts ...model.Part) StartOption {
 // chart or a file, which the model receives with the text in its next
 // call. It reports an error for an invalid part, and outside a tool call.
 func AttachParts(ctx context.Context, parts ...model.Part) error {
+	return attach(ctx, "AttachParts", func(ci *callInfo) *[]model.Part { return &ci.parts }, parts)
+}
+
+// attach adds parts, once checked, to the list of the tool call ctx
+// belongs to that field picks; fn names the caller in its errors.
+func attach(ctx context.Context, fn string, field func(*callInfo) *[]model.Part, parts []model.Part) error {
 	ci, ok := ctx.Value(ctxKey{}).(*callInfo)
 	if !ok {
-		return fmt.Errorf("swarm: AttachParts outside a tool call")
+		return fmt.Errorf("swarm: %s outside a tool call", fn)
 	}
 	if err := checkParts(parts); err != nil {
 		return err
 	}
 	ci.mu.Lock()
-	ci.parts = append(ci.parts, parts...)
+	*field(ci) = append(*field(ci), parts...)
 	ci.mu.Unlock()
 	return nil
 }
@@ -190,17 +196,7 @@ func (rt *Runtime) shareBlobs(ctx context.Context, id string, records []store.Re
 // reference. It reports an error for an invalid part, and outside a tool
 // call.
 func AttachOutput(ctx context.Context, parts ...model.Part) error {
-	ci, ok := ctx.Value(ctxKey{}).(*callInfo)
-	if !ok {
-		return fmt.Errorf("swarm: AttachOutput outside a tool call")
-	}
-	if err := checkParts(parts); err != nil {
-		return err
-	}
-	ci.mu.Lock()
-	ci.out = append(ci.out, parts...)
-	ci.mu.Unlock()
-	return nil
+	return attach(ctx, "AttachOutput", func(ci *callInfo) *[]model.Part { return &ci.out }, parts)
 }
 
 // keyedParts are the result parts of the tool call recorded at Key.
