@@ -211,24 +211,7 @@ func TestRunsListKind(t *testing.T) {
 func TestWorkflowNodesStoppedBranch(t *testing.T) {
 	var rt *swarm.Runtime
 	// fast wins once slow is under way: its call is journaled.
-	fast := workflow.Func("fast", func(ctx context.Context, in string) (string, error) {
-		for {
-			evs, err := rt.History(ctx, swarm.RunID(ctx), 0)
-			if err != nil {
-				return "", err
-			}
-			for _, ev := range evs {
-				if ev.Type == swarm.EventHandoffStarted && strings.HasPrefix(ev.Key, "both/slow/") {
-					return in, nil
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return "", ctx.Err()
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	})
+	fast := winsOnceUnderWay(&rt, "both/slow/")
 	slow := workflow.Agent[string, string](&swarm.Agent{Name: "slow", Instructions: "Take your time."})
 	def := workflow.Define("race", "the first wins", workflow.Parallel("both", workflow.Join{Mode: workflow.First}, slow, fast))
 	rt, _ = swarmtest.NewRuntime(t, scripted.Script{"slow": {{Text: "late", Delay: time.Minute}}}, def)
@@ -252,24 +235,7 @@ func TestWorkflowNodesStoppedBranch(t *testing.T) {
 // workflow goes on (here: waits at a human node).
 func TestWorkflowNodesStoppedSequence(t *testing.T) {
 	var rt *swarm.Runtime
-	fast := workflow.Func("fast", func(ctx context.Context, in string) (string, error) {
-		for {
-			evs, err := rt.History(ctx, swarm.RunID(ctx), 0)
-			if err != nil {
-				return "", err
-			}
-			for _, ev := range evs {
-				if ev.Type == swarm.EventHandoffStarted && strings.HasPrefix(ev.Key, "both/seq/") {
-					return in, nil
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return "", ctx.Err()
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	})
+	fast := winsOnceUnderWay(&rt, "both/seq/")
 	prep := workflow.Func("prep", func(_ context.Context, s string) (string, error) { return s, nil })
 	slow := workflow.Agent[string, string](&swarm.Agent{Name: "slow", Instructions: "Take your time."})
 	ask := workflow.Human[[]string, string]("ask", 1, func(s []string) string { return "Go on with " + strings.Join(s, ", ") + "?" })
@@ -291,4 +257,28 @@ func TestWorkflowNodesStoppedSequence(t *testing.T) {
 			t.Errorf("node %s is %q, want %q (all: %v)", key, states[key], want, states)
 		}
 	}
+}
+
+// winsOnceUnderWay is a Go node "fast" that returns its input once its
+// run has started a model call under the step key prefix: the other
+// branch is then mid-call when a first join takes fast's answer.
+func winsOnceUnderWay(rt **swarm.Runtime, prefix string) workflow.Step[string, string] {
+	return workflow.Func("fast", func(ctx context.Context, in string) (string, error) {
+		for {
+			evs, err := (*rt).History(ctx, swarm.RunID(ctx), 0)
+			if err != nil {
+				return "", err
+			}
+			for _, ev := range evs {
+				if ev.Type == swarm.EventHandoffStarted && strings.HasPrefix(ev.Key, prefix) {
+					return in, nil
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return "", ctx.Err()
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
 }
