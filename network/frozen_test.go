@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -169,9 +171,21 @@ func TestCallTimeout(t *testing.T) {
 }
 
 // TestLeaveKeepsCallsInFlight: a provider that leaves (as swarm serve
-// does at SIGTERM) is dropped by its followers at once, through the
-// goodbye of its feed, but a call in flight to it is still answered.
+// does at SIGTERM) is dropped by its followers at once, but a call in
+// flight to it is still answered. The follower learns it from the goodbye
+// of its feed, or, when its feed was not open yet as the provider began
+// to leave (a call may start as soon as the hello is answered), from the
+// feed's "leaving" answer, which is a goodbye too.
 func TestLeaveKeepsCallsInFlight(t *testing.T) {
+	t.Run("goodbye on the feed", func(t *testing.T) { leaveDuringCall(t, false) })
+	t.Run("feed opened after leaving", func(t *testing.T) { leaveDuringCall(t, true) })
+}
+
+// leaveDuringCall has a provider leave while a call to it is in flight
+// and checks the call is answered. With lateFeed the consumer reaches the
+// provider through a proxy that holds the feed's request until the
+// provider has begun to leave.
+func leaveDuringCall(t *testing.T, lateFeed bool) {
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	slow := swarm.NewTool("slow-stock", "Checks the stock slowly", func(ctx context.Context, in stockIn) (string, error) {
 		started <- struct{}{}
@@ -184,7 +198,30 @@ func TestLeaveKeepsCallsInFlight(t *testing.T) {
 	})
 	// FailAfter is long so that only the goodbye removes the provider.
 	p, ps := startNode(t, network.Options{ID: "kitchen", FailAfter: time.Minute}, nil, network.ShareTool(slow, "food"))
-	c, _ := startNode(t, network.Options{ID: "room", Peers: []string{ps.URL}, FailAfter: time.Minute}, nil)
+	peer, feedGate := ps.URL, make(chan struct{})
+	if lateFeed {
+		target, err := url.Parse(ps.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rp := httputil.NewSingleHostReverseProxy(target)
+		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == network.PathFeed {
+				select {
+				case <-feedGate:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			rp.ServeHTTP(w, r)
+		}))
+		t.Cleanup(func() {
+			proxy.CloseClientConnections()
+			proxy.Close()
+		})
+		peer = proxy.URL
+	}
+	c, _ := startNode(t, network.Options{ID: "room", Peers: []string{peer}, FailAfter: time.Minute}, nil)
 	type result struct {
 		out string
 		err error
@@ -201,6 +238,7 @@ func TestLeaveKeepsCallsInFlight(t *testing.T) {
 	if err := p.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
+	close(feedGate)
 	eventually(t, "the room to drop the kitchen", func() bool { return c.Registry().Len() == 0 })
 	if code, _ := post(t, ps.URL+network.PathHello, "", `{"type":"hello","node":{"id":"late"}}`); code != http.StatusServiceUnavailable {
 		t.Fatalf("hello to a leaving node: %d, want 503", code)

@@ -500,7 +500,7 @@ func (n *Node) readFeed(ctx context.Context, cancel context.CancelCauseFunc, p *
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("feed: %s", resp.Status)
+		return answerErr("feed", resp)
 	}
 	return readEvents(resp.Body, func(event string, data []byte) error {
 		watchdog.Reset(n.opts.FailAfter)
@@ -608,13 +608,27 @@ func (n *Node) exchange(ctx context.Context, what, url string, msg, out any) err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("%s: %s: %s", what, resp.Status, strings.TrimSpace(string(b)))
+		return answerErr(what, resp)
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxMessage)).Decode(out); err != nil {
 		return fmt.Errorf("%w: %s: the peer's answer is not JSON of the right shape: %v", ErrInvalid, what, err)
 	}
 	return nil
+}
+
+// answerErr is the error of a peer's answer other than 200 OK to a
+// hello or a feed. A peer that answers it is leaving said goodbye: it
+// finishes the calls it has in progress, which are not canceled (a feed
+// opened just after the peer began to leave never carries the goodbye).
+func answerErr(what string, resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	var e struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	if resp.StatusCode == http.StatusServiceUnavailable && json.Unmarshal(b, &e) == nil && e.Error.Code == "leaving" {
+		return fmt.Errorf("%s: %w", what, errGoodbye)
+	}
+	return fmt.Errorf("%s: %s: %s", what, resp.Status, strings.TrimSpace(string(b)))
 }
 
 func (n *Node) authorize(req *http.Request) {
