@@ -226,24 +226,36 @@ type ToolResult struct {
 // a strategy that wants them reads the calls itself (or sets
 // Spec.NoBuiltins so they are not offered).
 func (d *Driver) Tools(ctx context.Context, key string, calls []model.ToolCall) ([]ToolResult, error) {
+	_, out, err := d.runCalls(ctx, "Tools", key, calls, false)
+	return out, err
+}
+
+// runCalls runs calls under key for Tools (merge false) and Round (merge
+// true: the round's results are journaled with its end). The built-in
+// tools are refused when the run's agent is offered them, and always by
+// Tools.
+func (d *Driver) runCalls(ctx context.Context, what, key string, calls []model.ToolCall, merge bool) (*round, []ToolResult, error) {
 	if err := d.checkKey(key); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, ap := d.r, d.root()
-	for _, c := range calls {
-		if c.Name == toolComplete || c.Name == toolPause || c.Name == toolFail {
-			return nil, fmt.Errorf("%w: Tools cannot run the built-in tool %q", ErrInvalid, c.Name)
+	if ap.builtins || !merge {
+		for _, c := range calls {
+			if c.Name == toolComplete || c.Name == toolPause || c.Name == toolFail {
+				return nil, nil, fmt.Errorf("%w: %s cannot run the built-in tool %q", ErrInvalid, what, c.Name)
+			}
 		}
 	}
-	results := r.execCalls(ctx, &round{ap: ap, tkey: key, turn: d.turn}, calls)
+	rd := &round{ap: ap, tkey: key, turn: d.turn, merge: merge}
+	results := r.execCalls(ctx, rd, calls)
 	if err := d.below(ctx, results); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]ToolResult, len(results))
 	for i, res := range results {
-		out[i] = ToolResult{Output: res.output, IsError: res.isError}
+		out[i] = ToolResult{Output: res.output, IsError: res.isError, Parts: res.parts}
 	}
-	return out, nil
+	return rd, out, nil
 }
 
 // below returns what stops the strategy in results: an interruption, a

@@ -186,13 +186,8 @@ func (d *Driver) RecordEvent(ctx context.Context, key string, fn func(ctx contex
 	if err := d.checkKey(key); err != nil {
 		return Event{}, err
 	}
-	r := d.r
-	if rec, ok := r.recorded[key]; ok {
-		ev, err := decodeEvent(rec)
-		if err != nil {
-			return Event{}, &storeError{err}
-		}
-		return ev, nil
+	if ev, ok, err := d.RecordedEvent(key); ok || err != nil {
+		return ev, err
 	}
 	ev, err := fn(ctx)
 	if err != nil {
@@ -208,7 +203,7 @@ func (d *Driver) RecordEvent(ctx context.Context, key string, fn func(ctx contex
 	if ev.Turn == 0 {
 		ev.Turn = d.turn
 	}
-	return r.record(ctx, ev, store.Update{Turn: ev.Turn})
+	return d.r.record(ctx, ev, store.Update{Turn: ev.Turn})
 }
 
 // engineEvents are the event types the engine journals and reads itself.

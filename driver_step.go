@@ -2,7 +2,6 @@ package swarm
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/swarmrt/swarm/model"
 )
@@ -57,30 +56,14 @@ func (d *Driver) ModelStep(ctx context.Context, key string, msgs []model.Message
 // and fail are refused as by Tools when the run's agent is offered them;
 // else a call of one is an unknown tool, answered with an error result.
 func (d *Driver) Round(ctx context.Context, key string, calls []model.ToolCall) ([]ToolResult, error) {
-	if err := d.checkKey(key); err != nil {
-		return nil, err
-	}
-	r, ap := d.r, d.root()
-	if ap.builtins {
-		for _, c := range calls {
-			if c.Name == toolComplete || c.Name == toolPause || c.Name == toolFail {
-				return nil, fmt.Errorf("%w: Round cannot run the built-in tool %q", ErrInvalid, c.Name)
-			}
-		}
-	}
-	rd := &round{ap: ap, tkey: key, turn: d.turn, merge: true}
-	results := r.execCalls(ctx, rd, calls)
-	if err := d.below(ctx, results); err != nil {
+	rd, out, err := d.runCalls(ctx, "Round", key, calls, true)
+	if err != nil {
 		return nil, err
 	}
 	if !rd.ended.Load() {
-		if err := r.turnDone(ctx, ap, key, d.turn); err != nil {
+		if err := d.r.turnDone(ctx, rd.ap, key, d.turn); err != nil {
 			return nil, err
 		}
-	}
-	out := make([]ToolResult, len(results))
-	for i, res := range results {
-		out[i] = ToolResult{Output: res.output, IsError: res.isError, Parts: res.parts}
 	}
 	return out, nil
 }

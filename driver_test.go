@@ -438,3 +438,42 @@ func TestStrategyWithoutAModel(t *testing.T) {
 		}
 	}
 }
+
+// chartTool's result carries a PNG part for the model (AttachParts).
+type chartParts struct{}
+
+func (chartParts) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+	msgs := []model.Message{{Role: model.RoleUser, Content: string(d.Input())}}
+	resp, err := d.Model(ctx, "turn/1", msgs)
+	if err != nil {
+		return nil, err
+	}
+	res, err := d.Tools(ctx, "turn/1", resp.Message.ToolCalls)
+	if err != nil {
+		return nil, err
+	}
+	var types []string
+	for _, r := range res {
+		for _, p := range r.Parts {
+			types = append(types, p.MediaType)
+		}
+	}
+	return json.Marshal(strings.Join(types, ","))
+}
+
+// Tools gives a strategy the parts a tool attached for the model, as Round
+// does, so that it can pass them on in the tool message.
+func TestStrategyToolsGiveParts(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n chart")
+	chart := swarm.NewTool("chart", "draws", func(ctx context.Context, _ struct{}) (string, error) {
+		return "drawn", swarm.AttachParts(ctx, model.Part{Type: model.PartImage, MediaType: "image/png", Data: png})
+	})
+	def := swarm.Define[string, string]("draw", "draws", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Draw.", Tools: []swarm.Tool{chart}, Strategy: chartParts{}, NoBuiltins: true}
+	})
+	m := scripted.New(scripted.Script{"draw": {scripted.Tools(scripted.CallTool("chart", map[string]any{}))}})
+	_, _, st := startSeam(t, def, m, `"a chart"`, nil)
+	if st.State != swarm.StateCompleted || string(st.Result) != `"image/png"` {
+		t.Fatalf("%s %s %s, want the tool's part", st.State, st.Result, st.Reason)
+	}
+}
