@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/swarmrt/swarm/internal/partjson"
 )
 
 // Spec is the configuration of one run of a swarm, computed from its input.
@@ -139,7 +140,7 @@ func schemaFor[T any]() (json.RawMessage, error) {
 	if reflect.TypeFor[T]() == reflect.TypeFor[json.RawMessage]() {
 		return json.RawMessage(`{}`), nil
 	}
-	sc, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{partType: partSchema()}})
+	sc, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{partjson.PartType: partjson.Schema()}})
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +236,7 @@ func (s *Swarm[In, Out]) def() *defInfo {
 		id: s.id, description: s.description,
 		textIn: s.textIn, textOut: s.textOut, err: s.err, customizable: s.customizable,
 		inSchema: s.inSchema, outSchema: s.outSchema,
-		inParts: hasParts(reflect.TypeFor[In]()), outParts: hasParts(reflect.TypeFor[Out]()),
+		inParts: partjson.Has(reflect.TypeFor[In]()), outParts: partjson.Has(reflect.TypeFor[Out]()),
 		spec: func(raw json.RawMessage) (Spec, error) {
 			// A text input needs no schema check: decoding it into a
 			// string is the check, once null (which decodes into any
