@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/swarmrt/swarm/internal/partjson"
+	"github.com/swarmrt/swarm/model"
 )
 
 // Spec is the configuration of one run of a swarm, computed from its input.
@@ -313,17 +315,5 @@ func (d *defInfo) inputText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-func checkName(name string) error {
-	if name == "" {
-		return fmt.Errorf("empty name")
-	}
-	if len(name) > 64 {
-		return fmt.Errorf("name %q is longer than 64 characters", name)
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return fmt.Errorf("name %q may contain only letters, digits, '_' and '-'", name)
-		}
-	}
-	return nil
-}
+// checkName is the rule of names (see model.CheckName).
+var checkName = model.CheckName

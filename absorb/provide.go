@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
 )
 
 // Provider makes an agent that a package offers to any program that links
@@ -79,20 +80,7 @@ func checkProviderID(id string) error {
 }
 
 // checkLabel checks a label of a provider id, which names an agent.
-func checkLabel(l string) error {
-	if l == "" {
-		return errors.New("empty name")
-	}
-	if len(l) > 64 {
-		return fmt.Errorf("name %q is longer than 64 characters", l)
-	}
-	if strings.ContainsFunc(l, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	}) {
-		return fmt.Errorf("name %q may contain only letters, digits, '_' and '-'", l)
-	}
-	return nil
-}
+func checkLabel(l string) error { return model.CheckName(l) }
 
 // Providers returns the registered providers sorted by ID (those whose
 // namespace is one of namespaces or below it, when any are given), without

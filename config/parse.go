@@ -22,6 +22,7 @@ import (
 	"github.com/swarmrt/swarm/adaptive"
 	"github.com/swarmrt/swarm/mcp"
 	"github.com/swarmrt/swarm/memory"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/network"
 )
 
@@ -522,9 +523,7 @@ func (p *parser) checkName(n *yaml.Node, kind, name string, maxLen int) bool {
 			why = " (its handoff tool, " + handoffPrefix + "<name>, is limited to 64)"
 		}
 		p.errf(n, "%s %q: the name is longer than %d characters%s", kind, truncate(name), maxLen, why)
-	case strings.IndexFunc(name, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	}) >= 0:
+	case strings.ContainsFunc(name, func(r rune) bool { return !model.NameChar(r) }):
 		p.errf(n, "%s %q: a name may contain only letters, digits, '_' and '-'", kind, name)
 	default:
 		return true

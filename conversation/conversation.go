@@ -224,20 +224,7 @@ func Define[Ctx any](id, description string, spec Spec[Ctx]) *Conversation[Ctx] 
 
 // checkName is the rule of names of package swarm, checked here when a
 // conversation is defined rather than when its agent first runs.
-func checkName(name string) error {
-	if name == "" {
-		return errors.New("empty name")
-	}
-	if len(name) > 64 {
-		return fmt.Errorf("name %q is longer than 64 characters", name)
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return fmt.Errorf("name %q may contain only letters, digits, '_' and '-'", name)
-		}
-	}
-	return nil
-}
+var checkName = model.CheckName
 
 func define[Ctx any](id string, spec Spec[Ctx]) (*convDef, json.RawMessage, error) {
 	if err := checkName(id); err != nil {

@@ -90,9 +90,7 @@ func (ts *Toolset) Validate() error {
 	switch {
 	case ts.Name == "":
 		return errors.New("mcp toolset: empty name")
-	case strings.IndexFunc(ts.Name, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	}) >= 0:
+	case strings.ContainsFunc(ts.Name, func(r rune) bool { return !model.NameChar(r) }):
 		return fmt.Errorf("mcp toolset %q: a name may contain only letters, digits, '_' and '-'", ts.Name)
 	case len(ts.Name)+len(Separator) >= maxToolName-8:
 		return fmt.Errorf("mcp toolset %q: the name is too long to prefix tool names", ts.Name)
@@ -383,7 +381,7 @@ func (ts *Toolset) wrap(t *sdk.Tool, used map[string]bool) swarm.Tool {
 // sanitize maps a tool name onto [a-zA-Z0-9_-].
 func sanitize(name string) string {
 	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+		if model.NameChar(r) {
 			return r
 		}
 		return '_'

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/swarmrt/swarm/model"
 )
 
 // Kind is what a capability is: a tool, an agent or a swarm.
@@ -112,17 +114,7 @@ func (c Capability) Validate() error {
 	return nil
 }
 
-func checkName(n string) error {
-	if n == "" || len(n) > maxName {
-		return fmt.Errorf("name %q: want 1 to %d characters", n, maxName)
-	}
-	if strings.IndexFunc(n, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	}) >= 0 {
-		return fmt.Errorf("name %q: only letters, digits, '_' and '-'", n)
-	}
-	return nil
-}
+func checkName(n string) error { return model.CheckName(n) }
 
 // HasTag reports whether c has tag.
 func (c Capability) HasTag(tag string) bool { return slices.Contains(c.Tags, tag) }

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -260,7 +261,7 @@ func CheckMemberName(name string) error {
 		return fmt.Errorf("member name %q must have 1 to 32 characters", name)
 	}
 	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+		if !model.NameChar(r) {
 			return fmt.Errorf("member name %q may only have letters, digits, '_' and '-'", name)
 		}
 	}

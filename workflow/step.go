@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
 )
 
 // Step is a typed part of a workflow that turns an In into an Out, durably:
@@ -122,17 +123,10 @@ func checkName(name string) error {
 	if name == "start" || name == "end" {
 		return fmt.Errorf("step name %q is the runtime's own key", name)
 	}
-	if len(name) > 64 {
-		return fmt.Errorf("step name %q is longer than 64 characters", name)
+	if err := model.CheckName(name); err != nil {
+		return fmt.Errorf("step %w", err)
 	}
-	digits := true
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return fmt.Errorf("step name %q may contain only letters, digits, '_' and '-'", name)
-		}
-		digits = digits && r >= '0' && r <= '9'
-	}
-	if digits {
+	if strings.Trim(name, "0123456789") == "" {
 		return fmt.Errorf("step name %q is only digits (keys use numbers for rounds and visits)", name)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -361,22 +360,6 @@ func TestCompositionMistakes(t *testing.T) {
 		if !errors.Is(err, swarm.ErrInvalid) {
 			t.Errorf("%s: New returned %v, want an ErrInvalid", name, err)
 		}
-	}
-}
-
-// The workflow package uses the public API only.
-func TestImportsPublicAPIOnly(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-test=false", ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
-	for _, p := range strings.Fields(string(out)) {
-		if strings.HasPrefix(p, "github.com/swarmrt/swarm/internal") {
-			t.Errorf("package workflow depends on %s: a strategy package may use the public API only", p)
-		}
-	}
-	if !strings.Contains(string(out), "github.com/swarmrt/swarm\n") {
-		t.Errorf("go list -deps does not list the root package: %s", out)
 	}
 }
 
