@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/swarmrt/swarm/compact"
 )
 
 // Spec is the configuration of one run of a swarm, computed from its input.
@@ -48,7 +50,7 @@ type Spec struct {
 	HoldStream bool
 	// Compaction keeps every agent's history within its model's context
 	// window (nil: off; an Agent's own setting wins).
-	Compaction *Compaction
+	Compaction *compact.Config
 }
 
 // Swarm is a typed swarm definition: In is the input type and Out the result
