@@ -1,5 +1,7 @@
 package swarm
 
+import "github.com/swarmrt/swarm/compact"
+
 // DefaultMaxTurns bounds the rounds of a swarm or agent that sets none. A
 // round is one model response plus the execution of its tool calls.
 const DefaultMaxTurns = 10
@@ -36,5 +38,5 @@ type Agent struct {
 	Guardrails []Guardrail
 	// Compaction keeps this agent's history within its model's context
 	// window (nil: the swarm's setting).
-	Compaction *Compaction
+	Compaction *compact.Config
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -99,7 +100,7 @@ func longScript(rounds int) scripted.Script {
 	return scripted.Script{"long": steps, "long_compact": sums}
 }
 
-func longSwarm(c *swarm.Compaction, rounds int) *swarm.Swarm[string, string] {
+func longSwarm(c *compact.Config, rounds int) *swarm.Swarm[string, string] {
 	echo := swarm.NewTool("echo", "echoes", func(_ context.Context, in struct {
 		Pad string `json:"pad"`
 	}) (string, error) {
@@ -116,8 +117,8 @@ func longSwarm(c *swarm.Compaction, rounds int) *swarm.Swarm[string, string] {
 // compaction with its range and tokens; the journal keeps every message.
 func TestCompactionKeepsRequestsInTheWindow(t *testing.T) {
 	const rounds, window = 150, 2000
-	for _, compact := range []bool{true, false} {
-		t.Run(fmt.Sprint("compact=", compact), func(t *testing.T) {
+	for _, compacting := range []bool{true, false} {
+		t.Run(fmt.Sprint("compact=", compacting), func(t *testing.T) {
 			ctx := ctxT(t)
 			m := &windowed{Model: scripted.New(longScript(rounds)), window: window}
 			rt, err := swarm.New(swarm.Config{Model: m, RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond})
@@ -125,9 +126,9 @@ func TestCompactionKeepsRequestsInTheWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rt.Close()
-			var c *swarm.Compaction
-			if compact {
-				c = &swarm.Compaction{Window: window, Trigger: 0.7, Keep: 3}
+			var c *compact.Config
+			if compacting {
+				c = &compact.Config{Window: window, Trigger: 0.7, Keep: 3}
 			}
 			def := longSwarm(c, rounds)
 			if err := rt.Register(def); err != nil {
@@ -140,7 +141,7 @@ func TestCompactionKeepsRequestsInTheWindow(t *testing.T) {
 			if res.State() != swarm.StateCompleted {
 				t.Fatalf("result %#v", res)
 			}
-			if !m.within(t, compact) {
+			if !m.within(t, compacting) {
 				return
 			}
 			evs := swarmtest.Events(t, rt, run.ID())
@@ -173,7 +174,7 @@ func TestCompactionKeepsRequestsInTheWindow(t *testing.T) {
 func TestCompactionCrashRecovers(t *testing.T) {
 	const rounds, window = 30, 2000
 	ctx := ctxT(t)
-	def := longSwarm(&swarm.Compaction{Window: window, Trigger: 0.7, Keep: 3}, rounds)
+	def := longSwarm(&compact.Config{Window: window, Trigger: 0.7, Keep: 3}, rounds)
 	mem := memory.New()
 	d := dieAfterCompaction(mem, 0)
 	ma := &windowed{Model: scripted.New(longScript(rounds)), window: window}
@@ -301,7 +302,7 @@ func chatScript(messages, big int) scripted.Script {
 	return scripted.Script{"chat": steps, "chat_compact": {scripted.Text("summary: the user sent messages, echo echoed padding")}}
 }
 
-func chatConv(c *swarm.Compaction, policy conversation.HistoryPolicy) *conversation.Conversation[Sale] {
+func chatConv(c *compact.Config, policy conversation.HistoryPolicy) *conversation.Conversation[Sale] {
 	echo := swarm.NewTool("echo", "echoes", func(_ context.Context, in struct {
 		Pad string `json:"pad"`
 	}) (string, error) {
@@ -350,9 +351,9 @@ func TestConversationCompactionKeepsRequestsInTheWindow(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rt.Close()
-			var c *swarm.Compaction
+			var c *compact.Config
 			if tc.compact {
-				c = &swarm.Compaction{Window: window, Trigger: 0.7, Keep: 1}
+				c = &compact.Config{Window: window, Trigger: 0.7, Keep: 1}
 			}
 			conv := chatConv(c, tc.policy)
 			if err := rt.Register(conv); err != nil {
@@ -425,7 +426,7 @@ func TestConversationCompactionCrashRecovers(t *testing.T) {
 			defer cancel()
 			// The text policy's history grows slowly: a message count
 			// triggers its compactions.
-			conv := chatConv(&swarm.Compaction{Window: window, Trigger: 0.7, Keep: 2, Messages: 16}, policy)
+			conv := chatConv(&compact.Config{Window: window, Trigger: 0.7, Keep: 2, Messages: 16}, policy)
 			say := func(ctx context.Context, sess *conversation.Session[Sale], from int) error {
 				for i := from; i < messages; i++ {
 					if _, err := sess.Say(ctx, fmt.Sprintf("message %d", i)); err != nil {
@@ -536,7 +537,7 @@ func TestTeamCompaction(t *testing.T) {
 	}
 	defer rt.Close()
 	lead := &swarm.Agent{Name: "lead", Instructions: "Lead."}
-	tr, err := team.DefineTeam("crew", "", team.TeamSpec{Lead: lead, Compaction: &swarm.Compaction{Messages: 4, Keep: 1}}).Start(ctx, rt, "")
+	tr, err := team.DefineTeam("crew", "", team.TeamSpec{Lead: lead, Compaction: &compact.Config{Messages: 4, Keep: 1}}).Start(ctx, rt, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -549,7 +550,7 @@ func TestTeamCompaction(t *testing.T) {
 	if len(got) == 0 || int64(len(got)) != m.summaries.Load() {
 		t.Errorf("compactions %v, %d summary calls", got, m.summaries.Load())
 	}
-	bad := team.DefineTeam("bad", "", team.TeamSpec{Lead: lead, Members: []team.Teammate{{Name: "x", Compaction: &swarm.Compaction{Keep: -1}}}})
+	bad := team.DefineTeam("bad", "", team.TeamSpec{Lead: lead, Members: []team.Teammate{{Name: "x", Compaction: &compact.Config{Keep: -1}}}})
 	if err := rt.Register(bad); !errors.Is(err, swarm.ErrInvalid) {
 		t.Errorf("a teammate with a negative keep: %v", err)
 	}
@@ -572,7 +573,7 @@ func TestCompactionWithoutAResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	def := longSwarm(&swarm.Compaction{Window: window, Trigger: 0.7, Keep: 3}, rounds)
+	def := longSwarm(&compact.Config{Window: window, Trigger: 0.7, Keep: 3}, rounds)
 	res, _, err := def.Run(ctx, rt, "echo a lot")
 	if err != nil {
 		t.Fatal(err)
@@ -591,7 +592,7 @@ func TestCompactionSummaryOfAHugeResultFitsTheWindow(t *testing.T) {
 	huge := strings.Repeat("z", 3*4*window) // three windows, at four bytes a token
 	dump := swarm.NewTool("dump", "dumps", func(context.Context, struct{}) (string, error) { return huge, nil })
 	def := swarm.Define[string, string]("dumper", "", func(string) swarm.Spec {
-		return swarm.Spec{Tools: []swarm.Tool{dump}, Compaction: &swarm.Compaction{Window: window}}
+		return swarm.Spec{Tools: []swarm.Tool{dump}, Compaction: &compact.Config{Window: window}}
 	})
 	script := scripted.Script{
 		"dumper":         {scripted.Tools(scripted.CallTool("dump", nil)), scripted.Text("done")},

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -32,7 +33,7 @@ type Acting struct {
 	Guardrails []Guardrail
 	// Compaction keeps its history within its window when the agent has
 	// no compaction of its own.
-	Compaction *Compaction
+	Compaction *compact.Config
 }
 
 // As returns a Driver whose steps act as agent a: Model, ModelStep, Ask,

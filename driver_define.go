@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+
+	"github.com/swarmrt/swarm/compact"
 )
 
 // Definitions of agent runs: a kind of run whose runs are each one agent
@@ -29,7 +31,7 @@ type AgentRun struct {
 	// Guardrails check the run's steps before the agent's own.
 	Guardrails []Guardrail
 	// Compaction is the run's when the agent has none of its own.
-	Compaction *Compaction
+	Compaction *compact.Config
 	// Strategy drives the run.
 	Strategy Strategy
 }

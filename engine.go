@@ -19,6 +19,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -96,7 +97,7 @@ type runner struct {
 
 	// compacted is how far each history stream is compacted (compact.go),
 	// under mu.
-	compacted map[string]*compactStream
+	compacted map[string]*compact.Stream
 
 	// snap is the snapshot load continued from (nil: the journal was read
 	// from its start), base the newest snapshot, loaded or taken, and

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -175,7 +176,7 @@ type Event struct {
 	// continues the same trace.
 	Trace string `json:"trace,omitempty"`
 	// Compaction is the range and tokens of a compaction (compacted).
-	Compaction *CompactionInfo `json:"compaction,omitempty"`
+	Compaction *compact.Info `json:"compaction,omitempty"`
 
 	// Parts are the images, files and audio of a run's input (started),
 	// a tool's result (tool_result) or the run's result (completed),

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/inspect"
 	"github.com/swarmrt/swarm/model"
@@ -155,7 +156,7 @@ func TestRequestAfterCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	def := longSwarm(&swarm.Compaction{Window: 2000, Trigger: 0.7, Keep: 3}, rounds)
+	def := longSwarm(&compact.Config{Window: 2000, Trigger: 0.7, Keep: 3}, rounds)
 	if err := rt.Register(def); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestRequestOfAConversation(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rt.Close()
-			conv := chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
+			conv := chatConv(&compact.Config{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
 			if err := rt.Register(conv); err != nil {
 				t.Fatal(err)
 			}

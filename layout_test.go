@@ -3,6 +3,7 @@ package swarm_test
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os/exec"
 	"slices"
 	"strings"
@@ -19,6 +20,12 @@ var strategyPackages = []string{"adaptive", "team", "workflow", "conversation"}
 // swarm.Delegation, as a user's package could be.
 var publicAPIPackages = []string{"absorb"}
 
+// leafPackages import no package of the module but the ones listed (the
+// standard library and other modules are theirs to use): compact holds
+// compaction's settings and pure algorithms, which the engine in the root
+// package calls, so it must not reach back into the engine.
+var leafPackages = map[string][]string{"compact": {"model"}}
+
 // The module's layout rules: every package says what it is for, and no
 // strategy package (nor any package built on the public API) imports the
 // module's internal packages (the root's own use of them is the engine's).
@@ -26,7 +33,7 @@ func TestLayout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lists every package of the module")
 	}
-	out, err := exec.Command("go", "list", "-json=ImportPath,Name,Doc,Imports", "./...").Output()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Name,Doc,Imports,Deps", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -36,7 +43,7 @@ func TestLayout(t *testing.T) {
 	for dec.More() {
 		var p struct {
 			ImportPath, Name, Doc string
-			Imports               []string
+			Imports, Deps         []string
 		}
 		if err := dec.Decode(&p); err != nil {
 			t.Fatal(err)
@@ -45,6 +52,17 @@ func TestLayout(t *testing.T) {
 			t.Errorf("package %s has no doc comment saying what it is for", p.ImportPath)
 		}
 		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		if allowed, ok := leafPackages[rel]; ok {
+			seen[rel] = true
+			for _, d := range p.Deps {
+				if d != module && !strings.HasPrefix(d, module+"/") {
+					continue
+				}
+				if !slices.Contains(allowed, strings.TrimPrefix(d, module+"/")) {
+					t.Errorf("package %s imports %s: it may import only %v of the module", rel, d, allowed)
+				}
+			}
+		}
 		for _, s := range append(slices.Clone(strategyPackages), publicAPIPackages...) {
 			if rel != s {
 				continue
@@ -57,9 +75,9 @@ func TestLayout(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range publicAPIPackages {
+	for _, s := range append(slices.Clone(publicAPIPackages), slices.Collect(maps.Keys(leafPackages))...) {
 		if !seen[s] {
-			t.Errorf("package %s, built on the public API, is missing", s)
+			t.Errorf("package %s, whose imports are checked, is missing", s)
 		}
 	}
 	t.Logf("packages checked: %v", seen)

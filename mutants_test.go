@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
@@ -38,7 +39,7 @@ func TestCompactionMessageCountIsExclusive(t *testing.T) {
 	}{{last, 0}, {last - 1, 1}} {
 		t.Run(fmt.Sprint("messages=", tc.messages), func(t *testing.T) {
 			rt, _ := swarmtest.NewRuntime(t, longScript(rounds))
-			def := longSwarm(&swarm.Compaction{Window: 1_000_000, Messages: tc.messages, Keep: 1}, rounds)
+			def := longSwarm(&compact.Config{Window: 1_000_000, Messages: tc.messages, Keep: 1}, rounds)
 			res, run, err := def.Run(ctxT(t), rt, "echo a little")
 			if err != nil {
 				t.Fatal(err)

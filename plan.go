@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/model"
 )
 
@@ -57,7 +58,7 @@ type agentPlan struct {
 	// modelSpec names the agent's model ("" if unknown), for telemetry.
 	modelSpec string
 	// compaction keeps the agent's history within its window (nil: off).
-	compaction *compaction
+	compaction *compact.Config
 }
 
 // plan is everything a run needs to execute, resolved and validated once.

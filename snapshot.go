@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -34,11 +35,11 @@ import (
 // strategy derives as it replays (its messages, a registry search's
 // findings, compaction summaries) is taken from the runner as it stands at
 // the boundary. A compacted history is snapshotted without what its
-// summary replaces (compactStream.drop), so it stays bounded.
+// summary replaces (compact.Stream.Drop), so it stays bounded.
 
 // snapshotVersion is the layout of runSnap; a snapshot of another layout is
 // ignored and the journal replayed from the start. Version 2 holds the
-// histories without what their compaction dropped (compactSnap.Off); a
+// histories without what their compaction dropped (compact.Stream.Off); a
 // snapshot of version 1 is one whose compactions dropped nothing, so it is
 // read too. Version 3 holds the state of a Strategy in State (a team
 // member's was at the top level before); a snapshot of version 2 is read
@@ -58,11 +59,11 @@ type runSnap struct {
 	Seq  int64  `json:"seq"`
 
 	// The runner's.
-	Calls     map[string]int          `json:"calls,omitempty"`
-	Lifted    bool                    `json:"lifted,omitempty"`
-	Spawned   bool                    `json:"spawned,omitempty"`
-	Found     []string                `json:"found,omitempty"`
-	Compacted map[string]*compactSnap `json:"compacted,omitempty"`
+	Calls     map[string]int             `json:"calls,omitempty"`
+	Lifted    bool                       `json:"lifted,omitempty"`
+	Spawned   bool                       `json:"spawned,omitempty"`
+	Found     []string                   `json:"found,omitempty"`
+	Compacted map[string]*compact.Stream `json:"compacted,omitempty"`
 	// OutParts are the parts tools added to the run's result.
 	OutParts []keyedParts `json:"out_parts,omitempty"`
 
@@ -80,33 +81,6 @@ type runSnap struct {
 	Claims []int64 `json:"claims,omitempty"`
 	// State is a Strategy's (Driver.Checkpoint).
 	State json.RawMessage `json:"state,omitempty"`
-}
-
-// compactSnap is a compactState, and for the newest of a stream the
-// stream's offset (compactStream.off).
-type compactSnap struct {
-	Upto    int          `json:"upto"`
-	Summary string       `json:"summary"`
-	Print   []byte       `json:"print"`
-	Settled bool         `json:"settled,omitempty"`
-	Base    *compactSnap `json:"base,omitempty"`
-	Off     int          `json:"off,omitempty"`
-}
-
-func snapOfCompact(c *compactState) *compactSnap {
-	if c == nil {
-		return nil
-	}
-	return &compactSnap{Upto: c.upto, Summary: c.summary, Print: c.print[:], Settled: c.settled, Base: snapOfCompact(c.base)}
-}
-
-func (c *compactSnap) state() *compactState {
-	if c == nil {
-		return nil
-	}
-	st := &compactState{upto: c.Upto, summary: c.Summary, settled: c.Settled, base: c.Base.state()}
-	copy(st.print[:], c.Print)
-	return st
 }
 
 // readJournal reads what load needs of run's journal: all of it, or, when
@@ -170,9 +144,11 @@ func (r *runner) restoreRunner() {
 	}
 	r.outParts = slices.Clone(s.OutParts)
 	if len(s.Compacted) > 0 {
-		r.compacted = map[string]*compactStream{}
+		r.compacted = map[string]*compact.Stream{}
 		for k, c := range s.Compacted {
-			r.compacted[k] = &compactStream{st: c.state(), off: c.Off}
+			if c != nil {
+				r.compacted[k] = &compact.Stream{State: c.State, Off: c.Off}
+			}
 		}
 	}
 }
@@ -222,15 +198,14 @@ func (r *runner) checkpoint(ctx context.Context, kind string, seq int64, live bo
 	for k, cs := range r.compacted {
 		// Only the strategy's own histories (at no handoff's path) go on
 		// past a boundary: the handoffs of the rounds before it are over.
-		if cs.st == nil || !strings.HasSuffix(k, "@") {
+		if cs.State == nil || !strings.HasSuffix(k, "@") {
 			continue
 		}
 		if s.Compacted == nil {
-			s.Compacted = map[string]*compactSnap{}
+			s.Compacted = map[string]*compact.Stream{}
 		}
-		c := snapOfCompact(cs.st)
-		c.Off = cs.off
-		s.Compacted[k] = c
+		c := *cs
+		s.Compacted[k] = &c
 	}
 	r.mu.Unlock()
 	if !live && !r.countUpTo(&s) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/sqlite"
@@ -38,7 +39,7 @@ func BenchmarkRecover10k(b *testing.B) {
 func BenchmarkRecover10kCompacted(b *testing.B) {
 	script := chatScript(1000+10000, -1)
 	b.Run("compacted", func(b *testing.B) {
-		recover10k(b, chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, conversation.HistoryOwnTools), script)
+		recover10k(b, chatConv(&compact.Config{Window: 1500, Trigger: 0.7, Keep: 1}, conversation.HistoryOwnTools), script)
 	})
 	b.Run("whole", func(b *testing.B) { recover10k(b, chatConv(nil, conversation.HistoryOwnTools), script) })
 }

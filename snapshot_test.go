@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/conversation"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -558,7 +559,7 @@ func TestCompactedSnapshotIsBounded(t *testing.T) {
 	t.Run("loop", func(t *testing.T) {
 		size := func(rounds int) int {
 			ctx := ctxLong(t)
-			def := longSwarm(&swarm.Compaction{Window: 2000, Keep: 2}, rounds)
+			def := longSwarm(&compact.Config{Window: 2000, Keep: 2}, rounds)
 			mem := &readCounter{Store: memory.New()}
 			rt := snapRuntime(t, mem, newReqLog(scripted.New(longScript(rounds))), 1)
 			if err := rt.Register(def); err != nil {
@@ -607,7 +608,7 @@ func TestCompactedSnapshotIsBounded(t *testing.T) {
 		mem := &readCounter{Store: memory.New()}
 		rt := snapRuntime(t, mem, newReqLog(scripted.New(scripted.Script{"lead": steps, "lead_compact": {scripted.Text("the user talked")}})), 50)
 		crew := team.DefineTeam("crew", "", team.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead."},
-			Compaction: &swarm.Compaction{Messages: 40, Keep: 2}})
+			Compaction: &compact.Config{Messages: 40, Keep: 2}})
 		tdef, err := crew.Start(ctx, rt, "")
 		if err != nil {
 			t.Fatal(err)
@@ -624,7 +625,7 @@ func TestCompactedSnapshotIsBounded(t *testing.T) {
 			ctx := ctxLong(t)
 			mem := &readCounter{Store: memory.New()}
 			rt := snapRuntime(t, mem, newReqLog(scripted.New(chatScript(1000, -1))), 50)
-			conv := chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
+			conv := chatConv(&compact.Config{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
 			sess, err := conv.Start(ctx, rt)
 			if err != nil {
 				t.Fatal(err)
@@ -687,7 +688,7 @@ func TestCompactedSnapshotContinues(t *testing.T) {
 		for i := 20; i < rounds; i += 20 {
 			script["long"][i] = scripted.Tools(scripted.CallTool("pause", map[string]any{"reason": fmt.Sprint("check ", i)}))
 		}
-		def := longSwarm(&swarm.Compaction{Window: 2000, Keep: 2}, rounds)
+		def := longSwarm(&compact.Config{Window: 2000, Keep: 2}, rounds)
 		check(t, func(every int) (*reqLog, []string, int64) {
 			var rt *swarm.Runtime
 			var id string
@@ -718,7 +719,7 @@ func TestCompactedSnapshotContinues(t *testing.T) {
 		t.Run("conversation/"+policy.String(), func(t *testing.T) {
 			const messages = 160
 			script := chatScript(messages, 40)
-			conv := chatConv(&swarm.Compaction{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
+			conv := chatConv(&compact.Config{Window: 1500, Trigger: 0.7, Keep: 1}, policy)
 			check(t, func(every int) (*reqLog, []string, int64) {
 				var sess *conversation.Session[Sale]
 				open := func(ctx context.Context, rt *swarm.Runtime) {

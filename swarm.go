@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/internal/partjson"
 	"github.com/swarmrt/swarm/model"
 )
@@ -51,7 +52,7 @@ type Spec struct {
 	HoldStream bool
 	// Compaction keeps every agent's history within its model's context
 	// window (nil: off; an Agent's own setting wins).
-	Compaction *Compaction
+	Compaction *compact.Config
 }
 
 // Swarm is a typed swarm definition: In is the input type and Out the result

@@ -3,19 +3,19 @@ package config
 import (
 	"go.yaml.in/yaml/v3"
 
-	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 )
 
 var compactionFields = []string{"window", "trigger", "messages", "keep", "instructions"}
 
 // compaction reads the compaction: field of an agent or swarm.
-func (p *parser) compaction(n *yaml.Node, what string) *swarm.Compaction {
+func (p *parser) compaction(n *yaml.Node, what string) *compact.Config {
 	if isNull(n) {
 		return nil
 	}
 	what += ": compaction"
 	fs := p.fields(n, what, compactionFields)
-	c := &swarm.Compaction{}
+	c := &compact.Config{}
 	count := func(name string, dst *int) {
 		fd, ok := fs[name]
 		if !ok || isNull(fd.val) {

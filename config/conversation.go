@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/conversation"
 )
 
@@ -32,7 +33,7 @@ type conversationDef struct {
 	nameSpeakers  bool
 	context       map[string]any
 	guardrails    []*guardDef
-	compaction    *swarm.Compaction
+	compaction    *compact.Config
 }
 
 // ConversationIDs returns the ids of the file's conversations, in the

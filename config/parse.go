@@ -18,8 +18,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/adaptive"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/mcp"
 	"github.com/swarmrt/swarm/memory"
 	"github.com/swarmrt/swarm/model"
@@ -108,7 +108,7 @@ type agentDef struct {
 	absorb                                 absorbDef
 	networkTools                           *network.Filter // nil: none
 	guardrails                             []*guardDef
-	compaction                             *swarm.Compaction
+	compaction                             *compact.Config
 	memory                                 *memoryDef        // memory:, nil if none
 	knowledge                              *memory.Knowledge // knowledge:, nil if none
 }

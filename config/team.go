@@ -6,6 +6,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/team"
 )
 
@@ -26,7 +27,7 @@ type teamDef struct {
 	maxWakes          int
 	maxTurns          int
 	maxMembers        int
-	compaction        *swarm.Compaction
+	compaction        *compact.Config
 	guardrails        []*guardDef
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/model"
 )
 
@@ -118,7 +119,7 @@ type Spec[Ctx any] struct {
 	Guardrails []swarm.Guardrail
 	// Compaction keeps each agent's view of the conversation within its
 	// model's context window (an agent's own Compaction wins).
-	Compaction *swarm.Compaction
+	Compaction *compact.Config
 	// OnStep is called after each round of a live turn (not during
 	// recovery), on the run's goroutine.
 	OnStep func(ctx context.Context, step Step[Ctx])
@@ -190,7 +191,7 @@ type convDef struct {
 	// guards are the conversation's guardrails, compaction its
 	// compaction (each agent's own come after them).
 	guards     []swarm.Guardrail
-	compaction *swarm.Compaction
+	compaction *compact.Config
 }
 
 func (cd *convDef) policy(agent string) HistoryPolicy {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -123,7 +124,7 @@ type TeamSpec struct {
 	// Compaction keeps each member's history within its model's context
 	// window (the lead's Agent.Compaction and a Teammate's Compaction
 	// win).
-	Compaction *swarm.Compaction
+	Compaction *compact.Config
 	// Guardrails check every member's steps (see [swarm.Guardrail]); the lead's
 	// Agent.Guardrails and a Teammate's Guardrails come after them. The
 	// input point checks the lead's user messages and a teammate's prompt.
@@ -152,7 +153,7 @@ type Teammate struct {
 	PlanApproval bool
 	// Compaction keeps the teammate's history within its model's
 	// context window (nil: the team's).
-	Compaction *swarm.Compaction
+	Compaction *compact.Config
 	// Guardrails check the teammate's steps, after the team's.
 	Guardrails []swarm.Guardrail
 }
@@ -186,7 +187,7 @@ type teamDef struct {
 	maxWakes   int
 	maxTurns   int
 	maxMembers int
-	compaction *swarm.Compaction
+	compaction *compact.Config
 	guardrails []swarm.Guardrail
 	// vals caches values of members' start records, by valKey.
 	vals sync.Map

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/model"
 )
 
@@ -323,7 +324,7 @@ func WithHooks(h swarm.Hooks) Option { return func(s *swarm.Spec) { s.Hooks = h 
 
 // WithCompaction keeps the history of every agent the workflow runs
 // within its model's context window (see swarm.Spec.Compaction).
-func WithCompaction(c *swarm.Compaction) Option { return func(s *swarm.Spec) { s.Compaction = c } }
+func WithCompaction(c *compact.Config) Option { return func(s *swarm.Spec) { s.Compaction = c } }
 
 // Define is [New] for workflows defined in Go code, where a mistake is a
 // bug: it panics on one.

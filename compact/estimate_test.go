@@ -1,4 +1,4 @@
-package swarm
+package compact
 
 import (
 	"strings"
@@ -14,7 +14,7 @@ func TestEstimateCountsParts(t *testing.T) {
 	img := []model.Message{{Role: model.RoleUser, Content: "look", Parts: []model.Part{
 		{Type: model.PartImage, MediaType: "image/png", Blob: strings.Repeat("ab", 32), Size: 2 << 20},
 	}}}
-	if d := estimate("", nil, img) - estimate("", nil, text); d != 1600 {
+	if d := Estimate("", nil, img) - Estimate("", nil, text); d != 1600 {
 		t.Errorf("an image of unknown size adds %d tokens, want 1600", d)
 	}
 }

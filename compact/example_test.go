@@ -1,4 +1,4 @@
-package swarm_test
+package compact_test
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/model/scripted"
 )
 
 // A swarm whose history outgrows a small window has it summarized: the
 // summary is a model call (by "<agent>_compact") journaled as a compacted
 // event, and the requests stay within the window.
-func ExampleCompaction() {
+func ExampleConfig() {
 	pad := strings.Repeat("data ", 100)
 	var steps []scripted.Step
 	for range 6 {
@@ -26,7 +27,7 @@ func ExampleCompaction() {
 	})
 	fetch := swarm.NewTool("fetch", "Fetches a page", func(context.Context, struct{}) (string, error) { return pad, nil })
 	reporter := swarm.Define[string, string]("reporter", "Writes reports", func(string) swarm.Spec {
-		return swarm.Spec{Tools: []swarm.Tool{fetch}, Compaction: &swarm.Compaction{Window: 1000, Trigger: 0.6, Keep: 1}}
+		return swarm.Spec{Tools: []swarm.Tool{fetch}, Compaction: &compact.Config{Window: 1000, Trigger: 0.6, Keep: 1}}
 	})
 	rt, _ := swarm.New(swarm.Config{Model: m})
 	defer rt.Close()
