@@ -19,6 +19,11 @@ var strategyPackages = []string{"adaptive", "team", "workflow", "conversation"}
 // swarm.Delegation, as a user's package could be.
 var publicAPIPackages = []string{"absorb"}
 
+// leafPackages hold types a user writes against and the engine applies:
+// they depend on neither the root package nor anything that does, so a
+// program (or a tool) can use them without the engine.
+var leafPackages = []string{"guardrail"}
+
 // The module's layout rules: every package says what it is for, and no
 // strategy package (nor any package built on the public API) reaches into
 // the module's internal packages.
@@ -45,6 +50,14 @@ func TestLayout(t *testing.T) {
 			t.Errorf("package %s has no doc comment saying what it is for", p.ImportPath)
 		}
 		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		if slices.Contains(leafPackages, rel) {
+			seen[rel] = true
+			for _, d := range p.Deps {
+				if d == module || strings.HasPrefix(d, module+"/internal/") {
+					t.Errorf("package %s imports %s: it is a leaf of the module", rel, d)
+				}
+			}
+		}
 		for _, s := range append(slices.Clone(strategyPackages), publicAPIPackages...) {
 			if rel != s {
 				continue
@@ -57,7 +70,7 @@ func TestLayout(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range publicAPIPackages {
+	for _, s := range append(slices.Clone(publicAPIPackages), leafPackages...) {
 		if !seen[s] {
 			t.Errorf("package %s, built on the public API, is missing", s)
 		}

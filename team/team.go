@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -123,10 +124,10 @@ type TeamSpec struct {
 	// window (the lead's Agent.Compaction and a Teammate's Compaction
 	// win).
 	Compaction *swarm.Compaction
-	// Guardrails check every member's steps (see [swarm.Guardrail]); the lead's
+	// Guardrails check every member's steps (see [guardrail.Guardrail]); the lead's
 	// Agent.Guardrails and a Teammate's Guardrails come after them. The
 	// input point checks the lead's user messages and a teammate's prompt.
-	Guardrails []swarm.Guardrail
+	Guardrails []guardrail.Guardrail
 }
 
 // Teammate is a member of a team other than its lead.
@@ -153,7 +154,7 @@ type Teammate struct {
 	// context window (nil: the team's).
 	Compaction *swarm.Compaction
 	// Guardrails check the teammate's steps, after the team's.
-	Guardrails []swarm.Guardrail
+	Guardrails []guardrail.Guardrail
 }
 
 // defaultTeammateInstructions is the system prompt of a teammate without
@@ -186,7 +187,7 @@ type teamDef struct {
 	maxTurns   int
 	maxMembers int
 	compaction *swarm.Compaction
-	guardrails []swarm.Guardrail
+	guardrails []guardrail.Guardrail
 	// vals caches values of members' start records, by valKey.
 	vals sync.Map
 }

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/guardrail"
 )
 
 // Step is a typed part of a workflow that turns an In into an Out, durably:
@@ -320,7 +321,7 @@ type Option func(*swarm.Spec)
 
 // WithGuardrails checks every agent the workflow runs with gs (see
 // swarm.Spec.Guardrails).
-func WithGuardrails(gs ...swarm.Guardrail) Option {
+func WithGuardrails(gs ...guardrail.Guardrail) Option {
 	return func(s *swarm.Spec) { s.Guardrails = append(s.Guardrails, gs...) }
 }
 
