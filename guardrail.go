@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strconv"
 
@@ -78,27 +77,12 @@ func guardReason(g *guardrail.Guardrail, v guardrail.Verdict) string {
 	return clip("guardrail "+g.Name+": "+msg, 2000)
 }
 
-// runCheck runs one guardrail, turning an error or a panic into a
-// tripwire and an unknown action into a tripwire too (fail closed).
-func (r *runner) runCheck(ctx context.Context, g *guardrail.Guardrail, c guardrail.Check) (v guardrail.Verdict) {
+// runCheck decides one step with g (see [guardrail.Guardrail.Decide]),
+// in a span of its own.
+func (r *runner) runCheck(ctx context.Context, g *guardrail.Guardrail, c guardrail.Check) guardrail.Verdict {
 	ctx, end := r.traceGuard(ctx, g, c)
-	defer func() {
-		if p := recover(); p != nil {
-			v = guardrail.Verdict{Action: guardrail.Tripwire, Message: fmt.Sprintf("check panicked: %v\n%s", p, debug.Stack())}
-		}
-		end(v)
-	}()
-	v, err := g.Check(ctx, c)
-	if err != nil {
-		return guardrail.Verdict{Action: guardrail.Tripwire, Message: "check failed: " + err.Error()}
-	}
-	switch v.Action {
-	case guardrail.Allow, guardrail.Reject, guardrail.Tripwire, guardrail.Pause:
-	case "":
-		v.Action = guardrail.Allow
-	default:
-		return guardrail.Verdict{Action: guardrail.Tripwire, Message: fmt.Sprintf("unknown verdict %q", v.Action)}
-	}
+	v := g.Decide(ctx, c)
+	end(v)
 	return v
 }
 

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"github.com/swarmrt/swarm/model"
@@ -168,6 +169,30 @@ func (g *Guardrail) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Decide runs g's Check on c and returns its verdict, failing closed: an
+// error or a panic of Check, or an action other than those above, is a
+// Tripwire whose message says what went wrong; an empty action is Allow.
+// The engine decides every step with it.
+func (g *Guardrail) Decide(ctx context.Context, c Check) (v Verdict) {
+	defer func() {
+		if p := recover(); p != nil {
+			v = Verdict{Action: Tripwire, Message: fmt.Sprintf("check panicked: %v\n%s", p, debug.Stack())}
+		}
+	}()
+	v, err := g.Check(ctx, c)
+	if err != nil {
+		return Verdict{Action: Tripwire, Message: "check failed: " + err.Error()}
+	}
+	switch v.Action {
+	case Allow, Reject, Tripwire, Pause:
+	case "":
+		v.Action = Allow
+	default:
+		return Verdict{Action: Tripwire, Message: fmt.Sprintf("unknown verdict %q", v.Action)}
+	}
+	return v
 }
 
 // badNameRune reports a rune a guardrail's name may not hold.

@@ -3,6 +3,7 @@ package guardrail_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -66,6 +67,36 @@ func TestWireFormat(t *testing.T) {
 	for a, want := range map[guardrail.Action]string{guardrail.Allow: "allow", guardrail.Reject: "reject", guardrail.Tripwire: "tripwire", guardrail.Pause: "pause"} {
 		if string(a) != want {
 			t.Errorf("action %q, want %q", a, want)
+		}
+	}
+}
+
+// Decide fails closed: a check's error, panic or unknown action trips,
+// saying why; an empty action allows; the four actions pass as they are.
+func TestDecide(t *testing.T) {
+	decide := func(check func(context.Context, guardrail.Check) (guardrail.Verdict, error)) guardrail.Verdict {
+		g := guardrail.Guardrail{Name: "g", Points: []guardrail.Point{guardrail.Output}, Check: check}
+		return g.Decide(context.Background(), guardrail.Check{Point: guardrail.Output})
+	}
+	verdict := func(v guardrail.Verdict, err error) func(context.Context, guardrail.Check) (guardrail.Verdict, error) {
+		return func(context.Context, guardrail.Check) (guardrail.Verdict, error) { return v, err }
+	}
+	for _, tc := range []struct {
+		name  string
+		check func(context.Context, guardrail.Check) (guardrail.Verdict, error)
+		want  guardrail.Action
+		msg   string // the start of the message
+	}{
+		{"error", verdict(guardrail.Verdict{Action: guardrail.Allow}, errors.New("down")), guardrail.Tripwire, "check failed: down"},
+		{"panic", func(context.Context, guardrail.Check) (guardrail.Verdict, error) { panic("boom") }, guardrail.Tripwire, "check panicked: boom\n"},
+		{"unknown", verdict(guardrail.Verdict{Action: "maybe"}, nil), guardrail.Tripwire, `unknown verdict "maybe"`},
+		{"empty", verdict(guardrail.Verdict{}, nil), guardrail.Allow, ""},
+		{"reject", verdict(guardrail.Verdict{Action: guardrail.Reject, Message: "no"}, nil), guardrail.Reject, "no"},
+		{"pause", verdict(guardrail.Verdict{Action: guardrail.Pause, Message: "ask"}, nil), guardrail.Pause, "ask"},
+	} {
+		v := decide(tc.check)
+		if v.Action != tc.want || !strings.HasPrefix(v.Message, tc.msg) || (tc.msg == "" && v.Message != "") {
+			t.Errorf("%s: verdict %+v, want %s with a message starting %q", tc.name, v, tc.want, tc.msg)
 		}
 	}
 }
