@@ -1,6 +1,9 @@
 package swarm
 
-import "github.com/swarmrt/swarm/compact"
+import (
+	"github.com/swarmrt/swarm/compact"
+	"github.com/swarmrt/swarm/guardrail"
+)
 
 // DefaultMaxTurns bounds the rounds of a swarm or agent that sets none. A
 // round is one model response plus the execution of its tool calls.
@@ -34,8 +37,8 @@ type Agent struct {
 	// Hooks observe this agent's tool calls, handoffs and errors.
 	Hooks Hooks
 	// Guardrails check this agent's steps, after the swarm's (see
-	// [Guardrail]).
-	Guardrails []Guardrail
+	// [guardrail.Guardrail]).
+	Guardrails []guardrail.Guardrail
 	// Compaction keeps this agent's history within its model's context
 	// window (nil: the swarm's setting).
 	Compaction *compact.Config

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -239,11 +240,11 @@ func (r *runner) surfacedPause(ctx context.Context, rd *round, key string, c mod
 	return ev
 }
 
-// settleChild records a swarm handoff's outcome, once the GuardHandoffResult
+// settleChild records a swarm handoff's outcome, once the HandoffResult
 // guardrails have checked it, adding the child's usage to this run's.
 // childID is empty when no child run was created.
 func (r *runner) settleChild(ctx context.Context, rd *round, key string, c model.ToolCall, ct *childTarget, childID, output string, isError bool, usage *model.Usage) callResult {
-	output, isError, stop, pause := r.guardResult(ctx, rd.ap, key, GuardHandoffResult, c, ct.swarm, output, isError)
+	output, isError, stop, pause := r.guardResult(ctx, rd.ap, key, guardrail.HandoffResult, c, ct.swarm, output, isError)
 	if stop != nil {
 		return *stop
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/swarmrt/swarm/compact"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -30,7 +31,7 @@ type Acting struct {
 	// if zero).
 	MaxTurns int
 	// Guardrails check its steps before the agent's own.
-	Guardrails []Guardrail
+	Guardrails []guardrail.Guardrail
 	// Compaction keeps its history within its window when the agent has
 	// no compaction of its own.
 	Compaction *compact.Config

@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/swarmrt/swarm/compact"
+	"github.com/swarmrt/swarm/guardrail"
 )
 
 // Definitions of agent runs: a kind of run whose runs are each one agent
@@ -29,7 +30,7 @@ type AgentRun struct {
 	// (DefaultMaxTurns if zero).
 	MaxTurns int
 	// Guardrails check the run's steps before the agent's own.
-	Guardrails []Guardrail
+	Guardrails []guardrail.Guardrail
 	// Compaction is the run's when the agent has none of its own.
 	Compaction *compact.Config
 	// Strategy drives the run.
@@ -49,7 +50,7 @@ func (ar AgentRun) Check() error {
 
 // resolve adds ar's guardrails and compaction to ap.
 func (ar AgentRun) resolve(ap *agentPlan) (*agentPlan, error) {
-	for _, gs := range [][]Guardrail{ar.Guardrails, ar.Agent.Guardrails} {
+	for _, gs := range [][]guardrail.Guardrail{ar.Guardrails, ar.Agent.Guardrails} {
 		if err := ap.addGuards(gs); err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -138,7 +139,7 @@ func (d *Driver) CheckInput(ctx context.Context, key, text string) (string, erro
 	}
 	v, g, out, stop := d.r.guardText(ctx, d.root(), key, text)
 	switch {
-	case !stop && v.Action == Reject:
+	case !stop && v.Action == guardrail.Reject:
 		return guardReason(g, v), nil
 	case !stop:
 		return "", nil

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/swarmrt/swarm/compact"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -361,7 +362,7 @@ func (r *runner) modelStepWith(ctx context.Context, ap *agentPlan, tkey string, 
 			return nil, err
 		}
 	}
-	if len(ap.guards.at(GuardOutput)) > 0 {
+	if len(ap.guards.at(guardrail.Output)) > 0 {
 		return r.guardedModelStep(ctx, ap, tkey, turn, msgs, x)
 	}
 	return r.modelCall(ctx, ap, tkey+"/model", turn, msgs, nil, x)
@@ -433,7 +434,7 @@ func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn 
 			if err := r.recordResponse(ctx, ap, key, turn, call, requestHash(req), resp, og, x); err != nil {
 				return nil, err
 			}
-			if og != nil && og.verdict.Action == Allow {
+			if og != nil && og.verdict.Action == guardrail.Allow {
 				for _, ev := range og.held {
 					r.rt.live.publish(r.id, ev)
 				}
@@ -505,8 +506,8 @@ func (r *runner) recordResponse(ctx context.Context, ap *agentPlan, key string, 
 		u.AckMail = x.ackMail
 	}
 	evs = append(evs, Event{Type: EventModelResponse, Key: key, Agent: ap.name, Turn: turn, Call: call, Text: resp.Message.Content, ToolCalls: calls, Usage: &usage, RequestHash: hash})
-	hold := og == nil || og.verdict.Action == Allow
-	if og == nil || og.verdict.Action == Allow || og.verdict.Action == Pause {
+	hold := og == nil || og.verdict.Action == guardrail.Allow
+	if og == nil || og.verdict.Action == guardrail.Allow || og.verdict.Action == guardrail.Pause {
 		tkey := key[:strings.LastIndex(key, "/model")]
 		var agent string
 		evs, agent = r.announce(ctx, ap, tkey, calls, evs)
@@ -949,7 +950,7 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 			output, isError = "error: agent "+target+" failed: "+sub.reason, true
 		}
 	}
-	output, isError, stop, pause := r.guardResult(ctx, ap, key, GuardHandoffResult, c, target, output, isError)
+	output, isError, stop, pause := r.guardResult(ctx, ap, key, guardrail.HandoffResult, c, target, output, isError)
 	if stop != nil {
 		return *stop
 	}

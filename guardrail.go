@@ -5,151 +5,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strconv"
 
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
 
-// GuardPoint names where in a run a guardrail checks.
-type GuardPoint string
-
-// The points a guardrail can check.
-const (
-	// GuardInput checks the run's input before the first model call and,
-	// in a conversation or a team's lead, each user message before it is
-	// answered (a rejected message gets a failed turn as its answer).
-	GuardInput GuardPoint = "input"
-	// GuardOutput checks each model response of the agents it guards
-	// (text and tool calls), the final output included, before the
-	// response is acted on.
-	GuardOutput GuardPoint = "output"
-	// GuardToolCall checks a tool call before the tool runs.
-	GuardToolCall GuardPoint = "tool_call"
-	// GuardToolResult checks a tool's result before the model sees it.
-	GuardToolResult GuardPoint = "tool_result"
-	// GuardHandoff checks a handoff (to an agent or a swarm) before it
-	// starts.
-	GuardHandoff GuardPoint = "handoff"
-	// GuardHandoffResult checks what an agent or a swarm handed off to
-	// returns before the delegating model sees it.
-	GuardHandoffResult GuardPoint = "handoff_result"
-)
-
-// Action is what a guardrail decides.
-type Action string
-
-// The actions of a [Verdict].
-const (
-	// Allow lets the step proceed.
-	Allow Action = "allow"
-	// Reject refuses the step but lets the run go on: a rejected model
-	// response is answered with the verdict's message and the model gets
-	// another attempt (at most [MaxGuardRetries] in a row); a rejected
-	// tool call or handoff gets the message as its error result; a
-	// rejected result is replaced by the message as an error result. A
-	// rejected input fails the run (there is no model turn to give); a
-	// rejected user message of a conversation or a team's lead is
-	// answered with a failed turn whose reason is the rejection.
-	Reject Action = "reject"
-	// Tripwire fails the run at once with the reason
-	// "guardrail <name>: <message>".
-	Tripwire Action = "tripwire"
-	// Pause pauses the run for a human, with the reason
-	// "guardrail <name>: <message>". Resuming it approves the step, which
-	// then proceeds as if allowed.
-	Pause Action = "pause"
-)
-
-// MaxGuardRetries is how many rejected responses in a row one model step
-// may have before the run fails with the last rejection's reason.
-const MaxGuardRetries = 3
-
-// Verdict is a guardrail's decision.
-type Verdict struct {
-	Action Action `json:"verdict"`
-	// Message explains a verdict other than Allow (to the model for
-	// Reject, in the run's reason otherwise).
-	Message string `json:"message,omitempty"`
-}
-
-// GuardCheck is what a guardrail looks at. The fields used depend on Point.
-type GuardCheck struct {
-	Point GuardPoint `json:"point"`
-	RunID string     `json:"run_id"`
-	// Agent is the agent whose step is checked (the swarm's id for its
-	// orchestrator).
-	Agent string `json:"agent"`
-	// Text is the input (GuardInput, as text), the response's text
-	// (GuardOutput), the tool's or handoff's output (the result points)
-	// or the handoff's request (GuardHandoff).
-	Text string `json:"text,omitempty"`
-	// ToolCalls are the response's tool calls (GuardOutput).
-	ToolCalls []model.ToolCall `json:"tool_calls,omitempty"`
-	// Tool, CallID and Arguments describe the call (the tool and handoff
-	// points).
-	Tool      string          `json:"tool,omitempty"`
-	CallID    string          `json:"call_id,omitempty"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// Target is the agent or swarm of a handoff.
-	Target string `json:"target,omitempty"`
-	// IsError marks an error result (the result points).
-	IsError bool `json:"is_error,omitempty"`
-
-	// Parts are the images, files and audio of the input (GuardInput, the
-	// run's input) or of a tool's result (GuardToolResult); a part kept as
-	// a blob has its hash and size but not its bytes. A guardrail can
-	// reject a step for its parts' types, sizes or names.
-	Parts []model.Part `json:"parts,omitempty"`
-}
-
-// Guardrail is a check of a run's steps: a Go function, or a command
-// defined in swarm.yaml. Guardrails of a [Spec] guard every agent of the
-// run; guardrails of an [Agent] guard that agent only (after the swarm's).
-//
-// Each verdict is journaled as a guardrail event before the step it
-// decides proceeds, so a recovered run never checks a recorded step again.
-// A check that returns an error trips the run (it fails closed).
-type Guardrail struct {
-	// Name identifies the guardrail in events, reasons and spans.
-	Name string
-	// Points are where it checks (see [GuardPoint]).
-	Points []GuardPoint
-	// Check decides on one step. It must be safe for concurrent use
-	// (the tool calls of one response are checked in parallel).
-	Check func(ctx context.Context, c GuardCheck) (Verdict, error)
-}
+// The engine's side of guardrails (their types are in package guardrail):
+// each agent's guardrails by point, the checks of a run's steps, and the
+// verdicts journaled before the steps they decide proceed.
 
 // guards are an agent's guardrails by point, in order.
-type guards map[GuardPoint][]*Guardrail
+type guards map[guardrail.Point][]*guardrail.Guardrail
 
-func (g guards) at(p GuardPoint) []*Guardrail { return g[p] }
-
-// checkGuardrail validates a guardrail's definition.
-func checkGuardrail(g *Guardrail) error {
-	if err := checkName(g.Name); err != nil {
-		return fmt.Errorf("%w: guardrail: %w", ErrInvalid, err)
-	}
-	if g.Check == nil {
-		return fmt.Errorf("%w: guardrail %s has no Check function", ErrInvalid, g.Name)
-	}
-	if len(g.Points) == 0 {
-		return fmt.Errorf("%w: guardrail %s checks no point", ErrInvalid, g.Name)
-	}
-	for _, p := range g.Points {
-		switch p {
-		case GuardInput, GuardOutput, GuardToolCall, GuardToolResult, GuardHandoff, GuardHandoffResult:
-		default:
-			return fmt.Errorf("%w: guardrail %s: unknown point %q", ErrInvalid, g.Name, p)
-		}
-	}
-	return nil
-}
+func (g guards) at(p guardrail.Point) []*guardrail.Guardrail { return g[p] }
 
 // planGuards gives each agent of p the swarm's guardrails and its own.
-func (p *plan) planGuards(swarmGuards []Guardrail) error {
+func (p *plan) planGuards(swarmGuards []guardrail.Guardrail) error {
 	if err := p.root.addGuards(swarmGuards); err != nil {
 		return err
 	}
@@ -167,11 +41,11 @@ func (p *plan) planGuards(swarmGuards []Guardrail) error {
 }
 
 // addGuards adds gs to ap's guardrails, after those it has.
-func (ap *agentPlan) addGuards(gs []Guardrail) error {
+func (ap *agentPlan) addGuards(gs []guardrail.Guardrail) error {
 	for i := range gs {
 		g := &gs[i]
-		if err := checkGuardrail(g); err != nil {
-			return err
+		if err := g.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		if ap.guards == nil {
 			ap.guards = guards{}
@@ -179,7 +53,7 @@ func (ap *agentPlan) addGuards(gs []Guardrail) error {
 		for _, pt := range g.Points {
 			// A guardrail named twice (by the swarm and the agent)
 			// checks once: its verdicts are journaled by name.
-			if !slices.ContainsFunc(ap.guards[pt], func(o *Guardrail) bool { return o.Name == g.Name }) {
+			if !slices.ContainsFunc(ap.guards[pt], func(o *guardrail.Guardrail) bool { return o.Name == g.Name }) {
 				ap.guards[pt] = append(ap.guards[pt], g)
 			}
 		}
@@ -195,7 +69,7 @@ type guardError struct{ reason string }
 
 func (e *guardError) Error() string { return e.reason }
 
-func guardReason(g *Guardrail, v Verdict) string {
+func guardReason(g *guardrail.Guardrail, v guardrail.Verdict) string {
 	msg := v.Message
 	if msg == "" {
 		msg = string(v.Action)
@@ -203,59 +77,44 @@ func guardReason(g *Guardrail, v Verdict) string {
 	return clip("guardrail "+g.Name+": "+msg, 2000)
 }
 
-// runCheck runs one guardrail, turning an error or a panic into a
-// tripwire and an unknown action into a tripwire too (fail closed).
-func (r *runner) runCheck(ctx context.Context, g *Guardrail, c GuardCheck) (v Verdict) {
+// runCheck decides one step with g (see [guardrail.Guardrail.Decide]),
+// in a span of its own.
+func (r *runner) runCheck(ctx context.Context, g *guardrail.Guardrail, c guardrail.Check) guardrail.Verdict {
 	ctx, end := r.traceGuard(ctx, g, c)
-	defer func() {
-		if p := recover(); p != nil {
-			v = Verdict{Action: Tripwire, Message: fmt.Sprintf("check panicked: %v\n%s", p, debug.Stack())}
-		}
-		end(v)
-	}()
-	v, err := g.Check(ctx, c)
-	if err != nil {
-		return Verdict{Action: Tripwire, Message: "check failed: " + err.Error()}
-	}
-	switch v.Action {
-	case Allow, Reject, Tripwire, Pause:
-	case "":
-		v.Action = Allow
-	default:
-		return Verdict{Action: Tripwire, Message: fmt.Sprintf("unknown verdict %q", v.Action)}
-	}
+	v := g.Decide(ctx, c)
+	end(v)
 	return v
 }
 
 // verdictEvent is the journal record of a verdict.
-func verdictEvent(key, agent string, g *Guardrail, c GuardCheck, v Verdict) Event {
+func verdictEvent(key, agent string, g *guardrail.Guardrail, c guardrail.Check, v guardrail.Verdict) Event {
 	return Event{Type: EventGuardrail, Key: key, Agent: agent, Guardrail: g.Name, Kind: string(c.Point), Verdict: string(v.Action),
 		Reason: v.Message, Tool: c.Tool, CallID: c.CallID, Target: c.Target}
 }
 
 // recordedVerdict returns the verdict at point pt journaled under key, if
 // any.
-func (r *runner) recordedVerdict(key string, pt GuardPoint) (Verdict, bool, error) {
+func (r *runner) recordedVerdict(key string, pt guardrail.Point) (guardrail.Verdict, bool, error) {
 	rec, ok := r.recorded[key]
 	if !ok {
-		return Verdict{}, false, nil
+		return guardrail.Verdict{}, false, nil
 	}
 	ev, err := decodeEvent(rec)
 	if err != nil {
-		return Verdict{}, false, &storeError{err}
+		return guardrail.Verdict{}, false, &storeError{err}
 	}
 	if ev.Kind != string(pt) {
-		return Verdict{}, false, nil
+		return guardrail.Verdict{}, false, nil
 	}
-	return Verdict{Action: Action(ev.Verdict), Message: ev.Reason}, true, nil
+	return guardrail.Verdict{Action: guardrail.Action(ev.Verdict), Message: ev.Reason}, true, nil
 }
 
 // verdictKey is the journal key of g's verdict at point pt of a step whose
 // verdicts go under prefix ("<step>/guard/"). A result's verdict has a key
 // of its own ("<step>/guard/<name>/result"): one guardrail may check both
 // a call and its result, which share the step's key.
-func verdictKey(prefix string, g *Guardrail, pt GuardPoint) string {
-	if pt == GuardToolResult || pt == GuardHandoffResult {
+func verdictKey(prefix string, g *guardrail.Guardrail, pt guardrail.Point) string {
+	if pt == guardrail.ToolResult || pt == guardrail.HandoffResult {
 		return prefix + g.Name + "/result"
 	}
 	return prefix + g.Name
@@ -267,7 +126,7 @@ func verdictKey(prefix string, g *Guardrail, pt GuardPoint) string {
 // verdict is appended before the next check; a recorded verdict is
 // reused, never checked again. A Pause whose answer the journal holds
 // counts as Allow (a human approved).
-func (r *runner) judge(ctx context.Context, ap *agentPlan, prefix string, c GuardCheck) (Verdict, *Guardrail, string, error) {
+func (r *runner) judge(ctx context.Context, ap *agentPlan, prefix string, c guardrail.Check) (guardrail.Verdict, *guardrail.Guardrail, string, error) {
 	for _, g := range ap.guards.at(c.Point) {
 		key := verdictKey(prefix, g, c.Point)
 		v, ok, err := r.recordedVerdict(key, c.Point)
@@ -280,28 +139,28 @@ func (r *runner) judge(ctx context.Context, ap *agentPlan, prefix string, c Guar
 			}
 		}
 		if err != nil {
-			return Verdict{}, nil, "", err
+			return guardrail.Verdict{}, nil, "", err
 		}
 		if !ok {
 			v = r.runCheck(ctx, g, c)
 			if err := r.append(ctx, []Event{verdictEvent(key, ap.name, g, c, v)}, store.Update{}, ap); err != nil {
-				return Verdict{}, nil, "", err
+				return guardrail.Verdict{}, nil, "", err
 			}
 		}
-		if v.Action == Pause {
+		if v.Action == guardrail.Pause {
 			if _, answered := r.recorded[key+"/pause/resumed"]; answered {
 				continue
 			}
 		}
-		if v.Action != Allow {
+		if v.Action != guardrail.Allow {
 			return v, g, key, nil
 		}
 	}
-	return Verdict{Action: Allow}, nil, "", nil
+	return guardrail.Verdict{Action: guardrail.Allow}, nil, "", nil
 }
 
 // guardPause is the pause event of a Pause verdict journaled under key.
-func guardPause(key string, ap *agentPlan, g *Guardrail, v Verdict) *Event {
+func guardPause(key string, ap *agentPlan, g *guardrail.Guardrail, v guardrail.Verdict) *Event {
 	return &Event{Type: EventPaused, Key: key + "/pause", Agent: ap.name, Kind: guardrailKind, Reason: guardReason(g, v),
 		Context: "Resume to approve the step; stop the run to refuse it."}
 }
@@ -312,7 +171,7 @@ const guardrailKind = "guardrail"
 // guardInput checks the run's input once, before its strategy starts.
 func (r *runner) guardInput(ctx context.Context) (outcome, bool) {
 	v, g, out, stop := r.guardText(ctx, r.plan.root, "input", r.info.inputText(r.input), r.parts...)
-	if v.Action == Reject {
+	if v.Action == guardrail.Reject {
 		return outcome{kind: failed, reason: guardReason(g, v), abort: true}, true
 	}
 	return out, stop
@@ -322,18 +181,18 @@ func (r *runner) guardInput(ctx context.Context) (outcome, bool) {
 // verdicts are journaled under key+"/guard/". stop reports an outcome that
 // ends the drive: an error, a pause (journaled here) or a tripwire; else
 // the verdict is Allow or Reject (with its guardrail).
-func (r *runner) guardText(ctx context.Context, ap *agentPlan, key, text string, parts ...model.Part) (Verdict, *Guardrail, outcome, bool) {
-	if len(ap.guards.at(GuardInput)) == 0 {
-		return Verdict{Action: Allow}, nil, outcome{}, false
+func (r *runner) guardText(ctx context.Context, ap *agentPlan, key, text string, parts ...model.Part) (guardrail.Verdict, *guardrail.Guardrail, outcome, bool) {
+	if len(ap.guards.at(guardrail.Input)) == 0 {
+		return guardrail.Verdict{Action: guardrail.Allow}, nil, outcome{}, false
 	}
-	c := GuardCheck{Point: GuardInput, RunID: r.id, Agent: ap.name, Text: text, Parts: parts}
+	c := guardrail.Check{Point: guardrail.Input, RunID: r.id, Agent: ap.name, Text: text, Parts: parts}
 	v, g, vkey, err := r.judge(ctx, ap, key+"/guard/", c)
 	switch {
 	case err != nil:
 		return v, g, outcome{kind: interrupted, err: err}, true
-	case v.Action == Allow, v.Action == Reject:
+	case v.Action == guardrail.Allow, v.Action == guardrail.Reject:
 		return v, g, outcome{}, false
-	case v.Action == Pause:
+	case v.Action == guardrail.Pause:
 		ev := guardPause(vkey, ap, g, v)
 		if _, waiting := r.recorded[ev.Key]; !waiting {
 			if err := r.append(ctx, []Event{*ev}, store.Update{State: store.Paused, Reason: ev.Reason}, ap); err != nil {
@@ -349,16 +208,16 @@ func (r *runner) guardText(ctx context.Context, ap *agentPlan, key, text string,
 // reports that res is the call's outcome.
 func (r *runner) guardCall(ctx context.Context, rd *round, key string, c model.ToolCall) (res callResult, stop bool) {
 	ap := rd.ap
-	pt, target := GuardToolCall, ""
+	pt, target := guardrail.ToolCall, ""
 	if t, ok := ap.handoffs[c.Name]; ok {
-		pt, target = GuardHandoff, t
+		pt, target = guardrail.Handoff, t
 	} else if ct, ok := ap.children[c.Name]; ok {
-		pt, target = GuardHandoff, ct.swarm
+		pt, target = guardrail.Handoff, ct.swarm
 	}
 	if len(ap.guards.at(pt)) == 0 {
 		return callResult{}, false
 	}
-	check := GuardCheck{Point: pt, RunID: r.id, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: c.Arguments, Target: target}
+	check := guardrail.Check{Point: pt, RunID: r.id, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: c.Arguments, Target: target}
 	if target != "" {
 		var args struct {
 			Request string `json:"request"`
@@ -370,15 +229,15 @@ func (r *runner) guardCall(ctx context.Context, rd *round, key string, c model.T
 	switch {
 	case err != nil:
 		return callResult{err: err}, true
-	case v.Action == Allow:
+	case v.Action == guardrail.Allow:
 		return callResult{}, false
-	case v.Action == Reject:
+	case v.Action == guardrail.Reject:
 		what := "call"
 		if target != "" {
 			what = "handoff"
 		}
 		return r.recordResult(ctx, rd, key, c, "error: guardrail "+g.Name+" rejected this "+what+": "+v.Message, true), true
-	case v.Action == Pause:
+	case v.Action == guardrail.Pause:
 		return callResult{childPause: guardPause(vkey, ap, g, v)}, true
 	}
 	return callResult{abort: guardReason(g, v)}, true
@@ -388,33 +247,33 @@ func (r *runner) guardCall(ctx context.Context, rd *round, key string, c model.T
 // as the call's result. It returns the output to record, and an outcome
 // other than recording it (a tripwire), if any; pause is the pause to
 // surface once the result is recorded.
-func (r *runner) guardResult(ctx context.Context, ap *agentPlan, key string, pt GuardPoint, c model.ToolCall, target, output string, isError bool, parts ...model.Part) (string, bool, *callResult, *Event) {
+func (r *runner) guardResult(ctx context.Context, ap *agentPlan, key string, pt guardrail.Point, c model.ToolCall, target, output string, isError bool, parts ...model.Part) (string, bool, *callResult, *Event) {
 	if len(ap.guards.at(pt)) == 0 {
 		return output, isError, nil, nil
 	}
-	check := GuardCheck{Point: pt, RunID: r.id, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: c.Arguments, Target: target, Text: output, IsError: isError, Parts: parts}
+	check := guardrail.Check{Point: pt, RunID: r.id, Agent: ap.name, Tool: c.Name, CallID: c.ID, Arguments: c.Arguments, Target: target, Text: output, IsError: isError, Parts: parts}
 	v, g, vkey, err := r.judge(ctx, ap, key+"/guard/", check)
 	switch {
 	case err != nil:
 		return "", false, &callResult{err: err}, nil
-	case v.Action == Allow:
+	case v.Action == guardrail.Allow:
 		return output, isError, nil, nil
-	case v.Action == Reject:
+	case v.Action == guardrail.Reject:
 		return "error: guardrail " + g.Name + " rejected the result: " + v.Message, true, nil, nil
-	case v.Action == Pause:
+	case v.Action == guardrail.Pause:
 		return output, isError, nil, guardPause(vkey, ap, g, v)
 	}
 	return "", false, &callResult{abort: guardReason(g, v)}, nil
 }
 
-// recordGuarded records a tool's outcome after the GuardToolResult check.
+// recordGuarded records a tool's outcome after the guardrail.ToolResult check.
 func (r *runner) recordGuarded(ctx context.Context, rd *round, key string, c model.ToolCall, output string, isError bool, ci *callInfo) callResult {
 	var parts []model.Part
 	if ci != nil {
 		parts = ci.parts
 	}
 	given := output
-	output, isError, stop, pause := r.guardResult(ctx, rd.ap, key, GuardToolResult, c, "", output, isError, parts...)
+	output, isError, stop, pause := r.guardResult(ctx, rd.ap, key, guardrail.ToolResult, c, "", output, isError, parts...)
 	if stop != nil {
 		return *stop
 	}
@@ -428,12 +287,12 @@ func (r *runner) recordGuarded(ctx context.Context, rd *round, key string, c mod
 	return res
 }
 
-// outputGuard is the GuardOutput check of one model step attempt.
+// outputGuard is the guardrail.Output check of one model step attempt.
 type outputGuard struct {
 	hold bool // the swarm holds streamed text back until the check passes
 	// From the check (or the journal):
-	verdict Verdict
-	g       *Guardrail
+	verdict guardrail.Verdict
+	g       *guardrail.Guardrail
 	evs     []Event // verdicts to journal with the response
 	held    []Event // deltas held back
 }
@@ -441,12 +300,12 @@ type outputGuard struct {
 // check runs the output guardrails on resp, stopping at the first verdict
 // other than Allow. Verdicts go in og.evs, journaled with the response.
 func (og *outputGuard) check(ctx context.Context, r *runner, ap *agentPlan, key string, resp *model.Response) {
-	og.verdict, og.g, og.evs = Verdict{Action: Allow}, nil, nil
-	c := GuardCheck{Point: GuardOutput, RunID: r.id, Agent: ap.name, Text: resp.Message.Content, ToolCalls: resp.Message.ToolCalls}
-	for _, g := range ap.guards.at(GuardOutput) {
+	og.verdict, og.g, og.evs = guardrail.Verdict{Action: guardrail.Allow}, nil, nil
+	c := guardrail.Check{Point: guardrail.Output, RunID: r.id, Agent: ap.name, Text: resp.Message.Content, ToolCalls: resp.Message.ToolCalls}
+	for _, g := range ap.guards.at(guardrail.Output) {
 		v := r.runCheck(ctx, g, c)
 		og.evs = append(og.evs, verdictEvent(key+"/guard/"+g.Name, ap.name, g, c, v))
-		if v.Action != Allow {
+		if v.Action != guardrail.Allow {
 			og.verdict, og.g = v, g
 			return
 		}
@@ -455,13 +314,13 @@ func (og *outputGuard) check(ctx context.Context, r *runner, ap *agentPlan, key 
 
 // recall restores the verdicts recorded with the response under key.
 func (og *outputGuard) recall(r *runner, ap *agentPlan, key string) error {
-	og.verdict, og.g = Verdict{Action: Allow}, nil
-	for _, g := range ap.guards.at(GuardOutput) {
-		v, ok, err := r.recordedVerdict(key+"/guard/"+g.Name, GuardOutput)
+	og.verdict, og.g = guardrail.Verdict{Action: guardrail.Allow}, nil
+	for _, g := range ap.guards.at(guardrail.Output) {
+		v, ok, err := r.recordedVerdict(key+"/guard/"+g.Name, guardrail.Output)
 		if err != nil {
 			return err
 		}
-		if ok && v.Action != Allow {
+		if ok && v.Action != guardrail.Allow {
 			og.verdict, og.g = v, g
 			return nil
 		}
@@ -472,7 +331,7 @@ func (og *outputGuard) recall(r *runner, ap *agentPlan, key string) error {
 // guardedModelStep is modelStep for an agent with output guardrails: a
 // rejected response is journaled with its verdict and answered with the
 // rejection, and the model asked again (under tkey+"/model/retry<n>"),
-// at most MaxGuardRetries times; a tripwire fails the run; a pause waits
+// at most guardrail.MaxRetries times; a tripwire fails the run; a pause waits
 // for a human, whose resume approves the response.
 func (r *runner) guardedModelStep(ctx context.Context, ap *agentPlan, tkey string, turn int, msgs []model.Message, x *stepExtra) (*model.Response, error) {
 	for attempt := 0; ; attempt++ {
@@ -488,11 +347,11 @@ func (r *runner) guardedModelStep(ctx context.Context, ap *agentPlan, tkey strin
 		}
 		v, g := og.verdict, og.g
 		switch v.Action {
-		case Allow:
+		case guardrail.Allow:
 			return resp, nil
-		case Tripwire:
+		case guardrail.Tripwire:
 			return nil, &guardError{reason: guardReason(g, v)}
-		case Pause:
+		case guardrail.Pause:
 			pkey := key + "/guard/" + g.Name + "/pause"
 			if _, ok := r.recorded[pkey+"/resumed"]; ok {
 				return resp, nil
@@ -510,8 +369,8 @@ func (r *runner) guardedModelStep(ctx context.Context, ap *agentPlan, tkey strin
 			return nil, errGuardPaused
 		}
 		// Reject.
-		if attempt >= MaxGuardRetries {
-			return nil, &guardError{reason: guardReason(g, Verdict{Message: fmt.Sprintf("rejected %d responses in a row; the last: %s", attempt+1, v.Message)})}
+		if attempt >= guardrail.MaxRetries {
+			return nil, &guardError{reason: guardReason(g, guardrail.Verdict{Message: fmt.Sprintf("rejected %d responses in a row; the last: %s", attempt+1, v.Message)})}
 		}
 		msgs = append(slices0(msgs), resp.Message)
 		note := "Your reply was rejected by guardrail " + g.Name + ": " + v.Message

@@ -13,6 +13,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/conversation"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
@@ -39,23 +40,23 @@ func guardScript(extraFirst bool) scripted.Script {
 // once is a guardrail that returns v on its first check matching want and
 // Allow otherwise, and counts its checks.
 type once struct {
-	v      swarm.Verdict
-	match  func(c swarm.GuardCheck) bool
+	v      guardrail.Verdict
+	match  func(c guardrail.Check) bool
 	fired  atomic.Bool
 	checks atomic.Int64
 }
 
-func (o *once) guardrail(points ...swarm.GuardPoint) swarm.Guardrail {
-	return swarm.Guardrail{Name: "block", Points: points, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+func (o *once) guardrail(points ...guardrail.Point) guardrail.Guardrail {
+	return guardrail.Guardrail{Name: "block", Points: points, Check: func(_ context.Context, c guardrail.Check) (guardrail.Verdict, error) {
 		o.checks.Add(1)
 		if (o.match == nil || o.match(c)) && o.fired.CompareAndSwap(false, true) {
 			return o.v, nil
 		}
-		return swarm.Verdict{Action: swarm.Allow}, nil
+		return guardrail.Verdict{Action: guardrail.Allow}, nil
 	}}
 }
 
-func guardSwarm(echoRuns *atomic.Int64, gs ...swarm.Guardrail) *swarm.Swarm[string, string] {
+func guardSwarm(echoRuns *atomic.Int64, gs ...guardrail.Guardrail) *swarm.Swarm[string, string] {
 	echo := swarm.NewTool("echo", "echoes", func(_ context.Context, in struct {
 		X string `json:"x"`
 	}) (string, error) {
@@ -80,20 +81,20 @@ func eventOf(evs []swarm.Event, typ swarm.EventType, f func(swarm.Event) bool) (
 // TestGuardrailVerdictsAtEachPoint drives one scripted run per point and
 // verdict and checks what the verdict did.
 func TestGuardrailVerdictsAtEachPoint(t *testing.T) {
-	points := []swarm.GuardPoint{swarm.GuardInput, swarm.GuardOutput, swarm.GuardToolCall, swarm.GuardToolResult, swarm.GuardHandoff, swarm.GuardHandoffResult}
-	actions := []swarm.Action{swarm.Allow, swarm.Reject, swarm.Tripwire, swarm.Pause}
+	points := []guardrail.Point{guardrail.Input, guardrail.Output, guardrail.ToolCall, guardrail.ToolResult, guardrail.Handoff, guardrail.HandoffResult}
+	actions := []guardrail.Action{guardrail.Allow, guardrail.Reject, guardrail.Tripwire, guardrail.Pause}
 	// What each point's first check concerns.
-	match := map[swarm.GuardPoint]func(c swarm.GuardCheck) bool{
-		swarm.GuardOutput: func(c swarm.GuardCheck) bool { return c.Agent == "g" },
+	match := map[guardrail.Point]func(c guardrail.Check) bool{
+		guardrail.Output: func(c guardrail.Check) bool { return c.Agent == "g" },
 	}
 	for _, pt := range points {
 		for _, act := range actions {
 			t.Run(string(pt)+"/"+string(act), func(t *testing.T) {
 				ctx := ctxT(t)
 				var echoRuns atomic.Int64
-				o := &once{v: swarm.Verdict{Action: act, Message: "bad"}, match: match[pt]}
+				o := &once{v: guardrail.Verdict{Action: act, Message: "bad"}, match: match[pt]}
 				def := guardSwarm(&echoRuns, o.guardrail(pt))
-				rec := &recording{Model: scripted.New(guardScript(pt == swarm.GuardOutput && act == swarm.Reject))}
+				rec := &recording{Model: scripted.New(guardScript(pt == guardrail.Output && act == guardrail.Reject))}
 				rt := recordingRuntime(t, rec)
 				if err := rt.Register(def); err != nil {
 					t.Fatal(err)
@@ -118,13 +119,13 @@ func TestGuardrailVerdictsAtEachPoint(t *testing.T) {
 					t.Errorf("verdict event %+v", verdict)
 				}
 				switch {
-				case act == swarm.Allow:
+				case act == guardrail.Allow:
 					assertDone(t, st, &echoRuns, 1)
-				case act == swarm.Tripwire || (act == swarm.Reject && pt == swarm.GuardInput):
+				case act == guardrail.Tripwire || (act == guardrail.Reject && pt == guardrail.Input):
 					if st.State != swarm.StateFailed || st.Reason != "guardrail block: bad" {
 						t.Fatalf("state %s reason %q", st.State, st.Reason)
 					}
-				case act == swarm.Pause:
+				case act == guardrail.Pause:
 					if st.State != swarm.StatePaused || st.Reason != "guardrail block: bad" {
 						t.Fatalf("state %s reason %q", st.State, st.Reason)
 					}
@@ -154,10 +155,10 @@ func assertDone(t *testing.T, st swarm.Status, echoRuns *atomic.Int64, echoes in
 	}
 }
 
-func checkReject(t *testing.T, pt swarm.GuardPoint, st swarm.Status, evs []swarm.Event, m *recording, echoRuns *atomic.Int64) {
+func checkReject(t *testing.T, pt guardrail.Point, st swarm.Status, evs []swarm.Event, m *recording, echoRuns *atomic.Int64) {
 	t.Helper()
 	switch pt {
-	case swarm.GuardOutput:
+	case guardrail.Output:
 		// The rejected response's call never ran; the model was asked
 		// again with the rejection.
 		assertDone(t, st, echoRuns, 1)
@@ -169,19 +170,19 @@ func checkReject(t *testing.T, pt swarm.GuardPoint, st swarm.Status, evs []swarm
 		if len(reqs) < 2 || !strings.Contains(lastUser(reqs[1]), "rejected by guardrail block: bad") {
 			t.Errorf("second request does not carry the rejection: %+v", reqs)
 		}
-	case swarm.GuardToolCall:
+	case guardrail.ToolCall:
 		assertDone(t, st, echoRuns, 0)
 		res, _ := eventOf(evs, swarm.EventToolResult, nil)
 		if !res.IsError || !strings.Contains(res.Output, "guardrail block rejected this call: bad") {
 			t.Errorf("result %+v", res)
 		}
-	case swarm.GuardToolResult:
+	case guardrail.ToolResult:
 		assertDone(t, st, echoRuns, 1)
 		res, _ := eventOf(evs, swarm.EventToolResult, nil)
 		if !res.IsError || !strings.Contains(res.Output, "guardrail block rejected the result: bad") {
 			t.Errorf("result %+v", res)
 		}
-	case swarm.GuardHandoff:
+	case guardrail.Handoff:
 		assertDone(t, st, echoRuns, 1)
 		if _, ok := eventOf(evs, swarm.EventModelResponse, func(e swarm.Event) bool { return e.Agent == "helper" }); ok {
 			t.Error("helper ran after its handoff was rejected")
@@ -190,7 +191,7 @@ func checkReject(t *testing.T, pt swarm.GuardPoint, st swarm.Status, evs []swarm
 		if !res.IsError || !strings.Contains(res.Output, "rejected this handoff: bad") {
 			t.Errorf("result %+v", res)
 		}
-	case swarm.GuardHandoffResult:
+	case guardrail.HandoffResult:
 		assertDone(t, st, echoRuns, 1)
 		res, _ := eventOf(evs, swarm.EventHandoffReturned, nil)
 		if !res.IsError || !strings.Contains(res.Output, "rejected the result: bad") {
@@ -247,19 +248,19 @@ func lastUser(req model.Request) string {
 }
 
 // TestGuardrailRejectsAreBounded: an output guardrail that rejects every
-// response fails the run after MaxGuardRetries retries.
+// response fails the run after guardrail.MaxRetries retries.
 func TestGuardrailRejectsAreBounded(t *testing.T) {
 	ctx := ctxT(t)
 	var steps []scripted.Step
-	for range swarm.MaxGuardRetries + 2 {
+	for range guardrail.MaxRetries + 2 {
 		steps = append(steps, scripted.Text("no"))
 	}
 	m := &recording{Model: scripted.New(scripted.Script{"g": steps})}
 	rt := recordingRuntime(t, m)
-	never := swarm.Guardrail{Name: "never", Points: []swarm.GuardPoint{swarm.GuardOutput}, Check: func(context.Context, swarm.GuardCheck) (swarm.Verdict, error) {
-		return swarm.Verdict{Action: swarm.Reject, Message: "try harder"}, nil
+	never := guardrail.Guardrail{Name: "never", Points: []guardrail.Point{guardrail.Output}, Check: func(context.Context, guardrail.Check) (guardrail.Verdict, error) {
+		return guardrail.Verdict{Action: guardrail.Reject, Message: "try harder"}, nil
 	}}
-	def := swarm.Define[string, string]("g", "", func(string) swarm.Spec { return swarm.Spec{Guardrails: []swarm.Guardrail{never}} })
+	def := swarm.Define[string, string]("g", "", func(string) swarm.Spec { return swarm.Spec{Guardrails: []guardrail.Guardrail{never}} })
 	if err := rt.Register(def); err != nil {
 		t.Fatal(err)
 	}
@@ -271,8 +272,8 @@ func TestGuardrailRejectsAreBounded(t *testing.T) {
 	if st.State != swarm.StateFailed || !strings.HasPrefix(st.Reason, "guardrail never: rejected 4 responses in a row") {
 		t.Fatalf("state %s reason %q", st.State, st.Reason)
 	}
-	if n := len(m.Requests("g")); n != swarm.MaxGuardRetries+1 {
-		t.Errorf("%d model calls, want %d", n, swarm.MaxGuardRetries+1)
+	if n := len(m.Requests("g")); n != guardrail.MaxRetries+1 {
+		t.Errorf("%d model calls, want %d", n, guardrail.MaxRetries+1)
 	}
 }
 
@@ -281,12 +282,12 @@ func TestGuardrailRejectsAreBounded(t *testing.T) {
 func TestGuardrailErrorTrips(t *testing.T) {
 	ctx := ctxT(t)
 	rt, _ := newRuntime(t, scripted.Script{"g": {scripted.Text("hello")}}, nil)
-	broken := swarm.Guardrail{Name: "broken", Points: []swarm.GuardPoint{swarm.GuardOutput}, Check: func(context.Context, swarm.GuardCheck) (swarm.Verdict, error) {
-		return swarm.Verdict{}, errors.New("classifier down")
+	broken := guardrail.Guardrail{Name: "broken", Points: []guardrail.Point{guardrail.Output}, Check: func(context.Context, guardrail.Check) (guardrail.Verdict, error) {
+		return guardrail.Verdict{}, errors.New("classifier down")
 	}}
-	def := swarm.Define[string, string]("g", "", func(string) swarm.Spec { return swarm.Spec{Guardrails: []swarm.Guardrail{broken}} })
+	def := swarm.Define[string, string]("g", "", func(string) swarm.Spec { return swarm.Spec{Guardrails: []guardrail.Guardrail{broken}} })
 	bad := swarm.Define[string, string]("bad", "", func(string) swarm.Spec {
-		return swarm.Spec{Guardrails: []swarm.Guardrail{{Name: "nopoints", Check: broken.Check}}}
+		return swarm.Spec{Guardrails: []guardrail.Guardrail{{Name: "nopoints", Check: broken.Check}}}
 	})
 	if err := rt.Register(def, bad); err != nil {
 		t.Fatal(err)
@@ -310,12 +311,12 @@ func TestGuardrailErrorTrips(t *testing.T) {
 func TestRecordedVerdictNotRerunAfterCrash(t *testing.T) {
 	var mu sync.Mutex
 	checks := map[string]int{}
-	g := swarm.Guardrail{Name: "audit", Points: []swarm.GuardPoint{swarm.GuardInput, swarm.GuardToolCall, swarm.GuardToolResult, swarm.GuardHandoff, swarm.GuardHandoffResult},
-		Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+	g := guardrail.Guardrail{Name: "audit", Points: []guardrail.Point{guardrail.Input, guardrail.ToolCall, guardrail.ToolResult, guardrail.Handoff, guardrail.HandoffResult},
+		Check: func(_ context.Context, c guardrail.Check) (guardrail.Verdict, error) {
 			mu.Lock()
 			checks[string(c.Point)+"/"+c.CallID]++
 			mu.Unlock()
-			return swarm.Verdict{Action: swarm.Allow}, nil
+			return guardrail.Verdict{Action: guardrail.Allow}, nil
 		}}
 	var echoRuns atomic.Int64
 	def := guardSwarm(&echoRuns, g)
@@ -368,14 +369,14 @@ func TestHeldBackStreaming(t *testing.T) {
 				scripted.Tools(scripted.CallTool("wait", map[string]any{})),
 				scripted.Text("the launch code is 1234"),
 			}}, nil)
-			trip := swarm.Guardrail{Name: "secrets", Points: []swarm.GuardPoint{swarm.GuardOutput}, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+			trip := guardrail.Guardrail{Name: "secrets", Points: []guardrail.Point{guardrail.Output}, Check: func(_ context.Context, c guardrail.Check) (guardrail.Verdict, error) {
 				if strings.Contains(c.Text, "code") {
-					return swarm.Verdict{Action: swarm.Tripwire, Message: "leaks a secret"}, nil
+					return guardrail.Verdict{Action: guardrail.Tripwire, Message: "leaks a secret"}, nil
 				}
-				return swarm.Verdict{Action: swarm.Allow}, nil
+				return guardrail.Verdict{Action: guardrail.Allow}, nil
 			}}
 			def := swarm.Define[string, string]("s", "", func(string) swarm.Spec {
-				return swarm.Spec{Tools: []swarm.Tool{wait}, Guardrails: []swarm.Guardrail{trip}, HoldStream: hold}
+				return swarm.Spec{Tools: []swarm.Tool{wait}, Guardrails: []guardrail.Guardrail{trip}, HoldStream: hold}
 			})
 			if err := rt.Register(def); err != nil {
 				t.Fatal(err)
@@ -421,20 +422,20 @@ type screen struct {
 	checks map[string]int
 }
 
-func (s *screen) guardrail() swarm.Guardrail {
-	return swarm.Guardrail{Name: "screen", Points: []swarm.GuardPoint{swarm.GuardInput}, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+func (s *screen) guardrail() guardrail.Guardrail {
+	return guardrail.Guardrail{Name: "screen", Points: []guardrail.Point{guardrail.Input}, Check: func(_ context.Context, c guardrail.Check) (guardrail.Verdict, error) {
 		s.mu.Lock()
 		s.checks[c.Text]++
 		s.mu.Unlock()
 		switch {
 		case strings.Contains(c.Text, "secret"):
-			return swarm.Verdict{Action: swarm.Reject, Message: "no secrets"}, nil
+			return guardrail.Verdict{Action: guardrail.Reject, Message: "no secrets"}, nil
 		case strings.Contains(c.Text, "check"):
-			return swarm.Verdict{Action: swarm.Pause, Message: "needs a human"}, nil
+			return guardrail.Verdict{Action: guardrail.Pause, Message: "needs a human"}, nil
 		case strings.Contains(c.Text, "bomb"):
-			return swarm.Verdict{Action: swarm.Tripwire, Message: "dangerous"}, nil
+			return guardrail.Verdict{Action: guardrail.Tripwire, Message: "dangerous"}, nil
 		}
-		return swarm.Verdict{Action: swarm.Allow}, nil
+		return guardrail.Verdict{Action: guardrail.Allow}, nil
 	}}
 }
 
@@ -449,7 +450,7 @@ func TestConversationGuardsUserMessages(t *testing.T) {
 	rt, rec := convRuntime(t, scripted.Script{"chat": {scripted.Text("answer 0"), scripted.Text("answer 1"), scripted.Text("answer 2")}}, nil)
 	sc := &screen{checks: map[string]int{}}
 	chat := &swarm.Agent{Name: "chat", Instructions: "Talk."}
-	conv := conversation.Define("talk", "", conversation.Spec[Sale]{Queen: chat, Guardrails: []swarm.Guardrail{sc.guardrail()}})
+	conv := conversation.Define("talk", "", conversation.Spec[Sale]{Queen: chat, Guardrails: []guardrail.Guardrail{sc.guardrail()}})
 	if err := rt.Register(conv); err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +501,7 @@ func TestConversationGuardsUserMessages(t *testing.T) {
 	}
 	verdicts := 0
 	for _, ev := range swarmtest.Events(t, rt, sess.ID()) {
-		if ev.Type == swarm.EventGuardrail && ev.Kind == string(swarm.GuardInput) && ev.Agent == "chat" {
+		if ev.Type == swarm.EventGuardrail && ev.Kind == string(guardrail.Input) && ev.Agent == "chat" {
 			verdicts++
 		}
 	}
@@ -517,7 +518,7 @@ func TestTeamLeadGuardsUserMessages(t *testing.T) {
 	m := &recording{Model: scripted.New(scripted.Script{"lead": {scripted.Text("answer 0"), scripted.Text("answer 1")}})}
 	rt := recordingRuntime(t, m)
 	sc := &screen{checks: map[string]int{}}
-	lead := &swarm.Agent{Name: "lead", Instructions: "Lead.", Guardrails: []swarm.Guardrail{sc.guardrail()}}
+	lead := &swarm.Agent{Name: "lead", Instructions: "Lead.", Guardrails: []guardrail.Guardrail{sc.guardrail()}}
 	tr, err := team.DefineTeam("crew", "", team.TeamSpec{Lead: lead}).Start(ctx, rt, "hello")
 	if err != nil {
 		t.Fatal(err)
@@ -551,7 +552,7 @@ func TestTeamLeadGuardsUserMessages(t *testing.T) {
 // a swarm handed off to returns, as it does an agent's: a reject replaces
 // the result the delegating model sees, a tripwire fails the run.
 func TestHandoffResultGuardsChildSwarms(t *testing.T) {
-	for _, act := range []swarm.Action{swarm.Reject, swarm.Tripwire} {
+	for _, act := range []guardrail.Action{guardrail.Reject, guardrail.Tripwire} {
 		t.Run(string(act), func(t *testing.T) {
 			ctx := ctxT(t)
 			m := &recording{Model: scripted.New(scripted.Script{
@@ -559,20 +560,20 @@ func TestHandoffResultGuardsChildSwarms(t *testing.T) {
 				"sub":    {scripted.Text("the secret plans")},
 			})}
 			rt := recordingRuntime(t, m)
-			var checked []swarm.GuardCheck
+			var checked []guardrail.Check
 			var mu sync.Mutex
-			g := swarm.Guardrail{Name: "leak", Points: []swarm.GuardPoint{swarm.GuardHandoffResult}, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+			g := guardrail.Guardrail{Name: "leak", Points: []guardrail.Point{guardrail.HandoffResult}, Check: func(_ context.Context, c guardrail.Check) (guardrail.Verdict, error) {
 				mu.Lock()
 				checked = append(checked, c)
 				mu.Unlock()
 				if strings.Contains(c.Text, "secret") {
-					return swarm.Verdict{Action: act, Message: "leaks a secret"}, nil
+					return guardrail.Verdict{Action: act, Message: "leaks a secret"}, nil
 				}
-				return swarm.Verdict{Action: swarm.Allow}, nil
+				return guardrail.Verdict{Action: guardrail.Allow}, nil
 			}}
 			sub := swarm.Define[string, string]("sub", "does work", func(string) swarm.Spec { return swarm.Spec{} })
 			parent := swarm.Define[string, string]("parent", "", func(string) swarm.Spec {
-				return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToSwarm(sub)}, Guardrails: []swarm.Guardrail{g}}
+				return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToSwarm(sub)}, Guardrails: []guardrail.Guardrail{g}}
 			})
 			if err := rt.Register(sub, parent); err != nil {
 				t.Fatal(err)
@@ -590,7 +591,7 @@ func TestHandoffResultGuardsChildSwarms(t *testing.T) {
 				t.Errorf("checks %+v", checked)
 			}
 			mu.Unlock()
-			if act == swarm.Tripwire {
+			if act == guardrail.Tripwire {
 				if st.State != swarm.StateFailed || st.Reason != "guardrail leak: leaks a secret" {
 					t.Fatalf("state %s reason %q", st.State, st.Reason)
 				}
@@ -626,21 +627,21 @@ func TestTeamGuardrailsCheckTeammates(t *testing.T) {
 	})
 	var mu sync.Mutex
 	seen := map[string][]string{} // guardrail -> agents whose calls it checked
-	guard := func(name string) swarm.Guardrail {
-		return swarm.Guardrail{Name: name, Points: []swarm.GuardPoint{swarm.GuardToolCall}, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+	guard := func(name string) guardrail.Guardrail {
+		return guardrail.Guardrail{Name: name, Points: []guardrail.Point{guardrail.ToolCall}, Check: func(_ context.Context, c guardrail.Check) (guardrail.Verdict, error) {
 			mu.Lock()
 			seen[name] = append(seen[name], c.Agent)
 			mu.Unlock()
 			if name == "bob" {
-				return swarm.Verdict{Action: swarm.Reject, Message: "no harm"}, nil
+				return guardrail.Verdict{Action: guardrail.Reject, Message: "no harm"}, nil
 			}
-			return swarm.Verdict{Action: swarm.Allow}, nil
+			return guardrail.Verdict{Action: guardrail.Allow}, nil
 		}}
 	}
 	crew := team.DefineTeam("crew", "", team.TeamSpec{
 		Lead:       &swarm.Agent{Name: "lead", Instructions: "Lead.", Tools: []swarm.Tool{danger}},
-		Members:    []team.Teammate{{Name: "bob", Role: "helper", Prompt: "work", Tools: []swarm.Tool{danger}, Guardrails: []swarm.Guardrail{guard("bob")}}},
-		Guardrails: []swarm.Guardrail{guard("team")},
+		Members:    []team.Teammate{{Name: "bob", Role: "helper", Prompt: "work", Tools: []swarm.Tool{danger}, Guardrails: []guardrail.Guardrail{guard("bob")}}},
+		Guardrails: []guardrail.Guardrail{guard("team")},
 	})
 	tr, err := crew.Start(ctx, rt, "start")
 	if err != nil {
@@ -690,14 +691,14 @@ func (s *refusals) Append(ctx context.Context, l store.Lease, recs []store.Recor
 
 // resultTrip is a guardrail at a call's point and its result's that allows
 // the call and trips on the result, counting its checks by point.
-func resultTrip(pts [2]swarm.GuardPoint, checks *sync.Map) swarm.Guardrail {
-	return swarm.Guardrail{Name: "screen", Points: pts[:], Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+func resultTrip(pts [2]guardrail.Point, checks *sync.Map) guardrail.Guardrail {
+	return guardrail.Guardrail{Name: "screen", Points: pts[:], Check: func(_ context.Context, c guardrail.Check) (guardrail.Verdict, error) {
 		n, _ := checks.LoadOrStore(c.Point, new(atomic.Int64))
 		n.(*atomic.Int64).Add(1)
 		if c.Point == pts[1] {
-			return swarm.Verdict{Action: swarm.Tripwire, Message: "leaks"}, nil
+			return guardrail.Verdict{Action: guardrail.Tripwire, Message: "leaks"}, nil
 		}
-		return swarm.Verdict{Action: swarm.Allow}, nil
+		return guardrail.Verdict{Action: guardrail.Allow}, nil
 	}}
 }
 
@@ -707,7 +708,7 @@ func resultTrip(pts [2]swarm.GuardPoint, checks *sync.Map) swarm.Guardrail {
 // runs once and no append is refused. A run recovered after any of its
 // appends ends the same way.
 func TestGuardrailAtCallAndResult(t *testing.T) {
-	for _, pts := range [][2]swarm.GuardPoint{{swarm.GuardToolCall, swarm.GuardToolResult}, {swarm.GuardHandoff, swarm.GuardHandoffResult}} {
+	for _, pts := range [][2]guardrail.Point{{guardrail.ToolCall, guardrail.ToolResult}, {guardrail.Handoff, guardrail.HandoffResult}} {
 		t.Run(string(pts[0]), func(t *testing.T) {
 			ctx := ctxT(t)
 			var checks sync.Map
@@ -740,7 +741,7 @@ func TestGuardrailAtCallAndResult(t *testing.T) {
 			}
 			evs := swarmtest.Events(t, rt, run.ID())
 			runs := echoRuns.Load()
-			if pts[0] == swarm.GuardHandoff {
+			if pts[0] == guardrail.Handoff {
 				runs = int64(len(m.Requests("helper")))
 			}
 			if runs != 1 {
@@ -786,8 +787,8 @@ func TestGuardrailAtCallAndResult(t *testing.T) {
 func TestGuardrailLegacyResultVerdictReplays(t *testing.T) {
 	ctx := ctxT(t)
 	var echoRuns atomic.Int64
-	o := &once{v: swarm.Verdict{Action: swarm.Reject, Message: "bad"}}
-	def := guardSwarm(&echoRuns, o.guardrail(swarm.GuardToolResult))
+	o := &once{v: guardrail.Verdict{Action: guardrail.Reject, Message: "bad"}}
+	def := guardSwarm(&echoRuns, o.guardrail(guardrail.ToolResult))
 	script := guardScript(false)
 	mem := memory.New()
 	open := func(st store.Store, owner string) *swarm.Runtime {

@@ -14,6 +14,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/conversation"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/inspect"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -312,9 +313,9 @@ func TestRequestOfARetriedResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	reject := &once{v: swarm.Verdict{Action: swarm.Reject, Message: "not that"}, match: func(c swarm.GuardCheck) bool { return c.Agent == "g" }}
+	reject := &once{v: guardrail.Verdict{Action: guardrail.Reject, Message: "not that"}, match: func(c guardrail.Check) bool { return c.Agent == "g" }}
 	var echoes atomic.Int64
-	def := guardSwarm(&echoes, reject.guardrail(swarm.GuardOutput, swarm.GuardHandoff))
+	def := guardSwarm(&echoes, reject.guardrail(guardrail.Output, guardrail.Handoff))
 	if err := rt.Register(def); err != nil {
 		t.Fatal(err)
 	}

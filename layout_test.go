@@ -20,11 +20,12 @@ var strategyPackages = []string{"adaptive", "team", "workflow", "conversation"}
 // swarm.Delegation, as a user's package could be.
 var publicAPIPackages = []string{"absorb"}
 
-// leafPackages import no package of the module but the ones listed (the
-// standard library and other modules are theirs to use): compact holds
-// compaction's settings and pure algorithms, which the engine in the root
-// package calls, so it must not reach back into the engine.
-var leafPackages = map[string][]string{"compact": {"model"}}
+// leafPackages hold what a user writes against and the engine applies;
+// they import no package of the module but the ones listed (the standard
+// library and other modules are theirs to use), so they never reach back
+// into the engine: guardrail holds guardrails' types, compact compaction's
+// settings and pure algorithms.
+var leafPackages = map[string][]string{"compact": {"model"}, "guardrail": {"model"}}
 
 // The module's layout rules: every package says what it is for, and no
 // strategy package (nor any package built on the public API) imports the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/conversation"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
@@ -229,23 +230,23 @@ func TestWithPartsRefusesBadParts(t *testing.T) {
 // too large.
 func TestGuardrailsSeeParts(t *testing.T) {
 	ctx := ctxT(t)
-	noPDF := swarm.Guardrail{Name: "no-pdf", Points: []swarm.GuardPoint{swarm.GuardToolResult, swarm.GuardInput},
-		Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+	noPDF := guardrail.Guardrail{Name: "no-pdf", Points: []guardrail.Point{guardrail.ToolResult, guardrail.Input},
+		Check: func(_ context.Context, c guardrail.Check) (guardrail.Verdict, error) {
 			for _, p := range c.Parts {
 				switch {
-				case c.Point == swarm.GuardToolResult && p.MediaType == "application/pdf":
-					return swarm.Verdict{Action: swarm.Reject, Message: "no PDFs"}, nil
-				case c.Point == swarm.GuardInput && p.Len() > 1<<20:
-					return swarm.Verdict{Action: swarm.Tripwire, Message: "image too large"}, nil
+				case c.Point == guardrail.ToolResult && p.MediaType == "application/pdf":
+					return guardrail.Verdict{Action: guardrail.Reject, Message: "no PDFs"}, nil
+				case c.Point == guardrail.Input && p.Len() > 1<<20:
+					return guardrail.Verdict{Action: guardrail.Tripwire, Message: "image too large"}, nil
 				}
 			}
-			return swarm.Verdict{Action: swarm.Allow}, nil
+			return guardrail.Verdict{Action: guardrail.Allow}, nil
 		}}
 	report := swarm.NewTool("report", "fetches the report", func(ctx context.Context, _ struct{}) (string, error) {
 		return "attached", swarm.AttachParts(ctx, model.File("q3.pdf", "application/pdf", randomBytes(t, 10<<10)))
 	})
 	s := swarm.Define[string, string]("guarded", "", func(string) swarm.Spec {
-		return swarm.Spec{Tools: []swarm.Tool{report}, Guardrails: []swarm.Guardrail{noPDF}}
+		return swarm.Spec{Tools: []swarm.Tool{report}, Guardrails: []guardrail.Guardrail{noPDF}}
 	})
 	rt, _ := newRuntime(t, scripted.Script{"guarded": {scripted.Tools(scripted.CallTool("report", nil)), scripted.Text("done")}}, nil)
 	if err := rt.Register(s); err != nil {

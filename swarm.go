@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/swarmrt/swarm/compact"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/internal/partjson"
 	"github.com/swarmrt/swarm/model"
 )
@@ -44,8 +45,8 @@ type Spec struct {
 	// swarms whose result is not text either way: a text answer already
 	// completes those.
 	NoBuiltins bool
-	// Guardrails check every agent of the run (see [Guardrail]).
-	Guardrails []Guardrail
+	// Guardrails check every agent of the run (see [guardrail.Guardrail]).
+	Guardrails []guardrail.Guardrail
 	// HoldStream holds streamed model text back from subscribers until
 	// the output guardrails have allowed the response; text of a rejected
 	// or tripped response never reaches them.

@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/telemetry/genai"
 )
@@ -121,13 +122,13 @@ func (r *runner) traceTool(ctx context.Context, ap *agentPlan, c model.ToolCall)
 
 // traceGuard starts an apply_guardrail span; the returned function ends it
 // with the verdict.
-func (r *runner) traceGuard(ctx context.Context, g *Guardrail, c GuardCheck) (context.Context, func(Verdict)) {
+func (r *runner) traceGuard(ctx context.Context, g *guardrail.Guardrail, c guardrail.Check) (context.Context, func(guardrail.Verdict)) {
 	t := r.tel()
 	if !t.Tracing() {
-		return ctx, func(Verdict) {}
+		return ctx, func(guardrail.Verdict) {}
 	}
 	ctx, end := t.Guard(ctx, g.Name, string(c.Point), c.Agent, r.id)
-	return ctx, func(v Verdict) { end(string(v.Action), v.Message) }
+	return ctx, func(v guardrail.Verdict) { end(string(v.Action), v.Message) }
 }
 
 // providerOf splits a model spec into its provider and model name.

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
 )
@@ -22,13 +23,13 @@ import (
 // guardrail), a handoff to an agent and a handoff to a child swarm.
 func traced() (*swarm.Swarm[string, string], scripted.Script) {
 	book := swarm.NewTool("book", "books", func(context.Context, struct{}) (string, error) { return "booked", nil })
-	audit := swarm.Guardrail{Name: "audit", Points: []swarm.GuardPoint{swarm.GuardToolCall}, Check: func(context.Context, swarm.GuardCheck) (swarm.Verdict, error) {
-		return swarm.Verdict{Action: swarm.Allow}, nil
+	audit := guardrail.Guardrail{Name: "audit", Points: []guardrail.Point{guardrail.ToolCall}, Check: func(context.Context, guardrail.Check) (guardrail.Verdict, error) {
+		return guardrail.Verdict{Action: guardrail.Allow}, nil
 	}}
 	packing := swarm.Define[string, string]("packing", "packs bags", func(string) swarm.Spec { return swarm.Spec{Instructions: "pack"} })
 	helper := &swarm.Agent{Name: "weather", Description: "forecasts", Instructions: "forecast"}
 	trip := swarm.Define[string, string]("trip", "plans trips", func(string) swarm.Spec {
-		return swarm.Spec{Tools: []swarm.Tool{book}, Handoffs: []swarm.Handoff{swarm.ToAgent(helper), swarm.ToSwarm(packing)}, Guardrails: []swarm.Guardrail{audit}}
+		return swarm.Spec{Tools: []swarm.Tool{book}, Handoffs: []swarm.Handoff{swarm.ToAgent(helper), swarm.ToSwarm(packing)}, Guardrails: []guardrail.Guardrail{audit}}
 	})
 	script := scripted.Script{
 		"trip": {

@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/guardrail"
 )
 
 // guardrailFields are the fields of an entry of guardrails: a command
@@ -16,42 +16,42 @@ import (
 var guardrailFields = []string{"description", "command", "points", "timeout", "dir", "env"}
 
 // guardDef is a command guardrail: the command gets the check (a JSON
-// swarm.GuardCheck) on its standard input and writes its verdict as JSON
+// guardrail.Check) on its standard input and writes its verdict as JSON
 // ({"verdict": "allow|reject|tripwire|pause", "message": "..."}) on its
 // standard output. Empty output is allow; a failure (a non-zero exit, a
 // timeout, output that is not a verdict) trips the run.
 type guardDef struct {
 	name   string
 	tool   *commandTool
-	points []swarm.GuardPoint
+	points []guardrail.Point
 }
 
 // guardrail returns the runtime value of the definition.
-func (g *guardDef) guardrail() swarm.Guardrail {
-	return swarm.Guardrail{Name: g.name, Points: g.points, Check: g.check}
+func (g *guardDef) guardrail() guardrail.Guardrail {
+	return guardrail.Guardrail{Name: g.name, Points: g.points, Check: g.check}
 }
 
-func (g *guardDef) check(ctx context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+func (g *guardDef) check(ctx context.Context, c guardrail.Check) (guardrail.Verdict, error) {
 	in, err := json.Marshal(c)
 	if err != nil {
-		return swarm.Verdict{}, fmt.Errorf("guardrail %s: encode check: %w", g.name, err)
+		return guardrail.Verdict{}, fmt.Errorf("guardrail %s: encode check: %w", g.name, err)
 	}
 	out, err := g.tool.Call(ctx, in)
 	if err != nil {
-		return swarm.Verdict{}, err
+		return guardrail.Verdict{}, err
 	}
 	if strings.TrimSpace(out) == "" {
-		return swarm.Verdict{Action: swarm.Allow}, nil
+		return guardrail.Verdict{Action: guardrail.Allow}, nil
 	}
-	var v swarm.Verdict
+	var v guardrail.Verdict
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		return swarm.Verdict{}, fmt.Errorf("command %q wrote no verdict (want {\"verdict\": \"allow|reject|tripwire|pause\", \"message\": \"...\"}): %w", g.tool.argv[0], err)
+		return guardrail.Verdict{}, fmt.Errorf("command %q wrote no verdict (want {\"verdict\": \"allow|reject|tripwire|pause\", \"message\": \"...\"}): %w", g.tool.argv[0], err)
 	}
 	return v, nil
 }
 
-func guardrails(defs []*guardDef) []swarm.Guardrail {
-	var out []swarm.Guardrail
+func guardrails(defs []*guardDef) []guardrail.Guardrail {
+	var out []guardrail.Guardrail
 	for _, g := range defs {
 		out = append(out, g.guardrail())
 	}
@@ -71,11 +71,9 @@ func (p *parser) guardrails(top map[string]field, f *File) {
 			p.errf(e.key, "%s: missing points (a list of %s)", what, pointList)
 		} else {
 			for _, s := range p.strList(fd.val, what, "points") {
-				pt := swarm.GuardPoint(s)
-				switch pt {
-				case swarm.GuardInput, swarm.GuardOutput, swarm.GuardToolCall, swarm.GuardToolResult, swarm.GuardHandoff, swarm.GuardHandoffResult:
+				if pt := guardrail.Point(s); pt.Valid() {
 					g.points = append(g.points, pt)
-				default:
+				} else {
 					p.errf(fd.val, "%s: unknown point %q (want %s)", what, s, pointList)
 				}
 			}

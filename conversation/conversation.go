@@ -27,6 +27,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/compact"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 )
 
@@ -111,12 +112,12 @@ type Spec[Ctx any] struct {
 	// one (Start, a null input to Runtime.Start, swarm chat).
 	Context Ctx
 	// Guardrails guard every agent of the conversation (an agent's own
-	// come after them). Their GuardInput check is on each user message,
+	// come after them). Their guardrail.Input check is on each user message,
 	// with the guardrails of the agent that is to answer it: a rejected
 	// message is answered with a failed turn (and left out of what the
 	// agents see), a tripwire fails the conversation, a pause waits for a
 	// resume that approves the message.
-	Guardrails []swarm.Guardrail
+	Guardrails []guardrail.Guardrail
 	// Compaction keeps each agent's view of the conversation within its
 	// model's context window (an agent's own Compaction wins).
 	Compaction *compact.Config
@@ -190,7 +191,7 @@ type convDef struct {
 	onStep    func(ctx context.Context, s Step[json.RawMessage])
 	// guards are the conversation's guardrails, compaction its
 	// compaction (each agent's own come after them).
-	guards     []swarm.Guardrail
+	guards     []guardrail.Guardrail
 	compaction *compact.Config
 }
 

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 )
 
@@ -371,7 +372,7 @@ func (c *conversation) screen(ctx context.Context, ad *swarm.Driver, n int, mkey
 	}
 	first := ""
 	for _, g := range slices.Concat(c.cd.guards, a.Guardrails) {
-		if slices.Contains(g.Points, swarm.GuardInput) {
+		if slices.Contains(g.Points, guardrail.Input) {
 			first = g.Name
 			break
 		}

@@ -37,7 +37,7 @@ type Memory struct {
 	Embedder Embedder
 	// CheckWrite, when set, inspects every write before it is stored:
 	// an error refuses it (a tool call returns the error to the model).
-	// A guardrail on the agent's tool calls (swarm.GuardToolCall) sees
+	// A guardrail on the agent's tool calls (guardrail.ToolCall) sees
 	// memory_write calls too.
 	CheckWrite func(ctx context.Context, bank string, e store.MemoryEntry) error
 	// SearchLimit is the most hits a search returns when the caller asks

@@ -28,6 +28,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/compact"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -125,10 +126,10 @@ type TeamSpec struct {
 	// window (the lead's Agent.Compaction and a Teammate's Compaction
 	// win).
 	Compaction *compact.Config
-	// Guardrails check every member's steps (see [swarm.Guardrail]); the lead's
+	// Guardrails check every member's steps (see [guardrail.Guardrail]); the lead's
 	// Agent.Guardrails and a Teammate's Guardrails come after them. The
 	// input point checks the lead's user messages and a teammate's prompt.
-	Guardrails []swarm.Guardrail
+	Guardrails []guardrail.Guardrail
 }
 
 // Teammate is a member of a team other than its lead.
@@ -155,7 +156,7 @@ type Teammate struct {
 	// context window (nil: the team's).
 	Compaction *compact.Config
 	// Guardrails check the teammate's steps, after the team's.
-	Guardrails []swarm.Guardrail
+	Guardrails []guardrail.Guardrail
 }
 
 // defaultTeammateInstructions is the system prompt of a teammate without
@@ -188,7 +189,7 @@ type teamDef struct {
 	maxTurns   int
 	maxMembers int
 	compaction *compact.Config
-	guardrails []swarm.Guardrail
+	guardrails []guardrail.Guardrail
 	// vals caches values of members' start records, by valKey.
 	vals sync.Map
 }

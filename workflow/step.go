@@ -17,6 +17,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/compact"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 )
 
@@ -315,7 +316,7 @@ type Option func(*swarm.Spec)
 
 // WithGuardrails checks every agent the workflow runs with gs (see
 // swarm.Spec.Guardrails).
-func WithGuardrails(gs ...swarm.Guardrail) Option {
+func WithGuardrails(gs ...guardrail.Guardrail) Option {
 	return func(s *swarm.Spec) { s.Guardrails = append(s.Guardrails, gs...) }
 }
 

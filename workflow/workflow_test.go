@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
@@ -506,12 +507,12 @@ func TestLimitsCountNodes(t *testing.T) {
 // Guardrails given to a workflow check the agents it runs.
 func TestGuardrails(t *testing.T) {
 	var checked atomic.Int64
-	secret := swarm.Guardrail{Name: "nosecrets", Points: []swarm.GuardPoint{swarm.GuardOutput}, Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+	secret := guardrail.Guardrail{Name: "nosecrets", Points: []guardrail.Point{guardrail.Output}, Check: func(_ context.Context, c guardrail.Check) (guardrail.Verdict, error) {
 		checked.Add(1)
 		if strings.Contains(c.Text, "secret") {
-			return swarm.Verdict{Action: swarm.Tripwire, Message: "a secret"}, nil
+			return guardrail.Verdict{Action: guardrail.Tripwire, Message: "a secret"}, nil
 		}
-		return swarm.Verdict{Action: swarm.Allow}, nil
+		return guardrail.Verdict{Action: guardrail.Allow}, nil
 	}}
 	def := workflow.Define("guarded", "writes", workflow.Agent[string, string](agent("writer")), workflow.WithGuardrails(secret))
 	_, _, st := run(t, def, scripted.Script{"writer": {scripted.Text("the secret is 42")}}, `"x"`)

@@ -1,4 +1,4 @@
-package swarm_test
+package guardrail_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model/scripted"
 )
 
@@ -14,17 +15,17 @@ import (
 // before it tries again, and trips the run on an answer that leaks a
 // password.
 func ExampleGuardrail() {
-	policy := swarm.Guardrail{
+	policy := guardrail.Guardrail{
 		Name:   "policy",
-		Points: []swarm.GuardPoint{swarm.GuardToolCall, swarm.GuardOutput},
-		Check: func(_ context.Context, c swarm.GuardCheck) (swarm.Verdict, error) {
+		Points: []guardrail.Point{guardrail.ToolCall, guardrail.Output},
+		Check: func(_ context.Context, c guardrail.Check) (guardrail.Verdict, error) {
 			switch {
-			case c.Point == swarm.GuardToolCall && strings.Contains(string(c.Arguments), "rm -rf"):
-				return swarm.Verdict{Action: swarm.Reject, Message: "destructive commands are not allowed"}, nil
-			case c.Point == swarm.GuardOutput && strings.Contains(c.Text, "password"):
-				return swarm.Verdict{Action: swarm.Tripwire, Message: "the answer leaks a password"}, nil
+			case c.Point == guardrail.ToolCall && strings.Contains(string(c.Arguments), "rm -rf"):
+				return guardrail.Verdict{Action: guardrail.Reject, Message: "destructive commands are not allowed"}, nil
+			case c.Point == guardrail.Output && strings.Contains(c.Text, "password"):
+				return guardrail.Verdict{Action: guardrail.Tripwire, Message: "the answer leaks a password"}, nil
 			}
-			return swarm.Verdict{Action: swarm.Allow}, nil
+			return guardrail.Verdict{Action: guardrail.Allow}, nil
 		},
 	}
 	shell := swarm.NewTool("shell", "Runs a command", func(_ context.Context, in struct {
@@ -33,7 +34,7 @@ func ExampleGuardrail() {
 		return "ran " + in.Command, nil
 	})
 	ops := swarm.Define[string, string]("ops", "Operates servers", func(string) swarm.Spec {
-		return swarm.Spec{Tools: []swarm.Tool{shell}, Guardrails: []swarm.Guardrail{policy}}
+		return swarm.Spec{Tools: []swarm.Tool{shell}, Guardrails: []guardrail.Guardrail{policy}}
 	})
 	m := scripted.New(scripted.Script{"ops": {
 		scripted.Tools(scripted.CallTool("shell", map[string]any{"command": "rm -rf /tmp/cache"})),
