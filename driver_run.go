@@ -211,6 +211,5 @@ var engineEvents = map[EventType]bool{
 	EventStarted: true, EventModelResponse: true, EventModelError: true, EventToolCall: true, EventToolResult: true,
 	EventHandoffStarted: true, EventHandoffReturned: true, EventTurnCompleted: true, EventPaused: true,
 	EventResumed: true, EventCompleted: true, EventFailed: true, EventStopped: true, EventRecorded: true,
-	EventGuardrail: true, EventCompacted: true, EventDelta: true, EventMember: true, EventMail: true,
-	EventInbox: true, EventTask: true, EventProtocol: true,
+	EventGuardrail: true, EventCompacted: true, EventDelta: true,
 }

@@ -280,9 +280,6 @@ func (r *runner) scan(recs []store.Record) (started *Event, pausedAt []Event, en
 			if strings.Contains(string(rec.Data), `"child":`) {
 				r.spawned.Store(true)
 			}
-		case EventMember:
-			// A team's lead spawned a teammate (a child run).
-			r.spawned.Store(true)
 		case EventStarted, EventModelResponse, EventModelError, EventPaused:
 			ev, err := decodeEvent(rec)
 			if err != nil {
@@ -298,6 +295,12 @@ func (r *runner) scan(recs []store.Record) (started *Event, pausedAt []Event, en
 			}
 		case EventCompleted, EventFailed, EventStopped:
 			ended = true
+		default:
+			// A strategy's own record may say it started child runs
+			// (see StartChildren): the run is taken to have some.
+			if !engineEvents[EventType(rec.Type)] {
+				r.spawned.Store(true)
+			}
 		}
 	}
 	if started == nil {

@@ -62,21 +62,6 @@ const (
 	// EventDelta is streamed model text (Agent, Text). Deltas are not
 	// journaled: they reach live subscribers only and have Seq 0.
 	EventDelta EventType = "delta"
-	// EventMember: a team member's lifecycle changed (Agent is the
-	// member, State its new state: spawning, working or idle; its run's
-	// end shows shutdown or failed). The lead journals spawning; a
-	// member its own working and idle.
-	EventMember EventType = "member"
-	// EventMail: a team member sent Mail to Target (a member name, or
-	// "*" for a broadcast).
-	EventMail EventType = "mail"
-	// EventInbox: a team member's model was given Mails, consumed in the
-	// same append as the model response that saw them.
-	EventInbox EventType = "inbox"
-	// EventTask: a team member created, claimed or completed Task.
-	EventTask EventType = "task"
-	// EventProtocol: a team member made or answered a protocol request.
-	EventProtocol EventType = "protocol"
 )
 
 // Event is one thing that happened to a run. The fields used depend on Type

@@ -257,8 +257,10 @@ func (r *runner) countUpTo(s *runSnap) bool {
 			s.Calls[ev.Agent]++
 		case EventHandoffStarted:
 			s.Spawned = s.Spawned || strings.Contains(string(rec.Data), `"child":`)
-		case EventMember:
-			s.Spawned = true
+		default:
+			// As when replaying: a strategy's own record may say it
+			// started child runs.
+			s.Spawned = s.Spawned || !engineEvents[EventType(rec.Type)]
 		}
 		s.Lifted = s.Lifted || strings.HasSuffix(rec.Key, "/budget/resumed")
 	}

@@ -192,7 +192,7 @@ func (c *mailCache) read(ctx context.Context, st store.Store, run string) ([]sto
 		}
 		for _, rec := range recs {
 			rm.after = rec.Seq
-			if rec.Type != string(swarm.EventInbox) {
+			if rec.Type != string(team.EventInbox) {
 				continue
 			}
 			var ev swarm.Event

@@ -110,7 +110,7 @@ func raceForTasks(t *testing.T, sa, sb store.Store, rounds int) {
 		}
 		for _, ev := range evs {
 			var id int64
-			if ev.Type == swarm.EventMember && strings.HasPrefix(ev.Message, "You claimed task #") {
+			if ev.Type == team.EventMember && strings.HasPrefix(ev.Message, "You claimed task #") {
 				if _, err := fmt.Sscanf(ev.Message, "You claimed task #%d", &id); err != nil {
 					t.Fatal(err)
 				}

@@ -349,7 +349,7 @@ func consumed(tb testing.TB, ctx context.Context, rt *swarm.Runtime, id string) 
 		tb.Fatal(err)
 	}
 	for _, ev := range evs {
-		if ev.Type == swarm.EventInbox {
+		if ev.Type == team.EventInbox {
 			mails = append(mails, ev.Mails...)
 			calls++
 		}

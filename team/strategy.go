@@ -137,7 +137,7 @@ func (m *memberRun) spawnDeclared(ctx context.Context) error {
 		if err != nil {
 			return spawnFailed(ctx, name, err)
 		}
-		evs = append(evs, swarm.Event{Type: swarm.EventMember, Key: key, Agent: name, State: MemberSpawning, Target: memberRunID(m.d.RunID(), name)})
+		evs = append(evs, swarm.Event{Type: EventMember, Key: key, Agent: name, State: MemberSpawning, Target: memberRunID(m.d.RunID(), name)})
 	}
 	if err := m.tc.start(ctx, children...); err != nil {
 		return spawnFailed(ctx, "", err)
@@ -202,14 +202,14 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, error) {
 	evs := m.pending
 	m.pending = nil
 	if busy {
-		ev := swarm.Event{Type: swarm.EventMember, Key: key + "/wake", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
+		ev := swarm.Event{Type: EventMember, Key: key + "/wake", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
 		if idle {
 			ev.Type, ev.Key = swarm.EventResumed, key+"/await/resumed"
 		}
 		return opening, d.Journal(ctx, swarm.Entry{Events: append(evs, ev), Working: true})
 	}
 	if !idle {
-		evs = append(evs, swarm.Event{Type: swarm.EventMember, Key: key + "/idle", Agent: m.tc.self, State: MemberIdle})
+		evs = append(evs, swarm.Event{Type: EventMember, Key: key + "/idle", Agent: m.tc.self, State: MemberIdle})
 	}
 	return "", d.AwaitMail(ctx, key+"/await", evs...)
 }
@@ -246,7 +246,7 @@ func (m *memberRun) claimed(ctx context.Context, key string) (string, error) {
 	if err != nil || opening == "" {
 		return "", err
 	}
-	ev := swarm.Event{Type: swarm.EventMember, Key: key + "/claim", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
+	ev := swarm.Event{Type: EventMember, Key: key + "/claim", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
 	return opening, m.d.Journal(ctx, swarm.Entry{Events: []swarm.Event{ev}})
 }
 
@@ -299,7 +299,7 @@ func claimMessage(t store.Task) string {
 // loadClaims notes the tasks the member's journal (as loaded) says it
 // claimed: by claim_task or by itself.
 func (m *memberRun) loadClaims() error {
-	evs, err := m.d.Journaled(swarm.EventTask, swarm.EventMember)
+	evs, err := m.d.Journaled(EventTask, EventMember)
 	if err != nil {
 		return err
 	}
@@ -369,7 +369,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 			}
 			if len(mails) > 0 {
 				m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: mailText(mails), Parts: swarm.MailParts(mails)})
-				x.Events = []swarm.Event{{Type: swarm.EventInbox, Key: tkey + "/inbox", Agent: name, Mails: mails}}
+				x.Events = []swarm.Event{{Type: EventInbox, Key: tkey + "/inbox", Agent: name, Mails: mails}}
 				x.AckMail = mails[len(mails)-1].Seq
 			}
 		}

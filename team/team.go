@@ -54,6 +54,26 @@ type Task = store.Task
 // approval, pending until answered or expired (see [store.Teams]).
 type ProtocolRequest = store.Request
 
+// The events of a team's runs, journaled by its strategy and tools beside
+// the engine's (see [swarm.Event]).
+const (
+	// EventMember: a team member's lifecycle changed (Agent is the
+	// member, State its new state: spawning, working or idle; its run's
+	// end shows shutdown or failed). The lead journals spawning; a
+	// member its own working and idle.
+	EventMember swarm.EventType = "member"
+	// EventMail: a team member sent Mail to Target (a member name, or
+	// "*" for a broadcast).
+	EventMail swarm.EventType = "mail"
+	// EventInbox: a team member's model was given Mails, consumed in the
+	// same append as the model response that saw them.
+	EventInbox swarm.EventType = "inbox"
+	// EventTask: a team member created, claimed or completed Task.
+	EventTask swarm.EventType = "task"
+	// EventProtocol: a team member made or answered a protocol request.
+	EventProtocol swarm.EventType = "protocol"
+)
+
 // Member lifecycle states, as a roster shows them.
 const (
 	MemberSpawning     = "spawning"

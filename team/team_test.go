@@ -112,7 +112,7 @@ func received(t *testing.T, rt *swarm.Runtime, tr *team.TeamRun, member string) 
 	}
 	var out []store.Mail
 	for _, ev := range swarmtest.Events(t, rt, ms[i].RunID) {
-		if ev.Type == swarm.EventInbox {
+		if ev.Type == team.EventInbox {
 			out = append(out, ev.Mails...)
 		}
 	}
@@ -167,7 +167,7 @@ func TestTeamSeedScenario(t *testing.T) {
 	bobEvents := swarmtest.Events(t, rt, ms[2].RunID)
 	var got []string
 	for _, ev := range bobEvents {
-		if ev.Type == swarm.EventInbox {
+		if ev.Type == team.EventInbox {
 			for _, ml := range ev.Mails {
 				got = append(got, ml.From+": "+ml.Content)
 			}

@@ -87,7 +87,7 @@ func spawnTool() swarm.Tool {
 			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, swarm.IdempotencyKey(ctx)); err != nil {
 				return "", err
 			}
-			journal(ctx, swarm.Event{Type: swarm.EventMember, Agent: in.Name, State: MemberSpawning, Target: memberRunID(tc.team, in.Name)})
+			journal(ctx, swarm.Event{Type: EventMember, Agent: in.Name, State: MemberSpawning, Target: memberRunID(tc.team, in.Name)})
 			return fmt.Sprintf("Spawned %s (%s).", in.Name, in.Role), nil
 		})
 }
@@ -118,7 +118,7 @@ func sendMessageTool() swarm.Tool {
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, swarm.Event{Type: swarm.EventMail, Agent: tc.self, Target: in.To, Mail: &m})
+			journal(ctx, swarm.Event{Type: EventMail, Agent: tc.self, Target: in.To, Mail: &m})
 			return "Sent to " + in.To + ".", nil
 		})
 }
@@ -140,7 +140,7 @@ func broadcastTool() swarm.Tool {
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, swarm.Event{Type: swarm.EventMail, Agent: tc.self, Target: "*", Mail: &m})
+			journal(ctx, swarm.Event{Type: EventMail, Agent: tc.self, Target: "*", Mail: &m})
 			return fmt.Sprintf("Broadcast to %d members: %s.", len(to), strings.Join(to, ", ")), nil
 		})
 }
@@ -173,7 +173,7 @@ func readInboxTool() swarm.Tool {
 				return "Your inbox is empty.", nil
 			}
 			tc.read = mails[len(mails)-1].Seq
-			swarm.JournalWith(ctx, tc.read, swarm.Event{Type: swarm.EventInbox, Agent: tc.self, Mails: mails})
+			swarm.JournalWith(ctx, tc.read, swarm.Event{Type: EventInbox, Agent: tc.self, Mails: mails})
 			return mailText(mails), nil
 		})
 }
@@ -188,7 +188,7 @@ func shutdownRequestTool() swarm.Tool {
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, swarm.Event{Type: swarm.EventProtocol, Agent: tc.self, Target: in.Teammate, Protocol: &req})
+			journal(ctx, swarm.Event{Type: EventProtocol, Agent: tc.self, Target: in.Teammate, Protocol: &req})
 			return fmt.Sprintf("Shutdown requested from %s (request_id %s).", in.Teammate, req.ID), nil
 		})
 }
@@ -204,7 +204,7 @@ func shutdownResponseTool() swarm.Tool {
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, swarm.Event{Type: swarm.EventProtocol, Agent: tc.self, Target: req.From, Protocol: &req})
+			journal(ctx, swarm.Event{Type: EventProtocol, Agent: tc.self, Target: req.From, Protocol: &req})
 			if req.State != store.RequestApproved {
 				return "Shutdown rejected.", nil
 			}
@@ -222,7 +222,7 @@ func submitPlanTool() swarm.Tool {
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, swarm.Event{Type: swarm.EventProtocol, Agent: tc.self, Target: tc.td.lead.Name, Protocol: &req})
+			journal(ctx, swarm.Event{Type: EventProtocol, Agent: tc.self, Target: tc.td.lead.Name, Protocol: &req})
 			return fmt.Sprintf("Plan submitted (request_id %s); wait for the lead's answer in your inbox.", req.ID), nil
 		})
 }
@@ -238,7 +238,7 @@ func reviewPlanTool() swarm.Tool {
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, swarm.Event{Type: swarm.EventProtocol, Agent: tc.self, Target: req.From, Protocol: &req})
+			journal(ctx, swarm.Event{Type: EventProtocol, Agent: tc.self, Target: req.From, Protocol: &req})
 			return fmt.Sprintf("Plan of %s %s.", req.From, req.State), nil
 		})
 }
@@ -254,7 +254,7 @@ func createTaskTool() swarm.Tool {
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, swarm.Event{Type: swarm.EventTask, Agent: tc.self, Task: &t})
+			journal(ctx, swarm.Event{Type: EventTask, Agent: tc.self, Task: &t})
 			return fmt.Sprintf("Created task #%d.", t.ID), nil
 		})
 }
@@ -292,7 +292,7 @@ func claimTaskTool() swarm.Tool {
 				return "", err
 			}
 			tc.noteClaim(t.ID)
-			journal(ctx, swarm.Event{Type: swarm.EventTask, Agent: tc.self, Task: &t})
+			journal(ctx, swarm.Event{Type: EventTask, Agent: tc.self, Task: &t})
 			return fmt.Sprintf("You own task #%d: %s.", t.ID, t.Subject), nil
 		})
 }
@@ -311,7 +311,7 @@ func completeTaskTool() swarm.Tool {
 			if err != nil {
 				return "", err
 			}
-			journal(ctx, swarm.Event{Type: swarm.EventTask, Agent: tc.self, Task: &t})
+			journal(ctx, swarm.Event{Type: EventTask, Agent: tc.self, Task: &t})
 			if tc.td.autonomous {
 				wakeIdle(ctx, tc.rt, tc.team)
 			}
