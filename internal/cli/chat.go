@@ -121,14 +121,7 @@ func findConversation(rt *swarm.Runtime, id string) (*conversation.Conversation[
 func (a *app) chat(ctx context.Context, sess *conversation.Session[chatContext], active string) error {
 	var attached []model.Part // by /attach, for the next message
 	return a.prompt(func(line string) (bool, error) {
-		if path, ok := strings.CutPrefix(line, "/attach "); ok {
-			parts, err := attachments([]string{strings.TrimSpace(path)})
-			if err != nil {
-				fmt.Fprintln(a.stderr, err)
-			} else {
-				attached = append(attached, parts...)
-				fmt.Fprintf(a.stderr, "attached %s to the next message\n", strings.TrimSpace(path))
-			}
+		if a.attachLine(line, &attached) {
 			return false, nil
 		}
 		switch line {
@@ -245,4 +238,23 @@ func (p *replyPrinter) finish(agent, text string) {
 		p.handover(agent)
 		fmt.Fprintf(p.w, "%s: %s\n", agent, text)
 	}
+}
+
+// attachLine handles a line "/attach FILE" of a prompt: FILE is read and
+// added to attached, for the next message, or the error is reported on
+// stderr. It reports whether line was such a command.
+func (a *app) attachLine(line string, attached *[]model.Part) bool {
+	path, ok := strings.CutPrefix(line, "/attach ")
+	if !ok {
+		return false
+	}
+	path = strings.TrimSpace(path)
+	parts, err := attachments([]string{path})
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		return true
+	}
+	*attached = append(*attached, parts...)
+	fmt.Fprintf(a.stderr, "attached %s to the next message\n", path)
+	return true
 }
