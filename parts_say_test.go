@@ -108,6 +108,14 @@ func TestConversationMessageParts(t *testing.T) {
 	if resumed == nil || len(resumed.Parts) != 1 || resumed.Parts[0].Blob != store.BlobHash(shot) || resumed.Parts[0].Data != nil {
 		t.Fatalf("resumed event of message 2: %+v, want the screenshot by reference", resumed)
 	}
+	// A fork from the answer to message 2 shares the screenshot's blob.
+	forked, err := rt.Fork(ctx, session.ID(), "m2/t1/model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Store().(store.Blobs).Blob(ctx, forked, store.BlobHash(shot)); err != nil {
+		t.Errorf("the fork does not refer to the screenshot: %v", err)
+	}
 }
 
 // A crash after a message with an image is sent and before it is
