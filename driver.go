@@ -303,22 +303,32 @@ func (d *Driver) Delegate(ctx context.Context, key, target, request string) (str
 // no goroutine waits and the run holds no lease. A resume of the run is
 // the answer; Drive then runs again and Await returns it.
 func (d *Driver) Await(ctx context.Context, key string, q Question) (string, error) {
+	msg, _, err := d.AwaitParts(ctx, key, q)
+	return msg, err
+}
+
+// AwaitParts is Await returning also the parts the answer carries (a
+// user's message sent with [WithMessageParts]), large ones by reference
+// as the journal holds them: a strategy puts them on the model.Message it
+// gives the model (model steps load the bytes) and hands them on with
+// [WithConversationParts]. A replay returns the same parts.
+func (d *Driver) AwaitParts(ctx context.Context, key string, q Question) (string, []model.Part, error) {
 	if err := d.checkKey(key); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if q.Reason == "" {
-		return "", fmt.Errorf("%w: a question needs a reason", ErrInvalid)
+		return "", nil, fmt.Errorf("%w: a question needs a reason", ErrInvalid)
 	}
 	r := d.r
 	pause := Event{Type: EventPaused, Key: key, Agent: r.plan.root.name, Turn: d.turn, Reason: q.Reason, Context: q.Context, Kind: q.Kind}
-	msg, ok, err := r.await(ctx, d.root(), pause, d.asUpdate(store.Update{Turn: d.turn}))
+	msg, parts, ok, err := r.await(ctx, d.root(), pause, d.asUpdate(store.Update{Turn: d.turn}))
 	switch {
 	case err != nil:
-		return "", err
+		return "", nil, err
 	case !ok:
-		return "", ErrAwaiting
+		return "", nil, ErrAwaiting
 	}
-	return msg, nil
+	return msg, parts, nil
 }
 
 // Record runs fn once and journals what it returned under key (an event of

@@ -239,7 +239,7 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 					return outcome{kind: interrupted, err: err}, true
 				}
 			}
-			ev := Event{Type: EventResumed, Key: pending, Agent: r.info.id, Message: m.Text}
+			ev := Event{Type: EventResumed, Key: pending, Agent: r.info.id, Message: m.Text, Parts: m.Parts}
 			if err := r.append(ctx, []Event{ev}, u, nil); err != nil {
 				return outcome{kind: interrupted, err: err}, true
 			}

@@ -39,7 +39,8 @@ const (
 	// EventPaused: the run waits for a human: Reason, Context, Turn; Kind
 	// is "budget" when the run tree's budget caused the pause.
 	EventPaused EventType = "paused"
-	// EventResumed: a human answered a pause: Message.
+	// EventResumed: a human answered a pause: Message, and Parts when the
+	// answer carries any (a user's message sent with WithMessageParts).
 	EventResumed EventType = "resumed"
 	// EventCompleted: the run succeeded: Result, and Parts, the result's
 	// parts by reference (see Completed.Parts).
@@ -164,8 +165,8 @@ type Event struct {
 	Compaction *compact.Info `json:"compaction,omitempty"`
 
 	// Parts are the images, files and audio of a run's input (started),
-	// a tool's result (tool_result) or the run's result (completed),
-	// large ones by blob reference.
+	// a user's message (resumed), a tool's result (tool_result) or the
+	// run's result (completed), large ones by blob reference.
 	Parts []model.Part `json:"parts,omitempty"`
 	// ResultParts are the parts a tool added to the run's result with
 	// AttachOutput (tool_result).

@@ -106,11 +106,17 @@ func (rt *Runtime) putParts(ctx context.Context, id string, parts []model.Part) 
 // storeParts returns parts as a record holds them: the large ones kept in
 // the blob store for this run, by reference.
 func (r *runner) storeParts(ctx context.Context, parts []model.Part) ([]model.Part, error) {
-	b, ok := r.rt.blobs()
+	return r.rt.storeParts(ctx, r.id, parts)
+}
+
+// storeParts returns parts as a record or an inbox message of run id holds
+// them: the large ones kept in the blob store for the run, by reference.
+func (rt *Runtime) storeParts(ctx context.Context, id string, parts []model.Part) ([]model.Part, error) {
+	b, ok := rt.blobs()
 	if !ok || len(parts) == 0 {
 		return parts, nil
 	}
-	msgs, err := store.PutParts(ctx, b, r.id, []model.Message{{Parts: parts}})
+	msgs, err := store.PutParts(ctx, b, id, []model.Message{{Parts: parts}})
 	if err != nil {
 		return nil, err
 	}

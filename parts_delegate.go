@@ -91,6 +91,13 @@ func (d *Driver) DelegateParts(ctx context.Context, key, target, request string,
 // valid, within the size limit, and a blob reference only to a blob this
 // run refers to (a run cannot hand on another run's blobs).
 func (r *runner) checkHanded(ctx context.Context, parts []model.Part) error {
+	return r.rt.checkRunParts(ctx, r.id, parts)
+}
+
+// checkRunParts checks parts given to run id: valid, within the size
+// limit, and a blob reference only to a blob run id refers to (no run is
+// given another run's blobs).
+func (rt *Runtime) checkRunParts(ctx context.Context, id string, parts []model.Part) error {
 	for i := range parts {
 		p := parts[i]
 		if p.Blob == "" {
@@ -99,12 +106,12 @@ func (r *runner) checkHanded(ctx context.Context, parts []model.Part) error {
 			}
 			continue
 		}
-		b, ok := r.rt.blobs()
+		b, ok := rt.blobs()
 		if !ok {
 			return fmt.Errorf("%w: part %d: a blob reference, and the store keeps no blobs", ErrInvalidInput, i)
 		}
-		if _, err := b.Blob(ctx, r.id, p.Blob); err != nil {
-			return fmt.Errorf("%w: part %d: blob %s of run %s: %w", ErrInvalidInput, i, p.Blob, r.id, err)
+		if _, err := b.Blob(ctx, id, p.Blob); err != nil {
+			return fmt.Errorf("%w: part %d: blob %s of run %s: %w", ErrInvalidInput, i, p.Blob, id, err)
 		}
 	}
 	return nil

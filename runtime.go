@@ -855,7 +855,20 @@ func (rt *Runtime) Wait(ctx context.Context, id string) (Status, error) {
 // ResumeOption configures [Runtime.Resume].
 type ResumeOption func(*resumeConfig)
 
-type resumeConfig struct{ pause int64 }
+type resumeConfig struct {
+	pause int64
+	parts []model.Part
+}
+
+// ResumeParts attaches parts (images, files, audio) to a resume's
+// message, as [WithMessageParts] does for Say: checked, their large bytes
+// kept once as blobs of the run, and journaled by reference with the
+// answer. A conversation and a team's lead give them to the model with
+// the user's message; other strategies see them with Driver.AwaitParts.
+// Bad parts fail the resume with [ErrInvalidInput] and nothing is sent.
+func ResumeParts(parts ...model.Part) ResumeOption {
+	return func(c *resumeConfig) { c.parts = append(c.parts, parts...) }
+}
 
 // AtPause makes a resume answer the pause with sequence number seq
 // (Status.Pause, Paused.Pause, the paused event's Seq) and nothing else:
@@ -881,7 +894,14 @@ func (rt *Runtime) Resume(ctx context.Context, id, message string, opts ...Resum
 	if rc.pause < 0 {
 		return fmt.Errorf("resume %s: %w: pause %d is not a sequence number", id, ErrInvalidInput, rc.pause)
 	}
-	if _, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now(), Pause: rc.pause}); err != nil {
+	if err := rt.checkRunParts(ctx, id, rc.parts); err != nil {
+		return fmt.Errorf("resume %s: %w", id, err)
+	}
+	parts, err := rt.storeParts(ctx, id, rc.parts)
+	if err != nil {
+		return fmt.Errorf("resume %s: store the parts: %w", id, err)
+	}
+	if _, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now(), Pause: rc.pause, Parts: parts}); err != nil {
 		return fmt.Errorf("resume %s: %w", id, err)
 	}
 	return rt.wake(ctx, id)

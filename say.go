@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -32,7 +33,26 @@ var ErrTurnFailed = errors.New("conversation turn failed")
 // session).
 type SayOption func(*sayConfig)
 
-type sayConfig struct{ stream func(Event) }
+type sayConfig struct {
+	stream func(Event)
+	parts  []model.Part
+}
+
+// WithMessageParts attaches parts (images, files, audio) to the message:
+// the model that answers it gets them with its text, on the user message
+// of that turn ("what is in this screenshot?"), and a handoff in the turn
+// passes them on. Parts are given with their bytes or a URL ([model.Image],
+// [model.File], [model.Attachment]), or by reference to a blob the run
+// already refers to (a part of an earlier message, as its events show
+// it). The bytes of large parts are kept once in the store's blob table
+// before the message is sent; the message, and the resumed event that
+// journals it, hold references, so a run continued after a crash gives
+// the model the same parts. An invalid part, one over store.MaxBlobBytes
+// or a reference to a blob the run does not have is refused
+// ([ErrInvalidInput]) and nothing is sent or stored.
+func WithMessageParts(parts ...model.Part) SayOption {
+	return func(c *sayConfig) { c.parts = append(c.parts, parts...) }
+}
 
 // WithStream passes the streamed model text of the turn to fn as it
 // arrives: delta events (Agent, Call, Text) of every model call made in
@@ -79,8 +99,11 @@ func (rt *Runtime) say(ctx context.Context, what, id, message string, opts []Say
 	for _, o := range opts {
 		o(&sc)
 	}
-	if strings.TrimSpace(message) == "" {
+	if strings.TrimSpace(message) == "" && len(sc.parts) == 0 {
 		return 0, nil, st, fmt.Errorf("%w: empty message", ErrInvalidInput)
+	}
+	if err := rt.checkRunParts(ctx, id, sc.parts); err != nil {
+		return 0, nil, st, fmt.Errorf("say to %s %s: %w", what, id, err)
 	}
 	if st, err = rt.settle(ctx, id, nil, nil); err != nil {
 		return 0, nil, st, err
@@ -98,7 +121,11 @@ func (rt *Runtime) say(ctx context.Context, what, id, message string, opts []Say
 		sub = rt.live.subscribe(id)
 		defer rt.live.unsubscribe(id, sub)
 	}
-	if _, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now(), Pause: p.Seq}); err != nil {
+	parts, err := rt.storeParts(ctx, id, sc.parts)
+	if err != nil {
+		return n, nil, st, fmt.Errorf("say to %s %s: store the parts: %w", what, id, err)
+	}
+	if _, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now(), Pause: p.Seq, Parts: parts}); err != nil {
 		if errors.Is(err, store.ErrInvalidState) {
 			return n, nil, st, fmt.Errorf("%s %s is answering another message: %w", what, id, err)
 		}

@@ -84,20 +84,20 @@ func (r *runner) record(ctx context.Context, ev Event, u store.Update) (Event, e
 // then returns a paused outcome and the runner releases the run. The
 // answer arrives as a resume in the run's inbox; load journals it under
 // pause.Key+"/resumed" and drives the run again.
-func (r *runner) await(ctx context.Context, ap *agentPlan, pause Event, u store.Update) (msg string, ok bool, err error) {
+func (r *runner) await(ctx context.Context, ap *agentPlan, pause Event, u store.Update) (msg string, parts []model.Part, ok bool, err error) {
 	if rec, ok := r.recorded[pause.Key+"/resumed"]; ok {
 		ev, err := decodeEvent(rec)
 		if err != nil {
-			return "", false, &storeError{err}
+			return "", nil, false, &storeError{err}
 		}
-		return ev.Message, true, nil
+		return ev.Message, ev.Parts, true, nil
 	}
 	var evs []Event
 	if _, waiting := r.recorded[pause.Key]; !waiting {
 		evs = []Event{pause}
 	}
 	u.State, u.Reason = store.Paused, pause.Reason
-	return "", false, r.append(ctx, evs, u, ap)
+	return "", nil, false, r.append(ctx, evs, u, ap)
 }
 
 // delegate hands request to target, an agent or swarm that ap may hand off

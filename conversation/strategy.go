@@ -241,11 +241,11 @@ func (c *conversation) message(ctx context.Context, n int) (err error, more bool
 	if aerr != nil {
 		ad = c.d // an agent the journal names that the conversation lacks: the turn fails
 	}
-	text, err := ad.Await(ctx, mkey+"/await", swarm.Question{Reason: swarm.AwaitingMessage})
+	text, parts, err := ad.AwaitParts(ctx, mkey+"/await", swarm.Question{Reason: swarm.AwaitingMessage})
 	if err != nil {
 		return err, false
 	}
-	c.log = append(c.log, convEntry{N: n, Msg: model.Message{Role: model.RoleUser, Content: text}})
+	c.log = append(c.log, convEntry{N: n, Msg: model.Message{Role: model.RoleUser, Content: text, Parts: parts}})
 	if err, more, stop := c.screen(ctx, ad, n, mkey, text); stop {
 		return err, more
 	}
@@ -292,7 +292,8 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (error, boo
 		if err != nil {
 			return err, false
 		}
-		resp, err := ad.ModelStep(ctx, tkey, c.history(c.active, n), swarm.Step{})
+		hist := c.history(c.active, n)
+		resp, err := ad.ModelStep(ctx, tkey, hist, swarm.Step{})
 		if err != nil {
 			var f *swarm.Failure
 			if errors.As(err, &f) && !f.Ends() {
@@ -312,7 +313,9 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (error, boo
 			c.st.set("", s)
 		}
 		hi, target := c.honour(tkey, calls)
-		results, err := ad.Round(ctx, tkey, calls)
+		// A handoff to a swarm, and a tool forwarding parts, get those of
+		// the agent's conversation (the user's attachments among them).
+		results, err := ad.Round(swarm.WithConversationParts(ctx, hist), tkey, calls)
 		if err != nil {
 			return err, false
 		}

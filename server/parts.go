@@ -3,12 +3,14 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -19,20 +21,25 @@ import (
 	"github.com/swarmrt/swarm/store"
 )
 
-// DefaultMaxUploadBytes is the default body limit of a run's start, where
-// attachments travel (in JSON as base64, or as multipart files).
+// DefaultMaxUploadBytes is the default body limit of a run's start and
+// of a resume, where attachments travel (in JSON as base64, or as
+// multipart files).
 const DefaultMaxUploadBytes = 32 << 20
 
-// maxMultipartFiles bounds the files of one multipart start.
+// maxMultipartFiles bounds the files of one multipart body.
 const maxMultipartFiles = 32
 
-// isStart reports whether r starts a run: its body may carry parts.
-func isStart(r *http.Request) bool {
+// isUpload reports whether r starts a run or resumes one (a message to a
+// conversation): its body may carry parts.
+func isUpload(r *http.Request) bool {
 	if r.Method != http.MethodPost {
 		return false
 	}
-	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/swarms/")
-	return ok && strings.HasSuffix(rest, "/runs") && strings.Count(rest, "/") == 1
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/swarms/"); ok {
+		return strings.HasSuffix(rest, "/runs") && strings.Count(rest, "/") == 1
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v1/runs/")
+	return ok && strings.HasSuffix(rest, "/resume") && strings.Count(rest, "/") == 1
 }
 
 // isMultipart reports whether r's body is multipart/form-data.
@@ -46,6 +53,57 @@ func isMultipart(r *http.Request) bool {
 // file, each becoming a part (its kind and media type from its
 // Content-Type or name). It answers the error itself and reports false.
 func (s *Server) decodeMultipartStart(w http.ResponseWriter, r *http.Request, req *StartRequest) bool {
+	return s.decodeMultipart(w, r, &req.Parts, "input, id, values or file", func(name string, data []byte) error {
+		switch name {
+		case "input":
+			if !json.Valid(data) {
+				return badRequest("multipart field input: not JSON")
+			}
+			req.Input = data
+		case "id":
+			req.ID = string(data)
+		case "values":
+			if err := json.Unmarshal(data, &req.Values); err != nil {
+				return badRequest("multipart field values: %v", err)
+			}
+		default:
+			return errUnknownField
+		}
+		return nil
+	})
+}
+
+// decodeMultipartMessage reads a resume sent as multipart/form-data:
+// fields message and pause, and file fields as decodeMultipartStart
+// reads them.
+func (s *Server) decodeMultipartMessage(w http.ResponseWriter, r *http.Request, req *MessageRequest) bool {
+	return s.decodeMultipart(w, r, &req.Parts, "message, pause or file", func(name string, data []byte) error {
+		switch name {
+		case "message":
+			req.Message = string(data)
+		case "pause":
+			n, err := strconv.ParseInt(string(data), 10, 64)
+			if err != nil {
+				return badRequest("multipart field pause: want a sequence number, got %q", data)
+			}
+			req.Pause = n
+		default:
+			return errUnknownField
+		}
+		return nil
+	})
+}
+
+// errUnknownField is what a multipart field reader returns for a field
+// it does not know.
+var errUnknownField = errors.New("unknown multipart field")
+
+// decodeMultipart reads a multipart/form-data body: each file field named
+// file becomes a part appended to parts (its kind and media type from its
+// Content-Type or name), any other field goes to field, which returns
+// errUnknownField for one it does not know (known names those it takes).
+// It answers the error itself and reports false.
+func (s *Server) decodeMultipart(w http.ResponseWriter, r *http.Request, parts *[]model.Part, known string, field func(name string, data []byte) error) bool {
 	mr, err := r.MultipartReader()
 	if err != nil {
 		s.fail(w, r, badRequest("multipart body: %v", err))
@@ -65,38 +123,30 @@ func (s *Server) decodeMultipartStart(w http.ResponseWriter, r *http.Request, re
 			s.fail(w, r, readError(err))
 			return false
 		}
-		switch name := p.FormName(); name {
-		case "input":
-			if !json.Valid(data) {
-				s.fail(w, r, badRequest("multipart field input: not JSON"))
+		name := p.FormName()
+		if name != "file" {
+			if err := field(name, data); errors.Is(err, errUnknownField) {
+				s.fail(w, r, badRequest("unknown multipart field %q (want %s)", name, known))
+				return false
+			} else if err != nil {
+				s.fail(w, r, err)
 				return false
 			}
-			req.Input = data
-		case "id":
-			req.ID = string(data)
-		case "values":
-			if err := json.Unmarshal(data, &req.Values); err != nil {
-				s.fail(w, r, badRequest("multipart field values: %v", err))
-				return false
-			}
-		case "file":
-			if len(req.Parts) == maxMultipartFiles {
-				s.fail(w, r, badRequest("more than %d files", maxMultipartFiles))
-				return false
-			}
-			if len(data) == 0 {
-				s.fail(w, r, badRequest("file %q is empty", p.FileName()))
-				return false
-			}
-			ct := p.Header.Get("Content-Type")
-			if ct == "application/octet-stream" {
-				ct = "" // a client's default: find the type from the name and bytes
-			}
-			req.Parts = append(req.Parts, model.Attachment(p.FileName(), ct, data))
-		default:
-			s.fail(w, r, badRequest("unknown multipart field %q (want input, id, values or file)", name))
+			continue
+		}
+		if len(*parts) == maxMultipartFiles {
+			s.fail(w, r, badRequest("more than %d files", maxMultipartFiles))
 			return false
 		}
+		if len(data) == 0 {
+			s.fail(w, r, badRequest("file %q is empty", p.FileName()))
+			return false
+		}
+		ct := p.Header.Get("Content-Type")
+		if ct == "application/octet-stream" {
+			ct = "" // a client's default: find the type from the name and bytes
+		}
+		*parts = append(*parts, model.Attachment(p.FileName(), ct, data))
 	}
 }
 

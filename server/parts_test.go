@@ -171,8 +171,8 @@ func TestStartPartsRefused(t *testing.T) {
 		t.Errorf("%d runs started, want none", n)
 	}
 	// Other endpoints keep the small body limit.
-	if r := c.post("/v1/runs/x/resume", `{"message": "`+strings.Repeat("y", 2<<20)+`"}`); r.status != http.StatusRequestEntityTooLarge {
-		t.Errorf("resume with a 2 MiB body: %d", r.status)
+	if r := c.post("/v1/runs/x/stop", `{"reason": "`+strings.Repeat("y", 2<<20)+`"}`); r.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("stop with a 2 MiB body: %d", r.status)
 	}
 }
 

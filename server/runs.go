@@ -42,8 +42,8 @@ type RunStatus struct {
 	Error *Error    `json:"error,omitempty"`
 }
 
-// MessageRequest is the body of POST /v1/runs/{id}/resume (Message, Pause)
-// and POST /v1/runs/{id}/stop (Reason).
+// MessageRequest is the body of POST /v1/runs/{id}/resume (Message, Pause,
+// Parts) and POST /v1/runs/{id}/stop (Reason).
 type MessageRequest struct {
 	Message string `json:"message,omitempty"`
 	Reason  string `json:"reason,omitempty"`
@@ -52,6 +52,12 @@ type MessageRequest struct {
 	// pause_not_current and nothing is applied. Without it, the current
 	// pause is answered.
 	Pause int64 `json:"pause,omitempty"`
+	// Parts are images, files and audio sent with a resume's message (a
+	// user's message to a conversation), as a start's parts are: each
+	// {"type", "media_type", "data" (base64)} or {"type", "url"}, files
+	// with a "name". A multipart/form-data resume sends them as file
+	// fields instead.
+	Parts []model.Part `json:"parts,omitempty"`
 }
 
 // maxRunID is the longest run id a client may choose.
@@ -267,12 +273,18 @@ func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {
 		if req.Pause != 0 {
 			opts = append(opts, swarm.AtPause(req.Pause))
 		}
+		if len(req.Parts) > 0 {
+			opts = append(opts, swarm.ResumeParts(req.Parts...))
+		}
 		return s.rt.Resume(ctx, id, req.Message, opts...)
 	})
 }
 
 func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 	s.command(w, r, func(ctx context.Context, id string, req MessageRequest) error {
+		if len(req.Parts) > 0 {
+			return badRequest("parts: a stop carries none")
+		}
 		return s.rt.Stop(ctx, id, req.Reason)
 	})
 }
@@ -298,7 +310,11 @@ func (s *Server) deleteRun(w http.ResponseWriter, r *http.Request) {
 // ErrInvalidState, which becomes 409.
 func (s *Server) command(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, id string, req MessageRequest) error) {
 	var req MessageRequest
-	if !decodeBody(w, r, &req, false) {
+	if isMultipart(r) && isUpload(r) {
+		if !s.decodeMultipartMessage(w, r, &req) {
+			return
+		}
+	} else if !decodeBody(w, r, &req, false) {
 		return
 	}
 	st, ok := s.authorizedRun(w, r)

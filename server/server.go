@@ -71,8 +71,9 @@ type Options struct {
 	// MaxBodyBytes limits request bodies (default 1 MiB); a larger body
 	// gets 413.
 	MaxBodyBytes int64
-	// MaxUploadBytes limits the body of a run's start, which may carry
-	// attachments; a larger body gets 413. The default is 32 MiB, or
+	// MaxUploadBytes limits the body of a run's start and of a resume
+	// (a message to a conversation), which may carry attachments; a
+	// larger body gets 413. The default is 32 MiB, or
 	// MaxBodyBytes when that is set.
 	MaxUploadBytes int64
 	// Heartbeat is the interval of SSE comment lines that keep idle event
@@ -274,7 +275,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Body != nil {
 		limit := s.opts.MaxBodyBytes
-		if isStart(r) {
+		if isUpload(r) {
 			limit = s.opts.MaxUploadBytes
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, limit)

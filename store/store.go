@@ -209,6 +209,12 @@ type Message struct {
 	// ErrPauseNotCurrent unless the run is paused with LastSeq == Pause,
 	// in the same transaction as the delivery. It is not stored.
 	Pause int64 `json:"pause,omitempty"`
+	// Parts are the images, files and audio a resume carries with its
+	// text (a user's message to a conversation): large ones by reference
+	// to blobs the run refers to (see Blobs), so that an inbox holds no
+	// bytes of them. The runtime puts them (Runtime.Say); a store keeps
+	// them as given, after CheckMessage.
+	Parts []model.Part `json:"parts,omitempty"`
 }
 
 // PauseNotCurrent reports whether a resume m to a run in state state with
@@ -480,27 +486,27 @@ type Watcher interface {
 	Watch(ctx context.Context, fn func(Change)) error
 }
 
-// EncodeMailParts encodes a mail's parts as a store keeps them: JSON, ""
-// for none.
-func EncodeMailParts(parts []model.Part) (string, error) {
+// EncodeParts encodes the parts of a mail or an inbox message as a store
+// keeps them in a column: JSON, "" for none.
+func EncodeParts(parts []model.Part) (string, error) {
 	if len(parts) == 0 {
 		return "", nil
 	}
 	data, err := json.Marshal(parts)
 	if err != nil {
-		return "", fmt.Errorf("encode the parts of a mail: %w", err)
+		return "", fmt.Errorf("encode parts: %w", err)
 	}
 	return string(data), nil
 }
 
-// DecodeMailParts decodes what EncodeMailParts returned.
-func DecodeMailParts(s string) ([]model.Part, error) {
+// DecodeParts decodes what EncodeParts returned.
+func DecodeParts(s string) ([]model.Part, error) {
 	if s == "" {
 		return nil, nil
 	}
 	var parts []model.Part
 	if err := json.Unmarshal([]byte(s), &parts); err != nil {
-		return nil, fmt.Errorf("decode the parts of a mail: %w", err)
+		return nil, fmt.Errorf("decode parts: %w", err)
 	}
 	return parts, nil
 }

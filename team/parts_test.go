@@ -159,3 +159,29 @@ func TestTeamMemberForwardsParts(t *testing.T) {
 		t.Error("the user named a blob by reference in a mail")
 	}
 }
+
+// The user's message to the lead carries a screenshot: the lead's model
+// gets it on that message.
+func TestTeamLeadMessageParts(t *testing.T) {
+	ctx := ctxT(t)
+	img := randomImage(t, 16<<10)
+	see := []scripted.ExpectPart{{Type: model.PartImage, MediaType: "image/png", MinBytes: len(img)}}
+	script := scripted.Script{"lead": {
+		scripted.Text("Ready."),
+		{ExpectParts: see, Text: "It shows a chart."},
+	}}
+	st := memory.New()
+	rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(script), PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	tr, err := seedTeam().Start(ctx, rt, "Wait for work.", swarm.WithID("teaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, err := tr.Say(ctx, "what is in this screenshot?", swarm.WithMessageParts(model.Image("image/png", img)))
+	if err != nil || answer != "It shows a chart." {
+		t.Fatalf("the lead answered %q, %v", answer, err)
+	}
+}

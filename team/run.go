@@ -116,7 +116,8 @@ func (t *TeamRun) Events(ctx context.Context, after int64, opts ...swarm.EventsO
 
 // Say sends a user message to the lead and returns its answer, like
 // [Session.Say]: durable once sent, continued by another process if this
-// one dies. Streamed text goes to WithStream's function.
+// one dies. Streamed text goes to WithStream's function; images and files
+// go with the message to the lead's model with swarm.WithMessageParts.
 func (t *TeamRun) Say(ctx context.Context, message string, opts ...swarm.SayOption) (string, error) {
 	ev, st, err := t.rt.Say(ctx, t.id, message, opts...)
 	switch {

@@ -94,14 +94,14 @@ func (s memberStrategy) Drive(ctx context.Context, d *swarm.Driver) (json.RawMes
 			// A boundary: the pieces of work before are answered.
 			d.Checkpoint(ctx, m.prefix(n-1)+"/reply", memberCheckpoint{Next: n, Msgs: m.msgs, Claims: tc.claimed()})
 		}
-		opening, err := m.wake(ctx, n)
+		opening, parts, err := m.wake(ctx, n)
 		if err != nil {
 			return nil, err
 		}
 		if n == 1 && !s.lead && strings.TrimSpace(opening) == "" {
 			continue // spawned without a prompt: idle until mail comes
 		}
-		if res, err := m.work(ctx, n, opening); res != nil || err != nil {
+		if res, err := m.work(ctx, n, opening, parts); res != nil || err != nil {
 			return res, err
 		}
 	}
@@ -157,21 +157,21 @@ func spawnFailed(ctx context.Context, name string, err error) error {
 	return &swarm.Failure{Reason: "spawn " + name + ": " + err.Error()}
 }
 
-// wake returns the opening message of piece of work n once the member has
-// something to do, or the error that ends this drive (the member paused,
+// wake returns the opening message of piece of work n, and the parts a
+// user's message to the lead carries, once the member has something to do, or the error that ends this drive (the member paused,
 // idle or waiting for the user).
-func (m *memberRun) wake(ctx context.Context, n int) (string, error) {
+func (m *memberRun) wake(ctx context.Context, n int) (string, []model.Part, error) {
 	d, key := m.d, m.prefix(n)
 	if m.tc.lead {
 		if task := m.leadTask(); n == 1 && task != "" {
-			return task, nil
+			return task, nil, nil
 		}
-		return d.Await(ctx, key+"/await", swarm.Question{Reason: swarm.AwaitingMessage})
+		return d.AwaitParts(ctx, key+"/await", swarm.Question{Reason: swarm.AwaitingMessage})
 	}
 	if n == 1 {
 		var prompt string
 		_ = json.Unmarshal(d.Input(), &prompt)
-		return prompt, nil
+		return prompt, nil, nil
 	}
 	// Each wake is piece of work n; the first is the prompt's.
 	limit := &swarm.Failure{Reason: fmt.Sprintf("teammate %s reached its limit of %d wakes", m.tc.self, m.tc.td.maxWakes)}
@@ -180,24 +180,24 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, error) {
 		ev, ok, err := d.RecordedEvent(k)
 		switch {
 		case err != nil:
-			return "", err
+			return "", nil, err
 		case ok && over:
-			return "", limit
+			return "", nil, limit
 		case ok:
-			return ev.Message, nil
+			return ev.Message, nil, nil
 		}
 	}
 	// Live: is there anything to do?
 	opening, task, busy, err := m.work2do(ctx)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	_, idle, err := d.RecordedEvent(key + "/await")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if busy && over {
-		return "", limit
+		return "", nil, limit
 	}
 	evs := m.pending
 	m.pending = nil
@@ -206,12 +206,12 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, error) {
 		if idle {
 			ev.Type, ev.Key = swarm.EventResumed, key+"/await/resumed"
 		}
-		return opening, d.Journal(ctx, swarm.Entry{Events: append(evs, ev), Working: true})
+		return opening, nil, d.Journal(ctx, swarm.Entry{Events: append(evs, ev), Working: true})
 	}
 	if !idle {
 		evs = append(evs, swarm.Event{Type: EventMember, Key: key + "/idle", Agent: m.tc.self, State: MemberIdle})
 	}
-	return "", d.AwaitMail(ctx, key+"/await", evs...)
+	return "", nil, d.AwaitMail(ctx, key+"/await", evs...)
 }
 
 // leadTask is the lead's first task: its run's input, if any.
@@ -322,11 +322,12 @@ func allDone(ids []int64, done map[int64]bool) bool {
 
 func isStoreUnavailable(err error) bool { return errors.Is(err, store.ErrUnavailable) }
 
-// work runs piece of work n: the member's tool-calling loop on opening and
+// work runs piece of work n: the member's tool-calling loop on opening (with
+// parts, a user's attachments to the lead) and
 // its mail, until its model answers with text. It returns the run's
 // result when the member shut down, or the error that ends the drive; nil
 // and nil go on to the next piece of work.
-func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMessage, error) {
+func (m *memberRun) work(ctx context.Context, n int, opening string, parts []model.Part) (json.RawMessage, error) {
 	d, key, name, maxTurns := m.d, m.prefix(n), m.tc.self, m.tc.td.maxTurns
 	if m.tc.lead && (n > 1 || m.leadTask() == "") {
 		// A user message (the run's input was checked as such): a
@@ -340,8 +341,8 @@ func (m *memberRun) work(ctx context.Context, n int, opening string) (json.RawMe
 			return nil, m.answer(ctx, n, 0, "", rejection)
 		}
 	}
-	if opening != "" {
-		m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: opening})
+	if opening != "" || len(parts) > 0 {
+		m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: opening, Parts: parts})
 	}
 	for turn := 1; ; turn++ {
 		if turn > maxTurns {

@@ -85,3 +85,93 @@ func TestRunAttach(t *testing.T) {
 		t.Errorf("missing attachment: exit %d, stderr %q", code, errOut.String())
 	}
 }
+
+const chatAttachFile = `version: 1
+model: scripted:script.yaml
+agents:
+  viewer:
+    instructions: Describe pictures.
+conversations:
+  look:
+    queen: viewer
+`
+
+const chatAttachScript = `viewer:
+  - text: Hello.
+  - expect_parts: [{type: image, media_type: image/png, min_bytes: 10000}]
+    text: a chart of sales
+  - expect_parts: [{type: file, name: notes.pdf}]
+    text: the notes say hello
+`
+
+// In swarm chat, /attach FILE sends the file with the next message: the
+// model answering that message gets it (the script asserts it); a missing
+// file is reported and the session goes on.
+func TestChatAttach(t *testing.T) {
+	file, dir, pic := promptAttachDir(t, chatAttachFile, chatAttachScript)
+	storeURL := "sqlite:" + filepath.Join(dir, "runs.db")
+	in := "hi\n/attach " + filepath.Join(dir, "nope.png") + "\n/attach " + pic + "\nwhat is in it?\n/quit\n"
+	var out, errOut bytes.Buffer
+	code := Main([]string{"--file", file, "--store", storeURL, "chat", "look", "--id", "c1"}, strings.NewReader(in), &out, &errOut)
+	if code != 0 || out.String() != "viewer: Hello.\nviewer: a chart of sales\n" {
+		t.Fatalf("chat: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "nope.png") || !strings.Contains(errOut.String(), "attached "+pic) {
+		t.Errorf("stderr %q, want the missing file reported and the picture attached", errOut.String())
+	}
+	// swarm resume --attach sends a message with a file.
+	pdf := filepath.Join(dir, "notes.pdf")
+	os.WriteFile(pdf, []byte("%PDF-1.7 small"), 0o644)
+	out.Reset()
+	errOut.Reset()
+	Main([]string{"--file", file, "--store", storeURL, "resume", "-q", "--attach", pdf, "c1", "and these notes?"}, strings.NewReader(""), &out, &errOut)
+	out.Reset()
+	if code := Main([]string{"--file", file, "--store", storeURL, "events", "c1"}, strings.NewReader(""), &out, &errOut); code != 0 || !strings.Contains(out.String(), "the notes say hello") {
+		t.Errorf("events after resume --attach: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+}
+
+const teamAttachFile = `version: 1
+model: scripted:script.yaml
+agents:
+  lead:
+    instructions: Lead.
+teams:
+  crew:
+    lead: lead
+`
+
+const teamAttachScript = `lead:
+  - expect_parts: [{type: image, media_type: image/png, min_bytes: 10000}]
+    text: a chart of sales
+`
+
+// In swarm team, /attach FILE sends the file with the next message to
+// the lead.
+func TestTeamAttach(t *testing.T) {
+	file, dir, pic := promptAttachDir(t, teamAttachFile, teamAttachScript)
+	var out, errOut bytes.Buffer
+	code := Main([]string{"--file", file, "--store", "sqlite:" + filepath.Join(dir, "runs.db"), "team", "crew", "--id", "t1"},
+		strings.NewReader("/attach "+pic+"\nwhat is in it?\n/quit\n"), &out, &errOut)
+	if code != 0 || out.String() != "lead: a chart of sales\n" {
+		t.Fatalf("team: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+}
+
+// promptAttachDir writes a definitions file and its script to a temporary
+// directory, with pic.png, a 20 kB PNG, beside them.
+func promptAttachDir(t *testing.T, defs, script string) (file, dir, pic string) {
+	t.Helper()
+	file = writeFile(t, defs)
+	dir = filepath.Dir(file)
+	if err := os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := make([]byte, 20000)
+	rand.Read(img)
+	pic = filepath.Join(dir, "pic.png")
+	if err := os.WriteFile(pic, append([]byte("\x89PNG\r\n\x1a\n"), img...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file, dir, pic
+}

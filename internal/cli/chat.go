@@ -14,6 +14,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/conversation"
+	"github.com/swarmrt/swarm/model"
 )
 
 // chatContext is the context type of conversations defined in YAML.
@@ -29,7 +30,7 @@ func (a *app) chatCmd() *cobra.Command {
 			"Replies go to stdout as \"agent: text\", streamed as they are written, each handover to another agent\n" +
 			"as a line \"(from → to)\" before the reply; prompts and notices go to stderr.\n" +
 			"Commands: /quit (or end of input) leaves the session open for a later `swarm chat --id`; /close ends it;\n" +
-			"/context prints the shared context as JSON.",
+			"/context prints the shared context as JSON; /attach FILE sends FILE (an image, a PDF, audio) with the next message.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, file *config.File, args []string) error {
 			name, err := a.nameOrRun(ctx, rt, args, id, "name the conversation: swarm chat CONVERSATION (or swarm chat --id ID to continue a session); "+conversationList(rt, file))
@@ -118,7 +119,11 @@ func findConversation(rt *swarm.Runtime, id string) (*conversation.Conversation[
 // chat reads messages until /quit, /close or the end of input; active is
 // the agent that answers first.
 func (a *app) chat(ctx context.Context, sess *conversation.Session[chatContext], active string) error {
+	var attached []model.Part // by /attach, for the next message
 	return a.prompt(func(line string) (bool, error) {
+		if a.attachLine(line, &attached) {
+			return false, nil
+		}
 		switch line {
 		case "/close":
 			if err := sess.Close(ctx); err != nil {
@@ -135,12 +140,15 @@ func (a *app) chat(ctx context.Context, sess *conversation.Session[chatContext],
 			return false, nil
 		}
 		p := &replyPrinter{w: a.stdout, active: active}
-		rep, err := sess.Say(ctx, line, swarm.WithStream(p.delta))
+		rep, err := sess.Say(ctx, line, swarm.WithStream(p.delta), swarm.WithMessageParts(attached...))
+		attached = nil
 		p.finish(rep.Agent, rep.Text)
 		active = p.active
 		switch {
 		case errors.Is(err, swarm.ErrTurnFailed):
 			fmt.Fprintf(a.stderr, "no answer: %v\n", err)
+		case errors.Is(err, swarm.ErrInvalidInput):
+			fmt.Fprintf(a.stderr, "not sent: %v\n", err)
 		case err != nil:
 			if ctx.Err() != nil {
 				fmt.Fprintf(a.stderr, "interrupted; continue with: swarm chat --id %s\n", sess.ID())
@@ -230,4 +238,23 @@ func (p *replyPrinter) finish(agent, text string) {
 		p.handover(agent)
 		fmt.Fprintf(p.w, "%s: %s\n", agent, text)
 	}
+}
+
+// attachLine handles a line "/attach FILE" of a prompt: FILE is read and
+// added to attached, for the next message, or the error is reported on
+// stderr. It reports whether line was such a command.
+func (a *app) attachLine(line string, attached *[]model.Part) bool {
+	path, ok := strings.CutPrefix(line, "/attach ")
+	if !ok {
+		return false
+	}
+	path = strings.TrimSpace(path)
+	parts, err := attachments([]string{path})
+	if err != nil {
+		fmt.Fprintln(a.stderr, err)
+		return true
+	}
+	*attached = append(*attached, parts...)
+	fmt.Fprintf(a.stderr, "attached %s to the next message\n", path)
+	return true
 }

@@ -842,6 +842,7 @@ func (a *app) eventsCmd() *cobra.Command {
 func (a *app) resumeCmd() *cobra.Command {
 	var quiet bool
 	var pause int64
+	var attach []string
 	c := &cobra.Command{
 		Use:   "resume ID MESSAGE",
 		Short: "Answer a paused run and follow it to its end",
@@ -855,6 +856,13 @@ func (a *app) resumeCmd() *cobra.Command {
 			if pause != 0 {
 				opts = append(opts, swarm.AtPause(pause))
 			}
+			if len(attach) > 0 {
+				parts, err := attachments(attach)
+				if err != nil {
+					return usageError{err}
+				}
+				opts = append(opts, swarm.ResumeParts(parts...))
+			}
 			if err := rt.Resume(ctx, args[0], args[1], opts...); err != nil {
 				if errors.Is(err, swarm.ErrPauseNotCurrent) && !pausedAt(ctx, rt, args[0], pause) {
 					return usageError{fmt.Errorf("cannot resume run %s: it has no pause %d (the paused status's \"pause\" names one)", args[0], pause)}
@@ -866,6 +874,7 @@ func (a *app) resumeCmd() *cobra.Command {
 	}
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	c.Flags().Int64Var(&pause, "pause", 0, "answer only this pause (the status's \"pause\"); refused if the run no longer waits at it")
+	c.Flags().StringArrayVar(&attach, "attach", nil, "attach FILE (an image, a PDF or another file, audio) to the message, for a conversation's model; repeat for more")
 	return c
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/team"
 )
 
@@ -25,6 +26,7 @@ func (a *app) teamCmd() *cobra.Command {
 			"Teammates keep working in this process while you type (and in any `swarm serve` on the same store).\n" +
 			"Commands: /team (the roster with states), /inbox [MEMBER] (unread mail, the lead's by default), /tasks,\n" +
 			"/requests (protocol requests), /send MEMBER TEXT, /broadcast TEXT, /task SUBJECT (add to the board),\n" +
+			"/attach FILE (sent with the next message to the lead),\n" +
 			"/quit (or end of input) leaves the team running for a later `swarm team --id`; /close ends it.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, file *config.File, args []string) error {
@@ -112,7 +114,11 @@ func teamDef(rt *swarm.Runtime, id string) (*team.Team, error) {
 // teamPrompt reads messages to the lead and slash commands until /quit,
 // /close or the end of input.
 func (a *app) teamPrompt(ctx context.Context, tr *team.TeamRun) error {
+	var attached []model.Part // by /attach, for the next message
 	return a.prompt(func(line string) (bool, error) {
+		if a.attachLine(line, &attached) {
+			return false, nil
+		}
 		cmd, rest, _ := strings.Cut(line, " ")
 		rest = strings.TrimSpace(rest)
 		var err error
@@ -193,15 +199,18 @@ func (a *app) teamPrompt(ctx context.Context, tr *team.TeamRun) error {
 			}
 		default:
 			if strings.HasPrefix(cmd, "/") {
-				fmt.Fprintf(a.stderr, "unknown command %s (try /team, /inbox, /tasks, /requests, /send, /broadcast, /task, /quit, /close)\n", cmd)
+				fmt.Fprintf(a.stderr, "unknown command %s (try /team, /inbox, /tasks, /requests, /send, /broadcast, /task, /attach, /quit, /close)\n", cmd)
 				return false, nil
 			}
 			p := &replyPrinter{w: a.stdout}
-			text, err := tr.Say(ctx, line, swarm.WithStream(p.delta))
+			text, err := tr.Say(ctx, line, swarm.WithStream(p.delta), swarm.WithMessageParts(attached...))
+			attached = nil
 			p.finish(tr.Lead(), text)
 			switch {
 			case errors.Is(err, swarm.ErrTurnFailed):
 				fmt.Fprintf(a.stderr, "no answer: %v\n", err)
+			case errors.Is(err, swarm.ErrInvalidInput):
+				fmt.Fprintf(a.stderr, "not sent: %v\n", err)
 			case err != nil:
 				if ctx.Err() != nil {
 					fmt.Fprintf(a.stderr, "interrupted; continue with: swarm team --id %s\n", tr.ID())

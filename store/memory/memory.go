@@ -536,9 +536,10 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (_ store.M
 	if err := ctx.Err(); err != nil {
 		return store.Message{}, err
 	}
-	if m.Kind != store.MsgResume && m.Kind != store.MsgStop {
-		return store.Message{}, fmt.Errorf("send to run %q: unknown message kind %q", id, m.Kind)
+	if err := store.CheckMessage(id, m); err != nil {
+		return store.Message{}, err
 	}
+	m.Parts = slices.Clone(m.Parts) // the caller's slice is not kept
 	r, err := s.lookup(id)
 	if err != nil {
 		return store.Message{}, err

@@ -97,7 +97,7 @@ func sameID(err error) bool {
 }
 
 func (s *Store) post(ctx context.Context, to []string, m store.Mail) ([]store.Mail, error) {
-	parts, err := store.EncodeMailParts(m.Parts)
+	parts, err := store.EncodeParts(m.Parts)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (s *Store) post(ctx context.Context, to []string, m store.Mail) ([]store.Ma
 	_, err = pgx.ForEachRow(rows, []any{&id, &r.state, &r.isNew, &seq, &from, &typ, &reqID, &replyTo, &content, &have, &r.time, &inbox, &runs}, func() error {
 		announced = append(announced, inbox, runs)
 		if seq != nil {
-			ps, err := store.DecodeMailParts(*have)
+			ps, err := store.DecodeParts(*have)
 			if err != nil {
 				return err
 			}
@@ -202,7 +202,7 @@ func (s *Store) mailbox(ctx context.Context, id string, limit int) ([]store.Mail
 		if seq == nil {
 			continue // no mail after the cursor
 		}
-		ps, err := store.DecodeMailParts(*have)
+		ps, err := store.DecodeParts(*have)
 		if err != nil {
 			return nil, 0, fmt.Errorf("mailbox of run %s: mail %s: %w", id, *mid, err)
 		}

@@ -186,7 +186,7 @@ func newQueries() queries {
 			LEFT JOIN LATERAL (SELECT seq, key, type, data, time FROM swarm_journal
 				WHERE rid = r.rid AND seq > $2 ORDER BY seq LIMIT $3) j ON true
 			WHERE r.id = $1 ORDER BY j.seq`,
-		inbox: `SELECT i.id, i.kind, i.text, i.time FROM swarm_runs r
+		inbox: `SELECT i.id, i.kind, i.text, i.time, i.parts FROM swarm_runs r
 			LEFT JOIN swarm_inbox i ON i.rid = r.rid WHERE r.id = $1 ORDER BY i.id`,
 		exists: `SELECT true FROM swarm_runs WHERE id = $1`,
 		lease:  `SELECT rid, state, owner, ` + leaseUntil + ` > ` + nowNS + ` FROM swarm_runs WHERE id = $1`,
@@ -658,8 +658,12 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 	if err := s.check(); err != nil {
 		return store.Message{}, err
 	}
-	if m.Kind != store.MsgResume && m.Kind != store.MsgStop {
-		return store.Message{}, fmt.Errorf("send to run %q: unknown message kind %q", id, m.Kind)
+	if err := store.CheckMessage(id, m); err != nil {
+		return store.Message{}, err
+	}
+	parts, err := store.EncodeParts(m.Parts)
+	if err != nil {
+		return store.Message{}, fmt.Errorf("send to run %q: %w", id, err)
 	}
 	var t *int64
 	if !m.Time.IsZero() {
@@ -667,7 +671,7 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 		t = &n
 	}
 	var announced []*string
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		announced = announced[:0]
 		var (
 			rid, lastSeq int64
@@ -688,9 +692,9 @@ func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Mes
 			return fmt.Errorf("%s for run %q in state %s: %w", m.Kind, id, st, store.ErrInvalidState)
 		}
 		var at int64
-		if err := tx.QueryRow(ctx, `INSERT INTO swarm_inbox (rid, kind, text, time)
-			VALUES ($1, $2, $3, coalesce($4, `+nowNS+`)) RETURNING id, time`,
-			rid, string(m.Kind), m.Text, t).Scan(&m.ID, &at); err != nil {
+		if err := tx.QueryRow(ctx, `INSERT INTO swarm_inbox (rid, kind, text, time, parts)
+			VALUES ($1, $2, $3, coalesce($4, `+nowNS+`), $5) RETURNING id, time`,
+			rid, string(m.Kind), m.Text, t, parts).Scan(&m.ID, &at); err != nil {
 			return err
 		}
 		m.Time = sqlval.FromNanos(at)
@@ -735,16 +739,20 @@ func (s *Store) inbox(ctx context.Context, id string) ([]store.Message, error) {
 	for rows.Next() {
 		found = true
 		var (
-			mid, t     *int64
-			kind, text *string
+			mid, t            *int64
+			kind, text, parts *string
 		)
-		if err := rows.Scan(&mid, &kind, &text, &t); err != nil {
+		if err := rows.Scan(&mid, &kind, &text, &t, &parts); err != nil {
 			return nil, s.wrap("inbox of run "+id, err)
 		}
 		if mid == nil {
 			continue
 		}
-		out = append(out, store.Message{ID: *mid, Kind: store.MessageKind(*kind), Text: *text, Time: sqlval.FromNanos(*t)})
+		ps, err := store.DecodeParts(*parts)
+		if err != nil {
+			return nil, fmt.Errorf("inbox of run %q: message %d: %w", id, *mid, err)
+		}
+		out = append(out, store.Message{ID: *mid, Kind: store.MessageKind(*kind), Text: *text, Time: sqlval.FromNanos(*t), Parts: ps})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap("inbox of run "+id, err)

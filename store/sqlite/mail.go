@@ -114,7 +114,7 @@ func (w *writer) post(to []string, m store.Mail, out []posted) error {
 	if err != nil {
 		return err
 	}
-	parts, err := store.EncodeMailParts(m.Parts)
+	parts, err := store.EncodeParts(m.Parts)
 	if err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func (w *writer) post(to []string, m store.Mail, out []posted) error {
 		err := st.stored.QueryRow(cur.rid, m.ID).Scan(&got.Seq, &got.From, &got.Type, &got.RequestID, &got.ReplyTo, &got.Content, &have, &t)
 		if err == nil {
 			got.Time = sqlval.FromNanos(t)
-			if got.Parts, err = store.DecodeMailParts(have); err != nil {
+			if got.Parts, err = store.DecodeParts(have); err != nil {
 				return err
 			}
 			out[i] = posted{mail: got}
@@ -242,7 +242,7 @@ func (s *Store) Mailbox(ctx context.Context, id string, limit int) ([]store.Mail
 		if !seq.Valid {
 			continue // no mail after the cursor
 		}
-		ps, err := store.DecodeMailParts(parts.String)
+		ps, err := store.DecodeParts(parts.String)
 		if err != nil {
 			return nil, 0, fmt.Errorf("mailbox of run %q: mail %s: %w", id, mid.String, err)
 		}

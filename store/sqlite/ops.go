@@ -35,7 +35,7 @@ func (r *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 	}{
 		{&r.get, `SELECT ` + runCols + ` FROM runs WHERE id = ?`},
 		{&r.records, readQuery},
-		{&r.inbox, `SELECT id, kind, text, time FROM inbox
+		{&r.inbox, `SELECT id, kind, text, time, parts FROM inbox
 			WHERE rid = (SELECT rid FROM runs WHERE id = ?) ORDER BY id`},
 		{&r.exists, `SELECT 1 FROM runs WHERE id = ?`},
 		{&r.newMessages, newMessagesQuery},
@@ -316,12 +316,16 @@ func (s *Store) Release(ctx context.Context, l store.Lease) error {
 // Send implements store.Store. The store assigns m.ID, and m.Time when it is
 // zero.
 func (s *Store) Send(ctx context.Context, id string, m store.Message) (store.Message, error) {
-	if m.Kind != store.MsgResume && m.Kind != store.MsgStop {
-		return store.Message{}, fmt.Errorf("send to run %q: unknown message kind %q", id, m.Kind)
+	if err := store.CheckMessage(id, m); err != nil {
+		return store.Message{}, err
+	}
+	parts, err := store.EncodeParts(m.Parts)
+	if err != nil {
+		return store.Message{}, fmt.Errorf("send to run %q: %w", id, err)
 	}
 	woke := false
-	err := s.write(ctx, func(w *writer) error {
-		if err := w.send(id, &m, &woke); err != nil {
+	err = s.write(ctx, func(w *writer) error {
+		if err := w.send(id, &m, parts, &woke); err != nil {
 			return err
 		}
 		// Before the commit, so that the inbox poller never sees the
@@ -350,12 +354,15 @@ func (s *Store) Inbox(ctx context.Context, id string) ([]store.Message, error) {
 	out := []store.Message{}
 	for rows.Next() {
 		var (
-			m    store.Message
-			kind string
-			t    int64
+			m           store.Message
+			kind, parts string
+			t           int64
 		)
-		if err := rows.Scan(&m.ID, &kind, &m.Text, &t); err != nil {
+		if err := rows.Scan(&m.ID, &kind, &m.Text, &t, &parts); err != nil {
 			return nil, fmt.Errorf("inbox of run %q: %w", id, err)
+		}
+		if m.Parts, err = store.DecodeParts(parts); err != nil {
+			return nil, fmt.Errorf("inbox of run %q: message %d: %w", id, m.ID, err)
 		}
 		m.Kind = store.MessageKind(kind)
 		m.Time = sqlval.FromNanos(t)

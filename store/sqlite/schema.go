@@ -18,7 +18,7 @@ const ApplicationID = 0x5357524D
 
 // SchemaVersion is the version of the schema this package writes. A store
 // with a newer version is refused.
-const SchemaVersion = 12
+const SchemaVersion = 13
 
 // upgrades[v-2] brings a schema from version v-1 to version v. A new store
 // is created at version 1 and upgraded like an old one.
@@ -60,6 +60,10 @@ var upgrades = [][]string{
 	// 12: the parts of a mail (store.Mail.Parts), as JSON.
 	{
 		`ALTER TABLE mail ADD COLUMN parts TEXT NOT NULL DEFAULT ''`,
+	},
+	// 13: the parts of an inbox message (store.Message.Parts), as JSON.
+	{
+		`ALTER TABLE inbox ADD COLUMN parts TEXT NOT NULL DEFAULT ''`,
 	},
 }
 

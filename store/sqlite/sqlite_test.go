@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -196,7 +197,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, q := range []string{"DROP TABLE mail", "DROP TABLE mailboxes", "DROP TABLE tasks", "DROP TABLE requests", "DROP TABLE snapshots", "DROP TABLE blob_refs", "DROP TABLE blobs", "UPDATE meta SET value = '1' WHERE key = 'schema_version'"} {
+	for _, q := range []string{"ALTER TABLE inbox DROP COLUMN parts", "DROP TABLE mail", "DROP TABLE mailboxes", "DROP TABLE tasks", "DROP TABLE requests", "DROP TABLE snapshots", "DROP TABLE blob_refs", "DROP TABLE blobs", "UPDATE meta SET value = '1' WHERE key = 'schema_version'"} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
@@ -224,6 +225,56 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	}
 	if ms, cur, err := s.Mailbox(ctx, "old", 0); err != nil || len(ms) != 1 || cur != 0 {
 		t.Fatalf("Mailbox after upgrade: %+v, %d, %v", ms, cur, err)
+	}
+}
+
+// TestUpgradeFromVersion12: the messages in an inbox written before
+// messages had parts are kept, without parts, and messages with parts
+// are stored after the upgrade.
+func TestUpgradeFromVersion12(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	s := open(t, path)
+	l, err := s.Create(ctx, store.Run{ID: "old", Swarm: "sw"}, "o", time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Append(ctx, l, []store.Record{{Key: "p", Type: "paused", Time: time.Now()}}, store.Update{State: store.Paused}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Send(ctx, "old", store.Message{Kind: store.MsgResume, Text: "before"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"ALTER TABLE inbox DROP COLUMN parts", "UPDATE meta SET value = '12' WHERE key = 'schema_version'"} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s = open(t, path)
+	defer s.Close()
+	in, err := s.Inbox(ctx, "old")
+	if err != nil || len(in) != 1 || in[0].Text != "before" || in[0].Parts != nil {
+		t.Fatalf("inbox after upgrade: %+v, %v", in, err)
+	}
+	ls, err := s.ClaimExpired(ctx, "o2", time.Hour, 1)
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("claim after upgrade: %v, %v", ls, err)
+	}
+	if _, err := s.Append(ctx, ls[0], []store.Record{{Key: "q", Type: "paused", Time: time.Now()}}, store.Update{State: store.Paused, AckInbox: in[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	parts := []model.Part{model.TextPart("after")}
+	if _, err := s.Send(ctx, "old", store.Message{Kind: store.MsgResume, Text: "with parts", Parts: parts}); err != nil {
+		t.Fatalf("send with parts after upgrade: %v", err)
+	}
+	if in, err := s.Inbox(ctx, "old"); err != nil || len(in) != 1 || !reflect.DeepEqual(in[0].Parts, parts) {
+		t.Fatalf("inbox after a send with parts: %+v, %v", in, err)
 	}
 }
 

@@ -101,7 +101,7 @@ func prepareWriter(ctx context.Context, c *sql.Conn) (*writer, error) {
 		{&w.releaseLease, `UPDATE runs SET owner = '', lease_until = 0, updated_at = ?
 			WHERE id = ? AND owner = ? AND owner <> '' AND epoch = ?`},
 		{&w.exists, `SELECT 1 FROM runs WHERE id = ?`},
-		{&w.insertMessage, `INSERT INTO inbox (rid, kind, text, time) VALUES (?, ?, ?, ?)`},
+		{&w.insertMessage, `INSERT INTO inbox (rid, kind, text, time, parts) VALUES (?, ?, ?, ?, ?)`},
 		{&w.wake, `UPDATE runs SET state = 'running', owner = '', lease_until = 0, updated_at = ? WHERE rid = ?`},
 		{&w.setUpd, `UPDATE runs SET updated_at = ? WHERE rid = ?`},
 		{&w.keySeq, `SELECT seq FROM journal WHERE rid = ? AND key = ?`},
@@ -417,7 +417,7 @@ func (w *writer) releaseOne(l store.Lease) error {
 }
 
 // send inserts m and reports whether it woke a paused run.
-func (w *writer) send(id string, m *store.Message, woke *bool) error {
+func (w *writer) send(id string, m *store.Message, parts string, woke *bool) error {
 	cur, err := w.lease(id)
 	if err != nil {
 		return err
@@ -432,7 +432,7 @@ func (w *writer) send(id string, m *store.Message, woke *bool) error {
 	if m.Time.IsZero() {
 		m.Time = w.now
 	}
-	res, err := w.insertMessage.Exec(cur.rid, string(m.Kind), m.Text, sqlval.Nanos(m.Time))
+	res, err := w.insertMessage.Exec(cur.rid, string(m.Kind), m.Text, sqlval.Nanos(m.Time), parts)
 	if err != nil {
 		return err
 	}

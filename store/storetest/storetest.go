@@ -103,6 +103,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Release", testRelease},
 		{"SendResume", testSendResume},
 		{"SendResumeAtPause", testSendResumeAtPause},
+		{"SendResumeParts", testSendResumeParts},
 		{"SendStop", testSendStop},
 		{"Inbox", testInbox},
 		{"ConcurrentAppendSameRun", testConcurrentAppendSameRun},
