@@ -189,17 +189,6 @@ func (rt *Runtime) mailParts(ctx context.Context, to []string, parts []model.Par
 	return msgs[0].Parts, nil
 }
 
-// MailParts returns the parts of mails, in order, as a recipient's model
-// call takes them with the mails' text (by reference; the model step
-// loads the bytes).
-func MailParts(mails []store.Mail) []model.Part {
-	var out []model.Part
-	for _, m := range mails {
-		out = append(out, m.Parts...)
-	}
-	return out
-}
-
 // AttachedParts returns the parts attached (AttachParts) in ctx, a
 // context made by WithCallKey: how a program that executes a tool on
 // behalf of another process (a node serving a peer's call) gets the

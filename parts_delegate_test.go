@@ -227,7 +227,11 @@ func (mailReader) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := d.Model(ctx, "look", []model.Message{{Role: model.RoleUser, Content: "look", Parts: swarm.MailParts(mails)}})
+	var parts []model.Part
+	for _, m := range mails {
+		parts = append(parts, m.Parts...)
+	}
+	resp, err := d.Model(ctx, "look", []model.Message{{Role: model.RoleUser, Content: "look", Parts: parts}})
 	if err != nil {
 		return nil, err
 	}

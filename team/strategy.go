@@ -362,14 +362,14 @@ func (m *memberRun) work(ctx context.Context, n int, opening string, parts []mod
 		case err != nil:
 			return nil, err
 		case ok:
-			m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: mailText(inbox.Mails), Parts: swarm.MailParts(inbox.Mails)})
+			m.msgs = append(m.msgs, inboxMessage(inbox.Mails))
 		case !replayed:
 			mails, err := d.Mailbox(ctx, maxInbox)
 			if err != nil {
 				return nil, err
 			}
 			if len(mails) > 0 {
-				m.msgs = append(m.msgs, model.Message{Role: model.RoleUser, Content: mailText(mails), Parts: swarm.MailParts(mails)})
+				m.msgs = append(m.msgs, inboxMessage(mails))
 				x.Events = []swarm.Event{{Type: EventInbox, Key: tkey + "/inbox", Agent: name, Mails: mails}}
 				x.AckMail = mails[len(mails)-1].Seq
 			}

@@ -381,6 +381,17 @@ func teamStores(s store.Store) (store.Mailboxes, store.Teams, error) {
 	return mb, tb, nil
 }
 
+// inboxMessage is the user message that gives a member's model mails: their
+// text (mailText) and their parts, in order, by reference (the model step
+// loads the bytes).
+func inboxMessage(mails []store.Mail) model.Message {
+	var parts []model.Part
+	for _, m := range mails {
+		parts = append(parts, m.Parts...)
+	}
+	return model.Message{Role: model.RoleUser, Content: mailText(mails), Parts: parts}
+}
+
 // mailText renders mails as the <inbox> user message a member's model
 // sees: one JSON object per line.
 func mailText(mails []store.Mail) string {
