@@ -494,7 +494,7 @@ func TestInvalidToolArgumentsRecover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	d := &dying{Store: st, after: 1} // dies once the first response is journaled
+	d := dying(t, st, 1) // dies once the first response is journaled
 	recA := &recorder{m: scripted.New(invalidArgsScript)}
 	a, err := swarm.New(swarm.Config{Store: d, Model: recA, Lease: 100 * time.Millisecond, Owner: "A"})
 	if err != nil {
@@ -547,7 +547,7 @@ func TestDeepHandoffsRecover(t *testing.T) {
 	total := clean.calls.Load() // 62: 31 levels, two calls each
 
 	mem := memory.New()
-	d := &dying{Store: mem, after: 40} // deep down, on the way back up
+	d := dying(t, mem, 40) // deep down, on the way back up
 	a := &cycleModel{next: next, longID: true}
 	rtA, err := swarm.New(cfg(d, a, "A", 100*time.Millisecond))
 	if err != nil {
@@ -589,12 +589,12 @@ func TestDeepHandoffsRecover(t *testing.T) {
 // recoverElsewhere waits until run id's store d has died under runtime a,
 // closes a, lets a's lease (at most 100ms) run out, and has b recover the
 // run, which must then complete.
-func recoverElsewhere(t *testing.T, ctx context.Context, d *dying, a, b *swarm.Runtime, def swarm.Definition, id string) {
+func recoverElsewhere(t *testing.T, ctx context.Context, d *swarmtest.Killable, a, b *swarm.Runtime, def swarm.Definition, id string) {
 	t.Helper()
-	for !d.dead() {
+	for !d.Dead() {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the run never made its append %d", d.after)
+			t.Fatalf("the run never died (%d appends)", d.Appends())
 		case <-time.After(time.Millisecond):
 		}
 	}

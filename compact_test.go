@@ -176,7 +176,7 @@ func TestCompactionCrashRecovers(t *testing.T) {
 	ctx := ctxT(t)
 	def := longSwarm(&compact.Config{Window: window, Trigger: 0.7, Keep: 3}, rounds)
 	mem := memory.New()
-	d := dieAfterCompaction(mem, 0)
+	d := dieAfterCompaction(t, mem, 0)
 	ma := &windowed{Model: scripted.New(longScript(rounds)), window: window}
 	a, err := swarm.New(swarm.Config{Store: d, Model: ma, Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A"})
 	if err != nil {
@@ -190,7 +190,7 @@ func TestCompactionCrashRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for !d.dead.Load() {
+	for !d.Dead() {
 		if ctx.Err() != nil {
 			t.Fatal(ctx.Err())
 		}
@@ -240,47 +240,29 @@ func TestCompactionCrashRecovers(t *testing.T) {
 // after+1-th record that match reports (match may also rewrite a record,
 // as an older release would have written it).
 type dieAfter struct {
-	store.Store
+	*swarmtest.Killable
 	match func(r *store.Record) bool
 	after int64 // matching records journaled before the one it dies after
 	seen  atomic.Int64
-	dead  atomic.Bool
 }
 
 // dieAfterCompaction is a dieAfter store that dies after a compaction.
-func dieAfterCompaction(s store.Store, after int64) *dieAfter {
-	return &dieAfter{Store: s, after: after, match: func(r *store.Record) bool { return r.Type == string(swarm.EventCompacted) }}
+func dieAfterCompaction(t *testing.T, s store.Store, after int64) *dieAfter {
+	return &dieAfter{Killable: swarmtest.NewKillable(t, s), after: after, match: func(r *store.Record) bool { return r.Type == string(swarm.EventCompacted) }}
 }
 
 func (d *dieAfter) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
-	if d.dead.Load() {
-		return 0, errKilled
-	}
 	matched := 0
 	for i := range recs {
 		if d.match(&recs[i]) {
 			matched++
 		}
 	}
-	n, err := d.Store.Append(ctx, l, recs, u)
+	n, err := d.Killable.Append(ctx, l, recs, u)
 	if err == nil && matched > 0 && d.seen.Add(int64(matched)) > d.after {
-		d.dead.Store(true)
+		d.Kill()
 	}
 	return n, err
-}
-
-func (d *dieAfter) Renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
-	if d.dead.Load() {
-		return store.Renewal{}, errKilled
-	}
-	return d.Store.Renew(ctx, owner, lease)
-}
-
-func (d *dieAfter) Release(ctx context.Context, l store.Lease) error {
-	if d.dead.Load() {
-		return errKilled
-	}
-	return d.Store.Release(ctx, l)
 }
 
 // chatScript: each of messages user messages is answered after two rounds
@@ -453,7 +435,7 @@ func TestConversationCompactionCrashRecovers(t *testing.T) {
 			}
 
 			mem := memory.New()
-			d := dieAfterCompaction(mem, 2)
+			d := dieAfterCompaction(t, mem, 2)
 			ma := &windowed{Model: scripted.New(chatScript(messages, -1)), window: window}
 			a, err := swarm.New(swarm.Config{Store: d, Model: ma, Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A", PollInterval: 5 * time.Millisecond})
 			if err != nil {
@@ -470,10 +452,10 @@ func TestConversationCompactionCrashRecovers(t *testing.T) {
 					_ = say(actx, s, 0)
 				}
 			}()
-			for !d.dead.Load() {
+			for !d.Dead() {
 				select {
 				case <-done:
-					if !d.dead.Load() {
+					if !d.Dead() {
 						t.Fatal("A finished without dying")
 					}
 				case <-time.After(time.Millisecond):

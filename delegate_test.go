@@ -359,7 +359,7 @@ func TestAbsorbedSiblingRecovers(t *testing.T) {
 							return m.Generate(ctx, req)
 						})
 					}
-					d := &dying{Store: st, after: after}
+					d := dying(t, st, after)
 					rtA, err := swarm.New(swarm.Config{Store: d, Model: watch(scripted.New(script())), Owner: "A", Lease: 100 * time.Millisecond, PollInterval: 10 * time.Millisecond})
 					if err != nil {
 						t.Fatal(err)

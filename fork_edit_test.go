@@ -16,6 +16,7 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/swarmtest"
 )
 
 // forkRequests returns the model requests of agent in run id that rec
@@ -233,8 +234,7 @@ func TestForkEditRecovered(t *testing.T) {
 	at := keyOf(t, journal(t, rt, origin.ID()), swarm.EventToolResult, 0)
 	// A process whose store stops answering at its first append: the fork
 	// is created, and its owner dies as it records its first step.
-	d := &dying{Store: mem, after: 1}
-	d.appends.Store(1)
+	d := dieOnCreate{swarmtest.NewKillable(t, mem)}
 	a, err := swarm.New(swarm.Config{Store: d, Model: scripted.New(editScript), Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A"})
 	if err != nil {
 		t.Fatal(err)
@@ -322,4 +322,14 @@ func TestForkEditHandoffResult(t *testing.T) {
 	if got, ok := toolMessage(reqs[0], "handoff_to_weather"); !ok || got != "Rain all weekend" {
 		t.Errorf("the fork's request carries the handoff's result %q (%v), want the edited one", got, ok)
 	}
+}
+
+// dieOnCreate is a store whose process dies right after it creates a run:
+// the run is stored, nothing after it.
+type dieOnCreate struct{ *swarmtest.Killable }
+
+func (d dieOnCreate) Create(ctx context.Context, r store.Run, owner string, lease time.Duration, records []store.Record) (store.Lease, error) {
+	l, err := d.Killable.Create(ctx, r, owner, lease, records)
+	d.Kill()
+	return l, err
 }

@@ -805,7 +805,7 @@ func TestGuardrailLegacyResultVerdictReplays(t *testing.T) {
 	}
 	// A journals a result's verdict as releases before keys of their own
 	// did, and dies right after.
-	legacy := &dieAfter{Store: mem, match: func(r *store.Record) bool {
+	legacy := &dieAfter{Killable: swarmtest.NewKillable(t, mem), match: func(r *store.Record) bool {
 		k, ok := strings.CutSuffix(r.Key, "/result")
 		if ok && strings.Contains(k, "/guard/") {
 			r.Key = k
@@ -817,7 +817,7 @@ func TestGuardrailLegacyResultVerdictReplays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for !legacy.dead.Load() {
+	for !legacy.Dead() {
 		select {
 		case <-ctx.Done():
 			t.Fatal("the result's verdict was never journaled")

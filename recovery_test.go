@@ -2,7 +2,6 @@ package swarm_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -16,60 +15,14 @@ import (
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
-var errKilled = errors.New("process killed")
-
-// dying is a store that stops answering after a number of appends, which
-// is what a process killed right after that append looks like from the
-// store's side.
-type dying struct {
-	store.Store
-	appends atomic.Int64
-	after   int64
-}
-
-// dyingSnap is a dying store that keeps snapshots; like the journal, they
-// stop being written when the process dies.
-type dyingSnap struct {
-	*dying
-	snaps store.Snapshots
-}
-
-func (d *dyingSnap) PutSnapshot(ctx context.Context, id string, s store.Snapshot) error {
-	if d.dead() {
-		return errKilled
-	}
-	return d.snaps.PutSnapshot(ctx, id, s)
-}
-
-func (d *dyingSnap) Snapshot(ctx context.Context, id string) (store.Snapshot, error) {
-	return d.snaps.Snapshot(ctx, id)
-}
-
-func (d *dying) dead() bool { return d.after > 0 && d.appends.Load() >= d.after }
-
-func (d *dying) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
-	if d.dead() {
-		return 0, errKilled
-	}
-	n, err := d.Store.Append(ctx, l, recs, u)
-	if err == nil {
-		d.appends.Add(1)
-	}
-	return n, err
-}
-
-func (d *dying) Renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
-	if d.dead() {
-		return store.Renewal{}, errKilled
-	}
-	return d.Store.Renew(ctx, owner, lease)
-}
-
-func (d *dying) Release(ctx context.Context, l store.Lease) error {
-	if d.dead() {
-		return errKilled
-	}
-	return d.Store.Release(ctx, l)
+// dying returns a store that dies after its after-th append (never for
+// after ≤ 0): what a process killed right after that append looks like
+// from the store's side.
+func dying(t testing.TB, s store.Store, after int64) *swarmtest.Killable {
+	t.Helper()
+	k := swarmtest.NewKillable(t, s)
+	k.DieAfter(after)
+	return k
 }
 
 // sideEffects counts tool executions per idempotency key and process.
@@ -120,7 +73,7 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 	})
 
 	// A clean run tells how many appends and records a run makes.
-	counter := &dying{Store: memory.New()}
+	counter := dying(t, memory.New(), 0)
 	rt0, err := swarm.New(swarm.Config{Store: counter, Model: scripted.New(script), RetryBackoff: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +86,7 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 	}
 	want := res.(swarm.Completed[Activity]).Output
 	total := int64(len(swarmtest.Events(t, rt0, run0.ID())))
-	appends := counter.appends.Load()
+	appends := counter.Appends()
 	if appends < 8 {
 		t.Fatalf("only %d appends in a clean run", appends)
 	}
@@ -198,7 +151,7 @@ func crashAndRecoverSnap(t *testing.T, def swarm.Definition, script scripted.Scr
 	t.Helper()
 	ctx := ctxT(t)
 	mem := memory.New()
-	d := &dyingSnap{&dying{Store: mem, after: k}, mem}
+	d := dying(t, mem, k)
 	a, err := swarm.New(swarm.Config{Store: d, Model: scripted.New(script), Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A", SnapshotEvery: every})
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +165,7 @@ func crashAndRecoverSnap(t *testing.T, def swarm.Definition, script scripted.Scr
 		t.Fatal(err)
 	}
 	// Wait until A has died (made its last append).
-	for !d.dead() {
+	for !d.Dead() {
 		if s, _ := mem.Get(ctx, id); s.State.Terminal() {
 			break
 		}

@@ -160,7 +160,7 @@ func longLoop(rounds int) (swarm.Definition, scripted.Script) {
 func TestSnapshotCrashMatrix(t *testing.T) {
 	def, script := longLoop(6)
 	clean := newReqLog(scripted.New(script))
-	counter := &dying{Store: memory.New()}
+	counter := dying(t, memory.New(), 0)
 	rt0, err := swarm.New(swarm.Config{Store: counter, Model: clean.model(), SnapshotEvery: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestSnapshotCrashMatrix(t *testing.T) {
 		t.Fatalf("clean run: %+v, %v", s0, err)
 	}
 	total := len(swarmtest.Events(t, rt0, id0))
-	appends := counter.appends.Load()
+	appends := counter.Appends()
 
 	usedSnapshot := false
 	// A snapshots at every boundary, or never (then B snapshots the
@@ -189,7 +189,7 @@ func TestSnapshotCrashMatrix(t *testing.T) {
 			if !t.Run(fmt.Sprintf("a_every_%d/after_append_%d", everyA, k), func(t *testing.T) {
 				ctx := ctxT(t)
 				mem := &readCounter{Store: memory.New()}
-				d := &dyingSnap{&dying{Store: mem, after: k}, mem}
+				d := dying(t, mem, k)
 				log := newReqLog(scripted.New(script))
 				a, err := swarm.New(swarm.Config{Store: d, Model: log.model(), Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A", SnapshotEvery: everyA})
 				if err != nil {
@@ -204,7 +204,7 @@ func TestSnapshotCrashMatrix(t *testing.T) {
 					t.Fatal(err)
 				}
 				swarmtest.Until(t, ctx, "A dies or its run ends", func() error {
-					if s, err := mem.Get(ctx, id); err != nil || d.dead() || s.State.Terminal() {
+					if s, err := mem.Get(ctx, id); err != nil || d.Dead() || s.State.Terminal() {
 						return err
 					}
 					return swarmtest.Pending("A alive, its run not ended")

@@ -161,7 +161,7 @@ func TestRecoveredRunLinksItsFirstTrace(t *testing.T) {
 			trip, script := traced()
 			expA, expB := tracetest.NewInMemoryExporter(), tracetest.NewInMemoryExporter()
 			mem := memory.New()
-			d := &dying{Store: mem, after: k}
+			d := dying(t, mem, k)
 			tpA := sdktrace.NewTracerProvider(sdktrace.WithSyncer(expA))
 			a, err := swarm.New(swarm.Config{Store: d, Model: scripted.New(script), Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A", TracerProvider: tpA})
 			if err != nil {
@@ -175,7 +175,7 @@ func TestRecoveredRunLinksItsFirstTrace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for !d.dead() {
+			for !d.Dead() {
 				if ctx.Err() != nil {
 					t.Fatal("the store never failed")
 				}

@@ -18,58 +18,6 @@ import (
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
-// killable is a node's store that can die: once killed, every write fails,
-// as it does for a process that was killed or cut off. It keeps the
-// wrapped store's Watcher, Mailboxes and Teams.
-type killable struct {
-	fullStore
-	dead atomic.Bool
-}
-
-// fullStore is a store with every optional interface: memory, SQLite and
-// PostgreSQL stores are.
-type fullStore interface {
-	store.Store
-	store.Watcher
-	store.Mailboxes
-	store.Teams
-}
-
-func (k *killable) err() error {
-	if k.dead.Load() {
-		return errKilled
-	}
-	return nil
-}
-
-func (k *killable) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
-	if err := k.err(); err != nil {
-		return 0, err
-	}
-	return k.fullStore.Append(ctx, l, recs, u)
-}
-
-func (k *killable) Renew(ctx context.Context, owner string, lease time.Duration) (store.Renewal, error) {
-	if err := k.err(); err != nil {
-		return store.Renewal{}, err
-	}
-	return k.fullStore.Renew(ctx, owner, lease)
-}
-
-func (k *killable) Release(ctx context.Context, l store.Lease) error {
-	if err := k.err(); err != nil {
-		return err
-	}
-	return k.fullStore.Release(ctx, l)
-}
-
-func (k *killable) ClaimExpired(ctx context.Context, owner string, lease time.Duration, limit int) ([]store.Lease, error) {
-	if err := k.err(); err != nil {
-		return nil, err
-	}
-	return k.fullStore.ClaimExpired(ctx, owner, lease, limit)
-}
-
 type twoTurnOut struct {
 	Done string `json:"done"`
 }
@@ -95,13 +43,13 @@ func twoTurn(delay time.Duration, calls *atomic.Int64) (*swarm.Swarm[string, two
 	return def, script
 }
 
-func pgNode(t *testing.T, url string, cfg swarm.Config, defs ...swarm.Definition) (*swarm.Runtime, *killable) {
+func pgNode(t *testing.T, url string, cfg swarm.Config, defs ...swarm.Definition) (*swarm.Runtime, *swarmtest.Killable) {
 	t.Helper()
 	st, err := postgres.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &killable{fullStore: st}
+	k := swarmtest.NewKillable(t, st)
 	cfg.Store = k
 	cfg.RetryBackoff = time.Millisecond
 	rt, err := swarm.New(cfg)
@@ -191,7 +139,7 @@ func TestWorkFailoverPostgres(t *testing.T) {
 	// lease in the middle of a tool call; that run's tool may then run again
 	// (tools are at least once). Each such loss allows one more call.
 	lostBefore := a.Metrics().LeasesLost
-	ka.dead.Store(true)
+	ka.Kill()
 	killed := time.Now()
 	a.Close() // its releases fail: the leases stay until they expire
 	// A may have finished some runs between the wait and its death (a loaded

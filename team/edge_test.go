@@ -3,13 +3,14 @@ package team_test
 import (
 	"context"
 	"fmt"
-	"github.com/swarmrt/swarm/model"
-	"github.com/swarmrt/swarm/swarmtest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/swarmtest"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -18,26 +19,35 @@ import (
 	"github.com/swarmrt/swarm/team"
 )
 
-// claimKiller is a store that dies (see killable) right after a task is
-// claimed: the claim is stored, the journal record that follows it is not.
-type claimKiller struct{ *killable }
+// claimKiller is a store that dies right after a task is claimed: the
+// claim is stored, the journal record that follows it is not.
+type claimKiller struct{ *swarmtest.Killable }
 
 func (k claimKiller) ClaimTask(ctx context.Context, team string, id int64, member, ownerRun string) (store.Task, error) {
-	t, err := k.killable.ClaimTask(ctx, team, id, member, ownerRun)
-	k.dead.Store(true)
+	t, err := k.Killable.ClaimTask(ctx, team, id, member, ownerRun)
+	k.Kill()
 	return t, err
 }
 
 // claimFailer is a store whose first append after a task is claimed
 // fails: the claim is stored, the journal record that follows it is not,
 // and the process lives on.
-type claimFailer struct{ claimKiller }
+type claimFailer struct {
+	swarmtest.FullStore
+	claimed *atomic.Bool
+}
+
+func (k claimFailer) ClaimTask(ctx context.Context, team string, id int64, member, ownerRun string) (store.Task, error) {
+	t, err := k.FullStore.ClaimTask(ctx, team, id, member, ownerRun)
+	k.claimed.Store(true)
+	return t, err
+}
 
 func (k claimFailer) Append(ctx context.Context, l store.Lease, recs []store.Record, u store.Update) (int64, error) {
-	if k.dead.CompareAndSwap(true, false) {
+	if k.claimed.CompareAndSwap(true, false) {
 		return 0, fmt.Errorf("append after a claim: %w", store.ErrUnavailable)
 	}
-	return k.killable.Append(ctx, l, recs, u)
+	return k.FullStore.Append(ctx, l, recs, u)
 }
 
 // autoClaimTeam is an autonomous team of alice, who ships what she claims
@@ -91,7 +101,7 @@ func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
 		ctx := ctxT(t)
 		var ships atomic.Int64
 		tdef, script := autoClaimTeam(&ships)
-		ks := &killable{fullStore: memory.New()}
+		ks := swarmtest.NewKillable(t, memory.New())
 		a, err := swarm.New(swarm.Config{Store: claimKiller{ks}, Model: scripted.New(script), Lease: 60 * time.Millisecond, Owner: "A"})
 		if err != nil {
 			t.Fatal(err)
@@ -107,7 +117,7 @@ func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
 		}
 		until(t, ctx, "alice claims task 1 and A dies", func() bool {
 			tasks, err := tr.Tasks(ctx)
-			return err == nil && len(tasks) == 1 && tasks[0].Owner == "alice" && ks.dead.Load()
+			return err == nil && len(tasks) == 1 && tasks[0].Owner == "alice" && ks.Dead()
 		})
 		_, tr = recoverTeam(t, ctx, a, ks, tdef, script, "autoclaim")
 		shippedOnce(t, ctx, tr, &ships)
@@ -116,8 +126,7 @@ func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
 		ctx := ctxT(t)
 		var ships atomic.Int64
 		tdef, script := autoClaimTeam(&ships)
-		ks := &killable{fullStore: memory.New()}
-		rt, err := swarm.New(swarm.Config{Store: claimFailer{claimKiller{ks}}, Model: scripted.New(script), Lease: 100 * time.Millisecond, Owner: "A", PollInterval: 5 * time.Millisecond})
+		rt, err := swarm.New(swarm.Config{Store: claimFailer{memory.New(), new(atomic.Bool)}, Model: scripted.New(script), Lease: 100 * time.Millisecond, Owner: "A", PollInterval: 5 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +151,7 @@ func TestTeamAutoClaimRecoversAfterCrash(t *testing.T) {
 // (closed when a teammate's first model call starts) or a second passes:
 // that teammate gets the chance to act before run late exists.
 type slowCreate struct {
-	fullStore
+	swarmtest.FullStore
 	late  string
 	first chan struct{}
 }
@@ -156,7 +165,7 @@ func (s *slowCreate) Create(ctx context.Context, r store.Run, owner string, leas
 			return store.Lease{}, ctx.Err()
 		}
 	}
-	return s.fullStore.Create(ctx, r, owner, lease, recs)
+	return s.FullStore.Create(ctx, r, owner, lease, recs)
 }
 
 // firstCall closes a channel when agent's first model call starts.
@@ -190,7 +199,7 @@ func TestTeamDeclaredMembersExistBeforeAnyStarts(t *testing.T) {
 		s.Members = []team.Teammate{{Name: "alice", Prompt: "Greet carol."}, {Name: "bob"}, {Name: "carol"}}
 	})
 	first := make(chan struct{})
-	st := &slowCreate{fullStore: memory.New(), late: "declared~carol", first: first}
+	st := &slowCreate{FullStore: memory.New(), late: "declared~carol", first: first}
 	rt, err := swarm.New(swarm.Config{Store: st, Model: &firstCall{Model: scripted.New(script), agent: "alice", ch: first}})
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func TestTeamMailPartsRedeliveredAfterCrash(t *testing.T) {
 	tdef := seedTeam(func(s *team.TeamSpec) {
 		s.Members = []team.Teammate{{Name: "bob", Role: "analyst", Prompt: "Wait for work."}}
 	})
-	ks := &killable{fullStore: memory.New()}
+	ks := swarmtest.NewKillable(t, memory.New())
 	bm := &blockingModel{Model: scripted.New(script), agent: "bob", call: 1, reached: make(chan string, 1)}
 	a, err := swarm.New(swarm.Config{Store: ks, Model: bm, Lease: 60 * time.Millisecond, Owner: "A"})
 	if err != nil {
@@ -59,7 +59,7 @@ func TestTeamMailPartsRedeliveredAfterCrash(t *testing.T) {
 		t.Fatalf("bob's inbox = %+v, %v; want one mail with a reference to the image", inbox, err)
 	}
 	swarmtest.Recv(t, ctx, bm.reached, "bob's model call with the mail")
-	ks.dead.Store(true) // A dies before journaling bob's turn
+	ks.Kill() // A dies before journaling bob's turn
 	b, tr := recoverTeam(t, ctx, a, ks, tdef, script, "teamp")
 	settledRoster(t, ctx, tr, "bob")
 	var consumed []string

@@ -478,7 +478,7 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 	tdef := seedTeam(func(s *team.TeamSpec) {
 		s.Members = []team.Teammate{{Name: "bob", Role: "tester", Prompt: "Wait for work."}}
 	})
-	ks := &killable{fullStore: memory.New()}
+	ks := swarmtest.NewKillable(t, memory.New())
 	bm := &blockingModel{Model: scripted.New(script), agent: "bob", call: 1, reached: make(chan string, 1)}
 	a, err := swarm.New(swarm.Config{Store: ks, Model: bm, Lease: 60 * time.Millisecond, Owner: "A"})
 	if err != nil {
@@ -497,7 +497,7 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 	if !strings.Contains(seen, "please test the parser") {
 		t.Fatalf("bob's model was given %q", seen)
 	}
-	ks.dead.Store(true) // A dies before journaling bob's turn
+	ks.Kill() // A dies before journaling bob's turn
 	b, tr := recoverTeam(t, ctx, a, ks, tdef, script, "team3")
 	settledRoster(t, ctx, tr, "bob")
 	var consumed []string
@@ -520,11 +520,11 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 // recoverTeam closes runtime a, whose store ks is dead, waits for its
 // leases to run out (a's lease must be under 80ms), and recovers team run
 // id in a new runtime B on ks's data, with script.
-func recoverTeam(t *testing.T, ctx context.Context, a *swarm.Runtime, ks *killable, tdef *team.Team, script scripted.Script, id string) (*swarm.Runtime, *team.TeamRun) {
+func recoverTeam(t *testing.T, ctx context.Context, a *swarm.Runtime, ks *swarmtest.Killable, tdef *team.Team, script scripted.Script, id string) (*swarm.Runtime, *team.TeamRun) {
 	t.Helper()
 	a.Close()
 	time.Sleep(80 * time.Millisecond) // A's lease runs out
-	b, err := swarm.New(swarm.Config{Store: ks.fullStore, Model: scripted.New(script), Lease: time.Second, Owner: "B", PollInterval: 5 * time.Millisecond})
+	b, err := swarm.New(swarm.Config{Store: ks.Base(), Model: scripted.New(script), Lease: time.Second, Owner: "B", PollInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

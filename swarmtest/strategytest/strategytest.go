@@ -27,13 +27,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,8 +202,8 @@ func (c *Case) runtime(t *testing.T, s store.Store, owner string, lease time.Dur
 func (c *Case) clean(t *testing.T, open func(*testing.T) store.Store) outcome {
 	t.Helper()
 	ctx := swarmtest.Context(t)
-	d := &dying{Store: open(t)}
-	rt := c.runtime(t, d.wrap(t), "clean", 10*time.Second, &callLog{})
+	d := swarmtest.NewKillable(t, open(t))
+	rt := c.runtime(t, d, "clean", 10*time.Second, &callLog{})
 	id, err := rt.Start(ctx, c.Swarm, c.Input, swarm.WithID(runID))
 	if err != nil {
 		t.Fatalf("strategytest: start %s: %v", c.Swarm, err)
@@ -222,8 +220,8 @@ func (c *Case) clean(t *testing.T, open func(*testing.T) store.Store) outcome {
 	if c.Check != nil {
 		c.Check(t, rt, id)
 	}
-	o := observe(t, ctx, d.Store, id, s, c.Timing)
-	o.appends = d.appends.Load()
+	o := observe(t, ctx, d.Base(), id, s, c.Timing)
+	o.appends = d.Appends()
 	if o.appends < 2 {
 		t.Fatalf("strategytest: a clean run made %d appends: nothing to crash between", o.appends)
 	}
@@ -235,10 +233,11 @@ func (c *Case) clean(t *testing.T, open func(*testing.T) store.Store) outcome {
 func (c *Case) crash(t *testing.T, open func(*testing.T) store.Store, k int64, clean outcome) {
 	ctx := swarmtest.Context(t)
 	base := open(t)
-	d := &dying{Store: base, after: k}
+	d := swarmtest.NewKillable(t, base)
+	d.DieAfter(k)
 	var callsA, callsB callLog
 	const leaseA = 150 * time.Millisecond
-	a := c.runtime(t, d.wrap(t), "A", leaseA, &callsA)
+	a := c.runtime(t, d, "A", leaseA, &callsA)
 	id, err := a.Start(ctx, c.Swarm, c.Input, swarm.WithID(runID))
 	if err != nil {
 		t.Fatalf("strategytest: start %s: %v", c.Swarm, err)
@@ -247,7 +246,7 @@ func (c *Case) crash(t *testing.T, open func(*testing.T) store.Store, k int64, c
 	// Drive A until it dies (or the run ends or waits with no answer
 	// left, when k is past the last append such a run makes).
 	swarmtest.Until(t, ctx, "the first process to die", func() error {
-		if d.dead() {
+		if d.Dead() {
 			return nil
 		}
 		r, err := base.Get(ctx, id)
@@ -260,7 +259,7 @@ func (c *Case) crash(t *testing.T, open func(*testing.T) store.Store, k int64, c
 		if r.State == store.Paused && !p.answer(ctx, base, a, id, r, true) {
 			return nil
 		}
-		return swarmtest.Pending("run %s is %s after %d appends", id, r.State, d.appends.Load())
+		return swarmtest.Pending("run %s is %s after %d appends", id, r.State, d.Appends())
 	})
 	atDeath := journaled(t, ctx, base)
 	a.Close()
@@ -508,16 +507,3 @@ func (l *callLog) common(o *callLog) int {
 	}
 	return n
 }
-
-// errKilled is what a dead process's store answers.
-var errKilled = errors.New("strategytest: the process was killed")
-
-// dying is a store that dies after its after-th append (never when after
-// is 0), counting appends.
-type dying struct {
-	store.Store
-	appends atomic.Int64
-	after   int64
-}
-
-func (d *dying) dead() bool { return d.after > 0 && d.appends.Load() >= d.after }
