@@ -49,3 +49,50 @@ func TestHandoffToConversationIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// A conversation found in the registry is no handoff target either: the
+// model's swarm_registry_handoff to it gets an error result saying why,
+// and no child run starts.
+func TestRegistryHandoffToConversationIsRefused(t *testing.T) {
+	ctx := ctxT(t)
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{
+		"concierge": {
+			scripted.Tools(scripted.CallTool("swarm_registry_search", map[string]any{"query": "a shop's front desk"})),
+			scripted.Tools(scripted.CallTool("swarm_registry_handoff", map[string]any{"swarm_id": "shop", "request": "hello"})),
+			scripted.Text("The shop cannot be asked."),
+		},
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if err := rt.Register(shop(&effects{n: map[string]int{}}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	concierge := swarm.Define[string, string]("concierge", "Does whatever is asked through the registry", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Find a swarm for the task.", Registry: &swarm.RegistryAccess{}}
+	})
+	res, run, err := concierge.Run(ctx, rt, "talk to the shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "The shop cannot be asked." {
+		t.Fatalf("%#v", res)
+	}
+	evs, err := rt.History(ctx, run.ID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs []string
+	for _, e := range evs {
+		switch e.Type {
+		case swarm.EventToolResult:
+			outs = append(outs, e.Output)
+		case swarm.EventHandoffStarted:
+			t.Errorf("a child run started: %+v", e)
+		}
+	}
+	if len(outs) != 2 || !strings.Contains(outs[0], `"id":"shop"`) || !strings.Contains(outs[1], `swarm "shop" cannot be a handoff target: a conversation`) {
+		t.Errorf("tool results:\n%s", strings.Join(outs, "\n"))
+	}
+}
