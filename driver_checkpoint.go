@@ -48,8 +48,8 @@ type CheckpointEvery interface {
 // in the journal as loaded (a boundary this drive reached is checkpointed
 // by a later one). Checkpoint does nothing until Config.SnapshotEvery
 // records (see CheckpointEvery) were added since the newest snapshot, or
-// when the store keeps
-// no snapshots; a failure is logged and costs only a longer replay.
+// when the store keeps no snapshots; a failure is logged and costs only a
+// longer replay.
 func (d *Driver) Checkpoint(ctx context.Context, key string, state any) {
 	r := d.r
 	seq, live, ok := r.boundary(key, false)

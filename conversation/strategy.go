@@ -108,8 +108,8 @@ func (strategy) SnapshotKind() string { return "conversation" }
 
 // CheckpointEvery checkpoints at every message boundary: each message
 // drives the run again, which replays the journal from the newest
-// checkpoint, so that a message costs the same at any length of the
-// conversation.
+// checkpoint, so that a message replays only the one before it however
+// long the conversation.
 func (strategy) CheckpointEvery() int { return 1 }
 
 // Check refuses a run whose input is not a context of the conversation.
