@@ -202,6 +202,9 @@ func (r *runner) registryHandoff(ctx context.Context, rd *round, key string, c m
 	if err != nil {
 		return fail(err.Error())
 	}
+	if info.noTarget != "" {
+		return fail(fmt.Sprintf("swarm %q cannot be a handoff target: %s", a.SwarmID, info.noTarget))
+	}
 	e, _ := r.rt.Registry().Get(a.SwarmID)
 	ct := &childTarget{swarm: a.SwarmID, info: info, customizable: e.Customizable}
 	args := map[string]json.RawMessage{}

@@ -27,6 +27,19 @@ func seamKind(s Strategy) string {
 	return fmt.Sprintf("%T", s)
 }
 
+// CheckpointEvery is implemented by a [Strategy] whose runs are driven
+// again and again, each drive replaying the journal from the newest
+// checkpoint: a conversation is driven once per user message, so with a
+// checkpoint only every Config.SnapshotEvery records each message would
+// replay all those since the last one, and a long conversation's messages
+// would cost more and more until it. Checkpoint is then due once
+// CheckpointEvery() records (at least one) were added since the newest
+// snapshot. Config.SnapshotEvery still bounds it from above, and a
+// negative one still means no snapshots.
+type CheckpointEvery interface {
+	CheckpointEvery() int
+}
+
 // Checkpoint snapshots the run at a boundary of its strategy: the record
 // under key ends the boundary, and state (JSON-encoded) is what the
 // strategy needs to go on from there. It must be all of it: a recovery
@@ -34,8 +47,9 @@ func seamKind(s Strategy) string {
 // Journaled see no earlier record) and Restore returns state. key must be
 // in the journal as loaded (a boundary this drive reached is checkpointed
 // by a later one). Checkpoint does nothing until Config.SnapshotEvery
-// records were added since the newest snapshot, or when the store keeps
-// no snapshots; a failure is logged and costs only a longer replay.
+// records (see CheckpointEvery) were added since the newest snapshot, or
+// when the store keeps no snapshots; a failure is logged and costs only a
+// longer replay.
 func (d *Driver) Checkpoint(ctx context.Context, key string, state any) {
 	r := d.r
 	seq, live, ok := r.boundary(key, false)

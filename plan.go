@@ -295,6 +295,9 @@ func (rt *Runtime) planChild(ap *agentPlan, name string, h Handoff) error {
 	if err != nil {
 		return fmt.Errorf("%w in the handoffs of %s", err, name)
 	}
+	if info.noTarget != "" {
+		return fmt.Errorf("%w: %s hands off to %q, which cannot be a handoff target: %s", ErrInvalid, name, h.id, info.noTarget)
+	}
 	tn := handoffPre + h.id
 	if len(tn) > 64 {
 		return fmt.Errorf("%w: handoff tool name %q is longer than 64 characters", ErrInvalid, tn)

@@ -224,9 +224,15 @@ func (r *runner) checkpoint(ctx context.Context, kind string, seq int64, live bo
 }
 
 // snapDue returns the store's snapshots when a snapshot after record seq
-// is due: Config.SnapshotEvery records were added since the newest one.
+// is due: Config.SnapshotEvery records (fewer for a strategy that
+// implements CheckpointEvery) were added since the newest one.
 func (r *runner) snapDue(ctx context.Context, seq int64) (store.Snapshots, bool) {
 	every := int64(r.rt.cfg.SnapshotEvery)
+	if s, ok := r.plan.strategy.(seamStrategy); ok && every > 0 {
+		if c, ok := s.s.(CheckpointEvery); ok {
+			every = min(every, max(int64(c.CheckpointEvery()), 1))
+		}
+	}
 	ss, ok := r.rt.store.(store.Snapshots)
 	if !ok || every < 0 || seq-r.snapSeq < every || ctx.Err() != nil {
 		return nil, false

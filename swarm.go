@@ -75,6 +75,8 @@ type Swarm[In, Out any] struct {
 	outSchema       json.RawMessage
 	outResolved     *jsonschema.Resolved
 	err             error
+	// noTarget, when set, says why no handoff may target the swarm.
+	noTarget string
 }
 
 // Definition is a registered swarm of any type. Only *Swarm values
@@ -98,6 +100,9 @@ type defInfo struct {
 	textIn, textOut bool
 	customizable    bool
 	err             error
+	// noTarget, when set, says why no handoff may target the definition
+	// (see Swarm.RefuseHandoffs).
+	noTarget string
 	// spec decodes a JSON input and computes the run's spec.
 	spec func(input json.RawMessage) (Spec, error)
 	// output validates a result and returns it as JSON.
@@ -203,6 +208,17 @@ func (s *Swarm[In, Out]) Invalid(err error) *Swarm[In, Out] {
 	return s
 }
 
+// RefuseHandoffs marks the definition as one no handoff may target (nor a
+// delegation or a workflow node, which are handoffs): a run whose plan
+// hands off to it is refused when it starts, with ErrInvalid and reason,
+// which says why and what to do instead. A package that builds a kind of
+// run on a Swarm that never returns a result to a caller (a conversation
+// answers a user, message after message) marks its definitions with it.
+func (s *Swarm[In, Out]) RefuseHandoffs(reason string) *Swarm[In, Out] {
+	s.noTarget = reason
+	return s
+}
+
 // WithTags attaches tags that describe the swarm in listings.
 func (s *Swarm[In, Out]) WithTags(tags ...string) *Swarm[In, Out] {
 	s.tags = append(s.tags, tags...)
@@ -238,7 +254,7 @@ func (s *Swarm[In, Out]) ResultSchema() json.RawMessage { return s.outSchema }
 func (s *Swarm[In, Out]) def() *defInfo {
 	return &defInfo{
 		id: s.id, description: s.description,
-		textIn: s.textIn, textOut: s.textOut, err: s.err, customizable: s.customizable,
+		textIn: s.textIn, textOut: s.textOut, err: s.err, customizable: s.customizable, noTarget: s.noTarget,
 		inSchema: s.inSchema, outSchema: s.outSchema,
 		inParts: partjson.Has(reflect.TypeFor[In]()), outParts: partjson.Has(reflect.TypeFor[Out]()),
 		spec: func(raw json.RawMessage) (Spec, error) {

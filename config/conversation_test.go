@@ -116,6 +116,8 @@ func TestConversationYAMLMistakes(t *testing.T) {
 		{"bad flag", "conversations:\n  c:\n    queen: a\n    return_to_queen: sometimes\n", "return_to_queen: want true or false"},
 		{"name clash", "conversations:\n  a:\n    queen: b\n", "already used by the agent defined at line 3"},
 		{"unknown field", "conversations:\n  c:\n    queen: a\n    queens: [b]\n", `unknown field "queens"`},
+		{"swarm handoff to it", "swarms:\n  desk:\n    handoffs: [{swarm: c}]\nconversations:\n  c:\n    queen: a\n", `line 7: swarm desk: handoff to "c", the conversation defined at line 9: a conversation cannot be a handoff target`},
+		{"handoff to it", "  d:\n    handoffs: [c]\nconversations:\n  c:\n    queen: a\n", `line 6: agent d: handoff to "c", the conversation defined at line 8: a conversation cannot be a handoff target`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := "version: 1\nagents:\n  a: {instructions: x}\n  b: {instructions: y}\n" + tc.body

@@ -104,7 +104,9 @@
 // "{swarm: ticketing, customizable: true}") starts that swarm as a child
 // run ([swarm.ToSwarmID]); customizable lets the calling model add
 // instructions, registered agents and tools to the child. The file's tools
-// are registered with the runtime, so customizations can name them.
+// are registered with the runtime, so customizations can name them. A
+// handoff naming a conversation of the file is an error when the file is
+// loaded: a conversation answers a user and returns no result.
 //
 // Agent handoffs name agents of the same file and are resolved by value
 // ([swarm.ToAgent]), so a file is self-contained and agents may hand off to

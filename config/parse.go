@@ -65,7 +65,9 @@ type parser struct {
 	agentNames []string
 	swarmLines map[string]int
 	swarmNames []string
-	remotes    map[string]*remoteDef // a2a_agents; nil values have mistakes
+	// convLines are the conversations' names, which no handoff may name.
+	convLines map[string]int
+	remotes   map[string]*remoteDef // a2a_agents; nil values have mistakes
 
 	toolsets     map[string]*mcp.Toolset // nil values: definitions with mistakes
 	toolsetNames []string
@@ -320,6 +322,7 @@ func (p *parser) parse(data []byte) *File {
 		p.swarmLines[e.name] = e.key.Line
 		p.swarmNames = append(p.swarmNames, e.name)
 	}
+	p.convLines = sectionLines(top, "conversations")
 	f.remotes = p.a2aAgents(top)
 
 	for _, e := range agents {
@@ -681,6 +684,10 @@ func (p *parser) handoffs(n *yaml.Node, what string) []handoffRef {
 			}
 			continue
 		}
+		if line, ok := p.convLines[h.target]; ok && p.swarmLines[h.target] == 0 && p.agentLines[h.target] == 0 {
+			p.errf(at, "%s: handoff to %q, the conversation defined at line %d: a conversation cannot be a handoff target (it answers a user, message after message, and never returns a result; talk to it with swarm chat %s)", what, h.target, line, h.target)
+			continue
+		}
 		if h.swarm {
 			if _, ok := p.swarmLines[h.target]; !ok {
 				p.errf(at, "%s: handoff to unknown swarm %q (%s)", what, h.target, known(p.swarmNames, "swarms"))
@@ -691,6 +698,22 @@ func (p *parser) handoffs(n *yaml.Node, what string) []handoffRef {
 			continue
 		}
 		out = append(out, h)
+	}
+	return out
+}
+
+// sectionLines returns the names a section of top defines and their
+// lines, reporting nothing: the section's own parse reports its mistakes.
+func sectionLines(top map[string]field, section string) map[string]int {
+	out := map[string]int{}
+	fd, ok := top[section]
+	if !ok || isNull(fd.val) || fd.val.Kind != yaml.MappingNode {
+		return out
+	}
+	for i := 0; i+1 < len(fd.val.Content); i += 2 {
+		if k := deref(fd.val.Content[i]); k.Kind == yaml.ScalarNode && out[k.Value] == 0 {
+			out[k.Value] = k.Line
+		}
 	}
 	return out
 }

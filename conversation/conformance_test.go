@@ -19,10 +19,9 @@ type sale struct {
 	Topic    string `json:"topic"`
 }
 
-// The conformance kit on a conversation, on memory, SQLite and PostgreSQL:
-// two user messages (the answers), a tool that updates the
-// shared context, and a handover; it ends waiting for the next message.
-func TestConformance(t *testing.T) {
+// frontDesk is the conversation the conformance kit runs: a tool that
+// updates the shared context, and a handover that sets a field of it.
+func frontDesk() swarm.Definition {
 	lookup := swarm.NewTool("lookup_customer", "Finds a customer", func(ctx context.Context, in struct {
 		Name string `json:"name"`
 	}) (string, error) {
@@ -31,11 +30,18 @@ func TestConformance(t *testing.T) {
 	})
 	receptionist := &swarm.Agent{Name: "receptionist", Description: "Greets and routes", Instructions: "Greet {{.Context.Customer}}.", Tools: []swarm.Tool{lookup}}
 	sales := &swarm.Agent{Name: "sales", Description: "Sells", Instructions: "Sell {{.Context.Topic}}."}
-	shop := conversation.Define("shop", "A shop's front desk", conversation.Spec[sale]{
+	return conversation.Define("shop", "A shop's front desk", conversation.Spec[sale]{
 		Queen:     receptionist,
 		Agents:    []*swarm.Agent{sales},
 		Handovers: map[string][]conversation.Handover{"receptionist": {{To: "sales", Sets: []string{"topic"}}}},
 	})
+}
+
+// The conformance kit on a conversation, on memory, SQLite and PostgreSQL:
+// two user messages (the answers), a tool that updates the
+// shared context, and a handover; it ends waiting for the next message.
+func TestConformance(t *testing.T) {
+	shop := frontDesk()
 	strategytest.Run(t, strategytest.Case{
 		Definitions: []swarm.Definition{shop},
 		Swarm:       "shop",

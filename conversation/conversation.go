@@ -220,9 +220,12 @@ func Define[Ctx any](id, description string, spec Spec[Ctx]) *Conversation[Ctx] 
 	// so that planning needs no other model.
 	c.Swarm = swarm.Define[json.RawMessage, string](id, description, func(json.RawMessage) swarm.Spec {
 		return swarm.Spec{Model: queenModel, MaxTurns: maxTurns, NoBuiltins: true, Strategy: strategy{cd: cd}}
-	}).Invalid(err)
+	}).Invalid(err).RefuseHandoffs(refusal)
 	return c
 }
+
+// refusal is why no handoff may target a conversation.
+const refusal = "a conversation answers a user, message after message, and never returns a result to a caller: talk to it with Session.Say or Runtime.Say (in a workflow, with workflow.Talk)"
 
 // checkName is the rule of names of package swarm, checked here when a
 // conversation is defined rather than when its agent first runs.

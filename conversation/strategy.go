@@ -107,6 +107,12 @@ type strategy struct{ cd *convDef }
 // them when conversations were its own, so that those are read too.
 func (strategy) SnapshotKind() string { return "conversation" }
 
+// CheckpointEvery checkpoints at every message boundary: each message
+// drives the run again, which replays the journal from the newest
+// checkpoint, so that a message replays only the one before it however
+// long the conversation.
+func (strategy) CheckpointEvery() int { return 1 }
+
 // Check refuses a run whose input is not a context of the conversation.
 func (s strategy) Check(d *swarm.Driver) (int, error) {
 	if s.cd == nil {
@@ -478,6 +484,9 @@ func (c *conversation) seen(e convEntry, agent string, pol HistoryPolicy, n int)
 // whole log.
 func (c *conversation) dropCompacted(n int) {
 	names := slices.Sorted(maps.Keys(c.cd.agents))
+	if c.cd.compaction == nil && !slices.ContainsFunc(names, func(name string) bool { return c.cd.agents[name].Compaction != nil }) {
+		return // nothing is ever summarized: each history would be built for nothing
+	}
 	for _, name := range names {
 		ad, err := c.as(name)
 		if err != nil {

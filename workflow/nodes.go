@@ -34,8 +34,9 @@ func AgentID[In, Out any](name string) Step[In, Out] {
 }
 
 // Swarm is a node that runs def as a child run (a swarm, a team or a
-// conversation: each is a definition) with its input and returns the
-// child's result. A child that waits for a human pauses the workflow
+// workflow: each is a definition) with its input and returns the child's
+// result. A conversation returns none (a run handing off to one is
+// refused when it starts): talk to it with [Talk]. A child that waits for a human pauses the workflow
 // without holding its lease; one that fails fails the node. In and Out are
 // def's input and result types (a string for a text input or result).
 func Swarm[In, Out any](def swarm.Definition) Step[In, Out] {

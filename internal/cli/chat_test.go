@@ -105,3 +105,19 @@ func TestChatBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A swarm of the file that hands off to one of its conversations is
+// refused when the file is loaded, saying what the target is: a
+// conversation never returns a result to a caller.
+func TestRunHandoffToConversationRefused(t *testing.T) {
+	dir, args := chatDir(t)
+	file := strings.Replace(chatFile, "    instructions: Answer.\n", "    instructions: Answer.\n    handoffs: [{swarm: front-desk}]\n", 1)
+	if err := os.WriteFile(filepath.Join(dir, "swarm.yaml"), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := Main(args("run", "plain", "hello"), strings.NewReader(""), &out, &errb)
+	if code != ExitUsage || !strings.Contains(errb.String(), `swarm plain: handoff to "front-desk", the conversation defined at line 14: a conversation cannot be a handoff target`) {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
