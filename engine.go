@@ -755,7 +755,9 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 			return callResult{err: &storeError{err}}
 		}
 		if EventType(rec.Type) == EventResumed {
-			return callResult{output: "A human answered: " + ev.Message}
+			// The answer's parts (ResumeParts), by reference, go to the
+			// model with the pause's result.
+			return callResult{output: "A human answered: " + ev.Message, parts: ev.Parts}
 		}
 		if c.Name == toolRegistrySearch && ap.registry != nil && !ev.IsError {
 			r.noteFound(ev.Output)

@@ -55,16 +55,24 @@ func attach(ctx context.Context, fn string, field func(*callInfo) *[]model.Part,
 // references (a caller cannot name another run's blobs).
 func checkParts(parts []model.Part) error {
 	for i := range parts {
-		p := &parts[i]
-		if err := p.Validate(); err != nil {
-			return fmt.Errorf("%w: part %d: %w", ErrInvalidInput, i, err)
+		if err := checkPart(i, &parts[i]); err != nil {
+			return err
 		}
-		if p.Blob != "" {
-			return fmt.Errorf("%w: part %d: a blob reference; give the bytes or a URL", ErrInvalidInput, i)
-		}
-		if p.Len() > store.MaxBlobBytes {
-			return fmt.Errorf("%w: part %d: %d bytes, over the limit of %d: %w", ErrInvalidInput, i, p.Len(), store.MaxBlobBytes, store.ErrTooLarge)
-		}
+	}
+	return nil
+}
+
+// checkPart checks p, part i of the parts given to a run, as checkParts
+// does.
+func checkPart(i int, p *model.Part) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("%w: part %d: %w", ErrInvalidInput, i, err)
+	}
+	if p.Blob != "" {
+		return fmt.Errorf("%w: part %d: a blob reference; give the bytes or a URL", ErrInvalidInput, i)
+	}
+	if p.Len() > store.MaxBlobBytes {
+		return fmt.Errorf("%w: part %d: %d bytes, over the limit of %d: %w", ErrInvalidInput, i, p.Len(), store.MaxBlobBytes, store.ErrTooLarge)
 	}
 	return nil
 }

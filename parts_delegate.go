@@ -101,8 +101,8 @@ func (rt *Runtime) checkRunParts(ctx context.Context, id string, parts []model.P
 	for i := range parts {
 		p := parts[i]
 		if p.Blob == "" {
-			if err := checkParts([]model.Part{p}); err != nil {
-				return fmt.Errorf("part %d: %w", i, err)
+			if err := checkPart(i, &p); err != nil {
+				return err
 			}
 			continue
 		}

@@ -864,7 +864,8 @@ type resumeConfig struct {
 // message, as [WithMessageParts] does for Say: checked, their large bytes
 // kept once as blobs of the run, and journaled by reference with the
 // answer. A conversation and a team's lead give them to the model with
-// the user's message; other strategies see them with Driver.AwaitParts.
+// the user's message, an agent that called the pause tool with the
+// pause's result; other strategies see them with Driver.AwaitParts.
 // Bad parts fail the resume with [ErrInvalidInput] and nothing is sent.
 func ResumeParts(parts ...model.Part) ResumeOption {
 	return func(c *resumeConfig) { c.parts = append(c.parts, parts...) }

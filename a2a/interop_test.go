@@ -24,11 +24,11 @@ import (
 // absence is a failure, elsewhere a loud skip.
 func TestInteropJS(t *testing.T) {
 	dir, node := interopNode(t)
-	a, err := auth.New([]auth.Token{{Name: "interop", Secret: "interop-token", Swarms: []string{"echo", "approver", "slow", "thumbnailer"}}})
+	a, err := auth.New([]auth.Token{{Name: "interop", Secret: "interop-token", Swarms: []string{"echo", "approver", "slow", "thumbnailer", "inspector"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, a2a.Options{Auth: a}, a.Middleware, thumbnailer())
+	e := newEnv(t, a2a.Options{Auth: a}, a.Middleware, thumbnailer(), swarm.Define[string, string]("inspector", "Looks at screenshots", nil))
 	t.Setenv("A2A_PARTS", "1")
 	runInterop(t, dir, node, e.srv.URL, "interop-token")
 }

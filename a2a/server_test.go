@@ -38,7 +38,8 @@ type Ask struct {
 
 // script drives the test swarms: echo answers at once, approver pauses
 // for approval first, slow never answers on its own, failer gives up,
-// planner completes with a JSON result.
+// planner completes with a JSON result; inspector asks for a screenshot,
+// and its model checks that the answer carries it.
 var script = scripted.Script{
 	"echo": {scripted.Text("hello back")},
 	"approver": {
@@ -49,6 +50,10 @@ var script = scripted.Script{
 	"thumbnailer": {
 		{ExpectParts: []scripted.ExpectPart{{Type: model.PartImage, MediaType: "image/png", MinBytes: 20000}}, ToolCalls: []scripted.ToolCall{scripted.CallTool("thumbnail", nil)}},
 		scripted.Text("thumbnail attached"),
+	},
+	"inspector": {
+		scripted.Tools(scripted.CallTool("pause", map[string]any{"reason": "send me a screenshot"})),
+		{ExpectParts: []scripted.ExpectPart{{Type: model.PartImage, MediaType: "image/png", MinBytes: 20000}}, Text: "the screenshot shows the error"},
 	},
 	"failer": {scripted.Tools(scripted.CallTool("fail", map[string]any{"reason": "no luck"}))},
 	"planner": {scripted.Tools(scripted.CallTool("complete", map[string]any{

@@ -513,11 +513,7 @@ func (h *taskHandler) send(ctx context.Context, req *sdk.SendMessageRequest) (id
 			return "", "", 0, sdk.NewError(sdk.ErrInvalidParams, "message.parts holds a null part")
 		}
 		switch p.Content.(type) {
-		case sdk.Text, sdk.Data:
-		case sdk.Raw, sdk.URL:
-			if msg.TaskID != "" {
-				return "", "", 0, sdk.NewError(sdk.ErrUnsupportedContentType, "a follow-up message takes text and data parts; files go with the message that starts a task")
-			}
+		case sdk.Text, sdk.Data, sdk.Raw, sdk.URL:
 		default:
 			return "", "", 0, sdk.NewError(sdk.ErrUnsupportedContentType, "only text, data and file parts are accepted")
 		}
@@ -560,7 +556,8 @@ func (h *taskHandler) runID(ctx context.Context, messageID string) string {
 	return "a2a_" + hex.EncodeToString(sum[:12])
 }
 
-// resume answers an input-required task with msg.
+// resume answers an input-required task with msg: its text, and its
+// file parts as the answer's parts, checked as a first message's are.
 func (h *taskHandler) resume(ctx context.Context, msg *sdk.Message) (string, string, int64, error) {
 	st, err := h.status(ctx, msg.TaskID)
 	if err != nil {
@@ -585,8 +582,13 @@ func (h *taskHandler) resume(ctx context.Context, msg *sdk.Message) (string, str
 	if pause != 0 {
 		opts = append(opts, swarm.AtPause(pause))
 	}
+	if parts := attachments(msg); len(parts) > 0 {
+		opts = append(opts, swarm.ResumeParts(parts...))
+	}
 	err = h.rt.Resume(ctx, st.ID, messageText(msg), opts...)
 	switch {
+	case errors.Is(err, swarm.ErrInvalidInput):
+		return "", "", 0, sdk.NewError(sdk.ErrInvalidParams, err.Error())
 	case errors.Is(err, swarm.ErrPauseNotCurrent):
 		return "", "", 0, sdk.NewError(sdk.ErrUnsupportedOperation, fmt.Sprintf("task %s no longer waits at pause %d (answered already, or asking again): nothing applied", st.ID, pause))
 	case errors.Is(err, swarm.ErrInvalidState):
@@ -660,9 +662,10 @@ func (h *taskHandler) input(msg *sdk.Message) (json.RawMessage, error) {
 	return json.RawMessage(text), nil
 }
 
-// attachments are the file parts of a message (bytes, or a URL) as the
-// run's input parts: images, audio and other files by media type, with
-// their names. The run validates them (an invalid one is InvalidParams).
+// attachments are the file parts of a message (bytes, or a URL) as model
+// parts: the run's input parts of a first message, the answer's parts of
+// a follow-up; images, audio and other files by media type, with their
+// names. The run validates them (an invalid one is InvalidParams).
 func attachments(msg *sdk.Message) []model.Part {
 	var out []model.Part
 	for _, p := range msg.Parts {

@@ -874,7 +874,7 @@ func (a *app) resumeCmd() *cobra.Command {
 	}
 	c.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	c.Flags().Int64Var(&pause, "pause", 0, "answer only this pause (the status's \"pause\"); refused if the run no longer waits at it")
-	c.Flags().StringArrayVar(&attach, "attach", nil, "attach FILE (an image, a PDF or another file, audio) to the message, for a conversation's model; repeat for more")
+	c.Flags().StringArrayVar(&attach, "attach", nil, "attach FILE (an image, a PDF or another file, audio) to the message, for the model of the resumed run; repeat for more")
 	return c
 }
 

@@ -10,8 +10,10 @@
 // "approve?" with context "costs $5", then answers "approved and done")
 // and slow (never answers on its own). With A2A_PARTS=1 it also sends a
 // file part to thumbnailer (whose model checks that the PNG arrived) and
-// expects its thumbnail back as a file artifact. Exits 1 on the first
-// failed check.
+// expects its thumbnail back as a file artifact, and answers inspector
+// (which asks for a screenshot, then checks that the PNG arrived) with a
+// follow-up message carrying a file part. Exits 1 on the first failed
+// check.
 
 import {
   ClientFactory,
@@ -190,6 +192,24 @@ async function main() {
     check(file?.content?.$case === 'raw' && file.mediaType === 'image/png', 'files: the thumbnail is a file artifact', art);
     const bytes = Buffer.from(file.content.value);
     check(bytes.length === 6000 && bytes.subarray(0, 4).toString('latin1') === '\x89PNG', 'files: the artifact holds the thumbnail bytes', bytes.length);
+
+    // A follow-up message answers an input-required task with a file.
+    const inspector = await connect('inspector');
+    const asked = await inspector.sendMessage({ message: textMessage('my app crashes') });
+    check(asked.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED, 'files: the inspector asks for a screenshot', asked.status);
+    const answer = {
+      messageId: randomUUID(),
+      role: Role.ROLE_USER,
+      taskId: asked.id,
+      contextId: asked.contextId,
+      parts: [
+        { content: { $case: 'text', value: 'here is the screenshot you asked for' }, filename: '', mediaType: '' },
+        { content: { $case: 'raw', value: png }, filename: 'screen.png', mediaType: 'image/png' },
+      ],
+    };
+    const seen = await inspector.sendMessage({ message: answer });
+    check(seen.status?.state === TaskState.TASK_STATE_COMPLETED && partText(seen.artifacts?.[0]?.parts?.[0]) === 'the screenshot shows the error',
+      'files: a follow-up message with a file part reaches the model', seen.status);
   }
 
   // 9. An unknown task is an error, not a crash.
