@@ -581,17 +581,6 @@ func TestConversationStreamsWithAgentAttribution(t *testing.T) {
 	}
 }
 
-// dyingSend is a dying store whose inbox dies with it: a dead process
-// sends no more messages.
-type dyingSend struct{ *dying }
-
-func (d dyingSend) Send(ctx context.Context, id string, m store.Message) (store.Message, error) {
-	if d.dead() {
-		return store.Message{}, errKilled
-	}
-	return d.dying.Send(ctx, id, m)
-}
-
 // TestConversationCrashAtEveryJournalBoundary kills the process after each
 // append of a two-message conversation in turn; a second runtime continues
 // the session: the same replies and context, each step journaled once, and
@@ -621,7 +610,7 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 		return nil
 	}
 	// A clean run tells how many appends a session makes.
-	counter := &dying{Store: memory.New()}
+	counter := swarmtest.NewKillable(t, memory.New())
 	rt0, _ := convRuntime(t, script, counter)
 	ctx := ctxT(t)
 	sess0, err := conv.Start(ctx, rt0)
@@ -634,7 +623,7 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 	wantTranscript, _ := sess0.Transcript(ctx)
 	wantCtx, _ := sess0.Context(ctx)
 	total := len(swarmtest.Events(t, rt0, sess0.ID()))
-	appends := counter.appends.Load()
+	appends := counter.Appends()
 	if appends < 8 || len(wantTranscript) != 4 {
 		t.Fatalf("clean run: %d appends, transcript %+v", appends, wantTranscript)
 	}
@@ -646,7 +635,8 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 			fx.n = map[string]int{}
 			fx.mu.Unlock()
 			mem := memory.New()
-			d := dyingSend{&dying{Store: mem, after: k}}
+			d := swarmtest.NewKillable(t, mem)
+			d.DieAfter(k)
 			a, err := swarm.New(swarm.Config{Store: d, Model: scripted.New(script), Lease: 60 * time.Millisecond, RetryBackoff: time.Millisecond, Owner: "A", PollInterval: 5 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
@@ -663,10 +653,10 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 				id.Store(sess.ID())
 				_ = talk(actx, sess, 0)
 			}()
-			for !d.dead() {
+			for !d.Dead() {
 				select {
 				case <-done:
-					if !d.dead() {
+					if !d.Dead() {
 						t.Fatalf("A finished without dying")
 					}
 				case <-time.After(time.Millisecond):
