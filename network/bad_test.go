@@ -69,6 +69,16 @@ func TestGarbagePeer(t *testing.T) {
 	_, good := startNode(t, network.Options{ID: "good"}, nil, network.ShareTool(counterTool("check-inventory", &calls), "food"))
 	c, _ := startNode(t, network.Options{ID: "c", Peers: []string{garbage.URL, good.URL}}, nil)
 	eventually(t, "the good peer", func() bool { return c.Registry().Len() == 1 })
+	// The peers are tried at once, in no order: the garbage one may still
+	// be connecting when the good one is up.
+	eventually(t, "the garbage peer to be tried", func() bool {
+		for _, p := range c.Peers() {
+			if p.URL == garbage.URL && p.State != "connecting" {
+				return true
+			}
+		}
+		return false
+	})
 	for _, p := range c.Peers() {
 		if p.URL == garbage.URL && (p.State != "down" || !strings.Contains(p.Error, "hello")) {
 			t.Fatalf("garbage peer: %+v", p)
