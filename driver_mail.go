@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/swarmrt/swarm/store"
 )
@@ -52,11 +51,15 @@ func (d *Driver) AwaitMail(ctx context.Context, key string, with ...Event) error
 	if err := d.Journal(ctx, Entry{Events: evs, Waiting: AwaitingMail}); err != nil {
 		return err
 	}
-	// Mail posted while the run was still running did not wake it: look
-	// again now that it is paused (a post from now on wakes it).
+	// Mail posted while the run was still running did not wake it; the
+	// store then left it runnable instead of paused, in the same append
+	// (see store.Mailboxes), so that no crash can lose the wake-up:
+	// continue it (a post from now on wakes it as usual).
 	r := d.r
-	if mails, err := d.Mailbox(ctx, 1); err == nil && len(mails) > 0 {
-		r.rt.nudge(context.WithoutCancel(ctx), r.id, r.seq.Load())
+	if run, err := r.rt.store.Get(ctx, r.id); err == nil && run.State == store.Running && run.Owner == "" {
+		if err := r.rt.wake(context.WithoutCancel(ctx), r.id); err != nil {
+			r.rt.log.Warn("continuing a run that went idle with mail unread", "run", r.id, "err", err)
+		}
 	}
 	return ErrAwaiting
 }
@@ -108,17 +111,3 @@ func (rt *Runtime) Post(ctx context.Context, to []string, m store.Mail) ([]store
 // Runtime returns the runtime driving the run: its store, definitions
 // and handles, for what a strategy's tools do outside the journal.
 func (d *Driver) Runtime() *Runtime { return d.r.rt }
-
-// nudge wakes run id, which waits for mail, to look at its mailbox. The
-// caller saw it wait with lastSeq its newest record; the resume names that
-// record, so a run that has moved on since (to work, or to a pause for a
-// human, which this resume must not answer) refuses it.
-func (rt *Runtime) nudge(ctx context.Context, id string, lastSeq int64) {
-	_, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Time: time.Now(), Pause: lastSeq})
-	if err == nil {
-		err = rt.wake(ctx, id)
-	}
-	if err != nil && !errors.Is(err, store.ErrInvalidState) {
-		rt.log.Warn("waking a run that waits for mail", "run", id, "err", err)
-	}
-}

@@ -432,6 +432,12 @@ type Mailboxes interface {
 	// something else, such as a user's message or a human's answer, keeps
 	// its state, reason and owner; it reads the mail when it runs next).
 	// Watchers see ChangeInbox and, for a woken run, ChangeRunnable.
+	// Conversely, an Append that pauses a run for mail (an Update with
+	// State Paused and Reason AwaitingMail) while its mailbox holds mail
+	// it has not acknowledged (posted while it worked, which did not wake
+	// it) leaves it Running and unowned instead, in the same transaction,
+	// and watchers see ChangeRunnable: a mail is never left unread by a
+	// run nobody will wake, even when its process dies after the append.
 	// Post returns, per recipient, the
 	// mail as stored (with its Seq and Time; an ID already in that
 	// mailbox returns the stored one). Posts to one mailbox are totally

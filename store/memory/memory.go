@@ -338,9 +338,13 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	if err != nil {
 		return 0, err
 	}
+	woke := false
 	defer func() { // after the unlock below
 		if err == nil {
 			s.hub.PublishAppend(l.RunID, u)
+			if woke {
+				s.hub.Publish(store.Change{RunID: l.RunID, Kind: store.ChangeRunnable})
+			}
 		}
 	}()
 	r.mu.Lock()
@@ -360,6 +364,10 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 		r.inbox = slices.DeleteFunc(r.inbox, func(m store.Message) bool { return m.ID <= u.AckInbox })
 	}
 	r.ackMail(u.AckMail)
+	// Idle with mail unread (posted while it worked): runnable instead.
+	if store.WaitsForMail(r.row.State, r.row.Reason) && r.mbox != nil && r.mbox.acked < int64(len(r.mbox.mails)) {
+		woke = r.deliver(r.row.UpdatedAt, true)
+	}
 	return r.row.LastSeq, nil
 }
 

@@ -80,7 +80,7 @@ func lapsed(r, now string) string {
 type queries struct {
 	create, append, claim, claimExpired, renew, release string
 	get, read, inbox, exists, lease                     string
-	deliver, post                                       string
+	deliver, post, wakeIdle                             string
 }
 
 func newQueries() queries {
@@ -194,6 +194,13 @@ func newQueries() queries {
 		// Send runs it after locking run $1: a message wakes a paused run.
 		deliver: deliver(`SELECT rid, state = 'paused' AS wake FROM swarm_runs WHERE rid = ANY($1::bigint[])`),
 		post:    postSQL(deliver),
+		// An append that paused run $1 for mail ($2) while its mailbox
+		// holds mail it has not acknowledged (posted while it worked,
+		// which did not wake it) leaves it runnable instead.
+		wakeIdle: `UPDATE swarm_runs r SET updated_at = ` + nowNS + `, state = 'running', owner = '', lease_until = 0
+			FROM swarm_mailboxes b
+			WHERE r.id = $1 AND r.state = 'paused' AND r.reason = $2 AND b.rid = r.rid AND b.last > b.acked
+			RETURNING ` + notify(kindRunnable, "r.id"),
 	}
 }
 
@@ -492,20 +499,36 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	release := u.Release || u.State.Terminal() || u.State == store.Paused
 	keys, types, data, times := recordArgs(records)
 	var (
-		last           int64
-		appended, runs *string
+		last                 int64
+		appended, runs, woke *string
 	)
-	err = s.pool.QueryRow(ctx, s.q.append, l.RunID, l.Owner, l.Epoch, int64(len(records)),
+	args := []any{l.RunID, l.Owner, l.Epoch, int64(len(records)),
 		sqlval.NonZero(u.Turn), sqlval.NonZero(u.MaxTurns), sqlval.NonEmpty(u.Agent), sqlval.Blob(u.Result), sqlval.Reason(&u), usage,
 		sqlval.NonEmpty(string(u.State)), release, u.MakesRunnable(), u.AckInbox,
-		keys, types, data, times, u.AckMail).Scan(&last, &appended, &runs)
+		keys, types, data, times, u.AckMail}
+	if store.WaitsForMail(u.State, u.Reason) {
+		// Going idle: the append and the check for mail unread commit
+		// together (see wakeIdle).
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := tx.QueryRow(ctx, s.q.append, args...).Scan(&last, &appended, &runs); err != nil {
+				return err
+			}
+			err := tx.QueryRow(ctx, s.q.wakeIdle, l.RunID, store.AwaitingMail).Scan(&woke)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			return err
+		})
+	} else {
+		err = s.pool.QueryRow(ctx, s.q.append, args...).Scan(&last, &appended, &runs)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, s.notFoundOr(ctx, l.RunID, fmt.Errorf("append to run %q (owner %q, epoch %d): %w", l.RunID, l.Owner, l.Epoch, store.ErrLeaseLost))
 	}
 	if err != nil {
 		return 0, s.wrap("append to run "+l.RunID, conflict(l.RunID, err))
 	}
-	s.announce(appended, runs)
+	s.announce(appended, runs, woke)
 	return last, nil
 }
 

@@ -43,7 +43,7 @@ var mailSchema = []string{
 
 // mailStmts are the writer's statements for mailboxes.
 type mailStmts struct {
-	stored, next, insert, ack, wake *sql.Stmt
+	stored, next, insert, ack, wake, wakeIdle *sql.Stmt
 }
 
 // mailStmts prepares the mailbox statements on first use.
@@ -66,6 +66,10 @@ func (w *writer) mailStmts() (*mailStmts, error) {
 		// Only a run that waits for mail (store.WaitsForMail).
 		{&m.wake, `UPDATE runs SET state = 'running', owner = '', lease_until = 0, updated_at = ?1
 			WHERE rid = ?2 AND state = 'paused' AND reason = ?3`},
+		// A run going idle with mail unread (posted while it worked).
+		{&m.wakeIdle, `UPDATE runs SET state = 'running', owner = '', lease_until = 0
+			WHERE id = ?1 AND state = 'paused' AND reason = ?2
+			AND EXISTS (SELECT 1 FROM mailboxes b WHERE b.rid = runs.rid AND b.last > b.acked)`},
 	} {
 		st, err := w.conn.PrepareContext(context.Background(), p.q)
 		if err != nil {
@@ -87,6 +91,22 @@ func (w *writer) ackMail(rid, seq int64) error {
 	}
 	_, err = st.ack.Exec(seq, rid)
 	return err
+}
+
+// wakeIdle makes run id, which the append in progress paused for mail,
+// runnable when its mailbox holds mail it has not acknowledged: a mail
+// posted while it worked did not wake it, and nothing else would.
+func (w *writer) wakeIdle(id string) (bool, error) {
+	st, err := w.mailStmts()
+	if err != nil {
+		return false, err
+	}
+	res, err := st.wakeIdle.Exec(id, store.AwaitingMail)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 // posted is the outcome of a post for one recipient.

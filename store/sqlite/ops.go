@@ -241,15 +241,21 @@ func (s *Store) Append(ctx context.Context, l store.Lease, records []store.Recor
 	if err != nil {
 		return 0, fmt.Errorf("append to run %q: %w", l.RunID, err)
 	}
-	var last int64
+	var (
+		last int64
+		woke bool
+	)
 	err = s.write(ctx, func(w *writer) (err error) {
-		last, err = w.append(l, records, &u, usage)
+		last, woke, err = w.append(l, records, &u, usage)
 		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("append: %w", err)
 	}
 	s.hub.PublishAppend(l.RunID, u)
+	if woke {
+		s.hub.Publish(store.Change{RunID: l.RunID, Kind: store.ChangeRunnable})
+	}
 	return last, nil
 }
 

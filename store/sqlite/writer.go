@@ -264,7 +264,18 @@ func (w *writer) create(r *store.Run, owner string, lease time.Duration, records
 	return w.insertRecords(rid, r.ID, 0, records)
 }
 
-func (w *writer) append(l store.Lease, records []store.Record, u *store.Update, usage any) (int64, error) {
+func (w *writer) append(l store.Lease, records []store.Record, u *store.Update, usage any) (last int64, woke bool, err error) {
+	last, err = w.appendRow(l, records, u, usage)
+	if err != nil || !store.WaitsForMail(u.State, u.Reason) {
+		return last, false, err
+	}
+	woke, err = w.wakeIdle(l.RunID)
+	return last, woke, err
+}
+
+// appendRow is append without the waking of a run that goes idle with
+// mail unread.
+func (w *writer) appendRow(l store.Lease, records []store.Record, u *store.Update, usage any) (int64, error) {
 	n := int64(len(records))
 	args := []any{n, sqlval.Nanos(w.now), sqlval.NonZero(u.Turn), sqlval.NonZero(u.MaxTurns), sqlval.NonEmpty(u.Agent),
 		sqlval.Blob(u.Result), sqlval.Reason(u), usage}

@@ -29,6 +29,7 @@ var mailTests = []struct {
 	{"MailTooLarge", testMailTooLarge},
 	{"MailBadInput", testMailBadInput},
 	{"MailWakesPaused", testMailWakesPaused},
+	{"MailBeforeIdle", testMailBeforeIdle},
 	{"MailLeavesOtherPauses", testMailLeavesOtherPauses},
 	{"MailBroadcast", testMailBroadcast},
 	{"MailConcurrent", testMailConcurrent},
@@ -357,6 +358,60 @@ func testMailWakesPaused(t *testing.T, s store.Store) {
 	if ch != nil {
 		create(t, s, "marker", "o1", long)
 		expect(t, ch, "mail to a running run", change("r1", store.ChangeInbox), change("marker", store.ChangeAppended))
+	}
+}
+
+// testMailBeforeIdle: a run that goes idle (an append pausing it for
+// mail) while its mailbox holds mail it has not acknowledged is runnable
+// instead, in the same append: a mail posted while it was still working
+// (which did not wake it) is never left unread by a run nobody will wake,
+// even if its process dies right after the append. An append that
+// acknowledges every mail it pauses with leaves it paused.
+func testMailBeforeIdle(t *testing.T, s store.Store) {
+	mb := mailboxes(t, s)
+	ctx := t.Context()
+	l := create(t, s, "r1", "o1", long)
+	post(t, mb, []string{"r1"}, store.Mail{ID: "early", From: "lead", Content: "work"})
+	var ch <-chan store.Change
+	if _, ok := s.(store.Watcher); ok {
+		ch = watcher(t, ctx, s)
+	}
+	appendOK(t, s, l, recs("idle"), store.Update{State: store.Paused, Reason: store.AwaitingMail})
+	if r := get(t, s, "r1"); r.State != store.Running || r.Owner != "" {
+		t.Fatalf("idle with a mail unread: state %s owner %q; want running and unowned", r.State, r.Owner)
+	}
+	if ch != nil {
+		expect(t, ch, "idle with a mail unread", change("r1", store.ChangeAppended), change("r1", store.ChangeRunnable))
+	}
+	ls, err := s.ClaimExpired(ctx, "o2", long, 10)
+	if err != nil || len(ls) != 1 || ls[0].RunID != "r1" {
+		t.Fatalf("ClaimExpired of the woken run = %+v, %v", ls, err)
+	}
+	wantMailbox(t, mb, "r1", 0, "early")
+
+	// It reads the mail (acknowledged with its append) and goes idle:
+	// nothing is left unread, so it stays paused.
+	appendOK(t, s, ls[0], recs("read"), store.Update{AckMail: 1})
+	appendOK(t, s, ls[0], recs("idle2"), store.Update{State: store.Paused, Reason: store.AwaitingMail})
+	if r := get(t, s, "r1"); r.State != store.Paused || r.Reason != store.AwaitingMail {
+		t.Fatalf("idle with every mail read: state %s reason %q; want paused for mail", r.State, r.Reason)
+	}
+	// The same when the append that goes idle acknowledges the mail.
+	post(t, mb, []string{"r1"}, store.Mail{ID: "next"}) // wakes it
+	l2, err := s.Claim(ctx, "r1", "o3", long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendOK(t, s, l2, recs("idle3"), store.Update{State: store.Paused, Reason: store.AwaitingMail, AckMail: 2})
+	if r := get(t, s, "r1"); r.State != store.Paused {
+		t.Fatalf("idle acknowledging every mail: state %s; want paused", r.State)
+	}
+	// A pause for anything else is left as it is, mail or not.
+	l3 := create(t, s, "r2", "o1", long)
+	post(t, mb, []string{"r2"}, store.Mail{ID: "m"})
+	appendOK(t, s, l3, recs("ask"), store.Update{State: store.Paused, Reason: "awaiting approval"})
+	if r := get(t, s, "r2"); r.State != store.Paused {
+		t.Fatalf("a pause for a human with mail unread: state %s; want paused", r.State)
 	}
 }
 
