@@ -14,6 +14,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/absorb"
+	"github.com/swarmrt/swarm/conversation/conversationtest"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
@@ -58,7 +59,7 @@ func TestAbsorbToolsRoute(t *testing.T) {
 	if got := absorb.Absorbed(captain); len(got) != 3 || got[2] != shop.Agent {
 		t.Fatalf("absorbed %v", got)
 	}
-	rec := &convRecorder{m: scripted.New(scripted.Script{
+	rec := &conversationtest.Recorder{Script: scripted.New(scripted.Script{
 		"captain": {
 			scripted.Tools(
 				scripted.CallTool("orders", map[string]any{"item": "tea"}),                  // quantity missing
@@ -82,7 +83,7 @@ func TestAbsorbToolsRoute(t *testing.T) {
 			scripted.Text("shop answer"),
 		},
 	})}
-	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: rec.model(), MaxParallel: 1})
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: rec.Model(), MaxParallel: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestAbsorbToolsRoute(t *testing.T) {
 		t.Fatalf("result %#v", res)
 	}
 
-	first := rec.requests("captain")[0]
+	first := rec.Requests("captain")[0]
 	var names []string
 	for _, d := range first.Tools {
 		names = append(names, d.Name)
@@ -133,7 +134,7 @@ func TestAbsorbToolsRoute(t *testing.T) {
 			t.Errorf("invalid call %d: %+v, want an error tool result about %s", i, ev, want)
 		}
 	}
-	if n := len(rec.requests("orders")); n != 1 {
+	if n := len(rec.Requests("orders")); n != 1 {
 		t.Errorf("orders ran %d times, want once (for the valid call only)", n)
 	}
 
@@ -147,10 +148,10 @@ func TestAbsorbToolsRoute(t *testing.T) {
 			t.Errorf("%s: %+v, want %s answering %q", id, ev, w.target, w.output)
 		}
 	}
-	if o := rec.requests("orders")[0]; o.Messages[0].Content != `{"item":"tea","quantity":2}` || o.System != "You take orders." {
+	if o := rec.Requests("orders")[0]; o.Messages[0].Content != `{"item":"tea","quantity":2}` || o.System != "You take orders." {
 		t.Errorf("orders got %q with system %q", o.Messages[0].Content, o.System)
 	}
-	shopReqs := rec.requests("shop")
+	shopReqs := rec.Requests("shop")
 	if len(shopReqs) != 3 {
 		t.Fatalf("shop requests %d", len(shopReqs))
 	}
@@ -499,8 +500,8 @@ func TestAbsorbSkillPlanApartFromAgentNames(t *testing.T) {
 			other := &swarm.Agent{Name: "shop__restock", Instructions: "I am a different agent."}
 			tc.script["shop__restock"] = []scripted.Step{scripted.Text("other answered")}
 			tc.script["shop"] = []scripted.Step{scripted.Text("shop answered")}
-			rec := &convRecorder{m: scripted.New(tc.script)}
-			rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: rec.model()})
+			rec := &conversationtest.Recorder{Script: scripted.New(tc.script)}
+			rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: rec.Model()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -508,10 +509,10 @@ func TestAbsorbSkillPlanApartFromAgentNames(t *testing.T) {
 			if _, _, err := absorb.Captain(tc.captain(newShop(), other)).Run(ctx, rt, "go"); err != nil {
 				t.Fatalf("run: %v", err)
 			}
-			if rs := rec.requests("shop__restock"); len(rs) != 1 || rs[0].System != "I am a different agent." {
+			if rs := rec.Requests("shop__restock"); len(rs) != 1 || rs[0].System != "I am a different agent." {
 				t.Errorf("the agent shop__restock was asked %d times; want once, with its own instructions", len(rs))
 			}
-			if rs := rec.requests("shop"); len(rs) != 1 || !strings.Contains(rs[0].System, "Only restock.") {
+			if rs := rec.Requests("shop"); len(rs) != 1 || !strings.Contains(rs[0].System, "Only restock.") {
 				t.Errorf("the skill restock of shop was asked %d times; want once, with the instructions of the skill", len(rs))
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation/conversationtest"
 	"github.com/swarmrt/swarm/fork"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -21,8 +22,8 @@ import (
 
 // forkRequests returns the model requests of agent in run id that rec
 // holds.
-func forkRequests(rec *convRecorder, agent, id string) []model.Request {
-	return slices.DeleteFunc(rec.requests(agent), func(r model.Request) bool { return r.RunID != id })
+func forkRequests(rec *conversationtest.Recorder, agent, id string) []model.Request {
+	return slices.DeleteFunc(rec.Requests(agent), func(r model.Request) bool { return r.RunID != id })
 }
 
 // editScript is forkShop's script, its first response with text.
@@ -34,7 +35,7 @@ var editScript = scripted.Script{"shop": {
 
 // editShop is forkShop on a model that keeps its requests, on st (a new
 // memory store if nil).
-func editShop(t *testing.T, st store.Store) (*swarm.Runtime, *swarm.Swarm[string, string], *convRecorder, *atomic.Int32) {
+func editShop(t *testing.T, st store.Store) (*swarm.Runtime, *swarm.Swarm[string, string], *conversationtest.Recorder, *atomic.Int32) {
 	t.Helper()
 	var charged atomic.Int32
 	s := swarm.Define[string, string]("shop", "", func(string) swarm.Spec {
@@ -43,11 +44,11 @@ func editShop(t *testing.T, st store.Store) (*swarm.Runtime, *swarm.Swarm[string
 			swarm.NewTool("ship", "ships", func(context.Context, struct{}) (string, error) { return "shipped", nil }),
 		}}
 	})
-	q := &convRecorder{m: scripted.New(editScript)}
+	q := &conversationtest.Recorder{Script: scripted.New(editScript)}
 	if st == nil {
 		st = memory.New()
 	}
-	rt, err := swarm.New(swarm.Config{Store: st, Model: q.model(), RetryBackoff: time.Millisecond, PollInterval: 10 * time.Millisecond})
+	rt, err := swarm.New(swarm.Config{Store: st, Model: q.Model(), RetryBackoff: time.Millisecond, PollInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,8 +248,8 @@ func TestForkEditRecovered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := &convRecorder{m: scripted.New(editScript)}
-	b, err := swarm.New(swarm.Config{Store: mem, Model: q.model(), Lease: time.Second, RetryBackoff: time.Millisecond, Owner: "B", PollInterval: 5 * time.Millisecond})
+	q := &conversationtest.Recorder{Script: scripted.New(editScript)}
+	b, err := swarm.New(swarm.Config{Store: mem, Model: q.Model(), Lease: time.Second, RetryBackoff: time.Millisecond, Owner: "B", PollInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +313,7 @@ func TestForkEditHandoffResult(t *testing.T) {
 	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
 		t.Fatalf("fork: %+v %v", st, err)
 	}
-	if n := len(rec.requests("weather")); n != 1 {
+	if n := len(rec.Requests("weather")); n != 1 {
 		t.Errorf("weather was asked %d times, want 1", n)
 	}
 	reqs := forkRequests(rec, "planner", id)

@@ -465,8 +465,8 @@ func TestConversationGuardsUserMessages(t *testing.T) {
 		t.Fatalf("a rejected message: %v", err)
 	}
 	rep, err := sess.Say(ctx, "please check this")
-	if err != nil || rep.Waiting != "guardrail screen: needs a human" || len(rec.requests("chat")) != 1 {
-		t.Fatalf("a paused message: %+v %v (%d model calls)", rep, err, len(rec.requests("chat")))
+	if err != nil || rep.Waiting != "guardrail screen: needs a human" || len(rec.Requests("chat")) != 1 {
+		t.Fatalf("a paused message: %+v %v (%d model calls)", rep, err, len(rec.Requests("chat")))
 	}
 	if rep, err = sess.Say(ctx, "approved"); err != nil || rep.Text != "answer 1" {
 		t.Fatalf("after the approval: %+v %v", rep, err)
@@ -478,7 +478,7 @@ func TestConversationGuardsUserMessages(t *testing.T) {
 	if st.State != swarm.StateFailed || st.Reason != "guardrail screen: dangerous" {
 		t.Fatalf("after the tripwire: %s %q", st.State, st.Reason)
 	}
-	reqs := rec.requests("chat")
+	reqs := rec.Requests("chat")
 	if len(reqs) != 2 {
 		t.Fatalf("%d model calls, want 2 (hello, the approved check)", len(reqs))
 	}

@@ -77,7 +77,7 @@ func TestConversationMessageParts(t *testing.T) {
 	if err != nil || reply.Text != "the invoice is due" {
 		t.Fatalf("reply %+v, %v", reply, err)
 	}
-	reqs := rec.requests("desk")
+	reqs := rec.Requests("desk")
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests of desk, want 3", len(reqs))
 	}

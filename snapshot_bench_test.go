@@ -9,6 +9,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/conversation"
+	"github.com/swarmrt/swarm/conversation/conversationtest"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/sqlite"
 )
@@ -27,7 +28,7 @@ func BenchmarkRecover10k(b *testing.B) {
 	for i := range 2000 + 100000 {
 		steps = append(steps, scripted.Tools(scripted.CallTool("lookup_customer", map[string]any{"name": fmt.Sprint("c", i)})), scripted.Text(fmt.Sprint("answer ", i)))
 	}
-	recover10k(b, shop(&effects{n: map[string]int{}}, nil), scripted.Script{"receptionist": steps})
+	recover10k(b, shop(conversationtest.NewEffects(), nil), scripted.Script{"receptionist": steps})
 }
 
 // BenchmarkRecover10kCompacted is BenchmarkRecover10k for a conversation

@@ -16,6 +16,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/conversation"
+	"github.com/swarmrt/swarm/conversation/conversationtest"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
@@ -332,7 +333,7 @@ func shopScript(n int) scripted.Script {
 func TestSnapshotConversation(t *testing.T) {
 	const messages, every = 60, 12
 	script := shopScript(messages)
-	conv := shop(&effects{n: map[string]int{}}, nil)
+	conv := shop(conversationtest.NewEffects(), nil)
 	talk := func(t *testing.T, every int, restartAt int) (*reqLog, []int64) {
 		ctx := ctxLong(t)
 		mem := &readCounter{Store: memory.New()}
@@ -431,7 +432,7 @@ func TestSnapshotTeamLead(t *testing.T) {
 // only a replay from the journal's start.
 func TestSnapshotUnusable(t *testing.T) {
 	script := shopScript(8)
-	conv := shop(&effects{n: map[string]int{}}, nil)
+	conv := shop(conversationtest.NewEffects(), nil)
 	var clean *reqLog
 	for _, data := range []string{
 		"", // none: the requests to expect

@@ -7,135 +7,34 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/conversation"
+	"github.com/swarmrt/swarm/conversation/conversationtest"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
-	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
-// Sale is the shared context of the test conversations.
-type Sale struct {
-	Customer string `json:"customer"`
-	Topic    string `json:"topic"`
-	Discount int    `json:"discount,omitempty"`
-}
+// The shop conversation, its context, recorder and effects (shared with
+// the root package's tests).
+type (
+	Sale    = conversationtest.Sale
+	effects = conversationtest.Effects
+)
 
-// convRecorder records the model requests of a scripted model.
-type convRecorder struct {
-	mu   sync.Mutex
-	reqs []model.Request
-	m    *scripted.Model
-}
-
-func (r *convRecorder) model() model.Model {
-	return model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
-		cp := *req
-		cp.Messages = slices.Clone(req.Messages)
-		cp.Tools = slices.Clone(req.Tools)
-		r.mu.Lock()
-		r.reqs = append(r.reqs, cp)
-		r.mu.Unlock()
-		return r.m.Generate(ctx, req)
-	})
-}
-
-// requests returns the recorded requests of agent.
-func (r *convRecorder) requests(agent string) []model.Request {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []model.Request
-	for _, q := range r.reqs {
-		if q.Agent == agent {
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
-func convRuntime(t *testing.T, script scripted.Script, st store.Store) (*swarm.Runtime, *convRecorder) {
-	t.Helper()
-	rec := &convRecorder{m: scripted.New(script)}
-	if st == nil {
-		st = memory.New()
-	}
-	rt, err := swarm.New(swarm.Config{Store: st, Model: rec.model(), RetryBackoff: time.Millisecond, PollInterval: 5 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	return rt, rec
-}
-
-// effects counts tool executions by idempotency key.
-type effects struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (e *effects) add(ctx context.Context) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.n[swarm.IdempotencyKey(ctx)]++
-}
-
-func (e *effects) count() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	n := 0
-	for _, v := range e.n {
-		n += v
-	}
-	return n
-}
-
-// shop is a receptionist (the queen), a sales agent and a support agent.
-// The receptionist may transfer to sales (setting the topic) and to
-// support; sales may transfer back; support may transfer to nobody.
-func shop(fx *effects, spec func(*conversation.Spec[Sale])) *conversation.Conversation[Sale] {
-	type lookupIn struct {
-		Name string `json:"name"`
-	}
-	lookup := swarm.NewTool("lookup_customer", "Finds a customer", func(ctx context.Context, in lookupIn) (string, error) {
-		fx.add(ctx)
-		_, err := conversation.UpdateContext(ctx, func(s *Sale) { s.Customer = in.Name })
-		return "customer " + in.Name + " found", err
-	})
-	type discountIn struct {
-		Percent int `json:"percent"`
-	}
-	discount := swarm.NewTool("apply_discount", "Applies a discount", func(ctx context.Context, in discountIn) (string, error) {
-		fx.add(ctx)
-		s, err := conversation.UpdateContext(ctx, func(s *Sale) { s.Discount = in.Percent })
-		return fmt.Sprintf("discount of %d%% applied for %s", s.Discount, s.Customer), err
-	})
-	receptionist := &swarm.Agent{Name: "receptionist", Description: "Greets and routes", Instructions: "Greet {{.Context.Customer}} and route.", Tools: []swarm.Tool{lookup}}
-	sales := &swarm.Agent{Name: "sales", Description: "Sells products", Instructions: "Sell {{.Context.Topic}} to {{.Context.Customer}} (discount {{.Context.Discount}}%).", Tools: []swarm.Tool{discount}}
-	support := &swarm.Agent{Name: "support", Description: "Fixes problems", Instructions: "Fix problems."}
-	s := conversation.Spec[Sale]{
-		Queen:  receptionist,
-		Agents: []*swarm.Agent{sales, support},
-		Handovers: map[string][]conversation.Handover{
-			"receptionist": {{To: "sales", Sets: []string{"topic"}}, {To: "support"}},
-			"sales":        {{To: "receptionist"}},
-		},
-	}
-	if spec != nil {
-		spec(&s)
-	}
-	return conversation.Define("shop", "A shop's front desk", s)
-}
+var (
+	shop        = conversationtest.Shop
+	convRuntime = conversationtest.Runtime
+)
 
 func TestConversationHandoverPersistsAndContextRenders(t *testing.T) {
 	ctx := ctxT(t)
-	fx := &effects{n: map[string]int{}}
+	fx := conversationtest.NewEffects()
 	rt, rec := convRuntime(t, scripted.Script{
 		"receptionist": {scripted.Tools(
 			scripted.CallTool("lookup_customer", map[string]any{"name": "Ada"}),
@@ -176,7 +75,7 @@ func TestConversationHandoverPersistsAndContextRenders(t *testing.T) {
 	if rep.Agent != "sales" || rep.Context.Discount != 20 || rep.Message != 2 {
 		t.Errorf("reply 2 = %+v", rep)
 	}
-	sales := rec.requests("sales")
+	sales := rec.Requests("sales")
 	if len(sales) != 3 {
 		t.Fatalf("%d sales requests", len(sales))
 	}
@@ -210,9 +109,9 @@ func TestConversationHandoverPersistsAndContextRenders(t *testing.T) {
 		t.Errorf("handover result %+v", handover)
 	}
 	swarmtest.AssertJournal(t, rt, sess.ID())
-	swarmtest.AssertScriptConsumed(t, rec.m, sess.ID())
-	if fx.count() != 2 {
-		t.Errorf("tools ran %d times", fx.count())
+	swarmtest.AssertScriptConsumed(t, rec.Script, sess.ID())
+	if fx.Count() != 2 {
+		t.Errorf("tools ran %d times", fx.Count())
 	}
 }
 
@@ -225,7 +124,7 @@ func TestConversationOnlyFirstHandoverHonoured(t *testing.T) {
 		)},
 		"support": {scripted.Text("What is broken?")},
 	}, nil)
-	sess, err := shop(&effects{n: map[string]int{}}, nil).Start(ctx, rt)
+	sess, err := shop(conversationtest.NewEffects(), nil).Start(ctx, rt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +147,7 @@ func TestConversationOnlyFirstHandoverHonoured(t *testing.T) {
 	if r := results["transfer_to_sales"]; !r.IsError || !strings.Contains(r.Output, "only the first handover") || r.Target != "" {
 		t.Errorf("second handover %+v", r)
 	}
-	swarmtest.AssertScriptConsumed(t, rec.m, sess.ID())
+	swarmtest.AssertScriptConsumed(t, rec.Script, sess.ID())
 }
 
 func TestConversationUnreachableHandover(t *testing.T) {
@@ -260,7 +159,7 @@ func TestConversationUnreachableHandover(t *testing.T) {
 			scripted.Text("I cannot transfer you; what is broken?"),
 		},
 	}, nil)
-	sess, err := shop(&effects{n: map[string]int{}}, nil).Start(ctx, rt)
+	sess, err := shop(conversationtest.NewEffects(), nil).Start(ctx, rt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,10 +191,10 @@ func TestConversationUnreachableHandover(t *testing.T) {
 		}
 		return names
 	}
-	if got := tools(rec.requests("support")[0]); len(got) != 0 {
+	if got := tools(rec.Requests("support")[0]); len(got) != 0 {
 		t.Errorf("support offered %q", got)
 	}
-	if got := tools(rec.requests("receptionist")[0]); !slices.Equal(got, []string{"lookup_customer", "transfer_to_sales", "transfer_to_support"}) {
+	if got := tools(rec.Requests("receptionist")[0]); !slices.Equal(got, []string{"lookup_customer", "transfer_to_sales", "transfer_to_support"}) {
 		t.Errorf("receptionist offered %q", got)
 	}
 }
@@ -309,7 +208,7 @@ func TestConversationReturnToQueen(t *testing.T) {
 		},
 		"sales": {scripted.Text("CRM is great.")},
 	}, nil)
-	conv := shop(&effects{n: map[string]int{}}, func(s *conversation.Spec[Sale]) { s.ReturnToQueen = true })
+	conv := shop(conversationtest.NewEffects(), func(s *conversation.Spec[Sale]) { s.ReturnToQueen = true })
 	sess, err := conv.Start(ctx, rt)
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +221,7 @@ func TestConversationReturnToQueen(t *testing.T) {
 	if err != nil || rep.Agent != "receptionist" {
 		t.Fatalf("reply 2 %+v %v", rep, err)
 	}
-	swarmtest.AssertScriptConsumed(t, rec.m, sess.ID())
+	swarmtest.AssertScriptConsumed(t, rec.Script, sess.ID())
 }
 
 // The default history policy hides other agents' tool calls and results
@@ -356,7 +255,7 @@ func TestConversationHistoryPolicy(t *testing.T) {
 		t.Run(fmt.Sprint(tc.policy, tc.names), func(t *testing.T) {
 			ctx := ctxT(t)
 			rt, rec := convRuntime(t, script, nil)
-			conv := shop(&effects{n: map[string]int{}}, func(s *conversation.Spec[Sale]) {
+			conv := shop(conversationtest.NewEffects(), func(s *conversation.Spec[Sale]) {
 				s.AgentHistory = map[string]conversation.HistoryPolicy{"sales": tc.policy}
 				s.NameSpeakers = tc.names
 			})
@@ -370,7 +269,7 @@ func TestConversationHistoryPolicy(t *testing.T) {
 			if _, err := sess.Say(ctx, "bye"); err != nil {
 				t.Fatal(err)
 			}
-			reqs := rec.requests("sales")
+			reqs := rec.Requests("sales")
 			if len(reqs) != 3 {
 				t.Fatalf("%d sales requests", len(reqs))
 			}
@@ -420,7 +319,7 @@ func TestConversationMaxTurnsFailsOnlyTheTurn(t *testing.T) {
 	st := memory.New()
 	loop := scripted.Tools(scripted.CallTool("lookup_customer", map[string]any{"name": "Ada"}))
 	script := scripted.Script{"receptionist": {loop, loop, scripted.Text("Hello again.")}}
-	fx := &effects{n: map[string]int{}}
+	fx := conversationtest.NewEffects()
 	conv := shop(fx, func(s *conversation.Spec[Sale]) { s.MaxTurns = 2 })
 	rt, _ := convRuntime(t, script, st)
 	sess, err := conv.Start(ctx, rt)
@@ -454,15 +353,15 @@ func TestConversationMaxTurnsFailsOnlyTheTurn(t *testing.T) {
 	if err != nil || rep.Text != "Hello again." || rep.Message != 2 {
 		t.Fatalf("reply %+v %v", rep, err)
 	}
-	if n := len(rec2.requests("receptionist")); n != 1 {
+	if n := len(rec2.Requests("receptionist")); n != 1 {
 		t.Errorf("%d model calls after the restart, want 1", n)
 	}
-	if fx.count() != 2 {
-		t.Errorf("tool ran %d times, want 2", fx.count())
+	if fx.Count() != 2 {
+		t.Errorf("tool ran %d times, want 2", fx.Count())
 	}
 	// The history of message 2 holds the first user message, but nothing
 	// of the failed turn.
-	msgs := rec2.requests("receptionist")[0].Messages
+	msgs := rec2.Requests("receptionist")[0].Messages
 	if len(msgs) != 2 || msgs[0].Content != "loop" || msgs[1].Content != "hello" {
 		t.Errorf("history %+v", msgs)
 	}
@@ -471,7 +370,7 @@ func TestConversationMaxTurnsFailsOnlyTheTurn(t *testing.T) {
 func TestConversationCloseAndBadInput(t *testing.T) {
 	ctx := ctxT(t)
 	rt, _ := convRuntime(t, scripted.Script{}, nil)
-	conv := shop(&effects{n: map[string]int{}}, nil)
+	conv := shop(conversationtest.NewEffects(), nil)
 	sess, err := conv.Start(ctx, rt, swarm.WithID("chat-1"))
 	if err != nil {
 		t.Fatal(err)
@@ -530,7 +429,7 @@ func TestConversationStreamsWithAgentAttribution(t *testing.T) {
 		"receptionist": {scripted.Tools(scripted.CallTool("transfer_to_sales", map[string]any{"topic": "CRM"}))},
 		"sales":        {scripted.Text("Our CRM has pipelines, forecasts and a mobile app.")},
 	}, nil)
-	sess, err := shop(&effects{n: map[string]int{}}, nil).Start(ctx, rt)
+	sess, err := shop(conversationtest.NewEffects(), nil).Start(ctx, rt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,7 +497,7 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 		},
 	}
 	messages := []string{"I'm Ada, CRM please", "thanks"}
-	fx := &effects{n: map[string]int{}}
+	fx := conversationtest.NewEffects()
 	conv := shop(fx, nil)
 
 	talk := func(ctx context.Context, sess *conversation.Session[Sale], from int) error {
@@ -631,9 +530,7 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 	for k := int64(1); k < appends; k++ {
 		if !t.Run(fmt.Sprint("after_append_", k), func(t *testing.T) {
 			ctx := ctxT(t)
-			fx.mu.Lock()
-			fx.n = map[string]int{}
-			fx.mu.Unlock()
+			fx.Reset()
 			mem := memory.New()
 			d := swarmtest.NewKillable(t, mem)
 			d.DieAfter(k)
@@ -670,12 +567,7 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 			for _, r := range recs {
 				journaled["chat/"+r.Key] = true
 			}
-			fx.mu.Lock()
-			before := map[string]int{}
-			for key, n := range fx.n {
-				before[key] = n
-			}
-			fx.mu.Unlock()
+			before := fx.ByKey()
 			time.Sleep(80 * time.Millisecond) // A's lease runs out
 
 			// B recovers what A left running, like `swarm recover`, then
@@ -717,12 +609,11 @@ func TestConversationCrashAtEveryJournalBoundary(t *testing.T) {
 			if n := len(swarmtest.Events(t, b, "chat")); n != total {
 				t.Errorf("journal has %d records, a clean run %d", n, total)
 			}
-			fx.mu.Lock()
-			defer fx.mu.Unlock()
-			if len(fx.n) != 2 {
-				t.Errorf("tools ran for %d distinct calls, want 2: %v", len(fx.n), fx.n)
+			ran := fx.ByKey()
+			if len(ran) != 2 {
+				t.Errorf("tools ran for %d distinct calls, want 2: %v", len(ran), ran)
 			}
-			for key, n := range fx.n {
+			for key, n := range ran {
 				if journaled[key] && n > before[key] {
 					t.Errorf("call %s ran again after its result was journaled", key)
 				}
@@ -748,7 +639,7 @@ func BenchmarkConversationSay(b *testing.B) {
 	}
 	defer rt.Close()
 	ctx := context.Background()
-	sess, err := shop(&effects{n: map[string]int{}}, nil).Start(ctx, rt)
+	sess, err := shop(conversationtest.NewEffects(), nil).Start(ctx, rt)
 	if err != nil {
 		b.Fatal(err)
 	}

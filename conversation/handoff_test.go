@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation/conversationtest"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
 )
@@ -19,7 +20,7 @@ func TestHandoffToConversationIsRefused(t *testing.T) {
 	desk := &swarm.Agent{Name: "clerk", Instructions: "route", Handoffs: []swarm.Handoff{swarm.ToSwarmID("shop")}}
 	for name, handoff := range map[string][]swarm.Handoff{
 		"by id":    {swarm.ToSwarmID("shop")},
-		"by value": {swarm.ToSwarm(shop(&effects{n: map[string]int{}}, nil))},
+		"by value": {swarm.ToSwarm(shop(conversationtest.NewEffects(), nil))},
 		"agent's":  {swarm.ToAgent(desk)},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -32,7 +33,7 @@ func TestHandoffToConversationIsRefused(t *testing.T) {
 			}
 			defer rt.Close()
 			if name != "by value" {
-				if err := rt.Register(shop(&effects{n: map[string]int{}}, nil)); err != nil {
+				if err := rt.Register(shop(conversationtest.NewEffects(), nil)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -66,7 +67,7 @@ func TestRegistryHandoffToConversationIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	if err := rt.Register(shop(&effects{n: map[string]int{}}, nil)); err != nil {
+	if err := rt.Register(shop(conversationtest.NewEffects(), nil)); err != nil {
 		t.Fatal(err)
 	}
 	concierge := swarm.Define[string, string]("concierge", "Does whatever is asked through the registry", func(string) swarm.Spec {

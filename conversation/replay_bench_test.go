@@ -8,6 +8,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/conversation"
+	"github.com/swarmrt/swarm/conversation/conversationtest"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
@@ -58,7 +59,7 @@ func benchSayAt(b *testing.B, st store.Store, at int) {
 	}
 	defer rt.Close()
 	ctx := context.Background()
-	conv := shop(&effects{n: map[string]int{}}, nil)
+	conv := shop(conversationtest.NewEffects(), nil)
 	var sess *conversation.Session[Sale]
 	fresh := func(i int) {
 		sess, err = conv.Start(ctx, rt, swarm.WithID("chat-"+strconv.Itoa(i)))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/conversation"
+	"github.com/swarmrt/swarm/conversation/conversationtest"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
@@ -58,7 +59,7 @@ func TestConversationSayReadsABoundedJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	sess, err := shop(&effects{n: map[string]int{}}, nil).Start(ctx, rt, swarm.WithID("chat"))
+	sess, err := shop(conversationtest.NewEffects(), nil).Start(ctx, rt, swarm.WithID("chat"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestConversationSayReadsABoundedJournal(t *testing.T) {
 func TestConversationWithoutCheckpointsGoesOn(t *testing.T) {
 	ctx := ctxT(t)
 	st := &reading{Store: memory.New()}
-	conv := shop(&effects{n: map[string]int{}}, nil)
+	conv := shop(conversationtest.NewEffects(), nil)
 	old, err := swarm.New(swarm.Config{Store: st, Model: answering, MaxModelCalls: -1, SnapshotEvery: -1})
 	if err != nil {
 		t.Fatal(err)
