@@ -3,11 +3,9 @@ package swarm_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
-	"github.com/swarmrt/swarm/store/sqlite"
 )
 
 // A child swarm an agent hands off to sees the parts of the agent's
@@ -25,24 +22,8 @@ import (
 func TestChildSwarmSeesPartsStoredOnce(t *testing.T) {
 	ctx := ctxT(t)
 	photo, chart := randomBytes(t, 2<<20), randomBytes(t, 10<<10)
-	path := filepath.Join(t.TempDir(), "runs.db")
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	blobBytes := func() int64 {
-		var n sql.NullInt64
-		if err := raw.QueryRowContext(ctx, `SELECT sum(length(data)) FROM blobs`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n.Int64
-	}
+	st, raw := measuredSQLite(t)
+	blobBytes := func() int64 { return blobTableBytes(t, raw) }
 
 	chartTool := swarm.NewTool("chart", "draws a chart", func(ctx context.Context, _ struct{}) (string, error) {
 		return "the chart is attached", swarm.AttachParts(ctx, model.Image("image/png", chart))
@@ -244,24 +225,8 @@ func (mailReader) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, 
 func TestMailPartsOutliveTheSender(t *testing.T) {
 	ctx := ctxT(t)
 	photo := randomBytes(t, 256<<10)
-	path := filepath.Join(t.TempDir(), "runs.db")
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	blobBytes := func() int64 {
-		var n sql.NullInt64
-		if err := raw.QueryRowContext(ctx, `SELECT sum(length(data)) FROM blobs`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n.Int64
-	}
+	st, raw := measuredSQLite(t)
+	blobBytes := func() int64 { return blobTableBytes(t, raw) }
 	var rt *swarm.Runtime
 	forward := swarm.NewTool("forward", "mails the photo", func(ctx context.Context, _ struct{}) (string, error) {
 		_, err := rt.Post(ctx, []string{"reader-1"}, store.Mail{Type: "message", Content: "see", Parts: swarm.ConversationParts(ctx)})

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
-	"github.com/swarmrt/swarm/store/sqlite"
 )
 
 // A tool's 2 MB output image (AttachOutput) becomes the completed run's
@@ -28,17 +26,7 @@ import (
 func TestAttachOutputStoredOnceThroughCrash(t *testing.T) {
 	ctx := ctxT(t)
 	img := randomBytes(t, 2<<20)
-	path := filepath.Join(t.TempDir(), "runs.db")
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	st, raw := measuredSQLite(t)
 	holding, release := make(chan struct{}, 1), make(chan struct{})
 	render := swarm.NewTool("render", "renders the chart", func(ctx context.Context, _ struct{}) (string, error) {
 		if err := swarm.AttachOutput(ctx, model.Image("image/png", img)); err != nil {

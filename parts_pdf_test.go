@@ -3,7 +3,6 @@ package swarm_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
-	"github.com/swarmrt/swarm/store/sqlite"
 )
 
 // A 5 MB PDF rides through a 10-turn run that crashes at turn 5 and is
@@ -22,17 +20,7 @@ import (
 func TestPDFThroughTenTurnsStoredOnce(t *testing.T) {
 	ctx := ctxT(t)
 	pdf := append([]byte("%PDF-1.7\n"), randomBytes(t, 5<<20)...)
-	path := filepath.Join(t.TempDir(), "runs.db")
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	st, raw := measuredSQLite(t)
 
 	holding, release := make(chan struct{}, 1), make(chan struct{})
 	note := swarm.NewTool("note", "takes a note", func(context.Context, struct{}) (string, error) { return "noted", nil })

@@ -2,9 +2,7 @@ package swarm_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +13,6 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
-	"github.com/swarmrt/swarm/store/sqlite"
 )
 
 // screenDesk is a conversation whose desk agent may transfer to billing
@@ -124,17 +121,7 @@ func TestConversationMessageParts(t *testing.T) {
 func TestConversationMessagePartsCrash(t *testing.T) {
 	ctx := ctxT(t)
 	shot := randomBytes(t, 1<<20)
-	path := filepath.Join(t.TempDir(), "runs.db")
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	st, raw := measuredSQLite(t)
 	conv, viewer := screenDesk()
 
 	// Process A answers message 1, then dies inside the model call of

@@ -81,17 +81,7 @@ func randomBytes(t testing.TB, n int) []byte {
 func TestPartsStoredOnceThroughCrashForkAndDelete(t *testing.T) {
 	ctx := ctxT(t)
 	photo, chart := randomBytes(t, 2<<20), randomBytes(t, 10<<10)
-	path := filepath.Join(t.TempDir(), "runs.db")
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	raw, err := sql.Open("sqlite", path) // to measure what the store holds
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	st, raw := measuredSQLite(t)
 	holding, release := make(chan struct{}, 1), make(chan struct{})
 	s, script := visionSwarm(photo, chart, holding, release)
 
@@ -155,13 +145,7 @@ func TestPartsStoredOnceThroughCrashForkAndDelete(t *testing.T) {
 	}
 	// Stored once: the blob table holds the photo and the chart, once each,
 	// through the crash and the recovery.
-	blobBytes := func() int64 {
-		var n sql.NullInt64
-		if err := raw.QueryRowContext(ctx, `SELECT sum(length(data)) FROM blobs`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n.Int64
-	}
+	blobBytes := func() int64 { return blobTableBytes(t, raw) }
 	if n := blobBytes(); n != int64(len(photo)+len(chart)) {
 		t.Errorf("blob table holds %d bytes, want %d (the photo and the chart once)", n, len(photo)+len(chart))
 	}
@@ -357,4 +341,33 @@ func TestStartPartsStoreFails(t *testing.T) {
 	if r, err := st.Get(ctx, "v1"); err != nil || r.Owner != "" {
 		t.Errorf("run after the failed start: owner %q, %v; want released", r.Owner, err)
 	}
+}
+
+// measuredSQLite opens a SQLite store in a temporary file, and a second,
+// raw handle on the same file to measure what the store holds; both close
+// when t ends.
+func measuredSQLite(t *testing.T) (*sqlite.Store, *sql.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	st, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	return st, raw
+}
+
+// blobTableBytes returns the bytes the blob table holds.
+func blobTableBytes(t *testing.T, raw *sql.DB) int64 {
+	t.Helper()
+	var n sql.NullInt64
+	if err := raw.QueryRowContext(t.Context(), `SELECT sum(length(data)) FROM blobs`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n.Int64
 }
