@@ -36,21 +36,7 @@ func TestTeamMailPartsRedeliveredAfterCrash(t *testing.T) {
 	script := scripted.Script{
 		"bob": {scripted.Text("Ready."), {ExpectParts: see, Text: "A chart of sales."}},
 	}
-	tdef := seedTeam(func(s *team.TeamSpec) {
-		s.Members = []team.Teammate{{Name: "bob", Role: "analyst", Prompt: "Wait for work."}}
-	})
-	ks := swarmtest.NewKillable(t, memory.New())
-	bm := &blockingModel{Model: scripted.New(script), agent: "bob", call: 1, reached: make(chan string, 1)}
-	a, err := swarm.New(swarm.Config{Store: ks, Model: bm, Lease: 60 * time.Millisecond, Owner: "A"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	tr, err := tdef.Start(ctx, a, "", swarm.WithID("teamp"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	settledRoster(t, ctx, tr, "bob")
+	a, ks, bm, tdef, tr := startBob(t, ctx, script, "analyst", "teamp")
 	if _, err := tr.Send(ctx, "bob", "what is in this chart?", team.WithMailParts(model.Image("image/png", img))); err != nil {
 		t.Fatal(err)
 	}

@@ -475,21 +475,7 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 	script := scripted.Script{
 		"bob": {scripted.Text("Ready."), scripted.Text("Tested it.")},
 	}
-	tdef := seedTeam(func(s *team.TeamSpec) {
-		s.Members = []team.Teammate{{Name: "bob", Role: "tester", Prompt: "Wait for work."}}
-	})
-	ks := swarmtest.NewKillable(t, memory.New())
-	bm := &blockingModel{Model: scripted.New(script), agent: "bob", call: 1, reached: make(chan string, 1)}
-	a, err := swarm.New(swarm.Config{Store: ks, Model: bm, Lease: 60 * time.Millisecond, Owner: "A"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	tr, err := tdef.Start(ctx, a, "", swarm.WithID("team3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	settledRoster(t, ctx, tr, "bob")
+	a, ks, bm, tdef, tr := startBob(t, ctx, script, "tester", "team3")
 	if _, err := tr.Send(ctx, "bob", "please test the parser"); err != nil {
 		t.Fatal(err)
 	}
@@ -515,6 +501,29 @@ func TestTeamMailRedeliveredAfterCrash(t *testing.T) {
 	if inbox, _ := tr.Inbox(ctx, "bob"); len(inbox) != 0 {
 		t.Errorf("bob's inbox after recovery = %+v", inbox)
 	}
+}
+
+// startBob starts team id, whose one teammate bob (of role) waits for
+// work, in a process A whose store can die and whose model, answering from
+// script, blocks at bob's second call (see blockingModel).
+func startBob(t *testing.T, ctx context.Context, script scripted.Script, role, id string) (*swarm.Runtime, *swarmtest.Killable, *blockingModel, *team.Team, *team.TeamRun) {
+	t.Helper()
+	tdef := seedTeam(func(s *team.TeamSpec) {
+		s.Members = []team.Teammate{{Name: "bob", Role: role, Prompt: "Wait for work."}}
+	})
+	ks := swarmtest.NewKillable(t, memory.New())
+	bm := &blockingModel{Model: scripted.New(script), agent: "bob", call: 1, reached: make(chan string, 1)}
+	a, err := swarm.New(swarm.Config{Store: ks, Model: bm, Lease: 60 * time.Millisecond, Owner: "A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	tr, err := tdef.Start(ctx, a, "", swarm.WithID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	settledRoster(t, ctx, tr, "bob")
+	return a, ks, bm, tdef, tr
 }
 
 // recoverTeam closes runtime a, whose store ks is dead, waits for its
