@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -204,5 +205,55 @@ func TestServeAuth(t *testing.T) {
 	<-s.Exited
 	if strings.Contains(s.Log(), "t0p-secret") {
 		t.Errorf("secret in the log: %s", s.Log())
+	}
+}
+
+// TestServeResumeParts: through `swarm serve`, a resume whose parts are
+// bad (bad base64, a blob the run does not hold, a media type that is not
+// an image's) is refused with 400 and leaves the run paused at the same
+// pause; a resume with an image goes through.
+func TestServeResumeParts(t *testing.T) {
+	dir := workdir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s := serve(t, ctx, dir, nil)
+	if code := httpJSON(t, "POST", s.URL+"/v1/swarms/approval/runs", `{"id": "h2", "input": "a hut"}`, nil); code != 201 {
+		t.Fatalf("start: %d", code)
+	}
+	var st struct {
+		State string
+		Pause int64
+	}
+	for st.State != "paused" {
+		if ctx.Err() != nil {
+			t.Fatalf("the run never paused: %+v", st)
+		}
+		httpJSON(t, "GET", s.URL+"/v1/runs/h2", "", &st)
+		time.Sleep(20 * time.Millisecond)
+	}
+	pause := st.Pause
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n a photo of the hut"))
+	for name, body := range map[string]string{
+		"bad base64":     `{"message": "look", "parts": [{"type": "image", "media_type": "image/png", "data": "not base64!"}]}`,
+		"unknown blob":   `{"message": "look", "parts": [{"type": "image", "media_type": "image/png", "blob": "` + strings.Repeat("ab", 32) + `", "size": 9000}]}`,
+		"not an image's": `{"message": "look", "parts": [{"type": "image", "media_type": "text/html", "data": "` + png + `"}]}`,
+	} {
+		if code := httpJSON(t, "POST", s.URL+"/v1/runs/h2/resume", body, nil); code != 400 {
+			t.Errorf("%s: %d, want 400", name, code)
+		}
+		if httpJSON(t, "GET", s.URL+"/v1/runs/h2", "", &st); st.State != "paused" || st.Pause != pause {
+			t.Fatalf("%s: the run is %+v, want it paused at %d still", name, st, pause)
+		}
+	}
+	body := `{"message": "approved", "parts": [{"type": "image", "media_type": "image/png", "data": "` + png + `"}]}`
+	if code := httpJSON(t, "POST", s.URL+"/v1/runs/h2/resume", body, nil); code != 202 {
+		t.Fatalf("resume with an image: %d", code)
+	}
+	for st.State != "completed" {
+		if ctx.Err() != nil {
+			t.Fatalf("the run did not complete: %+v", st)
+		}
+		httpJSON(t, "GET", s.URL+"/v1/runs/h2", "", &st)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
