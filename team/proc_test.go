@@ -225,7 +225,7 @@ func childWorker(t *testing.T, ctx context.Context, s store.Store, args []string
 	if len(args) > 1 && args[1] == "stamp" {
 		m = stampModel{m}
 	}
-	rt, err := swarm.New(swarm.Config{Store: s, Model: m, Lease: 5 * time.Second, PollInterval: 50 * time.Millisecond})
+	rt, err := swarm.New(swarm.Config{Store: s, Model: m, Lease: 5 * time.Second, PollInterval: 50 * time.Millisecond, MaxModelCalls: int64(sinkCalls(n) * n)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,10 @@ func childWorker(t *testing.T, ctx context.Context, s store.Store, args []string
 
 // sinkCalls is how many model calls each sink of a team of n may make:
 // enough for the drain (one sink) to read every mail in a call of its own,
-// else a few.
+// else a few. The runtimes driving them raise the run tree's model call
+// limit to match: how many calls a drain takes depends on how the posts
+// and the wake-ups interleave (about 100 to over 900 on PostgreSQL for
+// 10,000 mails, against a default limit of 1,000).
 func sinkCalls(n int) int {
 	if n == 1 {
 		return 3*storetest.MailPerSender()*4 + 10
@@ -302,7 +305,7 @@ func (s stampModel) Generate(ctx context.Context, req *model.Request) (*model.Re
 func startSinks(tb testing.TB, ctx context.Context, url string, n int) (*swarm.Runtime, *team.TeamRun) {
 	tb.Helper()
 	s := openStore(tb, ctx, url)
-	rt, err := swarm.New(swarm.Config{Store: s, Model: sinkModel(n, sinkCalls(n)), Lease: 5 * time.Second, PollInterval: 50 * time.Millisecond})
+	rt, err := swarm.New(swarm.Config{Store: s, Model: sinkModel(n, sinkCalls(n)), Lease: 5 * time.Second, PollInterval: 50 * time.Millisecond, MaxModelCalls: int64(sinkCalls(n) * n)})
 	if err != nil {
 		tb.Fatal(err)
 	}
