@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -193,7 +194,7 @@ var errWallTime = errors.New("budget exceeded: wall time")
 func (r *runner) spend(ctx context.Context, d store.Pool) (store.Pool, error) {
 	p, err := r.rt.store.Spend(ctx, r.root, d)
 	if err != nil {
-		return p, &storeError{fmt.Errorf("budget of run tree %s: %w", r.root, err)}
+		return p, &seam.Interrupted{Err: fmt.Errorf("budget of run tree %s: %w", r.root, err)}
 	}
 	r.mu.Lock()
 	r.pool = p

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm/guardrail"
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -191,7 +192,7 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 		errors.Is(err, ErrUnknownAgent), errors.Is(err, ErrUnknownSwarm), errors.Is(err, ErrNoModel), errors.Is(err, ErrDuplicate):
 		return r.settleChild(ctx, rd, key, c, ct, "", "error: cannot start swarm "+ct.swarm+": "+err.Error(), true, nil)
 	default:
-		return callResult{err: &storeError{err}}
+		return callResult{err: &seam.Interrupted{Err: err}}
 	}
 	r.giveBack(ctx) // the child, not this run, makes the next calls
 	run, err := r.waitChild(ctx, key, childID)
@@ -276,7 +277,7 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 			if ctx.Err() != nil {
 				return run, context.Cause(ctx)
 			}
-			return run, &storeError{err}
+			return run, &seam.Interrupted{Err: err}
 		}
 		switch {
 		case run.State.Terminal():
@@ -291,7 +292,7 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 				// has not reached it yet.
 				if ev, err = decodeEvent(rec); err != nil {
 					r.rt.notes.done(childID, w)
-					return run, &storeError{err}
+					return run, &seam.Interrupted{Err: err}
 				}
 			case r.budgetLiftedBelow(ctx, childID, run.LastSeq):
 				// The child waits on the tree's budget, which a resume
@@ -307,7 +308,7 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 			_, err = r.rt.store.Send(ctx, childID, store.Message{Kind: store.MsgResume, Text: ev.Message, Time: time.Now(), Pause: run.LastSeq})
 			if err != nil && !errors.Is(err, store.ErrInvalidState) {
 				r.rt.notes.done(childID, w)
-				return run, &storeError{err}
+				return run, &seam.Interrupted{Err: err}
 			}
 			r.rt.notes.done(childID, w)
 			r.rt.adoptChild(ctx, childID)

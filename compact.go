@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/swarmrt/swarm/compact"
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -62,10 +63,10 @@ func (r *runner) compact(ctx context.Context, ap *agentPlan, tkey string, turn i
 	if rec, ok := r.recorded[key]; ok {
 		ev, err := decodeEvent(rec)
 		if err != nil {
-			return nil, &storeError{err}
+			return nil, &seam.Interrupted{Err: err}
 		}
 		if ev.Compaction == nil || ev.Compaction.To-off < 1 || ev.Compaction.To-off > len(msgs) {
-			return nil, &storeError{fmt.Errorf("compacted record %s does not match the history", key)}
+			return nil, &seam.Interrupted{Err: fmt.Errorf("compacted record %s does not match the history", key)}
 		}
 		next := st.Next(msgs, ev.Compaction.To-off, ev.Text)
 		r.mu.Lock()

@@ -7,39 +7,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/store"
 )
 
-// Child is a run StartChildren starts: a run of the same definition as
-// the run being driven, whose plan is built from Input and Values.
-type Child struct {
-	// ID is the child's run id.
-	ID string
-	// Input is the child's input (JSON; null if empty).
-	Input json.RawMessage
-	// Values are the child's start values, which its definition's spec
-	// sees (as a team's member sees its name and role).
-	Values map[string]any
-	// Parts are attached to the child's input (as WithParts does), given
-	// as DelegateParts takes them: a reference names a blob of the run
-	// being driven, which the child refers to, not a copy.
-	Parts []model.Part
-}
-
-// StartChildren starts children as child runs of the run being driven
-// that it does not wait for: each lives on by itself (pausing, waking and
-// ending on its own), one nesting level deeper, within the run tree's
-// limits, budget and deadline, and is stopped with its parent. All of them
-// are stored before any is driven, so the first can reach the last at
-// once.
-//
-// Starting a child again (the same ID and Values) does nothing, so a step
-// repeated after a crash starts each child once; a run with the ID and
-// other values is an error wrapping [ErrDuplicate]. The start is not
-// journaled: the strategy journals it after StartChildren returns (see
-// Journal) and, on replay, skips what the journal says it started.
-func (d *Driver) StartChildren(ctx context.Context, children ...Child) error {
+// StartChildren implements strategy.Driver.StartChildren.
+func (d *seamDriver) StartChildren(ctx context.Context, children ...seam.Child) error {
 	r := d.r
 	if r.depth+1 > r.rt.cfg.MaxDepth {
 		return fmt.Errorf("%w: a child run would nest deeper than the max depth (%d)", ErrInvalidInput, r.rt.cfg.MaxDepth)

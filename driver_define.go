@@ -7,6 +7,7 @@ import (
 
 	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/guardrail"
+	"github.com/swarmrt/swarm/internal/seam"
 )
 
 // Definitions of agent runs: a kind of run whose runs are each one agent
@@ -15,60 +16,44 @@ import (
 // with StartChildren, whose values name the member) are runs of the
 // team's definition, each its member's agent.
 
-// AgentRun is the plan of one run of a definition made with
-// [DefineAgentRuns].
-type AgentRun struct {
-	// Agent is the run's agent: its name names the run's steps in the
-	// journal and its usage, and its instructions (a text/template
-	// rendered with the run's start values and Data), model, tools,
-	// handoffs, hooks, guardrails and compaction are the run's. It is not
-	// offered the built-in tools complete, pause and fail.
-	Agent *Agent
-	// Data is added to the template data of the agent's instructions.
-	Data map[string]any
-	// MaxTurns bounds the agent's model calls per round of its strategy
-	// (DefaultMaxTurns if zero).
-	MaxTurns int
-	// Guardrails check the run's steps before the agent's own.
-	Guardrails []guardrail.Guardrail
-	// Compaction is the run's when the agent has none of its own.
-	Compaction *compact.Config
-	// Strategy drives the run.
-	Strategy Strategy
+func init() {
+	seam.DefineAgentRuns = func(id, description string, plan func(json.RawMessage, map[string]any) (seam.AgentRun, error), err error) any {
+		return defineAgentRuns(id, description, plan, err)
+	}
+	seam.CheckAgentRun = checkAgentRun
 }
 
-// Check reports what would make a run planned as ar fail: no agent or
-// strategy, a bad guardrail or compaction. A definition checks its
-// AgentRuns with it when it is made, to report mistakes on registration.
-func (ar AgentRun) Check() error {
-	if ar.Agent == nil || ar.Strategy == nil {
+// checkAgentRun reports what would make a run planned as ar fail: no
+// agent or strategy, a bad guardrail or compaction.
+func checkAgentRun(ar seam.AgentRun) error {
+	a, _ := ar.Agent.(*Agent)
+	if a == nil || ar.Strategy == nil {
 		return fmt.Errorf("%w: an agent run needs an agent and a strategy", ErrInvalid)
 	}
-	_, err := ar.resolve(&agentPlan{name: ar.Agent.Name})
+	_, err := resolveAgentRun(&agentPlan{name: a.Name}, a, ar.Guardrails, ar.Compaction)
 	return err
 }
 
-// resolve adds ar's guardrails and compaction to ap.
-func (ar AgentRun) resolve(ap *agentPlan) (*agentPlan, error) {
-	for _, gs := range [][]guardrail.Guardrail{ar.Guardrails, ar.Agent.Guardrails} {
+// resolveAgentRun adds to ap, the plan of agent a, the guardrails gs (before
+// a's own) and the compaction c (when a has none of its own).
+func resolveAgentRun(ap *agentPlan, a *Agent, gs []guardrail.Guardrail, c *compact.Config) (*agentPlan, error) {
+	for _, gs := range [][]guardrail.Guardrail{gs, a.Guardrails} {
 		if err := ap.addGuards(gs); err != nil {
 			return nil, err
 		}
 	}
-	if err := ap.setCompaction(ar.Compaction, ar.Agent.Compaction); err != nil {
+	if err := ap.setCompaction(c, a.Compaction); err != nil {
 		return nil, err
 	}
 	return ap, nil
 }
 
-// agentRuns is a definition made with DefineAgentRuns.
+// agentRuns is a definition made with strategy.DefineAgentRuns.
 type agentRuns struct{ info *defInfo }
 
-// DefineAgentRuns makes a definition whose runs are agent runs planned by
-// plan from the run's input and start values (see [AgentRun]). Its input
-// is a JSON string or null and its result a string. err, when not nil, is
-// what registering the definition reports (a mistake its maker found).
-func DefineAgentRuns(id, description string, plan func(input json.RawMessage, values map[string]any) (AgentRun, error), err error) Definition {
+// defineAgentRuns makes a definition whose runs are agent runs planned by
+// plan (see strategy.DefineAgentRuns).
+func defineAgentRuns(id, description string, plan func(input json.RawMessage, values map[string]any) (seam.AgentRun, error), err error) Definition {
 	if err == nil {
 		if cerr := checkName(id); cerr != nil {
 			err = fmt.Errorf("%w: %q: %w", ErrInvalid, id, cerr)
@@ -106,13 +91,13 @@ func (a *agentRuns) def() *defInfo { return a.info }
 // planAgentRun plans a run of an agent-run definition.
 func (rt *Runtime) planAgentRun(info *defInfo, input json.RawMessage, values map[string]any) (*plan, error) {
 	ar, err := info.agentRun(input, values)
-	if err == nil && (ar.Agent == nil || ar.Strategy == nil) {
+	a, _ := ar.Agent.(*Agent)
+	if err == nil && (a == nil || ar.Strategy == nil) {
 		err = fmt.Errorf("%w: an agent run needs an agent and a strategy", ErrInvalid)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", info.id, err)
 	}
-	a := ar.Agent
 	data := maps.Clone(values)
 	if data == nil {
 		data = map[string]any{}
@@ -121,7 +106,7 @@ func (rt *Runtime) planAgentRun(info *defInfo, input json.RawMessage, values map
 	p := &plan{agents: map[string]*agentPlan{}}
 	ap, err := rt.planAgent(p, a.Name, false, a.Instructions, a.Model, a.Tools, a.Handoffs, ar.MaxTurns, &a.Hooks, data, info)
 	if err == nil {
-		ap, err = ar.resolve(ap)
+		ap, err = resolveAgentRun(ap, a, ar.Guardrails, ar.Compaction)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", info.id, err)

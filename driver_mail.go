@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -18,37 +19,26 @@ import (
 // run waiting for a user's message sees its mail at its next turn).
 const AwaitingMail = store.AwaitingMail
 
-// Mailbox returns up to limit mails of the run's mailbox not consumed yet
-// (all of them for limit 0), without consuming them. What is in the
-// mailbox is not journaled: a strategy consumes the mails it acts on in
-// the append that journals what it did (Step), and a replay takes that
-// from the journal. A store without mailboxes is an error.
-func (d *Driver) Mailbox(ctx context.Context, limit int) ([]store.Mail, error) {
+// Mailbox implements strategy.Driver.Mailbox.
+func (d *seamDriver) Mailbox(ctx context.Context, limit int) ([]store.Mail, error) {
 	mb, ok := d.r.rt.store.(store.Mailboxes)
 	if !ok {
 		return nil, fmt.Errorf("%w: the store keeps no mailboxes", ErrInvalid)
 	}
 	mails, _, err := mb.Mailbox(ctx, d.r.id, limit)
 	if err != nil {
-		return nil, Interrupted(err)
+		return nil, &seam.Interrupted{Err: err}
 	}
 	return mails, nil
 }
 
-// AwaitMail pauses the run until mail arrives: it journals with (leaving
-// out events the journal holds) and, once, a pause under key with reason
-// AwaitingMail, marks the run paused, and returns an error wrapping
-// [ErrAwaiting], which the strategy returns. No goroutine waits and the
-// run holds no lease. A mail posted to the run (or a resume) makes it
-// runnable: Drive runs again, and the strategy looks at its mailbox (a
-// resume is journaled under key+"/resumed", see RecordedEvent). Mail posted
-// while the run was still working is found here and wakes it at once.
-func (d *Driver) AwaitMail(ctx context.Context, key string, with ...Event) error {
+// AwaitMail implements strategy.Driver.AwaitMail.
+func (d *seamDriver) AwaitMail(ctx context.Context, key string, with ...Event) error {
 	if err := d.checkKey(key); err != nil {
 		return err
 	}
 	evs := append(with[:len(with):len(with)], Event{Type: EventPaused, Key: key, Reason: AwaitingMail})
-	if err := d.Journal(ctx, Entry{Events: evs, Waiting: AwaitingMail}); err != nil {
+	if err := d.Journal(ctx, evs, AwaitingMail, false); err != nil {
 		return err
 	}
 	// Mail posted while the run was still running did not wake it; the
@@ -61,7 +51,7 @@ func (d *Driver) AwaitMail(ctx context.Context, key string, with ...Event) error
 			r.rt.log.Warn("continuing a run that went idle with mail unread", "run", r.id, "err", err)
 		}
 	}
-	return ErrAwaiting
+	return seam.ErrAwaiting
 }
 
 // Post delivers m to the mailboxes of runs to (all or none, see
@@ -108,6 +98,5 @@ func (rt *Runtime) Post(ctx context.Context, to []string, m store.Mail) ([]store
 	return got, nil
 }
 
-// Runtime returns the runtime driving the run: its store, definitions
-// and handles, for what a strategy's tools do outside the journal.
-func (d *Driver) Runtime() *Runtime { return d.r.rt }
+// Runtime implements strategy.Driver.Runtime.
+func (d *seamDriver) Runtime() *Runtime { return d.r.rt }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -16,21 +17,6 @@ import (
 // check before its run starts, and the steps a strategy with its own state
 // needs: a model call that offers no tools, and a record of its own.
 
-// Checker is an optional interface of a [Strategy]: a strategy that needs
-// a swarm of a certain shape (say, with handoffs to delegate to) checks it
-// before a run starts. Check is called whenever a run's plan is made (when
-// the run starts, and again when it is driven after a restart), before
-// anything is journaled, with a Driver that describes the run (Agent,
-// Input, Roster, ToolNames, ResultSchema) but runs no steps. An
-// error refuses the run: Start returns it, wrapping [ErrInvalid].
-//
-// maxTurns, when positive, replaces Spec.MaxTurns as the bound of turns
-// the run's status shows, for a strategy that counts its own rounds (see
-// [Driver.AtTurn]).
-type Checker interface {
-	Check(d *Driver) (maxTurns int, err error)
-}
-
 // checkStrategy lets the strategy of plan p, a run of info with input,
 // check it.
 func (rt *Runtime) checkStrategy(p *plan, info *defInfo, input json.RawMessage) error {
@@ -38,11 +24,7 @@ func (rt *Runtime) checkStrategy(p *plan, info *defInfo, input json.RawMessage) 
 	if !ok {
 		return nil
 	}
-	c, ok := s.s.(Checker)
-	if !ok {
-		return nil
-	}
-	n, err := c.Check(&Driver{r: &runner{rt: rt, plan: p, info: info, input: input}, checking: true})
+	n, err := s.s.Check(&seamDriver{r: &runner{rt: rt, plan: p, info: info, input: input}, checking: true})
 	switch {
 	case err != nil && !errors.Is(err, ErrInvalid):
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -54,34 +36,16 @@ func (rt *Runtime) checkStrategy(p *plan, info *defInfo, input json.RawMessage) 
 	return nil
 }
 
-// Target is an agent or a swarm a run may delegate to (see
-// [Driver.Roster]).
-type Target struct {
-	// Name is the agent's name or the swarm's id.
-	Name string
-	// Description is what the orchestrator's model is told the target
-	// does.
-	Description string
-	// Swarm is set for a swarm, which runs as a child run, and unset for
-	// an agent of the run.
-	Swarm bool
-	// TextInput is set for an agent and for a swarm whose input is text;
-	// another swarm takes Delegate's request as its JSON input.
-	TextInput bool
-}
-
-// Roster lists the agents and swarms the run may delegate to (the
-// swarm's Spec.Handoffs), in order, with what a strategy needs to know of
-// each.
-func (d *Driver) Roster() []Target {
+// Roster implements strategy.Driver.Roster.
+func (d *seamDriver) Roster() []seam.Target {
 	ap := d.root()
-	var out []Target
+	var out []seam.Target
 	for _, def := range ap.toolDefs {
 		name, ok := strings.CutPrefix(def.Name, handoffPre)
 		if !ok {
 			continue
 		}
-		t := Target{Name: name, Description: def.Description, TextInput: true}
+		t := seam.Target{Name: name, Description: def.Description, TextInput: true}
 		if ct, ok := ap.children[def.Name]; ok {
 			t.Swarm, t.TextInput = true, ct.info.textIn
 		}
@@ -90,10 +54,8 @@ func (d *Driver) Roster() []Target {
 	return out
 }
 
-// ToolNames lists the orchestrator's own tools, which Model offers besides
-// the handoffs and the built-in tools: the swarm's Tools (absorbed agents
-// and dynamic tool sets by their names) and the registry tools.
-func (d *Driver) ToolNames() []string {
+// ToolNames implements strategy.Driver.ToolNames.
+func (d *seamDriver) ToolNames() []string {
 	ap := d.root()
 	var out []string
 	for _, def := range ap.toolDefs {
@@ -111,43 +73,21 @@ func (d *Driver) ToolNames() []string {
 	return out
 }
 
-// ResultSchema is the JSON schema of the run's result, or nil when the
-// result is text.
-func (d *Driver) ResultSchema() json.RawMessage {
+// ResultSchema implements strategy.Driver.ResultSchema.
+func (d *seamDriver) ResultSchema() json.RawMessage {
 	if d.r.info.textOut {
 		return nil
 	}
 	return d.r.info.outSchema
 }
 
-// Result makes the run's result of a model's text answer, as the
-// tool-calling loop does: any text is the result of a swarm whose result
-// is text; otherwise the text must be JSON (fenced in ``` or not) that
-// matches the result schema.
-func (d *Driver) Result(text string) (json.RawMessage, error) {
+// Result implements strategy.Driver.Result.
+func (d *seamDriver) Result(text string) (json.RawMessage, error) {
 	return d.r.info.textToResult(text)
 }
 
-// AskOptions say how [Driver.Ask] calls a model.
-type AskOptions struct {
-	// Agent is the agent that answers: the orchestrator when empty, or
-	// one of the run's agents (an agent of Roster).
-	Agent string
-	// System is added to the agent's system prompt, after a blank line.
-	System string
-	// Schema, when set, asks for a reply that is JSON matching it
-	// (structured output, where the provider supports it).
-	Schema json.RawMessage
-}
-
-// Ask calls the model of an agent with msgs after its system prompt,
-// offering it no tools, and returns the reply's text (tool calls in it are
-// dropped, never journaled): the calls of a strategy that asks a model for
-// a judgement or a plan rather than for actions. The response is
-// journaled under key+"/model"; retries, guardrails, compaction, usage
-// and limits apply as in Model, and a failure of the model is returned as
-// a [*Failure].
-func (d *Driver) Ask(ctx context.Context, key string, o AskOptions, msgs []model.Message) (string, error) {
+// Ask implements strategy.Driver.Ask.
+func (d *seamDriver) Ask(ctx context.Context, key string, o seam.AskOptions, msgs []model.Message) (string, error) {
 	if err := d.checkKey(key); err != nil {
 		return "", err
 	}
@@ -171,18 +111,8 @@ func (d *Driver) Ask(ctx context.Context, key string, o AskOptions, msgs []model
 	return resp.Message.Content, nil
 }
 
-// RecordEvent journals a strategy's own event under key, once: the event
-// fn returns, whose type must not be one of the engine's (its Key is set
-// to key, its Agent defaults to the orchestrator and its Turn to the
-// Driver's turn). When the journal holds a record under key, RecordEvent
-// returns that event and does not run fn, so that a strategy's state (a
-// plan, a counter) replays as it was recorded. fn may run other steps; an
-// error of fn is returned and nothing is journaled.
-//
-// The event reaches the run's history and live subscribers like the
-// engine's own. Of Event's fields, a strategy may fill any but Seq, Time
-// and RunID; Ledger and Progress carry a strategy's JSON.
-func (d *Driver) RecordEvent(ctx context.Context, key string, fn func(ctx context.Context) (Event, error)) (Event, error) {
+// RecordEvent implements strategy.Driver.RecordEvent.
+func (d *seamDriver) RecordEvent(ctx context.Context, key string, fn func(ctx context.Context) (Event, error)) (Event, error) {
 	if err := d.checkKey(key); err != nil {
 		return Event{}, err
 	}

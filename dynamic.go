@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 )
 
@@ -169,5 +170,5 @@ func unknownTool(ap *agentPlan, name string) string {
 // tool on behalf of another process (a node of a network serving a peer's
 // call) gives the tool the caller's idempotency key.
 func WithCallKey(ctx context.Context, runID, stepKey string) context.Context {
-	return context.WithValue(ctx, ctxKey{}, &callInfo{runID: runID, step: stepKey})
+	return context.WithValue(ctx, seam.CallKey{}, &callInfo{runID: runID, step: stepKey})
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/guardrail"
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -283,7 +284,7 @@ func (r *runner) scan(recs []store.Record) (started *Event, pausedAt []Event, en
 		case EventStarted, EventModelResponse, EventModelError, EventPaused:
 			ev, err := decodeEvent(rec)
 			if err != nil {
-				return nil, nil, false, &storeError{err}
+				return nil, nil, false, &seam.Interrupted{Err: err}
 			}
 			switch ev.Type {
 			case EventStarted:
@@ -304,7 +305,7 @@ func (r *runner) scan(recs []store.Record) (started *Event, pausedAt []Event, en
 		}
 	}
 	if started == nil {
-		return nil, nil, false, &storeError{fmt.Errorf("run %s: journal has no start record", r.id)}
+		return nil, nil, false, &seam.Interrupted{Err: fmt.Errorf("run %s: journal has no start record", r.id)}
 	}
 	return started, pausedAt, ended, nil
 }
@@ -383,7 +384,7 @@ func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn 
 	if rec, ok := r.recorded[key]; ok {
 		ev, err := decodeEvent(rec)
 		if err != nil {
-			return nil, &storeError{err}
+			return nil, &seam.Interrupted{Err: err}
 		}
 		if og != nil {
 			if err := og.recall(r, ap, key); err != nil {
@@ -752,7 +753,7 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		rd.left.Add(-1)
 		ev, err := decodeEvent(rec)
 		if err != nil {
-			return callResult{err: &storeError{err}}
+			return callResult{err: &seam.Interrupted{Err: err}}
 		}
 		if EventType(rec.Type) == EventResumed {
 			// The answer's parts (ResumeParts), by reference, go to the
@@ -820,7 +821,7 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 		return res
 	}
 	ci := &callInfo{runID: r.id, step: key}
-	out, err := callTool(context.WithValue(ctx, ctxKey{}, ci), t, c.Arguments)
+	out, err := callTool(context.WithValue(ctx, seam.CallKey{}, ci), t, c.Arguments)
 	if ctx.Err() != nil {
 		return callResult{err: context.Cause(ctx)}
 	}
@@ -904,14 +905,14 @@ func (r *runner) recordResultWith(ctx context.Context, rd *round, key string, c 
 	if ci != nil && len(ci.parts) > 0 {
 		parts, err := r.storeParts(ctx, ci.parts)
 		if err != nil {
-			return callResult{err: &storeError{err}}
+			return callResult{err: &seam.Interrupted{Err: err}}
 		}
 		ev.Parts = parts
 	}
 	if ci != nil && len(ci.out) > 0 {
 		parts, err := r.storeParts(ctx, ci.out)
 		if err != nil {
-			return callResult{err: &storeError{err}}
+			return callResult{err: &seam.Interrupted{Err: err}}
 		}
 		ev.ResultParts = parts
 	}
@@ -1020,7 +1021,7 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 	case completed:
 		result, parts, err := r.completedParts(bg, out.result)
 		if err != nil {
-			return &storeError{fmt.Errorf("store the result parts of run %s: %w", r.id, err)}
+			return &seam.Interrupted{Err: fmt.Errorf("store the result parts of run %s: %w", r.id, err)}
 		}
 		out.result = result
 		evs = append(evs, Event{Type: EventCompleted, Key: "end", Agent: r.info.id, Result: out.result, Parts: parts})
@@ -1087,15 +1088,15 @@ const maxStalls = 5
 // maxStalls drives all gave up without recording anything new fails too,
 // so that no loop re-calls the model without making progress.
 func (r *runner) giveUp(err error) string {
-	var se *storeError
+	var se *seam.Interrupted
 	if !errors.As(err, &se) {
 		return ""
 	}
 	msg := clip(se.Error(), 2000)
-	if errors.Is(se.err, store.ErrLeaseLost) || errors.Is(se.err, store.ErrConflict) {
+	if errors.Is(se.Err, store.ErrLeaseLost) || errors.Is(se.Err, store.ErrConflict) {
 		return "" // another driver has the run
 	}
-	if permanent(se.err) {
+	if permanent(se.Err) {
 		return "the store refused to record a step of the run (" + msg + "); retrying cannot fix this"
 	}
 	if n := r.rt.work.stalled(r.id, r.seq.Load()); n >= maxStalls {
@@ -1130,16 +1131,9 @@ func permanent(err error) bool {
 	return true
 }
 
-// storeError marks a failure of the journal rather than of a step.
-type storeError struct{ err error }
-
-func (e *storeError) Error() string { return "journal: " + e.err.Error() }
-func (e *storeError) Unwrap() error { return e.err }
-
-func isStoreErr(err error) bool {
-	var se *storeError
-	return errors.As(err, &se)
-}
+// isStoreErr reports a failure of the journal rather than of a step
+// (marked with seam.Interrupted).
+func isStoreErr(err error) bool { return seam.IsInterrupted(err) }
 
 // append journals events (with u applied to the run row) under the run's
 // lease, wakes waiters, and fires hooks of ap and of the runtime.
@@ -1152,7 +1146,7 @@ func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *ag
 	for i := range evs {
 		rec, err := r.encode(&evs[i], now)
 		if err != nil {
-			return &storeError{err}
+			return &seam.Interrupted{Err: err}
 		}
 		recs[i] = rec
 	}
@@ -1161,7 +1155,7 @@ func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *ag
 		if errors.Is(err, store.ErrLeaseLost) {
 			r.rt.work.fenced.Add(1)
 		}
-		return &storeError{err}
+		return &seam.Interrupted{Err: err}
 	}
 	for cur := r.seq.Load(); last > cur && !r.seq.CompareAndSwap(cur, last); cur = r.seq.Load() {
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/swarmrt/swarm/guardrail"
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -101,7 +102,7 @@ func (r *runner) recordedVerdict(key string, pt guardrail.Point) (guardrail.Verd
 	}
 	ev, err := decodeEvent(rec)
 	if err != nil {
-		return guardrail.Verdict{}, false, &storeError{err}
+		return guardrail.Verdict{}, false, &seam.Interrupted{Err: err}
 	}
 	if ev.Kind != string(pt) {
 		return guardrail.Verdict{}, false, nil

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/conversation"
@@ -22,7 +24,6 @@ import (
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
 	"github.com/swarmrt/swarm/team"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // sent is the request for call of agent that rec received.

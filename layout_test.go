@@ -3,6 +3,10 @@ package swarm_test
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"maps"
 	"os/exec"
 	"slices"
@@ -11,8 +15,8 @@ import (
 )
 
 // strategyPackages are the kinds of run built on the public seam
-// (Strategy and Driver): each must get by with the public API alone,
-// because what they need, users writing a strategy need too.
+// (package strategy): each must get by with the public API alone, because
+// what they need, users writing a strategy need too.
 var strategyPackages = []string{"adaptive", "team", "workflow", "conversation"}
 
 // publicAPIPackages are the other concepts moved out of the root package
@@ -27,9 +31,21 @@ var publicAPIPackages = []string{"absorb"}
 // settings and pure algorithms.
 var leafPackages = map[string][]string{"compact": {"model"}, "guardrail": {"model"}}
 
-// The module's layout rules: every package says what it is for, and no
+// seamPackages are the only packages that may import internal/seam, the
+// bridge between the engine and the public seam above it.
+var seamPackages = []string{"github.com/swarmrt/swarm", "github.com/swarmrt/swarm/strategy"}
+
+// maxRootNames bounds the root package's exported types and functions:
+// the root is the API a program imports and the engine (whose names are
+// unexported); the seam, teams, guardrails, compaction and every kind of
+// run live in packages of their own.
+const maxRootNames = 60
+
+// The module's layout rules: every package says what it is for, no
 // strategy package (nor any package built on the public API) imports the
-// module's internal packages (the root's own use of them is the engine's).
+// module's internal packages (the root's own use of them is the engine's),
+// only the engine and package strategy reach the seam's bridge, and the
+// root package stays within its budget of exported names.
 func TestLayout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lists every package of the module")
@@ -64,6 +80,9 @@ func TestLayout(t *testing.T) {
 				}
 			}
 		}
+		if slices.Contains(p.Imports, module+"/internal/seam") && !slices.Contains(seamPackages, p.ImportPath) {
+			t.Errorf("package %s imports internal/seam: only %v may", rel, seamPackages)
+		}
 		for _, s := range append(slices.Clone(strategyPackages), publicAPIPackages...) {
 			if rel != s {
 				continue
@@ -82,4 +101,36 @@ func TestLayout(t *testing.T) {
 		}
 	}
 	t.Logf("packages checked: %v", seen)
+	if names := rootNames(t); len(names) > maxRootNames {
+		t.Errorf("the root package exports %d types and functions (at most %d): %v", len(names), maxRootNames, names)
+	}
+}
+
+// rootNames lists the root package's exported top-level types and
+// functions (not methods, constants or variables).
+func rootNames(t *testing.T) []string {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range pkgs["swarm"].Files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil && d.Name.IsExported() {
+					names = append(names, d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					if ts, ok := sp.(*ast.TypeSpec); ok && ts.Name.IsExported() {
+						names = append(names, ts.Name.Name)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
 }

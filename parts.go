@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -38,7 +39,7 @@ func AttachParts(ctx context.Context, parts ...model.Part) error {
 // attach adds parts, once checked, to the list of the tool call ctx
 // belongs to that field picks; fn names the caller in its errors.
 func attach(ctx context.Context, fn string, field func(*callInfo) *[]model.Part, parts []model.Part) error {
-	ci, ok := ctx.Value(ctxKey{}).(*callInfo)
+	ci, ok := ctx.Value(seam.CallKey{}).(*callInfo)
 	if !ok {
 		return fmt.Errorf("swarm: %s outside a tool call", fn)
 	}
@@ -146,7 +147,7 @@ func (r *runner) loadParts(ctx context.Context, msgs []model.Message) ([]model.M
 	}
 	out, err := store.LoadParts(ctx, b, r.id, msgs, r.blobCache)
 	if err != nil {
-		return nil, &storeError{fmt.Errorf("load the parts of run %s: %w", r.id, err)}
+		return nil, &seam.Interrupted{Err: fmt.Errorf("load the parts of run %s: %w", r.id, err)}
 	}
 	n := 0
 	for _, data := range r.blobCache {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -20,67 +21,26 @@ import (
 // which are stored once and live as long as either run. A strategy passes
 // parts of its choosing with DelegateParts and Child.Parts.
 
-// handKey is the context key of the parts a handoff from a call passes.
-type handKey struct{}
-
-// handing holds the parts set under handKey.
-type handing struct{ parts []model.Part }
-
 // withHandParts returns ctx under which a handoff passes parts.
 func withHandParts(ctx context.Context, parts []model.Part) context.Context {
-	return context.WithValue(ctx, handKey{}, handing{parts})
+	return context.WithValue(ctx, seam.HandKey{}, seam.Handing{Parts: parts})
 }
 
 // handParts returns the parts a handoff made under ctx passes to its
 // target: those set by the calling loop or strategy, the run's input
 // parts otherwise.
 func (r *runner) handParts(ctx context.Context) []model.Part {
-	if h, ok := ctx.Value(handKey{}).(handing); ok {
-		return h.parts
+	if h, ok := ctx.Value(seam.HandKey{}).(seam.Handing); ok {
+		return h.Parts
 	}
 	return r.parts
 }
 
-// convParts returns the parts of msgs (by reference, as the strategy
-// keeps them), each blob and each URL once, in order.
-func convParts(msgs []model.Message) []model.Part {
-	var out []model.Part
-	seen := map[string]bool{}
-	for i := range msgs {
-		for _, p := range msgs[i].Parts {
-			id := ""
-			switch {
-			case p.Blob != "":
-				id = "blob:" + p.Blob
-			case p.URL != "":
-				id = "url:" + p.URL
-			}
-			if id != "" {
-				if seen[id] {
-					continue
-				}
-				seen[id] = true
-			}
-			out = append(out, p)
-		}
-	}
-	return out
-}
+// Parts implements strategy.Driver.Parts.
+func (d *seamDriver) Parts() []model.Part { return d.r.parts }
 
-// Parts returns the parts attached to the run's input (see WithParts),
-// large ones by reference: a strategy passes them on with DelegateParts
-// or Child.Parts.
-func (d *Driver) Parts() []model.Part { return d.r.parts }
-
-// DelegateParts is Delegate passing parts to the target instead of the
-// run's input parts: the target agent sees them with its request, a
-// target swarm's child run with its input. Parts are given with their
-// bytes or a URL, or by reference as Parts and ToolResult.Parts hold
-// them (a reference must name a blob of this run); the child run refers
-// to the blobs, which are not copied. Invalid parts are an error wrapping
-// [ErrInvalidInput]. The strategy passes the same parts when the step is
-// replayed.
-func (d *Driver) DelegateParts(ctx context.Context, key, target, request string, parts []model.Part) (string, error) {
+// DelegateParts implements strategy.Driver.DelegateParts.
+func (d *seamDriver) DelegateParts(ctx context.Context, key, target, request string, parts []model.Part) (string, error) {
 	if err := d.r.checkHanded(ctx, parts); err != nil {
 		return "", err
 	}
@@ -130,24 +90,14 @@ func (rt *Runtime) reputParts(ctx context.Context, id string, parts []model.Part
 	return nil
 }
 
-// WithConversationParts returns ctx under which the handoffs and tools
-// of a round see parts as those of the calling agent's conversation: a
-// strategy that keeps its own conversation (msgs, by reference as the
-// model steps keep them) sets it for Round and Tools, so that a child
-// swarm gets them and a tool can forward them (ConversationParts). The
-// simple loop sets it itself.
-func WithConversationParts(ctx context.Context, msgs []model.Message) context.Context {
-	return withHandParts(ctx, convParts(msgs))
-}
-
 // ConversationParts returns the parts of the conversation of the agent
 // whose tool call ctx belongs to (the run's input parts, tool results'
 // and mails' parts it received), by reference, for a tool to forward
 // them (a mail's attachments, say). It returns nil when the strategy did
-// not set them (see WithConversationParts).
+// not set them (see strategy.WithConversationParts).
 func ConversationParts(ctx context.Context) []model.Part {
-	h, _ := ctx.Value(handKey{}).(handing)
-	return h.parts
+	h, _ := ctx.Value(seam.HandKey{}).(seam.Handing)
+	return h.Parts
 }
 
 // mailParts checks a mail's parts and returns them as its recipients'
@@ -194,7 +144,7 @@ func (rt *Runtime) mailParts(ctx context.Context, to []string, parts []model.Par
 // behalf of another process (a node serving a peer's call) gets the
 // tool's parts to send back. It returns nil for another context.
 func AttachedParts(ctx context.Context) []model.Part {
-	ci, ok := ctx.Value(ctxKey{}).(*callInfo)
+	ci, ok := ctx.Value(seam.CallKey{}).(*callInfo)
 	if !ok {
 		return nil
 	}

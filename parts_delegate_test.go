@@ -13,6 +13,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // A child swarm an agent hands off to sees the parts of the agent's
@@ -101,7 +102,7 @@ func TestChildSwarmSeesPartsStoredOnce(t *testing.T) {
 // note; a run started as a child answers from its own model call.
 type handing struct{}
 
-func (handing) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (handing) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	if string(d.Input()) == `"kid"` {
 		resp, err := d.Model(ctx, "look", []model.Message{{Role: model.RoleUser, Content: "look", Parts: d.Parts()}})
 		if err != nil {
@@ -109,7 +110,7 @@ func (handing) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, err
 		}
 		return json.Marshal(resp.Message.Content)
 	}
-	kid := swarm.Child{ID: d.RunID() + ".kid", Input: json.RawMessage(`"kid"`), Parts: d.Parts()}
+	kid := strategy.Child{ID: d.RunID() + ".kid", Input: json.RawMessage(`"kid"`), Parts: d.Parts()}
 	if err := d.StartChildren(ctx, kid); err != nil {
 		return nil, err
 	}
@@ -131,7 +132,7 @@ func TestStrategyHandsPartsOn(t *testing.T) {
 	photo := randomBytes(t, 64<<10)
 	eye := &swarm.Agent{Name: "eye", Description: "Looks", Instructions: "Look."}
 	s := swarm.Define[string, string]("hand", "", func(string) swarm.Spec {
-		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(eye)}, Strategy: handing{}}
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(eye)}, Strategy: strategy.Of(handing{})}
 	})
 	seePhoto := []scripted.ExpectPart{{Type: model.PartImage, MediaType: "image/jpeg", MinBytes: len(photo)}}
 	rt, _ := newRuntime(t, scripted.Script{
@@ -165,7 +166,7 @@ func TestStrategyHandsPartsOn(t *testing.T) {
 	// A reference to a blob the run does not have (the photo, which the
 	// store keeps for the runs above) is refused.
 	bad := handingBad{ref: model.Part{Type: model.PartImage, MediaType: "image/jpeg", Blob: store.BlobHash(photo), Size: int64(len(photo))}}
-	s2 := swarm.Define[string, string]("bad", "", func(string) swarm.Spec { return swarm.Spec{Strategy: bad} })
+	s2 := swarm.Define[string, string]("bad", "", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(bad)} })
 	if err := rt.Register(s2); err != nil {
 		t.Fatal(err)
 	}
@@ -182,12 +183,12 @@ func TestStrategyHandsPartsOn(t *testing.T) {
 // handingBad hands a child a blob reference its run does not have.
 type handingBad struct{ ref model.Part }
 
-func (h handingBad) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
-	err := d.StartChildren(ctx, swarm.Child{ID: d.RunID() + ".kid", Input: json.RawMessage(`"x"`), Parts: []model.Part{h.ref}})
+func (h handingBad) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	err := d.StartChildren(ctx, strategy.Child{ID: d.RunID() + ".kid", Input: json.RawMessage(`"x"`), Parts: []model.Part{h.ref}})
 	if !errors.Is(err, swarm.ErrInvalidInput) {
-		return nil, &swarm.Failure{Reason: "want ErrInvalidInput, got " + errString(err)}
+		return nil, &strategy.Failure{Reason: "want ErrInvalidInput, got " + errString(err)}
 	}
-	return nil, &swarm.Failure{Reason: "refused: " + err.Error()}
+	return nil, &strategy.Failure{Reason: "refused: " + err.Error()}
 }
 
 func errString(err error) string {
@@ -200,8 +201,8 @@ func errString(err error) string {
 // mailReader waits for a human, then looks at its mail's parts.
 type mailReader struct{}
 
-func (mailReader) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
-	if _, err := d.Await(ctx, "go", swarm.Question{Reason: "wait"}); err != nil {
+func (mailReader) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	if _, err := d.Await(ctx, "go", strategy.Question{Reason: "wait"}); err != nil {
 		return nil, err
 	}
 	mails, err := d.Mailbox(ctx, 0)
@@ -233,7 +234,7 @@ func TestMailPartsOutliveTheSender(t *testing.T) {
 		return "sent", err
 	})
 	sender := swarm.Define[string, string]("sender", "", func(string) swarm.Spec { return swarm.Spec{Tools: []swarm.Tool{forward}} })
-	reader := swarm.Define[string, string]("reader", "", func(string) swarm.Spec { return swarm.Spec{Strategy: mailReader{}} })
+	reader := swarm.Define[string, string]("reader", "", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(mailReader{})} })
 	see := []scripted.ExpectPart{{Type: model.PartImage, MediaType: "image/jpeg", MinBytes: len(photo)}}
 	rt, _ = newRuntime(t, scripted.Script{
 		"sender": {scripted.Tools(scripted.CallTool("forward", nil)), scripted.Text("done")},

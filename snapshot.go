@@ -225,12 +225,12 @@ func (r *runner) checkpoint(ctx context.Context, kind string, seq int64, live bo
 
 // snapDue returns the store's snapshots when a snapshot after record seq
 // is due: Config.SnapshotEvery records (fewer for a strategy that
-// implements CheckpointEvery) were added since the newest one.
+// implements strategy.CheckpointEvery) were added since the newest one.
 func (r *runner) snapDue(ctx context.Context, seq int64) (store.Snapshots, bool) {
 	every := int64(r.rt.cfg.SnapshotEvery)
 	if s, ok := r.plan.strategy.(seamStrategy); ok && every > 0 {
-		if c, ok := s.s.(CheckpointEvery); ok {
-			every = min(every, max(int64(c.CheckpointEvery()), 1))
+		if n := s.s.CheckpointEvery(); n != 0 {
+			every = min(every, max(int64(n), 1))
 		}
 	}
 	ss, ok := r.rt.store.(store.Snapshots)
@@ -279,7 +279,7 @@ func snapKindOf(s strategy) string {
 	case simpleLoop:
 		return snapSimple
 	case seamStrategy:
-		return seamKind(s.s)
+		return s.s.SnapshotKind()
 	}
 	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -13,9 +14,13 @@ import (
 // A strategy is what a run does (seed 001's loop strategies); the runner
 // in engine.go is how it is made durable. The engine's own is the
 // orchestrator's tool-calling loop (strategy_simple.go, the default).
-// Every other kind of run is written on the public seam (driver.go) in a
-// package of its own: conversation (one turn per user message), team,
+// Every other kind of run is written on the public seam, package strategy,
+// in a package of its own: conversation (one turn per user message), team,
 // adaptive (MagenticOne's ledgers, stall counter and replans), workflow.
+// Package strategy sits above this one (its primitives name Event, Agent
+// and Runtime); its Driver forwards each primitive to the engine's
+// seamDriver (driver*.go), and it reaches the engine only through
+// internal/seam, whose Strategy the engine drives (seamStrategy).
 //
 // A strategy is straight-line Go over the runner's durable primitives. Each
 // primitive looks its step key up in the journal before acting, so a
@@ -43,10 +48,6 @@ import (
 //   - r.record(ctx, ev, u): journal a strategy's own record (a ledger, a
 //     counter); on replay it returns what was recorded.
 //   - return an outcome: the runner records how the run ended (finish).
-//
-// The seam is internal for now: its step-key rules and outcomes are the
-// engine's contract with itself, and teams (the next strategy) will shape
-// it further before users are asked to write strategies against it.
 type strategy interface {
 	drive(ctx context.Context, r *runner) outcome
 }
@@ -68,7 +69,7 @@ func (r *runner) record(ctx context.Context, ev Event, u store.Update) (Event, e
 	if rec, ok := r.recorded[ev.Key]; ok {
 		got, err := decodeEvent(rec)
 		if err != nil {
-			return Event{}, &storeError{err}
+			return Event{}, &seam.Interrupted{Err: err}
 		}
 		return got, nil
 	}
@@ -88,7 +89,7 @@ func (r *runner) await(ctx context.Context, ap *agentPlan, pause Event, u store.
 	if rec, ok := r.recorded[pause.Key+"/resumed"]; ok {
 		ev, err := decodeEvent(rec)
 		if err != nil {
-			return "", nil, false, &storeError{err}
+			return "", nil, false, &seam.Interrupted{Err: err}
 		}
 		return ev.Message, ev.Parts, true, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 )
@@ -77,7 +78,7 @@ func (r *runner) loop(ctx context.Context, ap *agentPlan, path, input string) ou
 		}
 		rd := &round{ap: ap, tkey: tkey, turn: turn, merge: true}
 		// A handoff passes on the parts this agent has seen.
-		results := r.execCalls(withHandParts(ctx, convParts(msgs)), rd, calls)
+		results := r.execCalls(withHandParts(ctx, seam.ConvParts(msgs)), rd, calls)
 		if ctx.Err() != nil {
 			return outcome{kind: interrupted, err: context.Cause(ctx)}
 		}

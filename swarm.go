@@ -12,6 +12,7 @@ import (
 	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/internal/partjson"
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 )
 
@@ -33,10 +34,11 @@ type Spec struct {
 	// Registry, when set, gives the orchestrator the registry tools (see
 	// [RegistryAccess]).
 	Registry *RegistryAccess
-	// Strategy, when set, drives the run instead of the tool-calling loop
-	// (see [Strategy]); package adaptive has one with ledgers, stall
-	// detection and replanning.
-	Strategy Strategy
+	// Strategy, when set, drives the run instead of the tool-calling loop:
+	// a strategy of package strategy, given as strategy.Of(s). Package
+	// adaptive has one with ledgers, stall detection and replanning;
+	// package workflow makes them of typed steps.
+	Strategy seam.Strategy
 	// NoBuiltins offers the orchestrator none of the built-in tools
 	// complete, pause and fail, which otherwise go out with every
 	// orchestrator call: the run completes when the orchestrator answers
@@ -110,9 +112,9 @@ type defInfo struct {
 	// outSchema is the result schema.
 	outSchema json.RawMessage
 	inSchema  json.RawMessage
-	// agentRun is set for a definition of agent runs (driver_define.go):
-	// it plans each run.
-	agentRun func(input json.RawMessage, values map[string]any) (AgentRun, error)
+	// agentRun is set for a definition of agent runs (driver_define.go,
+	// made by strategy.DefineAgentRuns): it plans each run.
+	agentRun func(input json.RawMessage, values map[string]any) (seam.AgentRun, error)
 	// inParts and outParts: the input or result type can hold a
 	// model.Part (parts_json.go).
 	inParts, outParts bool

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 )
 
@@ -165,7 +166,7 @@ type callInfo struct {
 
 // RunID returns the id of the run a tool executes in ("" outside a run).
 func RunID(ctx context.Context) string {
-	if c, ok := ctx.Value(ctxKey{}).(*callInfo); ok {
+	if c, ok := ctx.Value(seam.CallKey{}).(*callInfo); ok {
 		return c.runID
 	}
 	return ""
@@ -174,7 +175,7 @@ func RunID(ctx context.Context) string {
 // StepKey returns the journal step key of the executing tool call, such as
 // "t3/tool/call_1" ("" outside a run).
 func StepKey(ctx context.Context) string {
-	if c, ok := ctx.Value(ctxKey{}).(*callInfo); ok {
+	if c, ok := ctx.Value(seam.CallKey{}).(*callInfo); ok {
 		return c.step
 	}
 	return ""

@@ -1,5 +1,5 @@
 // Package adaptive is the adaptive loop, MagenticOne's orchestrator made
-// durable, as a [swarm.Strategy]: the orchestrator keeps a task ledger
+// durable, as a [strategy.Strategy]: the orchestrator keeps a task ledger
 // (facts and a plan), then each round judges progress in a progress ledger
 // and hands one team member (one of the swarm's handoffs) an instruction.
 // A stall counter triggers replans, and replans that run out escalate to a
@@ -8,10 +8,10 @@
 //
 // Give a swarm the loop in its Spec:
 //
-//	swarm.Spec{Handoffs: team, Strategy: adaptive.New().WithEvaluator("critic").WithStallThreshold(3)}
+//	swarm.Spec{Handoffs: team, Strategy: strategy.Of(adaptive.New().WithEvaluator("critic").WithStallThreshold(3))}
 //
 // or, in swarm.yaml, loop: {strategy: adaptive, ...}. The package is
-// written only against the public strategy seam of package swarm.
+// written only against the public strategy seam, package strategy.
 package adaptive
 
 import (
@@ -27,12 +27,13 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // The strategy's interfaces.
 var (
-	_ swarm.Strategy = (*Strategy)(nil)
-	_ swarm.Checker  = (*Strategy)(nil)
+	_ strategy.Strategy = (*Strategy)(nil)
+	_ strategy.Checker  = (*Strategy)(nil)
 )
 
 // Exhausted says what an adaptive run does when its replans are used up.
@@ -56,8 +57,8 @@ const (
 	DefaultMaxRounds      = 20
 )
 
-// Strategy is the adaptive loop with its settings, a [swarm.Strategy] (and
-// a [swarm.Checker]). Build one with [New]. An adaptive orchestrator only
+// Strategy is the adaptive loop with its settings, a [strategy.Strategy] (and
+// a [strategy.Checker]). Build one with [New]. An adaptive orchestrator only
 // plans and delegates: a swarm with an adaptive loop may not give its
 // orchestrator tools or registry access (give them to a team member), and
 // its swarm handoffs must take text input (they receive the ledger's
@@ -137,16 +138,16 @@ func (s *Strategy) settings() (Strategy, error) {
 
 // Check refuses a swarm the loop cannot work with, and makes the run's
 // bound its rounds: that is what its status reports.
-func (s *Strategy) Check(d *swarm.Driver) (int, error) {
+func (s *Strategy) Check(d *strategy.Driver) (int, error) {
 	c, err := s.settings()
 	if err != nil {
 		return 0, err
 	}
 	roster := d.Roster()
-	if e := c.Evaluator; e != "" && !slices.ContainsFunc(roster, func(t swarm.Target) bool { return t.Name == e && !t.Swarm }) {
+	if e := c.Evaluator; e != "" && !slices.ContainsFunc(roster, func(t strategy.Target) bool { return t.Name == e && !t.Swarm }) {
 		return 0, fmt.Errorf("%w: loop: evaluator %q is not one of the swarm's agent handoffs", swarm.ErrInvalid, e)
 	}
-	if !slices.ContainsFunc(roster, func(t swarm.Target) bool { return t.Name != c.Evaluator }) {
+	if !slices.ContainsFunc(roster, func(t strategy.Target) bool { return t.Name != c.Evaluator }) {
 		return 0, fmt.Errorf("%w: loop: an adaptive swarm needs at least one handoff to work with", swarm.ErrInvalid)
 	}
 	if len(d.ToolNames()) > 0 {
@@ -180,7 +181,7 @@ const (
 // by replaying the journal.
 type run struct {
 	Strategy
-	d        *swarm.Driver
+	d        *strategy.Driver
 	task     string
 	team     []string
 	teamText string
@@ -200,7 +201,7 @@ type round struct {
 
 // Drive runs the loop: a task ledger, then rounds until the request is
 // satisfied or the rounds or replans run out.
-func (s *Strategy) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (s *Strategy) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	c, err := s.settings()
 	if err != nil {
 		return nil, err
@@ -236,7 +237,7 @@ func (s *Strategy) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage,
 			continue
 		}
 		out, err := d.AtTurn(n).Delegate(ctx, "r"+strconv.Itoa(n), pl.NextHandoff, pl.Instruction)
-		var f *swarm.Failure
+		var f *strategy.Failure
 		switch {
 		case errors.As(err, &f) && !f.Ends():
 			// The member failed: that is the round's answer.
@@ -275,7 +276,7 @@ func (x *run) replan(ctx context.Context, n int) (json.RawMessage, error) {
 		return x.exit(ctx, n, exitMaxRounds, fmt.Sprintf("no satisfying answer within %d rounds (%s)", x.MaxRounds, detail))
 	}
 	x.reviews++
-	msg, err := x.d.AtTurn(n).Await(ctx, "review/"+strconv.Itoa(x.reviews), swarm.Question{Kind: "plan_review",
+	msg, err := x.d.AtTurn(n).Await(ctx, "review/"+strconv.Itoa(x.reviews), strategy.Question{Kind: "plan_review",
 		Reason:  "adaptive " + exitMaxReplans + ": " + detail + "; review the plan (resume with feedback, or with {\"plan\": [...]} to replace it)",
 		Context: x.ledger.text()})
 	if err != nil {
@@ -525,19 +526,19 @@ func (x *run) exit(ctx context.Context, n int, code, detail string) (json.RawMes
 	case code == exitSatisfied && parsed:
 		return result, nil
 	case code == exitSatisfied:
-		return nil, &swarm.Failure{Reason: "adaptive " + code + ": the final answer is not a valid result after " + strconv.Itoa(tries) + " tries"}
+		return nil, &strategy.Failure{Reason: "adaptive " + code + ": the final answer is not a valid result after " + strconv.Itoa(tries) + " tries"}
 	}
 	reason := "adaptive " + code + ": " + detail
 	if parsed {
 		reason += "; best answer: " + clip(text, 1000)
 	}
-	return nil, &swarm.Failure{Reason: reason}
+	return nil, &strategy.Failure{Reason: reason}
 }
 
 // ended adds the best answer so far to a failure that ends the run early
 // (a budget): the final-answer step, made without calling a model.
 func (x *run) ended(err error) error {
-	var f *swarm.Failure
+	var f *strategy.Failure
 	if errors.As(err, &f) && len(x.rounds) > 0 {
 		last := x.rounds[len(x.rounds)-1]
 		f.Reason += "; best answer so far (" + last.agent + "): " + clip(last.output, 1000)
@@ -551,7 +552,7 @@ func (x *run) ended(err error) error {
 // wrong with the reply before. ok is false when none was accepted; an
 // error stops the run (an interruption, a budget, or a model that fails).
 func (x *run) ask(ctx context.Context, agent string, schema json.RawMessage, tkey string, n int, prompt string, check func(string) error) (bool, error) {
-	o := swarm.AskOptions{Agent: agent, Schema: schema}
+	o := strategy.AskOptions{Agent: agent, Schema: schema}
 	if agent == "" {
 		o.System = system
 	}
@@ -563,10 +564,10 @@ func (x *run) ask(ctx context.Context, agent string, schema json.RawMessage, tke
 			key += "/" + strconv.Itoa(try)
 		}
 		text, err := d.Ask(ctx, key, o, msgs)
-		var f *swarm.Failure
+		var f *strategy.Failure
 		switch {
 		case errors.As(err, &f) && !f.Ends():
-			return false, &swarm.Failure{Reason: "adaptive: " + f.Reason}
+			return false, &strategy.Failure{Reason: "adaptive: " + f.Reason}
 		case err != nil:
 			return false, err
 		}

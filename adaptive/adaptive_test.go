@@ -18,6 +18,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/strategy"
 	"github.com/swarmrt/swarm/swarmtest"
 	"github.com/swarmrt/swarm/swarmtest/strategytest"
 )
@@ -50,7 +51,7 @@ func research(loop *adaptive.Strategy, lookups *lookupLog) *swarm.Swarm[string, 
 	writer := &swarm.Agent{Name: "writer", Description: "writes", Instructions: "Write."}
 	critic := &swarm.Agent{Name: "critic", Description: "judges progress", Instructions: "Judge."}
 	return swarm.Define[string, string]("research", "researches a topic", func(string) swarm.Spec {
-		return swarm.Spec{Instructions: "Research the topic.", Strategy: loop,
+		return swarm.Spec{Instructions: "Research the topic.", Strategy: strategy.Of(loop),
 			Handoffs: []swarm.Handoff{swarm.ToAgent(researcher), swarm.ToAgent(writer), swarm.ToAgent(critic)}}
 	})
 }
@@ -445,7 +446,7 @@ func TestAdaptiveEvaluator(t *testing.T) {
 // TestAdaptiveInvalidLoops: a loop that cannot work is refused when the run
 // starts.
 func TestAdaptiveInvalidLoops(t *testing.T) {
-	alone := swarm.Define[string, string]("alone", "", func(string) swarm.Spec { return swarm.Spec{Strategy: adaptive.New()} })
+	alone := swarm.Define[string, string]("alone", "", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(adaptive.New())} })
 	for name, c := range map[string]struct {
 		def  swarm.Definition
 		want string
@@ -455,14 +456,14 @@ func TestAdaptiveInvalidLoops(t *testing.T) {
 		"on exhausted": {research(adaptive.New().OnExhaustedDo("panic"), nil), `on_exhausted "panic"`},
 		"no team":      {alone, "needs at least one handoff"},
 		"orchestrator tools": {swarm.Define[string, string]("tooled", "", func(string) swarm.Spec {
-			return swarm.Spec{Strategy: adaptive.New(), Handoffs: []swarm.Handoff{swarm.ToAgent(&swarm.Agent{Name: "a"})},
+			return swarm.Spec{Strategy: strategy.Of(adaptive.New()), Handoffs: []swarm.Handoff{swarm.ToAgent(&swarm.Agent{Name: "a"})},
 				Tools: []swarm.Tool{swarm.NewTool("t", "t", func(context.Context, struct{}) (string, error) { return "", nil })}}
 		}), "give its tools (absorbed agents, registry access) to a member of its team"},
 		"structured swarm": {swarm.Define[string, string]("structured", "", func(string) swarm.Spec {
 			sub := swarm.Define[struct {
 				Q string `json:"q"`
 			}, string]("sub", "", nil)
-			return swarm.Spec{Strategy: adaptive.New(), Handoffs: []swarm.Handoff{swarm.ToSwarm(sub)}}
+			return swarm.Spec{Strategy: strategy.Of(adaptive.New()), Handoffs: []swarm.Handoff{swarm.ToSwarm(sub)}}
 		}), "swarm sub takes a structured input"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -542,7 +543,7 @@ func TestAdaptiveHandsOffToASwarm(t *testing.T) {
 	sub := swarm.Define[string, string]("factcheck", "checks facts", func(string) swarm.Spec { return swarm.Spec{} })
 	researcher := &swarm.Agent{Name: "researcher", Description: "finds sources"}
 	def := swarm.Define[string, string]("research", "", func(string) swarm.Spec {
-		return swarm.Spec{Strategy: adaptive.New(), Handoffs: []swarm.Handoff{swarm.ToAgent(researcher), swarm.ToSwarm(sub)}}
+		return swarm.Spec{Strategy: strategy.Of(adaptive.New()), Handoffs: []swarm.Handoff{swarm.ToAgent(researcher), swarm.ToSwarm(sub)}}
 	})
 	script := scripted.Script{
 		"research": {

@@ -8,6 +8,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/adaptive"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // An adaptive swarm keeps a task ledger, judges each round, and replans
@@ -19,7 +20,7 @@ func ExampleNew() {
 	research := swarm.Define[string, string]("research", "Researches a topic", func(string) swarm.Spec {
 		return swarm.Spec{
 			Handoffs: []swarm.Handoff{swarm.ToAgent(searcher), swarm.ToAgent(writer)},
-			Strategy: adaptive.New().WithStallThreshold(1),
+			Strategy: strategy.Of(adaptive.New().WithStallThreshold(1)),
 		}
 	})
 	round := func(next string) scripted.Step {

@@ -15,6 +15,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/openai"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // File is a loaded configuration file: checked definitions of tools, agents
@@ -243,7 +244,7 @@ func (f *File) build(st store.Store) ([]*swarm.Agent, []swarm.Definition, error)
 			Compaction:   s.compaction,
 		}
 		if s.loop != nil {
-			spec.Strategy = s.loop
+			spec.Strategy = strategy.Of(s.loop)
 		}
 		// A swarm's orchestrator absorbs as an agent of its name would.
 		captain := &swarm.Agent{Name: s.name, Tools: spec.Tools, Handoffs: spec.Handoffs}

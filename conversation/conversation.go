@@ -1,6 +1,6 @@
 // Package conversation is the durable multi-turn conversation, a kind of
-// run built on the public strategy seam of package swarm ([swarm.Strategy],
-// [swarm.Driver]) and nothing else: a queen and other agents, handovers
+// run built on the public strategy seam, package strategy ([strategy.Strategy],
+// [strategy.Driver]) and nothing else: a queen and other agents, handovers
 // between them, a shared context of the user's type, and sessions that
 // survive restarts.
 //
@@ -29,6 +29,7 @@ import (
 	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // ErrNoConversation: a conversation function was called outside a tool
@@ -219,7 +220,7 @@ func Define[Ctx any](id, description string, spec Spec[Ctx]) *Conversation[Ctx] 
 	// The run's own plan is not used to talk; it names the queen's model
 	// so that planning needs no other model.
 	c.Swarm = swarm.Define[json.RawMessage, string](id, description, func(json.RawMessage) swarm.Spec {
-		return swarm.Spec{Model: queenModel, MaxTurns: maxTurns, NoBuiltins: true, Strategy: strategy{cd: cd}}
+		return swarm.Spec{Model: queenModel, MaxTurns: maxTurns, NoBuiltins: true, Strategy: strategy.Of(convStrategy{cd: cd})}
 	}).Invalid(err).RefuseHandoffs(refusal)
 	return c
 }
@@ -270,11 +271,11 @@ func define[Ctx any](id string, spec Spec[Ctx]) (*convDef, json.RawMessage, erro
 		names = append(names, a.Name)
 	}
 	// The conversation's guardrails and compaction, then each agent's.
-	if err := (swarm.AgentRun{Agent: &swarm.Agent{Name: cd.queen}, Guardrails: spec.Guardrails, Compaction: spec.Compaction, Strategy: strategy{}}).Check(); err != nil {
+	if err := (strategy.AgentRun{Agent: &swarm.Agent{Name: cd.queen}, Guardrails: spec.Guardrails, Compaction: spec.Compaction, Strategy: convStrategy{}}).Check(); err != nil {
 		return fail("%w", err)
 	}
 	for _, name := range names {
-		if err := (swarm.AgentRun{Agent: cd.agents[name], Compaction: spec.Compaction, Strategy: strategy{}}).Check(); err != nil {
+		if err := (strategy.AgentRun{Agent: cd.agents[name], Compaction: spec.Compaction, Strategy: convStrategy{}}).Check(); err != nil {
 			return fail("agent %s: %w", name, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // convKey carries a conversation's *convState in the context of its steps.
@@ -75,7 +76,7 @@ func (st *convState) merge(key string, fields map[string]json.RawMessage) error 
 }
 
 // stamp adds to a tool result what a conversation journals with it (see
-// swarm.StampResults): the context the call changed, and the target of
+// strategy.StampResults): the context the call changed, and the target of
 // the handover it made. A result that carries the context holds the
 // conversation's order lock until it is journaled, so that journal order
 // is the order of the snapshots and recovery restores the newest.
@@ -101,20 +102,20 @@ func (st *convState) stamp(ev *swarm.Event) (journaled func()) {
 // answered by the active agent and whoever it hands over to. It replays
 // the user messages recorded in the journal, turn by turn, and answers the
 // newest one.
-type strategy struct{ cd *convDef }
+type convStrategy struct{ cd *convDef }
 
 // SnapshotKind names the conversation's checkpoints as the engine named
 // them when conversations were its own, so that those are read too.
-func (strategy) SnapshotKind() string { return "conversation" }
+func (convStrategy) SnapshotKind() string { return "conversation" }
 
 // CheckpointEvery checkpoints at every message boundary: each message
 // drives the run again, which replays the journal from the newest
 // checkpoint, so that a message replays only the one before it however
 // long the conversation.
-func (strategy) CheckpointEvery() int { return 1 }
+func (convStrategy) CheckpointEvery() int { return 1 }
 
 // Check refuses a run whose input is not a context of the conversation.
-func (s strategy) Check(d *swarm.Driver) (int, error) {
+func (s convStrategy) Check(d *strategy.Driver) (int, error) {
 	if s.cd == nil {
 		return 0, nil
 	}
@@ -128,7 +129,7 @@ func (s strategy) Check(d *swarm.Driver) (int, error) {
 
 // conversation is a conversation being driven.
 type conversation struct {
-	d      *swarm.Driver
+	d      *strategy.Driver
 	cd     *convDef
 	st     *convState
 	active string
@@ -162,13 +163,13 @@ type snapState struct {
 }
 
 // Drive runs the conversation.
-func (s strategy) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (s convStrategy) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	cd := s.cd
 	st := &convState{def: cd, dirty: map[string]bool{}, cur: cd.initial}
 	if in := d.Input(); len(in) > 0 && string(in) != "null" {
 		raw, err := cd.canonical(in)
 		if err != nil {
-			return nil, &swarm.Failure{Reason: err.Error()}
+			return nil, &strategy.Failure{Reason: err.Error()}
 		}
 		st.cur = raw
 	}
@@ -190,7 +191,7 @@ func (s strategy) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, 
 		c.snaps[round] = ev.Shared // journal order: the newest wins
 	}
 	ctx = context.WithValue(ctx, convKey{}, st)
-	ctx = swarm.StampResults(ctx, st.stamp)
+	ctx = strategy.StampResults(ctx, st.stamp)
 	first := 1
 	var snap snapState
 	if ok, err := d.Restore(&snap); err != nil {
@@ -221,7 +222,7 @@ func (s strategy) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, 
 // handovers (those it may not make stay hidden from the model), the
 // conversation's guardrails and compaction, and the context in its
 // instructions.
-func (c *conversation) as(name string) (*swarm.Driver, error) {
+func (c *conversation) as(name string) (*strategy.Driver, error) {
 	a := c.cd.agents[name]
 	if a == nil {
 		return nil, fmt.Errorf("%w: the journal names agent %q, which conversation %s does not have", swarm.ErrUnknownAgent, name, c.cd.id)
@@ -234,7 +235,7 @@ func (c *conversation) as(name string) (*swarm.Driver, error) {
 			offered = append(offered, t)
 		}
 	}
-	return c.d.As(a, swarm.Acting{Tools: offered, Hidden: hidden, Data: c.data(), MaxTurns: c.cd.maxTurns,
+	return c.d.As(a, strategy.Acting{Tools: offered, Hidden: hidden, Data: c.data(), MaxTurns: c.cd.maxTurns,
 		Guardrails: c.cd.guards, Compaction: c.cd.compaction})
 }
 
@@ -247,7 +248,7 @@ func (c *conversation) message(ctx context.Context, n int) (err error, more bool
 	if aerr != nil {
 		ad = c.d // an agent the journal names that the conversation lacks: the turn fails
 	}
-	text, parts, err := ad.AwaitParts(ctx, mkey+"/await", swarm.Question{Reason: swarm.AwaitingMessage})
+	text, parts, err := ad.AwaitParts(ctx, mkey+"/await", strategy.Question{Reason: swarm.AwaitingMessage})
 	if err != nil {
 		return err, false
 	}
@@ -299,9 +300,9 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (error, boo
 			return err, false
 		}
 		hist := c.history(c.active, n)
-		resp, err := ad.ModelStep(ctx, tkey, hist, swarm.Step{})
+		resp, err := ad.ModelStep(ctx, tkey, hist, strategy.Step{})
 		if err != nil {
-			var f *swarm.Failure
+			var f *strategy.Failure
 			if errors.As(err, &f) && !f.Ends() {
 				return fail(turn, f.Reason)
 			}
@@ -321,7 +322,7 @@ func (c *conversation) turn(ctx context.Context, n int, mkey string) (error, boo
 		hi, target := c.honour(tkey, calls)
 		// A handoff to a swarm, and a tool forwarding parts, get those of
 		// the agent's conversation (the user's attachments among them).
-		results, err := ad.Round(swarm.WithConversationParts(ctx, hist), tkey, calls)
+		results, err := ad.Round(strategy.WithConversationParts(ctx, hist), tkey, calls)
 		if err != nil {
 			return err, false
 		}
@@ -363,10 +364,10 @@ func (c *conversation) reply(ctx context.Context, n, turn int, agent, text, fail
 		{Type: swarm.EventReply, Key: key, Agent: agent, Text: text, Target: c.active, Shared: c.st.get(), Turn: turn, IsError: failure != "", Reason: failure},
 		{Type: swarm.EventPaused, Key: "m" + strconv.Itoa(n+1) + "/await", Agent: c.cd.id, Reason: swarm.AwaitingMessage},
 	}
-	if err := ad.Journal(ctx, swarm.Entry{Events: evs, Waiting: swarm.AwaitingMessage}); err != nil {
+	if err := ad.Journal(ctx, strategy.Entry{Events: evs, Waiting: swarm.AwaitingMessage}); err != nil {
 		return err, false
 	}
-	return swarm.ErrAwaiting, false
+	return strategy.ErrAwaiting, false
 }
 
 // screen checks user message n (the last entry of the log) with the input
@@ -374,7 +375,7 @@ func (c *conversation) reply(ctx context.Context, n, turn int, agent, text, fail
 // is answered with a failed turn and taken out of the history; stop
 // reports that the message is settled (err and more are message's
 // results).
-func (c *conversation) screen(ctx context.Context, ad *swarm.Driver, n int, mkey, text string) (err error, more, stop bool) {
+func (c *conversation) screen(ctx context.Context, ad *strategy.Driver, n int, mkey, text string) (err error, more, stop bool) {
 	a := c.cd.agents[c.active]
 	if a == nil {
 		return nil, false, false
@@ -477,7 +478,7 @@ func (c *conversation) seen(e convEntry, agent string, pol HistoryPolicy, n int)
 }
 
 // dropCompacted drops from each agent's history, before message n, what
-// its compaction has summarized (see swarm.Driver.Compacted), and from the
+// its compaction has summarized (see strategy.Driver.Compacted), and from the
 // log the entries no agent's history needs any more: the messages before n
 // stay as they are in every history, and the log and its snapshots stay
 // bounded. An agent that compacts nothing (or has no compaction) needs the

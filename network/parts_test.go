@@ -15,6 +15,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/network"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // TestCallParts: between two nodes on loopback, a call of a shared swarm
@@ -59,7 +60,7 @@ func TestCallParts(t *testing.T) {
 	eventually(t, "the viewer is known", func() bool { _, ok := c.Registry().Find("viewer"); return ok })
 
 	call := swarm.WithCallKey(ctx, "run_1", "t1/tool/call_1")
-	call = swarm.WithConversationParts(call, []model.Message{{Role: model.RoleUser, Content: "look", Parts: []model.Part{model.Image("image/jpeg", img)}}})
+	call = strategy.WithConversationParts(call, []model.Message{{Role: model.RoleUser, Content: "look", Parts: []model.Part{model.Image("image/jpeg", img)}}})
 	out, err := c.Discover("viewer").Call(call, json.RawMessage(`{"request":"what is it?"}`))
 	if err != nil || out != "a cat" {
 		t.Fatalf("viewer: %q, %v (its model must get the image)", out, err)

@@ -11,10 +11,11 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // memberStrategy drives a team member's run (see team.go) through the
-// public seam (a [swarm.Strategy] on a [swarm.Driver]): pieces of work one after
+// public seam (a [strategy.Strategy] on a [strategy.Driver]): pieces of work one after
 // another, each woken by a message and ended by the member's text answer.
 // The lead is woken by the user (a message sent to the team run, as in a
 // conversation: step keys "m<n>/..."); a teammate by its prompt, then by
@@ -46,7 +47,7 @@ type memberCheckpoint struct {
 
 // memberRun is the state of a member's run being driven.
 type memberRun struct {
-	d    *swarm.Driver
+	d    *strategy.Driver
 	tc   *teamCtx
 	tb   store.Teams
 	msgs []model.Message
@@ -56,10 +57,10 @@ type memberRun struct {
 }
 
 // Drive runs the member's pieces of work.
-func (s memberStrategy) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (s memberStrategy) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	_, tb, err := teamStores(d.Runtime().Store())
 	if err != nil {
-		return nil, &swarm.Failure{Reason: err.Error()}
+		return nil, &strategy.Failure{Reason: err.Error()}
 	}
 	team := d.RunID()
 	if !s.lead {
@@ -119,7 +120,7 @@ func (m *memberRun) prefix(n int) string {
 // are stored (on the roster) before any is driven, so that the first can
 // message the last at once.
 func (m *memberRun) spawnDeclared(ctx context.Context) error {
-	var children []swarm.Child
+	var children []strategy.Child
 	var evs []swarm.Event
 	for _, name := range m.tc.td.order {
 		t := m.tc.td.members[name]
@@ -142,19 +143,19 @@ func (m *memberRun) spawnDeclared(ctx context.Context) error {
 	if err := m.tc.start(ctx, children...); err != nil {
 		return spawnFailed(ctx, "", err)
 	}
-	return m.d.Journal(ctx, swarm.Entry{Events: evs})
+	return m.d.Journal(ctx, strategy.Entry{Events: evs})
 }
 
 // spawnFailed is the error of a declared teammate that could not be
 // spawned: an interruption, or a failure of the team run.
 func spawnFailed(ctx context.Context, name string, err error) error {
 	if ctx.Err() != nil {
-		return swarm.Interrupted(err)
+		return strategy.Interrupted(err)
 	}
 	if name == "" {
-		return &swarm.Failure{Reason: "spawn: " + err.Error()}
+		return &strategy.Failure{Reason: "spawn: " + err.Error()}
 	}
-	return &swarm.Failure{Reason: "spawn " + name + ": " + err.Error()}
+	return &strategy.Failure{Reason: "spawn " + name + ": " + err.Error()}
 }
 
 // wake returns the opening message of piece of work n, and the parts a
@@ -166,7 +167,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, []model.Part, erro
 		if task := m.leadTask(); n == 1 && task != "" {
 			return task, nil, nil
 		}
-		return d.AwaitParts(ctx, key+"/await", swarm.Question{Reason: swarm.AwaitingMessage})
+		return d.AwaitParts(ctx, key+"/await", strategy.Question{Reason: swarm.AwaitingMessage})
 	}
 	if n == 1 {
 		var prompt string
@@ -174,7 +175,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, []model.Part, erro
 		return prompt, nil, nil
 	}
 	// Each wake is piece of work n; the first is the prompt's.
-	limit := &swarm.Failure{Reason: fmt.Sprintf("teammate %s reached its limit of %d wakes", m.tc.self, m.tc.td.maxWakes)}
+	limit := &strategy.Failure{Reason: fmt.Sprintf("teammate %s reached its limit of %d wakes", m.tc.self, m.tc.td.maxWakes)}
 	over := n > m.tc.td.maxWakes+1
 	for _, k := range []string{key + "/wake", key + "/await/resumed"} {
 		ev, ok, err := d.RecordedEvent(k)
@@ -206,7 +207,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, []model.Part, erro
 		if idle {
 			ev.Type, ev.Key = swarm.EventResumed, key+"/await/resumed"
 		}
-		return opening, nil, d.Journal(ctx, swarm.Entry{Events: append(evs, ev), Working: true})
+		return opening, nil, d.Journal(ctx, strategy.Entry{Events: append(evs, ev), Working: true})
 	}
 	if !idle {
 		evs = append(evs, swarm.Event{Type: EventMember, Key: key + "/idle", Agent: m.tc.self, State: MemberIdle})
@@ -247,7 +248,7 @@ func (m *memberRun) claimed(ctx context.Context, key string) (string, error) {
 		return "", err
 	}
 	ev := swarm.Event{Type: EventMember, Key: key + "/claim", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
-	return opening, m.d.Journal(ctx, swarm.Entry{Events: []swarm.Event{ev}})
+	return opening, m.d.Journal(ctx, strategy.Entry{Events: []swarm.Event{ev}})
 }
 
 // claimNext returns, in an autonomous team, the task the member works on
@@ -264,7 +265,7 @@ func (m *memberRun) claimNext(ctx context.Context) (string, *store.Task, error) 
 	}
 	tasks, err := m.tb.Tasks(ctx, m.tc.team)
 	if err != nil {
-		return "", nil, swarm.Interrupted(err)
+		return "", nil, strategy.Interrupted(err)
 	}
 	if t, ok := m.tc.unaccounted(tasks); ok {
 		m.tc.noteClaim(t.ID)
@@ -281,7 +282,7 @@ func (m *memberRun) claimNext(ctx context.Context) (string, *store.Task, error) 
 		got, err := m.tb.ClaimTask(ctx, m.tc.team, t.ID, m.tc.self, m.d.RunID())
 		if err != nil {
 			if isStoreUnavailable(err) {
-				return "", nil, swarm.Interrupted(err)
+				return "", nil, strategy.Interrupted(err)
 			}
 			continue // another teammate was faster
 		}
@@ -349,7 +350,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string, parts []mod
 			return nil, m.answer(ctx, n, turn-1, "", fmt.Sprintf("%s gave no answer within its max turns (%d)", name, maxTurns))
 		}
 		tkey := key + "/t" + strconv.Itoa(turn)
-		x := swarm.Step{}
+		x := strategy.Step{}
 		_, replayed, err := d.RecordedEvent(tkey + "/model")
 		if err != nil {
 			return nil, err
@@ -391,7 +392,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string, parts []mod
 		}
 		resp, err := d.AtTurn(turn).ModelStep(ctx, tkey, m.msgs, x)
 		if err != nil {
-			var f *swarm.Failure
+			var f *strategy.Failure
 			if errors.As(err, &f) && !f.Ends() {
 				// The model failed (after its retries): the piece of
 				// work ends with the failure.
@@ -406,7 +407,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string, parts []mod
 		}
 		// The member's tools may forward the parts it has (send_message's
 		// attach) and a child swarm it hands off to sees them.
-		results, err := d.AtTurn(turn).Round(swarm.WithConversationParts(ctx, m.msgs), tkey, calls)
+		results, err := d.AtTurn(turn).Round(strategy.WithConversationParts(ctx, m.msgs), tkey, calls)
 		if err != nil {
 			return nil, err
 		}
@@ -419,7 +420,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string, parts []mod
 		}
 		if ok {
 			if _, err := m.tb.ReleaseTasks(ctx, m.tc.team, d.RunID()); err != nil {
-				return nil, swarm.Interrupted(err)
+				return nil, strategy.Interrupted(err)
 			}
 			return json.Marshal("shut down: " + reason)
 		}
@@ -446,10 +447,10 @@ func (m *memberRun) answer(ctx context.Context, n, turn int, text, failure strin
 		return nil
 	}
 	evs := []swarm.Event{reply, {Type: swarm.EventPaused, Key: m.prefix(n+1) + "/await", Agent: m.tc.self, Reason: swarm.AwaitingMessage}}
-	if err := m.d.Journal(ctx, swarm.Entry{Events: evs, Waiting: swarm.AwaitingMessage}); err != nil {
+	if err := m.d.Journal(ctx, strategy.Entry{Events: evs, Waiting: swarm.AwaitingMessage}); err != nil {
 		return err
 	}
-	return swarm.ErrAwaiting
+	return strategy.ErrAwaiting
 }
 
 // shutdownApproved reports whether one of calls (of round tkey) approved a

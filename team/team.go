@@ -11,8 +11,8 @@
 // conversation: it answers each message sent to the team run, and sees its
 // mail at every model call.
 //
-// The package is written on the public strategy seam of package swarm
-// ([swarm.Strategy], [swarm.Driver], [swarm.DefineAgentRuns]) and nothing
+// The package is written on the public strategy seam, package strategy
+// ([strategy.Strategy], [strategy.Driver], [strategy.DefineAgentRuns]) and nothing
 // else of it: a kind of run a user could have written.
 package team
 
@@ -31,6 +31,7 @@ import (
 	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // Errors of teams.
@@ -189,7 +190,7 @@ When you have done what was asked, answer with a short summary of what you did: 
 // teammates that persist across pieces of work, mailboxes, protocols and a
 // task board, all kept in the store. Define one with [DefineTeam], start
 // one with [Team.Start]; its runs are registered like any swarm's. It is a
-// definition of agent runs (see [swarm.DefineAgentRuns]): the lead's run and
+// definition of agent runs (see [strategy.DefineAgentRuns]): the lead's run and
 // each teammate's are runs of it, driven by the member strategy.
 type Team struct {
 	swarm.Definition
@@ -226,7 +227,7 @@ func DefineTeam(id, description string, spec TeamSpec) *Team {
 	t := &Team{spec: spec}
 	var err error
 	t.td, err = defineTeam(id, spec)
-	t.Definition = swarm.DefineAgentRuns(id, description, t.plan, err)
+	t.Definition = strategy.DefineAgentRuns(id, description, t.plan, err)
 	return t
 }
 
@@ -240,7 +241,7 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 	td := &teamDef{lead: spec.Lead, members: map[string]Teammate{}, template: spec.Template, autonomous: spec.Autonomous,
 		timeout: spec.RequestTimeout, maxWakes: spec.MaxWakes, maxTurns: spec.MaxTurns, maxMembers: spec.MaxMembers, compaction: spec.Compaction,
 		guardrails: spec.Guardrails}
-	if err := (swarm.AgentRun{Agent: spec.Lead, Guardrails: spec.Guardrails, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
+	if err := (strategy.AgentRun{Agent: spec.Lead, Guardrails: spec.Guardrails, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
 		return nil, fmt.Errorf("team %s: lead: %w", id, err)
 	}
 	if td.timeout <= 0 {
@@ -266,7 +267,7 @@ func defineTeam(id string, spec TeamSpec) (*teamDef, error) {
 			return nil, fmt.Errorf("%w: team %s: two members are named %q", swarm.ErrDuplicate, id, m.Name)
 		}
 		a := &swarm.Agent{Name: m.Name, Compaction: m.Compaction, Guardrails: m.Guardrails}
-		if err := (swarm.AgentRun{Agent: a, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
+		if err := (strategy.AgentRun{Agent: a, Compaction: spec.Compaction, Strategy: memberStrategy{}}).Check(); err != nil {
 			return nil, fmt.Errorf("team %s: member %s: %w", id, m.Name, err)
 		}
 		td.members[m.Name] = m
@@ -303,10 +304,10 @@ func memberRunID(team, name string) string { return team + "~" + name }
 
 // plan plans a run of the team: the lead's (no member value) or a
 // teammate's, each its member's agent driven by the member strategy.
-func (t *Team) plan(_ json.RawMessage, values map[string]any) (swarm.AgentRun, error) {
+func (t *Team) plan(_ json.RawMessage, values map[string]any) (strategy.AgentRun, error) {
 	td := t.td
 	if td == nil {
-		return swarm.AgentRun{}, fmt.Errorf("%w: team %s is not valid", swarm.ErrInvalid, t.ID())
+		return strategy.AgentRun{}, fmt.Errorf("%w: team %s is not valid", swarm.ErrInvalid, t.ID())
 	}
 	name, _ := values[valMember].(string)
 	role, _ := values[valRole].(string)
@@ -337,7 +338,7 @@ func (t *Team) plan(_ json.RawMessage, values map[string]any) (swarm.AgentRun, e
 	}
 	a.Name, a.Instructions, a.Model, a.Compaction, a.Guardrails = m.Name, m.Instructions, m.Model, m.Compaction, m.Guardrails
 	a.Tools = append(tools, teamTools(lead, m.PlanApproval)...)
-	return swarm.AgentRun{
+	return strategy.AgentRun{
 		Agent: a, MaxTurns: td.maxTurns, Guardrails: td.guardrails, Compaction: td.compaction,
 		Data:     map[string]any{"Name": m.Name, "Role": m.Role, "Lead": td.lead.Name, "Team": team},
 		Strategy: memberStrategy{td: td, lead: lead, member: m, team: team},
@@ -347,7 +348,7 @@ func (t *Team) plan(_ json.RawMessage, values map[string]any) (swarm.AgentRun, e
 // teamCtx is what the team tools of a member's run know, carried in the
 // context of its steps.
 type teamCtx struct {
-	d      *swarm.Driver
+	d      *strategy.Driver
 	rt     *swarm.Runtime
 	td     *teamDef
 	team   string // the team run id

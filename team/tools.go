@@ -15,6 +15,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // The team tools, offered to team members besides their own. Their side
@@ -64,7 +65,7 @@ var teamToolSet struct {
 
 // journal adds events to be journaled with the executing tool call's
 // result; keys are the call's step key plus the event's type.
-func journal(ctx context.Context, evs ...swarm.Event) { swarm.JournalWith(ctx, 0, evs...) }
+func journal(ctx context.Context, evs ...swarm.Event) { strategy.JournalWith(ctx, 0, evs...) }
 
 // teamTool makes a team tool: fn gets the member's team context.
 func teamTool[In any](name, description string, fn func(ctx context.Context, tc *teamCtx, in In) (string, error)) swarm.Tool {
@@ -173,7 +174,7 @@ func readInboxTool() swarm.Tool {
 				return "Your inbox is empty.", nil
 			}
 			tc.read = mails[len(mails)-1].Seq
-			swarm.JournalWith(ctx, tc.read, swarm.Event{Type: EventInbox, Agent: tc.self, Mails: mails})
+			strategy.JournalWith(ctx, tc.read, swarm.Event{Type: EventInbox, Agent: tc.self, Mails: mails})
 			return mailText(mails), nil
 		})
 }
@@ -448,36 +449,36 @@ func (tc *teamCtx) spawn(ctx context.Context, name, role, prompt, spawnedBy stri
 
 // teammate checks the spawn of teammate name and returns its child run;
 // skip reports a teammate spawnedBy spawned already.
-func (tc *teamCtx) teammate(ctx context.Context, name, role, prompt, spawnedBy string) (c swarm.Child, skip bool, err error) {
+func (tc *teamCtx) teammate(ctx context.Context, name, role, prompt, spawnedBy string) (c strategy.Child, skip bool, err error) {
 	rt := tc.rt
 	if err := CheckMemberName(name); err != nil {
-		return swarm.Child{}, false, fmt.Errorf("%w: %w", swarm.ErrInvalidInput, err)
+		return strategy.Child{}, false, fmt.Errorf("%w: %w", swarm.ErrInvalidInput, err)
 	}
 	if name == tc.td.lead.Name || name == UserSender {
-		return swarm.Child{}, false, fmt.Errorf("%w: %q is taken (the lead, or the user)", swarm.ErrDuplicate, name)
+		return strategy.Child{}, false, fmt.Errorf("%w: %q is taken (the lead, or the user)", swarm.ErrDuplicate, name)
 	}
 	id := memberRunID(tc.team, name)
 	if existing, err := rt.Store().Get(ctx, id); err == nil {
 		if by, _ := memberValue(ctx, rt, tc.td, existing.ID, valSpawnedBy); by == spawnedBy {
-			return swarm.Child{}, true, nil
+			return strategy.Child{}, true, nil
 		}
-		return swarm.Child{}, false, fmt.Errorf("%w: the team already has a teammate named %s", swarm.ErrDuplicate, name)
+		return strategy.Child{}, false, fmt.Errorf("%w: the team already has a teammate named %s", swarm.ErrDuplicate, name)
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return swarm.Child{}, false, err
+		return strategy.Child{}, false, err
 	}
 	members, err := rt.Store().List(ctx, store.Filter{Parent: tc.team})
 	if err != nil {
-		return swarm.Child{}, false, err
+		return strategy.Child{}, false, err
 	}
 	if len(members) >= tc.td.maxMembers {
-		return swarm.Child{}, false, fmt.Errorf("%w: the team has its maximum of %d teammates", swarm.ErrInvalidInput, tc.td.maxMembers)
+		return strategy.Child{}, false, fmt.Errorf("%w: the team has its maximum of %d teammates", swarm.ErrInvalidInput, tc.td.maxMembers)
 	}
 	input, _ := json.Marshal(prompt)
-	return swarm.Child{ID: id, Input: input, Values: map[string]any{valMember: name, valRole: role, valTeam: tc.team, valSpawnedBy: spawnedBy}}, false, nil
+	return strategy.Child{ID: id, Input: input, Values: map[string]any{valMember: name, valRole: role, valTeam: tc.team, valSpawnedBy: spawnedBy}}, false, nil
 }
 
 // start starts teammates (see Driver.StartChildren).
-func (tc *teamCtx) start(ctx context.Context, cs ...swarm.Child) error {
+func (tc *teamCtx) start(ctx context.Context, cs ...strategy.Child) error {
 	if len(cs) == 0 {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // Then is a sequence: a runs, and its output is b's input. A sequence
@@ -157,7 +158,7 @@ func all[In, Out any](ctx context.Context, x *exec, key string, in In, branches 
 	})
 	var failed []int
 	for i, err := range errs {
-		var f *swarm.Failure
+		var f *strategy.Failure
 		if (tolerate || branches[i].optional) && errors.As(err, &f) && !f.Ends() {
 			failed = append(failed, i)
 		}
@@ -190,7 +191,7 @@ func joined[In, Out any](ctx context.Context, key string, errs []error, branches
 	var awaiting error
 	var reasons []string
 	for i, err := range errs {
-		var f *swarm.Failure
+		var f *strategy.Failure
 		switch {
 		case err == nil:
 		case errors.As(err, &f) && f.Ends():
@@ -201,7 +202,7 @@ func joined[In, Out any](ctx context.Context, key string, errs []error, branches
 				name = branches[i].Name()
 			}
 			reasons = append(reasons, name+": "+f.Reason)
-		case errors.Is(err, swarm.ErrAwaiting):
+		case errors.Is(err, strategy.ErrAwaiting):
 			awaiting = err
 		default:
 			return err
@@ -211,7 +212,7 @@ func joined[In, Out any](ctx context.Context, key string, errs []error, branches
 		return awaiting
 	}
 	if len(reasons) > 0 {
-		return &swarm.Failure{Reason: fmt.Sprintf("step %s: %d of %d branches failed: %s", key, len(reasons), len(errs), strings.Join(reasons, "; "))}
+		return &strategy.Failure{Reason: fmt.Sprintf("step %s: %d of %d branches failed: %s", key, len(reasons), len(errs), strings.Join(reasons, "; "))}
 	}
 	return nil
 }
@@ -272,7 +273,7 @@ func race[In, Out any](ctx context.Context, x *exec, key string, in In, branches
 		if decided {
 			return nil
 		}
-		var f *swarm.Failure
+		var f *strategy.Failure
 		switch {
 		case errors.As(err, &f) && f.Ends():
 			return err // the run ends: no decision to journal
@@ -391,7 +392,7 @@ func Loop[T any](name string, rounds int, until Until[T], body Step[T, T]) Step[
 					rctx = context.WithValue(ctx, feedbackKey{}, feedback)
 				}
 			}
-			return v, &swarm.Failure{Reason: fmt.Sprintf("loop %s: not done after %d rounds (its bound)", key, rounds)}
+			return v, &strategy.Failure{Reason: fmt.Sprintf("loop %s: not done after %d rounds (its bound)", key, rounds)}
 		}}
 }
 
@@ -403,7 +404,7 @@ func (u Until[T]) done(ctx context.Context, x *exec, key string, v T) (bool, str
 	}
 	req, err := text(v)
 	if err != nil {
-		return false, "", &swarm.Failure{Reason: "step " + key + ": " + err.Error()}
+		return false, "", &strategy.Failure{Reason: "step " + key + ": " + err.Error()}
 	}
 	verdict, err := x.d.Delegate(ctx, key, u.agent.Name, req)
 	if err != nil {
@@ -472,7 +473,7 @@ func Route[In, Out any](name string, pick Picker[In], routes ...Step[In, Out]) S
 		}
 		r, ok := byName[choice]
 		if !ok {
-			return zero, &swarm.Failure{Reason: fmt.Sprintf("route %s: no route %q (routes: %s)", key, choice, strings.Join(names, ", "))}
+			return zero, &strategy.Failure{Reason: fmt.Sprintf("route %s: no route %q (routes: %s)", key, choice, strings.Join(names, ", "))}
 		}
 		return r.exec(ctx, x, key, in)
 	}
@@ -486,7 +487,7 @@ func (p Picker[In]) pick(ctx context.Context, x *exec, key string, in In, names 
 	}
 	req, err := text(in)
 	if err != nil {
-		return "", &swarm.Failure{Reason: "step " + key + ": " + err.Error()}
+		return "", &strategy.Failure{Reason: "step " + key + ": " + err.Error()}
 	}
 	ask := req + "\n\nAnswer with exactly one of: " + strings.Join(names, ", ") + "."
 	var answer string
@@ -501,7 +502,7 @@ func (p Picker[In]) pick(ctx context.Context, x *exec, key string, in In, names 
 		}
 		ask = fmt.Sprintf("%s\n\nAnswer with exactly one of: %s. Your answer %q is not one of them.", req, strings.Join(names, ", "), answer)
 	}
-	return "", &swarm.Failure{Reason: fmt.Sprintf("route %s: the router %s named no route in %d tries (last answer %q)", key, p.agent.Name, p.tries, answer)}
+	return "", &strategy.Failure{Reason: fmt.Sprintf("route %s: the router %s named no route in %d tries (last answer %q)", key, p.agent.Name, p.tries, answer)}
 }
 
 // Within runs step on a part of a larger value S, the state a workflow

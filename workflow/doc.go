@@ -6,7 +6,7 @@
 //
 // A workflow is a swarm definition ([Define] returns a *swarm.Swarm), so a
 // runtime runs it like any other: swarm run, the HTTP API, A2A, MCP, fork
-// and the dashboard work unchanged. It is a [swarm.Strategy] written on the
+// and the dashboard work unchanged. It is a [strategy.Strategy] written on the
 // public seam only: every node is a journaled step under a key that names
 // it, so a workflow killed anywhere continues at its first unfinished node
 // (on any process that shares the store), and nothing it finished runs
@@ -26,8 +26,8 @@
 //
 // A first or quorum join and a timeout depend on which branch finishes
 // first or on the clock. The workflow records each such decision
-// ([swarm.Driver.Record]) and, on a later drive, reads it back before
-// starting anything ([swarm.Driver.Recorded]): a recovered workflow
+// ([strategy.Driver.Record]) and, on a later drive, reads it back before
+// starting anything ([strategy.Driver.Recorded]): a recovered workflow
 // replays the recorded winners and does not start the losers again.
 //
 // # Bounds

@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // DefaultMaxSteps bounds a [Graph] made with maxSteps 0.
@@ -79,7 +80,7 @@ func Node[In, Out any](s Step[In, Out]) Step[json.RawMessage, json.RawMessage] {
 		run: func(ctx context.Context, x *exec, prefix string, raw json.RawMessage) (json.RawMessage, error) {
 			in, err := decode[In](raw)
 			if err != nil {
-				return nil, &swarm.Failure{Reason: fmt.Sprintf("step %s: input: %v", join(prefix, name), err)}
+				return nil, &strategy.Failure{Reason: fmt.Sprintf("step %s: input: %v", join(prefix, name), err)}
 			}
 			out, err := s.exec(ctx, x, prefix, in)
 			if err != nil {
@@ -213,13 +214,13 @@ func (g *Graph[In, Out]) Step() Step[In, Out] {
 			var zero Out
 			v, err := encode(in)
 			if err != nil {
-				return zero, &swarm.Failure{Reason: "graph " + key + ": input: " + err.Error()}
+				return zero, &strategy.Failure{Reason: "graph " + key + ": input: " + err.Error()}
 			}
 			visits := map[string]int{}
 			cur := start
 			for step := 1; ; step++ {
 				if step > maxSteps {
-					return zero, &swarm.Failure{Reason: fmt.Sprintf("graph %s: stopped at its bound of %d steps before running node %s again", key, maxSteps, cur)}
+					return zero, &strategy.Failure{Reason: fmt.Sprintf("graph %s: stopped at its bound of %d steps before running node %s again", key, maxSteps, cur)}
 				}
 				visits[cur]++
 				prefix := key
@@ -240,7 +241,7 @@ func (g *Graph[In, Out]) Step() Step[In, Out] {
 				if next == "" {
 					res, err := decode[Out](out)
 					if err != nil {
-						return zero, &swarm.Failure{Reason: fmt.Sprintf("graph %s: the output of %s is not a valid result: %v", key, cur, err)}
+						return zero, &strategy.Failure{Reason: fmt.Sprintf("graph %s: the output of %s is not a valid result: %v", key, cur, err)}
 					}
 					return res, nil
 				}

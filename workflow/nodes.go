@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // Agent is a node that hands its input to agent a and returns its answer:
@@ -59,7 +60,7 @@ func delegate[In, Out any](name, kind string, h swarm.Handoff) Step[In, Out] {
 			var zero Out
 			req, err := text(in)
 			if err != nil {
-				return zero, &swarm.Failure{Reason: "step " + key + ": input: " + err.Error()}
+				return zero, &strategy.Failure{Reason: "step " + key + ": input: " + err.Error()}
 			}
 			answer, err := x.d.Delegate(ctx, key, target, withFeedback(ctx, req))
 			if err != nil {
@@ -67,7 +68,7 @@ func delegate[In, Out any](name, kind string, h swarm.Handoff) Step[In, Out] {
 			}
 			out, err := parse[Out](answer)
 			if err != nil {
-				return zero, &swarm.Failure{Reason: fmt.Sprintf("step %s: the answer of %s is not a valid result: %v", key, target, err)}
+				return zero, &strategy.Failure{Reason: fmt.Sprintf("step %s: the answer of %s is not a valid result: %v", key, target, err)}
 			}
 			return out, nil
 		}}
@@ -145,7 +146,7 @@ func human[In, Out any](name string, asks int, schema json.RawMessage, resolved 
 	return Step[In, Out]{name: name, kind: "human", err: err,
 		run: func(ctx context.Context, x *exec, key string, in In) (Out, error) {
 			var zero Out
-			q := swarm.Question{Reason: ask(in), Context: string(schema), Kind: "input"}
+			q := strategy.Question{Reason: ask(in), Context: string(schema), Kind: "input"}
 			if q.Reason == "" {
 				q.Reason = "Input for " + key
 			}
@@ -163,7 +164,7 @@ func human[In, Out any](name string, asks int, schema json.RawMessage, resolved 
 					return out, nil
 				}
 				if i >= asks {
-					return zero, &swarm.Failure{Reason: fmt.Sprintf("step %s: no valid answer after %d asks: %v", key, i, verr)}
+					return zero, &strategy.Failure{Reason: fmt.Sprintf("step %s: no valid answer after %d asks: %v", key, i, verr)}
 				}
 				q.Reason = fmt.Sprintf("%s (the answer was refused: %v)", ask(in), verr)
 			}
@@ -286,7 +287,7 @@ func Talk(name string, def swarm.Definition) Step[string, string] {
 			}
 			var text string
 			if err := json.Unmarshal(out, &text); err != nil {
-				return "", &swarm.Failure{Reason: "step " + key + ": recorded reply: " + err.Error()}
+				return "", &strategy.Failure{Reason: "step " + key + ": recorded reply: " + err.Error()}
 			}
 			return text, nil
 		}}

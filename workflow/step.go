@@ -19,6 +19,7 @@ import (
 	"github.com/swarmrt/swarm/compact"
 	"github.com/swarmrt/swarm/guardrail"
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // Step is a typed part of a workflow that turns an In into an Out, durably:
@@ -64,11 +65,11 @@ func (s Step[In, Out]) Named(name string) Step[In, Out] {
 }
 
 // Retry returns a copy of s that runs again, up to n more times, when it
-// fails (a *swarm.Failure: a failed agent or swarm, a Go function's error,
+// fails (a *strategy.Failure: a failed agent or swarm, a Go function's error,
 // a timeout). Each attempt has keys of its own, the attempt number after a
 // "~" ("fetch~2"), so a recovered run knows which attempt it was at. An
 // interruption or a wait for a human is not a failure and is not retried,
-// nor is a failure that ends the run (swarm.Failure.Ends: a limit, a
+// nor is a failure that ends the run (strategy.Failure.Ends: a limit, a
 // budget, a tripped guardrail).
 func (s Step[In, Out]) Retry(n int) Step[In, Out] {
 	if n < 0 && s.err == nil {
@@ -160,7 +161,7 @@ func (s Step[In, Out]) exec(ctx context.Context, x *exec, prefix string, in In) 
 			}
 			return s.run(ctx, x, k, in)
 		})
-		var f *swarm.Failure
+		var f *strategy.Failure
 		if err == nil || attempt > s.retries || !errors.As(err, &f) || f.Ends() || ctx.Err() != nil {
 			return out, err
 		}
@@ -192,7 +193,7 @@ func timed[Out any](ctx context.Context, x *exec, key string, dur time.Duration,
 	out, err := fn(tctx)
 	expired := tctx.Err() != nil && ctx.Err() == nil
 	cancel()
-	var f *swarm.Failure
+	var f *strategy.Failure
 	switch {
 	case err != nil && expired:
 		_, err = x.d.Record(ctx, dkey, "workflow.timeout", func(context.Context) (json.RawMessage, error) {
@@ -211,7 +212,7 @@ func timed[Out any](ctx context.Context, x *exec, key string, dur time.Duration,
 
 // exec is one drive of a workflow.
 type exec struct {
-	d      *swarm.Driver
+	d      *strategy.Driver
 	tracer trace.Tracer
 	id     string
 }
@@ -234,11 +235,11 @@ func node[Out any](ctx context.Context, x *exec, key, kind string, fn func(ctx c
 // endSpan ends span with the status err gives it: a failure is an error,
 // a wait for a human or an interruption is not.
 func endSpan(span trace.Span, err error) {
-	var f *swarm.Failure
+	var f *strategy.Failure
 	switch {
 	case errors.As(err, &f):
 		span.SetStatus(codes.Error, f.Reason)
-	case errors.Is(err, swarm.ErrAwaiting):
+	case errors.Is(err, strategy.ErrAwaiting):
 		span.SetAttributes(attribute.Bool("swarm.workflow.awaiting", true))
 	case err != nil:
 		span.SetStatus(codes.Error, err.Error())
@@ -247,7 +248,7 @@ func endSpan(span trace.Span, err error) {
 }
 
 // strategy runs a workflow's step as the strategy of its swarm.
-type strategy[In, Out any] struct {
+type wfStrategy[In, Out any] struct {
 	id   string
 	step Step[In, Out]
 }
@@ -256,7 +257,7 @@ type strategy[In, Out any] struct {
 const tracerName = "github.com/swarmrt/swarm/workflow"
 
 // Drive decodes the run's input, runs the step and returns its output.
-func (s *strategy[In, Out]) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (s *wfStrategy[In, Out]) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	// The run's span is in ctx when the runtime traces: its provider is
 	// the runtime's (a no-op one otherwise).
 	tracer := trace.SpanFromContext(ctx).TracerProvider().Tracer(tracerName)
@@ -270,10 +271,10 @@ func (s *strategy[In, Out]) Drive(ctx context.Context, d *swarm.Driver) (json.Ra
 	return out, err
 }
 
-func (s *strategy[In, Out]) drive(ctx context.Context, x *exec) (json.RawMessage, error) {
+func (s *wfStrategy[In, Out]) drive(ctx context.Context, x *exec) (json.RawMessage, error) {
 	in, err := decode[In](x.d.Input())
 	if err != nil {
-		return nil, &swarm.Failure{Reason: "workflow " + s.id + ": input: " + err.Error()}
+		return nil, &strategy.Failure{Reason: "workflow " + s.id + ": input: " + err.Error()}
 	}
 	out, err := s.step.exec(ctx, x, "", in)
 	if err != nil {
@@ -298,9 +299,9 @@ func New[In, Out any](id, description string, step Step[In, Out], opts ...Option
 	if err != nil {
 		return nil, fmt.Errorf("%w: workflow %s: %w", swarm.ErrInvalid, id, err)
 	}
-	st := &strategy[In, Out]{id: id, step: step}
+	st := &wfStrategy[In, Out]{id: id, step: step}
 	def := swarm.Define[In, Out](id, description, func(In) swarm.Spec {
-		spec := swarm.Spec{Strategy: st, Handoffs: slices.Clone(targets), NoBuiltins: true}
+		spec := swarm.Spec{Strategy: strategy.Of(st), Handoffs: slices.Clone(targets), NoBuiltins: true}
 		for _, o := range opts {
 			o(&spec)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/swarmrt/swarm/adaptive"
 	"github.com/swarmrt/swarm/examples/internal/demo"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // Brief is the swarm's result.
@@ -36,7 +37,7 @@ var (
 			return swarm.Spec{
 				Instructions: "You research topics thoroughly and report the key findings.",
 				Handoffs:     []swarm.Handoff{swarm.ToAgent(searcher), swarm.ToAgent(analyst)},
-				Strategy:     adaptive.New().WithStallThreshold(2).WithMaxReplans(1),
+				Strategy:     strategy.Of(adaptive.New().WithStallThreshold(2).WithMaxReplans(1)),
 			}
 		})
 )

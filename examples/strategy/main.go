@@ -1,5 +1,5 @@
 // Command strategy runs a kind of run written by a user on the engine's
-// public seam (swarm.Strategy and swarm.Driver), not on the model's
+// public seam (strategy.Strategy and strategy.Driver), not on the model's
 // tool-calling loop: three classifiers label a support ticket at once, a
 // recorded vote picks the label (a tie asks a human), and the agent for
 // that label answers. Every step is journaled: killed anywhere, the run
@@ -18,6 +18,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/examples/internal/demo"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // vote is the strategy: classify in parallel, vote, route.
@@ -26,10 +27,10 @@ type vote struct {
 	answerers   map[string]string // label -> agent
 }
 
-func (v vote) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (v vote) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	var ticket string
 	if err := json.Unmarshal(d.Input(), &ticket); err != nil {
-		return nil, &swarm.Failure{Reason: "the ticket is not text"}
+		return nil, &strategy.Failure{Reason: "the ticket is not text"}
 	}
 	labels := make([]string, len(v.classifiers))
 	for i, err := range d.Parallel(ctx, len(v.classifiers), func(ctx context.Context, i int) error {
@@ -69,13 +70,13 @@ func (v vote) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, erro
 	_ = json.Unmarshal(raw, &label)
 	if label == "" {
 		// No majority: a human decides, without a goroutine waiting.
-		if label, err = d.Await(ctx, "ask-label", swarm.Question{Reason: "The classifiers disagree: " + strings.Join(labels, ", ") + ". Which label?"}); err != nil {
+		if label, err = d.Await(ctx, "ask-label", strategy.Question{Reason: "The classifiers disagree: " + strings.Join(labels, ", ") + ". Which label?"}); err != nil {
 			return nil, err
 		}
 	}
 	agent, ok := v.answerers[label]
 	if !ok {
-		return nil, &swarm.Failure{Reason: "no agent answers " + label + " tickets"}
+		return nil, &strategy.Failure{Reason: "no agent answers " + label + " tickets"}
 	}
 	answer, err := d.Delegate(ctx, "answer", agent, ticket)
 	if err != nil {
@@ -97,7 +98,7 @@ var (
 				hs = append(hs, swarm.ToAgent(agent(c, c+" classifier: reply billing, tech or other")))
 			}
 			hs = append(hs, swarm.ToAgent(agent("billing", "billing specialist")), swarm.ToAgent(agent("tech", "technical support")))
-			return swarm.Spec{Handoffs: hs, Strategy: vote{classifiers: classifiers, answerers: map[string]string{"billing": "billing", "tech": "tech"}}}
+			return swarm.Spec{Handoffs: hs, Strategy: strategy.Of(vote{classifiers: classifiers, answerers: map[string]string{"billing": "billing", "tech": "tech"}})}
 		})
 	script = scripted.Script{
 		"fast":    {scripted.Text("billing")},

@@ -1,4 +1,4 @@
-package swarm_test
+package strategy_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/strategy"
 	"github.com/swarmrt/swarm/swarmtest/strategytest"
 )
 
@@ -27,10 +28,10 @@ type editorial struct {
 	stamps *atomic.Int64 // counts the side effect's executions
 }
 
-func (s editorial) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (s editorial) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	var topic string
 	if err := json.Unmarshal(d.Input(), &topic); err != nil {
-		return nil, &swarm.Failure{Reason: "input: " + err.Error()}
+		return nil, &strategy.Failure{Reason: "input: " + err.Error()}
 	}
 	draft, err := d.Delegate(ctx, "draft/1", "writer", topic)
 	if err != nil {
@@ -45,7 +46,7 @@ func (s editorial) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage,
 			break
 		}
 		if i == s.rounds {
-			return nil, &swarm.Failure{Reason: "no agreement after " + strconv.Itoa(i) + " reviews"}
+			return nil, &strategy.Failure{Reason: "no agreement after " + strconv.Itoa(i) + " reviews"}
 		}
 		if draft, err = d.Delegate(ctx, "draft/"+strconv.Itoa(i+1), "writer", "revise: "+verdict); err != nil {
 			return nil, err
@@ -69,7 +70,7 @@ func (s editorial) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage,
 	if err != nil {
 		return nil, err
 	}
-	answer, err := d.Await(ctx, "approve", swarm.Question{Reason: "Publish " + draft + "?", Kind: "approval"})
+	answer, err := d.Await(ctx, "approve", strategy.Question{Reason: "Publish " + draft + "?", Kind: "approval"})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func editorialSwarm(stamps *atomic.Int64) (swarm.Definition, scripted.Script) {
 	def := swarm.Define[string, string]("editorial", "writes, reviews and translates", func(string) swarm.Spec {
 		return swarm.Spec{
 			Handoffs: []swarm.Handoff{agent("writer"), agent("critic"), agent("french"), agent("german")},
-			Strategy: editorial{rounds: 3, stamps: stamps},
+			Strategy: strategy.Of(editorial{rounds: 3, stamps: stamps}),
 		}
 	})
 	return def, scripted.Script{
@@ -199,7 +200,7 @@ func TestStrategyFailure(t *testing.T) {
 // loopForever is a strategy without a bound of its own.
 type loopForever struct{ model bool }
 
-func (s loopForever) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (s loopForever) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	for i := 0; ; i++ {
 		key := "step/" + strconv.Itoa(i)
 		var err error
@@ -224,7 +225,7 @@ func TestStrategyBoundedByLimits(t *testing.T) {
 	}{{"model", true, "model calls 25 of 25"}, {"record", false, "tool calls 30 of 30"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			def := swarm.Define[string, string]("forever", "never stops", func(string) swarm.Spec {
-				return swarm.Spec{Strategy: loopForever{model: tc.model}, NoBuiltins: true}
+				return swarm.Spec{Strategy: strategy.Of(loopForever{model: tc.model}), NoBuiltins: true}
 			})
 			steps := make([]scripted.Step, 40)
 			for i := range steps {
@@ -243,7 +244,7 @@ func TestStrategyBoundedByLimits(t *testing.T) {
 // badKeys uses step keys the runtime reserves.
 type badKey struct{ key string }
 
-func (s badKey) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (s badKey) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	_, err := d.Record(ctx, s.key, "x", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`1`), nil })
 	if err == nil {
 		return json.Marshal("accepted")
@@ -257,7 +258,7 @@ func (s badKey) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, er
 // Reserved, empty and malformed step keys are refused with a clear error.
 func TestStrategyBadKeys(t *testing.T) {
 	for _, key := range []string{"", "end", "start", "/a", "a/", "a//b", strings.Repeat("k", 500)} {
-		def := swarm.Define[string, string]("bad", "bad keys", func(string) swarm.Spec { return swarm.Spec{Strategy: badKey{key}} })
+		def := swarm.Define[string, string]("bad", "bad keys", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(badKey{key})} })
 		_, _, st := startSeam(t, def, scripted.New(scripted.Script{}), `"x"`, nil)
 		if st.State != swarm.StateFailed || !strings.Contains(st.Reason, "step key") {
 			t.Errorf("key %q: state %s (%s), want failed naming the step key", key, st.State, st.Reason)
@@ -268,7 +269,7 @@ func TestStrategyBadKeys(t *testing.T) {
 // modelAndTools drives the orchestrator's own model and tools.
 type modelAndTools struct{}
 
-func (modelAndTools) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (modelAndTools) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	msgs := []model.Message{{Role: model.RoleUser, Content: string(d.Input())}}
 	for turn := 1; turn <= 3; turn++ {
 		key := "turn/" + strconv.Itoa(turn)
@@ -288,7 +289,7 @@ func (modelAndTools) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessag
 			msgs = append(msgs, model.Message{Role: model.RoleTool, ToolCallID: c.ID, Content: res[i].Output})
 		}
 	}
-	return nil, &swarm.Failure{Reason: "three turns without an answer"}
+	return nil, &strategy.Failure{Reason: "three turns without an answer"}
 }
 
 // Model and Tools: the orchestrator's model calls its tool, whose result it
@@ -300,7 +301,7 @@ func TestStrategyModelAndTools(t *testing.T) {
 		return in.A + in.B, nil
 	})
 	def := swarm.Define[string, string]("calc", "calculates", func(string) swarm.Spec {
-		return swarm.Spec{Instructions: "Calculate.", Tools: []swarm.Tool{add}, Strategy: modelAndTools{}, NoBuiltins: true}
+		return swarm.Spec{Instructions: "Calculate.", Tools: []swarm.Tool{add}, Strategy: strategy.Of(modelAndTools{}), NoBuiltins: true}
 	})
 	strategytest.Run(t, strategytest.Case{
 		Definitions: []swarm.Definition{def},
@@ -333,7 +334,7 @@ func TestStrategyModelAndTools(t *testing.T) {
 // sleeps on a durable timer.
 type typedNode struct{}
 
-func (typedNode) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (typedNode) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	out, err := d.Delegate(ctx, "book", "ticketing", `{"event":"jazz","seats":2}`)
 	if err != nil {
 		return nil, err
@@ -358,7 +359,7 @@ func TestStrategyDelegatesJSONToASwarm(t *testing.T) {
 		return swarm.Spec{Instructions: "Book {{.Input.seats}} seats for {{.Input.event}}."}
 	})
 	def := swarm.Define[string, string]("outing", "books", func(string) swarm.Spec {
-		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToSwarm(ticketing)}, Strategy: typedNode{}}
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToSwarm(ticketing)}, Strategy: strategy.Of(typedNode{})}
 	})
 	strategytest.Run(t, strategytest.Case{
 		Definitions: []swarm.Definition{ticketing, def},
@@ -378,7 +379,7 @@ func TestStrategyDelegatesJSONToASwarm(t *testing.T) {
 // panicky panics in Drive, in a recorded function or in a branch.
 type panicky struct{ where string }
 
-func (s panicky) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (s panicky) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	switch s.where {
 	case "record":
 		_, err := d.Record(ctx, "boom", "x", func(ctx context.Context) (json.RawMessage, error) {
@@ -404,7 +405,7 @@ func (s panicky) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, e
 // idempotency key.
 func TestStrategyPanicFailsTheRun(t *testing.T) {
 	for _, where := range []string{"drive", "record", "branch"} {
-		def := swarm.Define[string, string]("panicky", "panics", func(string) swarm.Spec { return swarm.Spec{Strategy: panicky{where}} })
+		def := swarm.Define[string, string]("panicky", "panics", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(panicky{where})} })
 		_, _, st := startSeam(t, def, scripted.New(scripted.Script{}), `"x"`, nil)
 		if st.State != swarm.StateFailed || !strings.HasPrefix(st.Reason, "panic: in "+where) {
 			t.Errorf("%s: state %s (%.60s), want failed with the panic", where, st.State, st.Reason)
@@ -415,7 +416,7 @@ func TestStrategyPanicFailsTheRun(t *testing.T) {
 // asksModel calls the orchestrator's model when told to.
 type asksModel struct{ call bool }
 
-func (s asksModel) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (s asksModel) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	if s.call {
 		if _, err := d.Model(ctx, "ask", []model.Message{{Role: model.RoleUser, Content: "hi"}}); err != nil {
 			return nil, err
@@ -428,7 +429,7 @@ func (s asksModel) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage,
 // call it, and fails with a clear reason when it does.
 func TestStrategyWithoutAModel(t *testing.T) {
 	for _, call := range []bool{false, true} {
-		def := swarm.Define[string, string]("nomodel", "needs no model", func(string) swarm.Spec { return swarm.Spec{Strategy: asksModel{call}} })
+		def := swarm.Define[string, string]("nomodel", "needs no model", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(asksModel{call})} })
 		_, _, st := startSeam(t, def, nil, `"x"`, nil)
 		switch {
 		case !call && st.State != swarm.StateCompleted:
@@ -442,7 +443,7 @@ func TestStrategyWithoutAModel(t *testing.T) {
 // chartTool's result carries a PNG part for the model (AttachParts).
 type chartParts struct{}
 
-func (chartParts) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (chartParts) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	msgs := []model.Message{{Role: model.RoleUser, Content: string(d.Input())}}
 	resp, err := d.Model(ctx, "turn/1", msgs)
 	if err != nil {
@@ -469,7 +470,7 @@ func TestStrategyToolsGiveParts(t *testing.T) {
 		return "drawn", swarm.AttachParts(ctx, model.Part{Type: model.PartImage, MediaType: "image/png", Data: png})
 	})
 	def := swarm.Define[string, string]("draw", "draws", func(string) swarm.Spec {
-		return swarm.Spec{Instructions: "Draw.", Tools: []swarm.Tool{chart}, Strategy: chartParts{}, NoBuiltins: true}
+		return swarm.Spec{Instructions: "Draw.", Tools: []swarm.Tool{chart}, Strategy: strategy.Of(chartParts{}), NoBuiltins: true}
 	})
 	m := scripted.New(scripted.Script{"draw": {scripted.Tools(scripted.CallTool("chart", map[string]any{}))}})
 	_, _, st := startSeam(t, def, m, `"a chart"`, nil)

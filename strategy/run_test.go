@@ -1,4 +1,4 @@
-package swarm_test
+package strategy_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/strategy"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -20,7 +21,7 @@ import (
 // then records an event of an engine type.
 type noting struct{ made *atomic.Int64 }
 
-func (s noting) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (s noting) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	ev, err := d.AtTurn(2).RecordEvent(ctx, "note", func(context.Context) (swarm.Event, error) {
 		s.made.Add(1)
 		return swarm.Event{Type: "note", Text: "noted", Progress: json.RawMessage(`{"n":1}`)}, nil
@@ -29,9 +30,9 @@ func (s noting) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, er
 		return nil, err
 	}
 	if ev.Text != "noted" || ev.Turn != 2 || string(ev.Progress) != `{"n":1}` {
-		return nil, &swarm.Failure{Reason: "note came back as " + ev.Text}
+		return nil, &strategy.Failure{Reason: "note came back as " + ev.Text}
 	}
-	answer, err := d.Await(ctx, "ask", swarm.Question{Reason: "go on?"})
+	answer, err := d.Await(ctx, "ask", strategy.Question{Reason: "go on?"})
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func (s noting) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, er
 // again); an event of an engine type is refused.
 func TestStrategyRecordEvent(t *testing.T) {
 	var made atomic.Int64
-	def := swarm.Define[string, string]("noting", "", func(string) swarm.Spec { return swarm.Spec{Strategy: noting{&made}} })
+	def := swarm.Define[string, string]("noting", "", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(noting{&made})} })
 	rt, id, st := startSeam(t, def, scripted.New(scripted.Script{}), `"x"`, nil)
 	if st.State != swarm.StatePaused {
 		t.Fatalf("state %s (%s), want paused", st.State, st.Reason)
@@ -85,17 +86,17 @@ func TestStrategyRecordEvent(t *testing.T) {
 // prompt added, then an agent the run does not have.
 type asking struct{}
 
-func (asking) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (asking) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	msgs := []model.Message{{Role: model.RoleUser, Content: "judge"}}
-	verdict, err := d.Ask(ctx, "judge", swarm.AskOptions{Agent: "critic", Schema: json.RawMessage(`{"type":"object"}`)}, msgs)
+	verdict, err := d.Ask(ctx, "judge", strategy.AskOptions{Agent: "critic", Schema: json.RawMessage(`{"type":"object"}`)}, msgs)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := d.AtTurn(3).Ask(ctx, "plan", swarm.AskOptions{System: "Plan only."}, msgs)
+	plan, err := d.AtTurn(3).Ask(ctx, "plan", strategy.AskOptions{System: "Plan only."}, msgs)
 	if err != nil {
 		return nil, err
 	}
-	_, err = d.Ask(ctx, "ghost", swarm.AskOptions{Agent: "ghost"}, msgs)
+	_, err = d.Ask(ctx, "ghost", strategy.AskOptions{Agent: "ghost"}, msgs)
 	return json.Marshal(verdict + " " + plan + " " + err.Error())
 }
 
@@ -105,7 +106,7 @@ func (asking) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, erro
 func TestStrategyAsk(t *testing.T) {
 	critic := &swarm.Agent{Name: "critic", Instructions: "Judge.", Tools: []swarm.Tool{swarm.NewTool("t", "t", func(context.Context, struct{}) (string, error) { return "", nil })}}
 	def := swarm.Define[string, string]("asking", "", func(string) swarm.Spec {
-		return swarm.Spec{Instructions: "Lead.", Strategy: asking{}, Handoffs: []swarm.Handoff{swarm.ToAgent(critic)}}
+		return swarm.Spec{Instructions: "Lead.", Strategy: strategy.Of(asking{}), Handoffs: []swarm.Handoff{swarm.ToAgent(critic)}}
 	})
 	m := scripted.New(scripted.Script{
 		"critic": {scripted.Step{Text: `{"ok":true}`, ToolCalls: []scripted.ToolCall{scripted.CallTool("t", map[string]any{})}}},
@@ -155,7 +156,7 @@ func TestStrategyAsk(t *testing.T) {
 // text swarm and no tools, and reports what it saw.
 type checked struct{ saw *[]string }
 
-func (c checked) Check(d *swarm.Driver) (int, error) {
+func (c checked) Check(d *strategy.Driver) (int, error) {
 	for _, t := range d.Roster() {
 		*c.saw = append(*c.saw, t.Name+" "+t.Description)
 		if t.Swarm && !t.TextInput {
@@ -171,7 +172,7 @@ func (c checked) Check(d *swarm.Driver) (int, error) {
 	return 7, nil
 }
 
-func (checked) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (checked) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	return d.Result("done")
 }
 
@@ -192,7 +193,7 @@ func TestStrategyChecker(t *testing.T) {
 		"tools":            {swarm.Spec{Tools: []swarm.Tool{tool}, Registry: &swarm.RegistryAccess{}}, "tools: t, swarm_registry_search, swarm_registry_handoff"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c.spec.Strategy = checked{&saw}
+			c.spec.Strategy = strategy.Of(checked{&saw})
 			def := swarm.Define[string, string]("checking", "", func(string) swarm.Spec { return c.spec })
 			rt, _ := swarmtest.NewRuntime(t, scripted.Script{}, def)
 			_, err := rt.Start(swarmtest.Context(t), "checking", []byte(`"x"`))
@@ -203,7 +204,7 @@ func TestStrategyChecker(t *testing.T) {
 	}
 	saw = nil
 	def := swarm.Define[string, string]("checking", "", func(string) swarm.Spec {
-		return swarm.Spec{Strategy: checked{&saw}, Handoffs: []swarm.Handoff{swarm.ToSwarm(sub)}}
+		return swarm.Spec{Strategy: strategy.Of(checked{&saw}), Handoffs: []swarm.Handoff{swarm.ToSwarm(sub)}}
 	})
 	_, _, st := startSeam(t, def, scripted.New(scripted.Script{}), `"x"`, nil)
 	if st.State != swarm.StateCompleted || string(st.Result) != `"done"` || st.MaxTurns != 7 {

@@ -1,4 +1,4 @@
-package swarm_test
+package strategy_test
 
 import (
 	"context"
@@ -9,19 +9,20 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // relay is a strategy that takes its steps as one agent after another:
 // each writes the next draft with its own model, instructions and tools.
 type relay struct{ agents []*swarm.Agent }
 
-func (s relay) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (s relay) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	var draft string
 	if err := json.Unmarshal(d.Input(), &draft); err != nil {
-		return nil, &swarm.Failure{Reason: "the input is not text"}
+		return nil, &strategy.Failure{Reason: "the input is not text"}
 	}
 	for i, a := range s.agents {
-		ad, err := d.As(a, swarm.Acting{Data: map[string]any{"Draft": draft}})
+		ad, err := d.As(a, strategy.Acting{Data: map[string]any{"Draft": draft}})
 		if err != nil {
 			return nil, err
 		}
@@ -40,7 +41,7 @@ func ExampleDriver_As() {
 	writer := &swarm.Agent{Name: "writer", Instructions: "Write about {{.Draft}}."}
 	editor := &swarm.Agent{Name: "editor", Instructions: "Tighten: {{.Draft}}"}
 	post := swarm.Define[string, string]("post", "writes a post", func(string) swarm.Spec {
-		return swarm.Spec{Strategy: relay{agents: []*swarm.Agent{writer, editor}}}
+		return swarm.Spec{Strategy: strategy.Of(relay{agents: []*swarm.Agent{writer, editor}})}
 	})
 	m := scripted.New(scripted.Script{
 		"writer": {scripted.Text("Bees make honey, and they make it well.")},

@@ -1,4 +1,4 @@
-package swarm_test
+package strategy_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/strategy"
 )
 
 // bestOfTwo is a kind of run of its own: two agents answer at once, a
@@ -17,10 +18,10 @@ import (
 // a run killed anywhere continues where it was.
 type bestOfTwo struct{}
 
-func (bestOfTwo) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (bestOfTwo) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	var question string
 	if err := json.Unmarshal(d.Input(), &question); err != nil {
-		return nil, &swarm.Failure{Reason: "the input is not text"}
+		return nil, &strategy.Failure{Reason: "the input is not text"}
 	}
 	writers := []string{"optimist", "pessimist"}
 	answers := make([]string, len(writers))
@@ -39,9 +40,9 @@ func (bestOfTwo) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, e
 	}
 	n, err := strconv.Atoi(pick)
 	if err != nil || n < 1 || n > 2 {
-		return nil, &swarm.Failure{Reason: "the judge answered " + strconv.Quote(pick)}
+		return nil, &strategy.Failure{Reason: "the judge answered " + strconv.Quote(pick)}
 	}
-	ok, err := d.Await(ctx, "sign-off", swarm.Question{Reason: "Send " + strconv.Quote(answers[n-1]) + "?"})
+	ok, err := d.Await(ctx, "sign-off", strategy.Question{Reason: "Send " + strconv.Quote(answers[n-1]) + "?"})
 	if err != nil {
 		return nil, err // ErrAwaiting: the run pauses until a human answers
 	}
@@ -57,7 +58,7 @@ func ExampleStrategy() {
 	forecast := swarm.Define[string, string]("forecast", "forecasts", func(string) swarm.Spec {
 		return swarm.Spec{
 			Handoffs: []swarm.Handoff{agent("optimist"), agent("pessimist"), agent("judge")},
-			Strategy: bestOfTwo{},
+			Strategy: strategy.Of(bestOfTwo{}),
 		}
 	})
 	m := scripted.New(scripted.Script{

@@ -1,4 +1,4 @@
-package swarm_test
+package strategy_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/strategy"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -15,18 +16,18 @@ import (
 // answer reads both back with Recorded.
 type peeker struct{ seen *[]string }
 
-func (p peeker) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, error) {
+func (p peeker) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
 	v, ok, err := d.Recorded("pick")
 	*p.seen = append(*p.seen, fmt.Sprintf("pick %s %t %v", v, ok, err))
 	if _, err := d.Record(ctx, "pick", "decision", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`2`), nil }); err != nil {
 		return nil, err
 	}
 	_, _ = d.Record(ctx, "bad", "decision", func(context.Context) (json.RawMessage, error) { return nil, errors.New("no luck") })
-	if _, err := d.Await(ctx, "ask", swarm.Question{Reason: "go on?"}); err != nil {
+	if _, err := d.Await(ctx, "ask", strategy.Question{Reason: "go on?"}); err != nil {
 		return nil, err
 	}
 	_, ok, err = d.Recorded("bad")
-	var f *swarm.Failure
+	var f *strategy.Failure
 	*p.seen = append(*p.seen, fmt.Sprintf("bad %t %t", ok, errors.As(err, &f) && f.Reason == "no luck"))
 	if _, _, err := d.Recorded("ask"); !errors.Is(err, swarm.ErrInvalid) {
 		return nil, fmt.Errorf("Recorded of a pause: %v, want ErrInvalid", err)
@@ -38,7 +39,7 @@ func (p peeker) Drive(ctx context.Context, d *swarm.Driver) (json.RawMessage, er
 // error as a Failure) and nothing on the drive that journals it.
 func TestDriverRecorded(t *testing.T) {
 	var seen []string
-	def := swarm.Define[string, string]("peek", "peeks", func(string) swarm.Spec { return swarm.Spec{Strategy: peeker{&seen}} })
+	def := swarm.Define[string, string]("peek", "peeks", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(peeker{&seen})} })
 	rt, _ := swarmtest.NewRuntime(t, nil, def)
 	ctx := swarmtest.Context(t)
 	id, err := rt.Start(ctx, "peek", json.RawMessage(`"x"`))

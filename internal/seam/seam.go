@@ -1,0 +1,180 @@
+// Package seam is the bridge between the engine (package swarm) and the
+// public strategy seam (package strategy), which sits above it: a strategy
+// names the API's types (Event, Agent, Runtime), so package strategy
+// imports package swarm, and the engine reaches a strategy only through
+// what is declared here.
+//
+// It holds the values both sides share: the sentinel and error types the
+// engine returns and recognizes, the plain structs the primitives take and
+// return (package strategy declares public structs of the same shape and
+// converts), the context keys of a round's tool calls, and the few
+// functions of the engine package strategy calls outside a run (set by
+// package swarm when it is initialized).
+package seam
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/swarmrt/swarm/compact"
+	"github.com/swarmrt/swarm/guardrail"
+	"github.com/swarmrt/swarm/model"
+)
+
+// ErrAwaiting is wrapped by the error of a primitive whose answer is not
+// in the journal yet (see strategy.ErrAwaiting).
+var ErrAwaiting = errors.New("awaiting an answer")
+
+// Strategy is what the engine drives: a strategy.Strategy as package
+// strategy wraps it. d is the engine's driver of the run, which
+// implements the primitives package strategy forwards to.
+type Strategy interface {
+	// Drive drives the run (see strategy.Strategy).
+	Drive(ctx context.Context, d any) (json.RawMessage, error)
+	// Check checks a run before it starts with a driver that runs no
+	// steps (see strategy.Checker); 0 and nil when the strategy does not
+	// check.
+	Check(d any) (maxTurns int, err error)
+	// SnapshotKind names the strategy's checkpoints (see
+	// strategy.SnapshotKind).
+	SnapshotKind() string
+	// CheckpointEvery is how many records may pass between checkpoints
+	// (see strategy.CheckpointEvery); 0 for the runtime's setting.
+	CheckpointEvery() int
+}
+
+// Failure is a failed step or run as the engine returns and recognizes it
+// (see strategy.Failure).
+type Failure struct {
+	// Reason says why.
+	Reason string
+	// Ends: the failure ends the whole run whatever the strategy does.
+	Ends bool
+}
+
+func (f *Failure) Error() string { return f.Reason }
+
+// Interrupted marks an error as an interruption of the run (a failure of
+// the journal or of a store a strategy reads), which releases the run to
+// continue on a later drive instead of failing it.
+type Interrupted struct{ Err error }
+
+func (e *Interrupted) Error() string { return "journal: " + e.Err.Error() }
+
+// Unwrap returns the interruption's cause.
+func (e *Interrupted) Unwrap() error { return e.Err }
+
+// IsInterrupted reports whether err is, or wraps, an interruption.
+func IsInterrupted(err error) bool {
+	var i *Interrupted
+	return errors.As(err, &i)
+}
+
+// Question is what a run asks a human (see strategy.Question).
+type Question struct {
+	Reason  string
+	Context string
+	Kind    string
+}
+
+// ToolResult is the outcome of one tool call (see strategy.ToolResult).
+type ToolResult struct {
+	Output  string
+	IsError bool
+	Parts   []model.Part
+}
+
+// Child is a child run to start (see strategy.Child).
+type Child struct {
+	ID     string
+	Input  json.RawMessage
+	Values map[string]any
+	Parts  []model.Part
+}
+
+// Target is an agent or swarm a run may delegate to (see
+// strategy.Target).
+type Target struct {
+	Name        string
+	Description string
+	Swarm       bool
+	TextInput   bool
+}
+
+// AskOptions say how a model is asked (see strategy.AskOptions).
+type AskOptions struct {
+	Agent  string
+	System string
+	Schema json.RawMessage
+}
+
+// AgentRun is the plan of one run of an agent-run definition (see
+// strategy.AgentRun). Agent is a *swarm.Agent: this package sits below
+// package swarm.
+type AgentRun struct {
+	Agent      any
+	Data       map[string]any
+	MaxTurns   int
+	Guardrails []guardrail.Guardrail
+	Compaction *compact.Config
+	Strategy   Strategy
+}
+
+// The engine's functions package strategy calls outside a run, set by
+// package swarm when it is initialized.
+var (
+	// DefineAgentRuns makes a swarm.Definition whose runs are agent runs
+	// planned by plan (see strategy.DefineAgentRuns).
+	DefineAgentRuns func(id, description string, plan func(input json.RawMessage, values map[string]any) (AgentRun, error), err error) any
+	// CheckAgentRun reports what would make a run planned as ar fail.
+	CheckAgentRun func(ar AgentRun) error
+)
+
+// CallKey is the context key under which the engine keeps what a tool
+// learns of the call it executes (a value with the methods of Call).
+type CallKey struct{}
+
+// Call is what package strategy needs of a tool call's context: events
+// and a mailbox acknowledgement to journal with the call's result (evs
+// is a []swarm.Event).
+type Call interface {
+	JournalWith(ackMail int64, evs any)
+}
+
+// HandKey is the context key of the parts the handoffs and tools of a
+// round see as those of the calling agent's conversation (a Handing).
+type HandKey struct{}
+
+// Handing holds the parts set under HandKey.
+type Handing struct{ Parts []model.Part }
+
+// StampKey is the context key of a round's function that stamps each tool
+// result event before it is journaled (a func(*swarm.Event) func()).
+type StampKey struct{}
+
+// ConvParts returns the parts of msgs, each blob and each URL once, in
+// order.
+func ConvParts(msgs []model.Message) []model.Part {
+	var out []model.Part
+	seen := map[string]bool{}
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			id := ""
+			switch {
+			case p.Blob != "":
+				id = "blob:" + p.Blob
+			case p.URL != "":
+				id = "url:" + p.URL
+			}
+			if id != "" {
+				if seen[id] {
+					continue
+				}
+				seen[id] = true
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,167 @@
+package strategy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/swarmrt/swarm/internal/seam"
+)
+
+// Strategy is a kind of run: what a run does, written as straight-line Go
+// over the durable primitives of a [Driver]. Give a swarm one with
+// swarm.Spec{Strategy: Of(s)}; its runs are then driven by Drive instead
+// of the model's tool-calling loop.
+//
+// Drive returns the run's result as JSON (a JSON string for a swarm whose
+// result is text), which the runtime checks against the swarm's result
+// type and journals as the run's end. Its error decides the run's end
+// otherwise:
+//
+//   - an error wrapping [ErrAwaiting] (from Await, or a delegation whose
+//     child waits for a human): the run pauses and is released; Drive runs
+//     again when the answer arrives;
+//   - a [*Failure]: the run fails with its reason;
+//   - the context's error or a failure of the journal (see
+//     [Interrupted]): the run is interrupted and continues on a later
+//     drive, here or on another process;
+//   - any other error: the run fails with the error's text.
+//
+// Drive follows the rules of replay in the package documentation.
+type Strategy interface {
+	Drive(ctx context.Context, d *Driver) (json.RawMessage, error)
+}
+
+// Checker is an optional interface of a [Strategy]: a strategy that needs
+// a swarm of a certain shape (say, with handoffs to delegate to) checks it
+// before a run starts. Check is called whenever a run's plan is made (when
+// the run starts, and again when it is driven after a restart), before
+// anything is journaled, with a Driver that describes the run (Agent,
+// Input, Roster, ToolNames, ResultSchema) but runs no steps. An error
+// refuses the run: Start returns it, wrapping swarm.ErrInvalid.
+//
+// maxTurns, when positive, replaces Spec.MaxTurns as the bound of turns
+// the run's status shows, for a strategy that counts its own rounds (see
+// [Driver.AtTurn]).
+type Checker interface {
+	Check(d *Driver) (maxTurns int, err error)
+}
+
+// SnapshotKind is an optional interface of a [Strategy] that names its
+// checkpoints: a checkpoint of another kind (the definition's strategy
+// changed) is ignored, and the journal replayed from its start. Without
+// it the kind is the strategy's Go type.
+type SnapshotKind interface {
+	SnapshotKind() string
+}
+
+// CheckpointEvery is an optional interface of a [Strategy] whose runs are
+// driven again and again, each drive replaying the journal from the
+// newest checkpoint: a conversation is driven once per user message, so
+// with a checkpoint only every Config.SnapshotEvery records each message
+// would replay all those since the last one, and a long conversation's
+// messages would cost more and more until it. Checkpoint is then due once
+// CheckpointEvery() records (at least one) were added since the newest
+// snapshot. Config.SnapshotEvery still bounds it from above, and a
+// negative one still means no snapshots.
+type CheckpointEvery interface {
+	CheckpointEvery() int
+}
+
+// Of makes s the strategy of a swarm: set swarm.Spec.Strategy to it. A
+// nil s gives nil (no strategy: the tool-calling loop).
+func Of(s Strategy) seam.Strategy {
+	if s == nil {
+		return nil
+	}
+	return engineStrategy{s}
+}
+
+// engineStrategy is a Strategy as the engine drives it.
+type engineStrategy struct{ s Strategy }
+
+// Drive implements seam.Strategy.
+func (e engineStrategy) Drive(ctx context.Context, d any) (json.RawMessage, error) {
+	out, err := e.s.Drive(ctx, newDriver(d))
+	return out, toEngine(err)
+}
+
+// Check implements seam.Strategy.
+func (e engineStrategy) Check(d any) (int, error) {
+	c, ok := e.s.(Checker)
+	if !ok {
+		return 0, nil
+	}
+	return c.Check(newDriver(d))
+}
+
+// SnapshotKind implements seam.Strategy.
+func (e engineStrategy) SnapshotKind() string {
+	if k, ok := e.s.(SnapshotKind); ok {
+		return k.SnapshotKind()
+	}
+	return fmt.Sprintf("%T", e.s)
+}
+
+// CheckpointEvery implements seam.Strategy.
+func (e engineStrategy) CheckpointEvery() int {
+	if c, ok := e.s.(CheckpointEvery); ok {
+		return max(c.CheckpointEvery(), 1)
+	}
+	return 0
+}
+
+// ErrAwaiting is wrapped by the error of a primitive whose answer is not
+// in the journal yet (a human's, or a child run's that waits for one): the
+// run pauses when Drive returns it. A strategy passes it up, or, in a
+// branch of Parallel, lets the other branches go on.
+var ErrAwaiting = seam.ErrAwaiting
+
+// Failure is an error that fails the run with Reason when Drive returns
+// it. Delegations that fail return one too, so that a strategy can tell a
+// failed step (which it may handle) from an interruption (which it must
+// return).
+type Failure struct {
+	Reason string
+	// ends: the failure ends the whole run even if the strategy goes on
+	// (a limit or budget of the run tree was reached).
+	ends bool
+}
+
+func (f *Failure) Error() string { return f.Reason }
+
+// Ends reports whether the failure ends the run whatever the strategy
+// does: a limit or budget of the run tree was reached, or a guardrail
+// tripped. A strategy returns such a failure instead of handling it as a
+// failed step.
+func (f *Failure) Ends() bool { return f.ends }
+
+// Interrupted marks err, a failure of something the strategy reads or
+// writes outside the journal (a store it calls itself), as an
+// interruption: Drive returning it (or an error wrapping it) releases the
+// run to continue on a later drive, instead of failing it.
+func Interrupted(err error) error {
+	if err == nil || seam.IsInterrupted(err) {
+		return err
+	}
+	return &seam.Interrupted{Err: err}
+}
+
+// fromEngine turns a failure the engine returned into a *Failure.
+func fromEngine(err error) error {
+	var f *seam.Failure
+	if err == nil || errors.Is(err, ErrAwaiting) || !errors.As(err, &f) {
+		return err
+	}
+	return &Failure{Reason: f.Reason, ends: f.Ends}
+}
+
+// toEngine turns a *Failure a strategy returned into the engine's.
+func toEngine(err error) error {
+	var f *Failure
+	if err == nil || errors.Is(err, ErrAwaiting) || !errors.As(err, &f) {
+		return err
+	}
+	return &seam.Failure{Reason: f.Reason, Ends: f.ends}
+}
