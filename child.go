@@ -302,10 +302,18 @@ func (r *runner) waitChild(ctx context.Context, key, childID string) (store.Run,
 				r.rt.notes.done(childID, w)
 				return run, nil
 			}
+			// The answer's parts (by reference to this run's blobs) go
+			// down with it: the child refers to the blobs, which are
+			// not copied, and journals them with its resumed event.
+			var parts []model.Part
+			if parts, err = r.rt.storeParts(ctx, childID, ev.Parts); err != nil {
+				r.rt.notes.done(childID, w)
+				return run, &seam.Interrupted{Err: fmt.Errorf("pass the answer's parts to run %s: %w", childID, err)}
+			}
 			// The answer is for the pause seen here: if the child was
 			// answered directly and paused again meanwhile, the store
 			// refuses it rather than apply it to the new pause.
-			_, err = r.rt.store.Send(ctx, childID, store.Message{Kind: store.MsgResume, Text: ev.Message, Time: time.Now(), Pause: run.LastSeq})
+			_, err = r.rt.store.Send(ctx, childID, store.Message{Kind: store.MsgResume, Text: ev.Message, Time: time.Now(), Pause: run.LastSeq, Parts: parts})
 			if err != nil && !errors.Is(err, store.ErrInvalidState) {
 				r.rt.notes.done(childID, w)
 				return run, &seam.Interrupted{Err: err}

@@ -265,6 +265,19 @@ func (d *dieAfter) Append(ctx context.Context, l store.Lease, recs []store.Recor
 	return n, err
 }
 
+// awaitDeath waits until the store k of a process has died; why is the
+// failure when ctx ends first.
+func awaitDeath(t *testing.T, ctx context.Context, k interface{ Dead() bool }, why string) {
+	t.Helper()
+	for !k.Dead() {
+		select {
+		case <-ctx.Done():
+			t.Fatal(why)
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
 // chatScript: each of messages user messages is answered after two rounds
 // of echo calls with padding (message big, if any, after eight); the
 // summarizer answers each summary call.

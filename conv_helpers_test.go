@@ -6,8 +6,9 @@ import "github.com/swarmrt/swarm/conversation/conversationtest"
 // forks of a conversation): the same as package conversation's tests.
 
 type (
-	Sale    = conversationtest.Sale
-	effects = conversationtest.Effects
+	Sale         = conversationtest.Sale
+	effects      = conversationtest.Effects
+	convRecorder = conversationtest.Recorder
 )
 
 var (

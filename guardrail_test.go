@@ -817,13 +817,7 @@ func TestGuardrailLegacyResultVerdictReplays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for !legacy.Dead() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("the result's verdict was never journaled")
-		case <-time.After(time.Millisecond):
-		}
-	}
+	awaitDeath(t, ctx, legacy, "the result's verdict was never journaled")
 	recs, err := mem.Read(ctx, id, 0, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -866,6 +866,9 @@ type resumeConfig struct {
 // answer. A conversation and a team's lead give them to the model with
 // the user's message, an agent that called the pause tool with the
 // pause's result; other strategies see them with Driver.AwaitParts.
+// When the pause is a child run's question (Status.Waiting names the
+// child), the parts go down with the answer: the child refers to their
+// blobs, not copied, and journals them on its resumed event.
 // Bad parts fail the resume with [ErrInvalidInput] and nothing is sent.
 func ResumeParts(parts ...model.Part) ResumeOption {
 	return func(c *resumeConfig) { c.parts = append(c.parts, parts...) }

@@ -47,9 +47,11 @@ type sayConfig struct {
 // it). The bytes of large parts are kept once in the store's blob table
 // before the message is sent; the message, and the resumed event that
 // journals it, hold references, so a run continued after a crash gives
-// the model the same parts. An invalid part, one over store.MaxBlobBytes
-// or a reference to a blob the run does not have is refused
-// ([ErrInvalidInput]) and nothing is sent or stored.
+// the model the same parts. A message that answers a question a child
+// run asked (a swarm the run handed off to) passes the parts down with
+// the answer, by reference to the same blobs. An invalid part, one over
+// store.MaxBlobBytes or a reference to a blob the run does not have is
+// refused ([ErrInvalidInput]) and nothing is sent or stored.
 func WithMessageParts(parts ...model.Part) SayOption {
 	return func(c *sayConfig) { c.parts = append(c.parts, parts...) }
 }

@@ -111,3 +111,45 @@ func TestResumeWithParts(t *testing.T) {
 		t.Errorf("the multipart image's blob: %d, %d bytes", r.status, len(r.body))
 	}
 }
+
+// The answer to a question a child swarm asked, sent to the parent over
+// HTTP with an image, reaches the child with the image: its model gets
+// the bytes, and the child refers to the blob.
+func TestResumePartsReachAWaitingChild(t *testing.T) {
+	img := pngBytes(t, 20<<10)
+	see := []scripted.ExpectPart{{Type: model.PartImage, MediaType: "image/png", MinBytes: len(img)}}
+	viewer := swarm.Define[string, string]("viewer", "Looks at images", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Describe what you see."}
+	})
+	desk := swarm.Define[string, string]("desk", "", func(string) swarm.Spec {
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToSwarm(viewer)}}
+	})
+	// The desk hands off to the viewer, which asks for the screenshot and
+	// describes it once answered.
+	handoff := scripted.CallTool("handoff_to_viewer", map[string]any{"request": "look at the user's screen"})
+	ask := scripted.CallTool("pause", map[string]any{"reason": "send me the screenshot"})
+	rt, _ := swarmtest.NewRuntime(t, scripted.Script{
+		"desk":   {scripted.Tools(handoff), scripted.Text("it shows an invoice")},
+		"viewer": {scripted.Tools(ask), {ExpectParts: see, Text: "an invoice"}},
+	}, viewer, desk)
+	ts, _ := serveRuntime(t, rt, Options{})
+	c := client{t: t, base: ts.URL}
+	st := c.start("desk", `{"input": "what is on my screen?"}`)
+	_, s := c.wait(st.ID)
+	if s.State != swarm.StatePaused || s.Waiting == "" || s.Waiting == st.ID {
+		t.Fatalf("desk: %s %s waiting on %q; want its child's question", s.State, s.Reason, s.Waiting)
+	}
+	body, _ := json.Marshal(MessageRequest{Message: "here it is", Parts: []model.Part{model.Image("image/png", img)}})
+	if res := c.post("/v1/runs/"+st.ID+"/resume", string(body)); res.status != http.StatusAccepted {
+		t.Fatalf("resume: %d %s", res.status, res.body)
+	}
+	if _, s := c.wait(st.ID); s.State != swarm.StateCompleted || string(s.Result) != `"it shows an invoice"` {
+		t.Fatalf("desk after the answer: %s %s %s", s.State, s.Reason, s.Result)
+	}
+	if _, kid := c.wait(s.Waiting); kid.State != swarm.StateCompleted {
+		t.Fatalf("the child after the answer: %s %s", kid.State, kid.Reason)
+	}
+	if r := c.get("/v1/runs/" + s.Waiting + "/blobs/" + store.BlobHash(img)); r.status != 200 || !bytes.Equal(r.body, img) {
+		t.Errorf("the child's blob of the image: %d, %d bytes", r.status, len(r.body))
+	}
+}
