@@ -42,12 +42,11 @@ func (s seamStrategy) drive(ctx context.Context, r *runner) outcome {
 		}
 		return outcome{kind: completed, result: out}
 	}
-	var f *seam.Failure
-	switch {
-	case errors.Is(err, seam.ErrAwaiting):
+	if errors.Is(err, seam.ErrAwaiting) {
 		return outcome{kind: paused}
-	case errors.As(err, &f):
-		return outcome{kind: failed, reason: f.Reason, abort: f.Ends}
+	}
+	if f, ok := seam.AsFailure(err); ok {
+		return outcome{kind: failed, reason: f.Reason, abort: f.Final}
 	}
 	if out, stop := stepFailed(ctx, err); stop {
 		return out
@@ -115,7 +114,7 @@ func (d *seamDriver) stepError(ctx context.Context, err error) error {
 	case out.kind == paused:
 		return fmt.Errorf("%w: %w", seam.ErrAwaiting, err)
 	case out.kind == failed:
-		return &seam.Failure{Reason: out.reason, Ends: out.abort}
+		return &seam.Failure{Reason: out.reason, Final: out.abort}
 	}
 	return err
 }
@@ -169,7 +168,7 @@ func (d *seamDriver) below(ctx context.Context, results []callResult) error {
 	case out.kind == paused:
 		return seam.ErrAwaiting
 	}
-	return &seam.Failure{Reason: out.reason, Ends: out.abort}
+	return &seam.Failure{Reason: out.reason, Final: out.abort}
 }
 
 // Delegate implements strategy.Driver.Delegate.
@@ -239,8 +238,7 @@ func (d *seamDriver) Record(ctx context.Context, key, kind string, fn func(ctx c
 		return nil, err
 	}
 	if ferr != nil {
-		var f *seam.Failure
-		if errors.As(ferr, &f) {
+		if f, ok := seam.AsFailure(ferr); ok {
 			return nil, f
 		}
 		return nil, &seam.Failure{Reason: ferr.Error()}
@@ -259,7 +257,7 @@ func (d *seamDriver) takeTool(ctx context.Context) error {
 	case err != nil:
 		return err
 	case !ok:
-		return &seam.Failure{Reason: "budget exceeded: " + r.budget.reached(toolCall), Ends: true}
+		return &seam.Failure{Reason: "budget exceeded: " + r.budget.reached(toolCall), Final: true}
 	}
 	return nil
 }

@@ -295,10 +295,7 @@ func (d *Driver) AwaitParts(ctx context.Context, key string, q Question) (string
 // panic in fn is its failure. Each run of fn counts as a tool execution
 // toward the run tree's limit.
 func (d *Driver) Record(ctx context.Context, key, kind string, fn func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	v, err := d.e.Record(ctx, key, kind, func(ctx context.Context) (json.RawMessage, error) {
-		v, err := fn(ctx)
-		return v, toEngine(err)
-	})
+	v, err := d.e.Record(ctx, key, kind, fn)
 	return v, fromEngine(err)
 }
 

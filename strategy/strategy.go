@@ -81,10 +81,10 @@ func Of(s Strategy) seam.Strategy {
 // engineStrategy is a Strategy as the engine drives it.
 type engineStrategy struct{ s Strategy }
 
-// Drive implements seam.Strategy.
+// Drive implements seam.Strategy: the engine recognizes the strategy's
+// failures by their Ends method (seam.AsFailure).
 func (e engineStrategy) Drive(ctx context.Context, d any) (json.RawMessage, error) {
-	out, err := e.s.Drive(ctx, newDriver(d))
-	return out, toEngine(err)
+	return e.s.Drive(ctx, newDriver(d))
 }
 
 // Check implements seam.Strategy.
@@ -150,18 +150,17 @@ func Interrupted(err error) error {
 
 // fromEngine turns a failure the engine returned into a *Failure.
 func fromEngine(err error) error {
-	var f *seam.Failure
-	if err == nil || errors.Is(err, ErrAwaiting) || !errors.As(err, &f) {
-		return err
+	if err == nil {
+		return nil
 	}
-	return &Failure{Reason: f.Reason, ends: f.Ends}
+	return asFailure(err)
 }
 
-// toEngine turns a *Failure a strategy returned into the engine's.
-func toEngine(err error) error {
-	var f *Failure
-	if err == nil || errors.Is(err, ErrAwaiting) || !errors.As(err, &f) {
+// asFailure returns err, a failure of the engine's as a *Failure.
+func asFailure(err error) error {
+	var f *seam.Failure
+	if errors.Is(err, ErrAwaiting) || !errors.As(err, &f) {
 		return err
 	}
-	return &seam.Failure{Reason: f.Reason, Ends: f.ends}
+	return &Failure{Reason: f.Reason, ends: f.Final}
 }

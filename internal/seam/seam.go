@@ -44,16 +44,36 @@ type Strategy interface {
 	CheckpointEvery() int
 }
 
-// Failure is a failed step or run as the engine returns and recognizes it
-// (see strategy.Failure).
+// Failure is a failed step or run as the engine returns it (see
+// strategy.Failure).
 type Failure struct {
 	// Reason says why.
 	Reason string
-	// Ends: the failure ends the whole run whatever the strategy does.
-	Ends bool
+	// Final: the failure ends the whole run whatever the strategy does.
+	Final bool
 }
 
 func (f *Failure) Error() string { return f.Reason }
+
+// Ends reports whether the failure ends the whole run.
+func (f *Failure) Ends() bool { return f.Final }
+
+// AsFailure finds in err's chain a failure, the engine's or a strategy's
+// (any error with an Ends method, as strategy.Failure has), so that the
+// engine recognizes a strategy's failures without converting them.
+func AsFailure(err error) (*Failure, bool) {
+	var f interface {
+		error
+		Ends() bool
+	}
+	if err == nil || !errors.As(err, &f) {
+		return nil, false
+	}
+	if sf, ok := f.(*Failure); ok {
+		return sf, true
+	}
+	return &Failure{Reason: f.Error(), Final: f.Ends()}, true
+}
 
 // Interrupted marks an error as an interruption of the run (a failure of
 // the journal or of a store a strategy reads), which releases the run to
