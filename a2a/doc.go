@@ -14,7 +14,9 @@
 // task's state follows the run's (running → working, paused →
 // input-required, completed → completed with the result as an artifact,
 // failed → failed, stopped → canceled). A message that names an
-// input-required task resumes the run with the message's text. Tasks are
+// input-required task resumes the run with the message's text and files.
+// A task's history holds the user's messages, their files as file parts
+// with their bytes (or URLs), and the run's questions. Tasks are
 // read from the runtime's store, so they survive restarts and include runs
 // started by other front ends.
 //

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,35 +47,116 @@ func (h *taskHandler) partArtifacts(ctx context.Context, id string, parts []mode
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	if b, ok := h.rt.Store().(store.Blobs); ok {
-		msgs, err := store.LoadParts(ctx, b, id, []model.Message{{Parts: parts}}, nil)
-		if err != nil {
-			return nil, internal(err)
-		}
-		parts = msgs[0].Parts
+	parts, err := h.loadParts(ctx, id, parts)
+	if err != nil {
+		return nil, internal(err)
 	}
 	out := make([]*sdk.Artifact, 0, len(parts))
 	for i, p := range parts {
-		var ap *sdk.Part
-		switch {
-		case p.Type == model.PartText:
-			ap = sdk.NewTextPart(p.Text)
-		case p.URL != "":
-			ap = sdk.NewFileURLPart(sdk.URL(p.URL), p.MediaType)
-		default:
-			ap = sdk.NewRawPart(p.Data)
-			ap.MediaType = p.MediaType
-		}
-		name := p.Name
+		ap := partOf(p, i)
+		name := ap.Filename
 		if name == "" {
 			name = string(p.Type) + "-" + strconv.Itoa(i+1)
-		}
-		if p.Type != model.PartText {
-			ap.Filename = name
 		}
 		out = append(out, &sdk.Artifact{ID: sdk.ArtifactID(ResultPartArtifactID(i)), Name: name, Parts: sdk.ContentParts{ap}})
 	}
 	return out, nil
+}
+
+// loadParts returns parts with the bytes of their blob references loaded
+// from run id's blobs, when the store keeps blobs.
+func (h *taskHandler) loadParts(ctx context.Context, id string, parts []model.Part) ([]model.Part, error) {
+	b, ok := h.rt.Store().(store.Blobs)
+	if !ok || len(parts) == 0 {
+		return parts, nil
+	}
+	msgs, err := store.LoadParts(ctx, b, id, []model.Message{{Parts: parts}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return msgs[0].Parts, nil
+}
+
+// partOf returns the A2A part of p, part i of a message or a result, its
+// bytes loaded: a text part, or a file part with its bytes (or its URL),
+// its media type and its file name (an unnamed one is named by its kind
+// and position, such as "image-1").
+func partOf(p model.Part, i int) *sdk.Part {
+	if p.Type == model.PartText {
+		return sdk.NewTextPart(p.Text)
+	}
+	var ap *sdk.Part
+	if p.URL != "" {
+		ap = sdk.NewFileURLPart(sdk.URL(p.URL), p.MediaType)
+	} else {
+		ap = sdk.NewRawPart(p.Data)
+		ap.MediaType = p.MediaType
+	}
+	ap.Filename = p.Name
+	if ap.Filename == "" {
+		ap.Filename = string(p.Type) + "-" + strconv.Itoa(i+1)
+	}
+	return ap
+}
+
+// fileParts returns the A2A file parts of a user's message's parts in a
+// task's history, their bytes loaded from run id's blobs. A blob the run
+// lacks (a crash between its start record and its blobs) leaves a text
+// part saying so, so that the task can still be read.
+func (h *taskHandler) fileParts(ctx context.Context, id string, parts []model.Part) (sdk.ContentParts, error) {
+	var out sdk.ContentParts
+	for i, p := range parts {
+		loaded, err := h.loadParts(ctx, id, []model.Part{p})
+		switch {
+		case errors.Is(err, store.ErrNoBlob):
+			out = append(out, sdk.NewTextPart(fmt.Sprintf("[%s: its bytes are missing]", p)))
+		case err != nil:
+			return nil, internal(err)
+		default:
+			out = append(out, partOf(loaded[0], i))
+		}
+	}
+	return out, nil
+}
+
+// userMessage is a user's message of a task's history without its files:
+// text, its text as journaled (the input of a run, or the answer to a
+// pause) without the lines that stood for its files; none when nothing is
+// left of it but files.
+func userMessage(id string, text *sdk.Part, files []model.Part) *sdk.Message {
+	m := &sdk.Message{ID: id, Role: sdk.MessageRoleUser}
+	if s, ok := text.Content.(sdk.Text); ok {
+		if s = sdk.Text(userText(string(s), files)); s != "" || len(files) == 0 {
+			m.Parts = sdk.ContentParts{sdk.NewTextPart(string(s))}
+		}
+	} else {
+		m.Parts = sdk.ContentParts{text}
+	}
+	return m
+}
+
+// userText returns the text of a user's message without the lines that
+// stood for its file parts in it (see messageText): "[N bytes of TYPE]"
+// for a file's bytes, the URL for a file's URL. The history carries those
+// files as file parts instead.
+func userText(text string, parts []model.Part) string {
+	if len(parts) == 0 {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	for _, p := range parts {
+		if p.Type == model.PartText {
+			continue
+		}
+		bytesLine := fmt.Sprintf("[%d bytes of ", p.Len())
+		for j, l := range lines {
+			if p.URL != "" && l == p.URL || p.URL == "" && strings.HasPrefix(l, bytesLine) && strings.HasSuffix(l, "]") {
+				lines = slices.Delete(lines, j, j+1)
+				break
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // taskHandler implements the A2A operations of one swarm on the runtime:
@@ -114,8 +196,10 @@ func internal(err error) error {
 
 // snapshot returns the task of a run as of its status st: the journal is
 // read up to st.LastSeq, so that following events from there misses
-// nothing and repeats nothing.
-func (h *taskHandler) snapshot(ctx context.Context, st swarm.Status) (*sdk.Task, error) {
+// nothing and repeats nothing. Its history holds the last history
+// messages (all of them when history is nil), and the files of those
+// alone are loaded from the run's blobs.
+func (h *taskHandler) snapshot(ctx context.Context, st swarm.Status, history *int) (*sdk.Task, error) {
 	evs, err := h.rt.History(ctx, st.ID, 0)
 	if err != nil {
 		return nil, internal(err)
@@ -123,7 +207,21 @@ func (h *taskHandler) snapshot(ctx context.Context, st swarm.Status) (*sdk.Task,
 	for len(evs) > 0 && evs[len(evs)-1].Seq > st.LastSeq {
 		evs = evs[:len(evs)-1]
 	}
-	t := taskOf(st, evs)
+	t, files := taskOf(st, evs)
+	if history != nil && *history < len(t.History) {
+		t.History = t.History[len(t.History)-*history:]
+		files = files[len(files)-*history:]
+	}
+	for i, m := range t.History {
+		parts, err := h.fileParts(ctx, st.ID, files[i])
+		if err != nil {
+			return nil, err
+		}
+		m.Parts = append(m.Parts, parts...)
+	}
+	if len(t.History) == 0 {
+		t.History = nil
+	}
 	if st.State == swarm.StateCompleted {
 		arts, err := h.partArtifacts(ctx, st.ID, st.Parts)
 		if err != nil {
@@ -134,10 +232,13 @@ func (h *taskHandler) snapshot(ctx context.Context, st swarm.Status) (*sdk.Task,
 	return t, nil
 }
 
-// taskOf builds the A2A task of a run from its status and journal.
-func taskOf(st swarm.Status, evs []swarm.Event) *sdk.Task {
+// taskOf builds the A2A task of a run from its status and journal: its
+// history holds the user's messages and the questions of its pauses.
+// files holds, for each message of the history, the files of a user's
+// message, which snapshot adds to it (see fileParts).
+func taskOf(st swarm.Status, evs []swarm.Event) (t *sdk.Task, files [][]model.Part) {
 	updated := st.UpdatedAt
-	t := &sdk.Task{
+	t = &sdk.Task{
 		ID:        sdk.TaskID(st.ID),
 		ContextID: st.ID,
 		Status:    sdk.TaskStatus{State: stateOf(st.State), Timestamp: &updated},
@@ -154,13 +255,16 @@ func taskOf(st swarm.Status, evs []swarm.Event) *sdk.Task {
 			if m, ok := ev.Values[ValueMessageID].(string); ok && m != "" {
 				id = m
 			}
-			t.History = append(t.History, &sdk.Message{ID: id, Role: sdk.MessageRoleUser, Parts: sdk.ContentParts{valuePart(ev.Input)}})
+			t.History = append(t.History, userMessage(id, valuePart(ev.Input), ev.Parts))
+			files = append(files, ev.Parts)
 		case swarm.EventPaused:
 			pause = &sdk.Message{ID: msgID(st.ID, ev.Seq), Role: sdk.MessageRoleAgent, Parts: sdk.ContentParts{sdk.NewTextPart(pauseText(ev.Reason, ev.Context))},
 				Metadata: map[string]any{MetaPause: ev.Seq}}
 			t.History = append(t.History, pause)
+			files = append(files, nil)
 		case swarm.EventResumed:
-			t.History = append(t.History, &sdk.Message{ID: msgID(st.ID, ev.Seq), Role: sdk.MessageRoleUser, Parts: sdk.ContentParts{sdk.NewTextPart(ev.Message)}})
+			t.History = append(t.History, userMessage(msgID(st.ID, ev.Seq), sdk.NewTextPart(ev.Message), ev.Parts))
+			files = append(files, ev.Parts)
 		case swarm.EventCompleted:
 			t.Artifacts = []*sdk.Artifact{resultArtifact(ev.Result)}
 		}
@@ -180,7 +284,7 @@ func taskOf(st swarm.Status, evs []swarm.Event) *sdk.Task {
 			t.Artifacts = []*sdk.Artifact{resultArtifact(st.Result)}
 		}
 	}
-	return t
+	return t, files
 }
 
 func msgID(runID string, seq int64) string { return runID + "-" + strconv.FormatInt(seq, 10) }
@@ -258,23 +362,7 @@ func (h *taskHandler) GetTask(ctx context.Context, req *sdk.GetTaskRequest) (*sd
 	if err != nil {
 		return nil, err
 	}
-	t, err := h.snapshot(ctx, st)
-	if err != nil {
-		return nil, err
-	}
-	trimHistory(t, req.HistoryLength)
-	return t, nil
-}
-
-func trimHistory(t *sdk.Task, n *int) {
-	if n == nil {
-		return
-	}
-	if *n == 0 {
-		t.History = nil
-	} else if *n < len(t.History) {
-		t.History = t.History[len(t.History)-*n:]
-	}
+	return h.snapshot(ctx, st, req.HistoryLength)
 }
 
 // maxPageSize bounds ListTasks pages, as the specification does.
@@ -344,14 +432,13 @@ func (h *taskHandler) ListTasks(ctx context.Context, req *sdk.ListTasksRequest) 
 		if err != nil {
 			return nil, internal(err)
 		}
-		t, err := h.snapshot(ctx, st)
+		history := req.HistoryLength
+		if history == nil {
+			history = new(0) // a listed task has no history unless asked
+		}
+		t, err := h.snapshot(ctx, st, history)
 		if err != nil {
 			return nil, err
-		}
-		if req.HistoryLength == nil {
-			t.History = nil
-		} else {
-			trimHistory(t, req.HistoryLength)
 		}
 		if !req.IncludeArtifacts {
 			t.Artifacts = nil
@@ -401,7 +488,7 @@ func (h *taskHandler) CancelTask(ctx context.Context, req *sdk.CancelTaskRequest
 	if st.State != swarm.StateStopped {
 		return nil, sdk.NewError(sdk.ErrTaskNotCancelable, fmt.Sprintf("task %s is %s and cannot be canceled", st.ID, stateOf(st.State)))
 	}
-	return h.snapshot(ctx, st)
+	return h.snapshot(ctx, st, nil)
 }
 
 // SendMessage implements the SendMessage method: a message without a task
@@ -425,14 +512,11 @@ func (h *taskHandler) SendMessage(ctx context.Context, req *sdk.SendMessageReque
 	if err != nil {
 		return nil, internal(err)
 	}
-	t, err := h.snapshot(ctx, st)
-	if err != nil {
-		return nil, err
-	}
+	var history *int
 	if req.Config != nil {
-		trimHistory(t, req.Config.HistoryLength)
+		history = req.Config.HistoryLength
 	}
-	return t, nil
+	return h.snapshot(ctx, st, history)
 }
 
 // SendStreamingMessage implements the SendStreamingMessage method: the
@@ -482,7 +566,7 @@ func (h *taskHandler) SubscribeToTask(ctx context.Context, req *sdk.SubscribeToT
 			yield(nil, sdk.NewError(sdk.ErrUnsupportedOperation, fmt.Sprintf("task %s is %s; a finished task has no updates", st.ID, stateOf(st.State))))
 			return
 		}
-		t, err := h.snapshot(ctx, st)
+		t, err := h.snapshot(ctx, st, nil)
 		if err != nil {
 			yield(nil, err)
 			return

@@ -12,7 +12,8 @@
 // file part to thumbnailer (whose model checks that the PNG arrived) and
 // expects its thumbnail back as a file artifact, and answers inspector
 // (which asks for a screenshot, then checks that the PNG arrived) with a
-// follow-up message carrying a file part. Exits 1 on the first failed
+// follow-up message carrying a file part, and reads both messages back
+// with their files from the tasks' history. Exits 1 on the first failed
 // check.
 
 import {
@@ -192,6 +193,17 @@ async function main() {
     check(file?.content?.$case === 'raw' && file.mediaType === 'image/png', 'files: the thumbnail is a file artifact', art);
     const bytes = Buffer.from(file.content.value);
     check(bytes.length === 6000 && bytes.subarray(0, 4).toString('latin1') === '\x89PNG', 'files: the artifact holds the thumbnail bytes', bytes.length);
+    // The task's history holds the message as sent: its text, and the
+    // PNG as a file part with its bytes and media type.
+    const sentFile = (m) => m?.parts?.find((p) => p.content?.$case === 'raw');
+    const pngIn = (m) => {
+      const f = sentFile(m);
+      return f?.mediaType === 'image/png' && Buffer.from(f.content.value).equals(png);
+    };
+    const thumbTask = await thumbnailer.getTask({ id: done.id });
+    const asked0 = thumbTask.history?.[0];
+    check(partText(asked0?.parts?.[0]) === 'make a thumbnail' && asked0?.parts?.length === 2 && pngIn(asked0),
+      'files: getTask history holds the text and the PNG file part', asked0?.parts?.map((p) => [p.content?.$case, p.mediaType, p.filename]));
 
     // A follow-up message answers an input-required task with a file.
     const inspector = await connect('inspector');
@@ -210,6 +222,10 @@ async function main() {
     const seen = await inspector.sendMessage({ message: answer });
     check(seen.status?.state === TaskState.TASK_STATE_COMPLETED && partText(seen.artifacts?.[0]?.parts?.[0]) === 'the screenshot shows the error',
       'files: a follow-up message with a file part reaches the model', seen.status);
+    const inspected = await inspector.getTask({ id: asked.id });
+    const answered = inspected.history?.at(-1);
+    check(inspected.history?.length === 3 && partText(answered?.parts?.[0]) === 'here is the screenshot you asked for' && answered?.parts?.length === 2 && pngIn(answered),
+      'files: getTask history holds the follow-up text and its PNG file part', answered?.parts?.map((p) => [p.content?.$case, p.mediaType, p.filename]));
   }
 
   // 9. An unknown task is an error, not a crash.
