@@ -56,14 +56,14 @@ func (d *seamDriver) AwaitMail(ctx context.Context, key string, with ...Event) e
 
 // Post delivers m to the mailboxes of runs to (all or none, see
 // store.Mailboxes) and continues those that waited for mail (see
-// AwaitMail). An m without an ID gets a fresh one; a post with the ID of
+// strategy.Driver.AwaitMail). An m without an ID gets a fresh one; a post with the ID of
 // a mail a recipient already has delivers nothing again to it and returns
 // the stored mail. It returns the mail as stored in each recipient's
 // mailbox.
 //
 // m's parts are given with their bytes or a URL; each recipient refers
 // to the blobs of the large ones, which are stored once, and its mailbox
-// holds references (see MailParts). A tool forwards parts its run has
+// holds references. A tool forwards parts its run has
 // (ConversationParts) by reference; a reference is refused outside a
 // tool call, and for a blob the calling run does not refer to
 // (ErrInvalidInput).

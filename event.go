@@ -49,7 +49,7 @@ const (
 	EventFailed EventType = "failed"
 	// EventStopped: the run was stopped from outside: Reason.
 	EventStopped EventType = "stopped"
-	// EventRecorded is a value a Strategy recorded with Driver.Record:
+	// EventRecorded is a value a strategy recorded with strategy.Driver.Record:
 	// Kind (the strategy's label), Result (the value), or Output and
 	// IsError when its function failed.
 	EventRecorded EventType = "recorded"
@@ -127,7 +127,7 @@ type Event struct {
 	// the tool_result of a tool or handover that changed it).
 	Shared json.RawMessage `json:"shared,omitempty"`
 	// Ledger and Progress are a strategy's own JSON in its own events
-	// (see Driver.RecordEvent): the adaptive loop's task ledger (event
+	// (see strategy.Driver.RecordEvent): the adaptive loop's task ledger (event
 	// "ledger") and progress ledger of a round (event "progress"), which
 	// package adaptive decodes.
 	Ledger   json.RawMessage `json:"ledger,omitempty"`

@@ -131,7 +131,7 @@ func (r *runner) replayTo(ctx context.Context, key string) (*model.Request, erro
 	r.inspect = &inspection{target: key, through: nestedIn(r.recorded, key), cancel: cancel}
 	in := r.inspect
 	// A strategy may record what it concludes from a call in an event of
-	// its own (Driver.RecordEvent; the adaptive loop's ledgers) and replay
+	// its own (strategy.Driver.RecordEvent; the adaptive loop's ledgers) and replay
 	// that record instead of the call. Hidden, the records journaled after
 	// the call make the strategy ask again, and meet the call.
 	if at, ok := r.recorded[key]; ok {

@@ -865,7 +865,7 @@ type resumeConfig struct {
 // kept once as blobs of the run, and journaled by reference with the
 // answer. A conversation and a team's lead give them to the model with
 // the user's message, an agent that called the pause tool with the
-// pause's result; other strategies see them with Driver.AwaitParts.
+// pause's result; other strategies see them with strategy.Driver.AwaitParts.
 // When the pause is a child run's question (Status.Waiting names the
 // child), the parts go down with the answer: the child refers to their
 // blobs, not copied, and journals them on its resumed event.
