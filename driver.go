@@ -59,7 +59,7 @@ func (s seamStrategy) drive(ctx context.Context, r *runner) outcome {
 func safely[T any](fn func() (T, error)) (v T, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &seam.Failure{Reason: fmt.Sprintf("panic: %v\n%s", p, debug.Stack())}
+			err = seam.NewFailure(fmt.Sprintf("panic: %v\n%s", p, debug.Stack()), false)
 		}
 	}()
 	return fn()
@@ -110,11 +110,11 @@ func (d *seamDriver) stepError(ctx context.Context, err error) error {
 	out, stop := stepFailed(ctx, err)
 	switch {
 	case !stop:
-		return &seam.Failure{Reason: err.Error()}
+		return seam.NewFailure(err.Error(), false)
 	case out.kind == paused:
 		return fmt.Errorf("%w: %w", seam.ErrAwaiting, err)
 	case out.kind == failed:
-		return &seam.Failure{Reason: out.reason, Final: out.abort}
+		return seam.NewFailure(out.reason, out.abort)
 	}
 	return err
 }
@@ -168,7 +168,7 @@ func (d *seamDriver) below(ctx context.Context, results []callResult) error {
 	case out.kind == paused:
 		return seam.ErrAwaiting
 	}
-	return &seam.Failure{Reason: out.reason, Final: out.abort}
+	return seam.NewFailure(out.reason, out.abort)
 }
 
 // Delegate implements strategy.Driver.Delegate.
@@ -181,7 +181,7 @@ func (d *seamDriver) Delegate(ctx context.Context, key, target, request string) 
 		return "", err
 	}
 	if res.isError {
-		return "", &seam.Failure{Reason: strings.TrimPrefix(res.output, "error: ")}
+		return "", seam.NewFailure(strings.TrimPrefix(res.output, "error: "), false)
 	}
 	return res.output, nil
 }
@@ -239,9 +239,9 @@ func (d *seamDriver) Record(ctx context.Context, key, kind string, fn func(ctx c
 	}
 	if ferr != nil {
 		if f, ok := seam.AsFailure(ferr); ok {
-			return nil, f
+			return nil, seam.NewFailure(f.Reason, f.Final)
 		}
-		return nil, &seam.Failure{Reason: ferr.Error()}
+		return nil, seam.NewFailure(ferr.Error(), false)
 	}
 	return ev.Result, nil
 }
@@ -257,7 +257,7 @@ func (d *seamDriver) takeTool(ctx context.Context) error {
 	case err != nil:
 		return err
 	case !ok:
-		return &seam.Failure{Reason: "budget exceeded: " + r.budget.reached(toolCall), Final: true}
+		return seam.NewFailure("budget exceeded: "+r.budget.reached(toolCall), true)
 	}
 	return nil
 }

@@ -104,7 +104,7 @@ func (d *seamDriver) CheckInput(ctx context.Context, key, text string) (string, 
 	case out.kind == interrupted:
 		return "", out.err
 	}
-	return "", &seam.Failure{Reason: out.reason, Final: out.abort}
+	return "", seam.NewFailure(out.reason, out.abort)
 }
 
 // Compacted implements strategy.Driver.Compacted.

@@ -17,7 +17,7 @@ func (d *seamDriver) Recorded(key string) (json.RawMessage, bool, error) {
 		return nil, false, fmt.Errorf("%w: step %s holds a %s, not a recorded value", ErrInvalid, key, ev.Type)
 	}
 	if ev.IsError {
-		return nil, true, &seam.Failure{Reason: ev.Output}
+		return nil, true, seam.NewFailure(ev.Output, false)
 	}
 	return ev.Result, true, nil
 }

@@ -85,8 +85,7 @@ func (d *Driver) Runtime() *swarm.Runtime { return d.e.Runtime() }
 // limit apply as in the tool-calling loop. A failure of the model (after
 // its retries) is returned as a [*Failure].
 func (d *Driver) Model(ctx context.Context, key string, msgs []model.Message) (*model.Response, error) {
-	resp, err := d.e.Model(ctx, key, msgs)
-	return resp, fromEngine(err)
+	return d.e.Model(ctx, key, msgs)
 }
 
 // Step is what ModelStep journals with a new model response, in the same
@@ -109,8 +108,7 @@ type Step struct {
 // journals nothing (s is then ignored: check RecordedEvent(key+"/model")
 // to tell).
 func (d *Driver) ModelStep(ctx context.Context, key string, msgs []model.Message, s Step) (*model.Response, error) {
-	resp, err := d.e.ModelStep(ctx, key, msgs, s.Events, s.AckMail)
-	return resp, fromEngine(err)
+	return d.e.ModelStep(ctx, key, msgs, s.Events, s.AckMail)
 }
 
 // AskOptions say how [Driver.Ask] calls a model.
@@ -133,8 +131,7 @@ type AskOptions struct {
 // and limits apply as in Model, and a failure of the model is returned as
 // a [*Failure].
 func (d *Driver) Ask(ctx context.Context, key string, o AskOptions, msgs []model.Message) (string, error) {
-	text, err := d.e.Ask(ctx, key, seam.AskOptions(o), msgs)
-	return text, fromEngine(err)
+	return d.e.Ask(ctx, key, seam.AskOptions(o), msgs)
 }
 
 // ToolResult is the outcome of one tool call run by Tools or Round.
@@ -150,7 +147,7 @@ type ToolResult struct {
 // toolResults converts the engine's tool results.
 func toolResults(rs []seam.ToolResult, err error) ([]ToolResult, error) {
 	if err != nil {
-		return nil, fromEngine(err)
+		return nil, err
 	}
 	out := make([]ToolResult, len(rs))
 	for i, r := range rs {
@@ -232,8 +229,7 @@ func (d *Driver) Result(text string) (json.RawMessage, error) { return d.e.Resul
 // handoff under key+"/tool/next" and counts toward the nesting depth
 // limit. A target that fails returns a [*Failure].
 func (d *Driver) Delegate(ctx context.Context, key, target, request string) (string, error) {
-	out, err := d.e.Delegate(ctx, key, target, request)
-	return out, fromEngine(err)
+	return d.e.Delegate(ctx, key, target, request)
 }
 
 // Parts returns the parts attached to the run's input (see
@@ -250,8 +246,7 @@ func (d *Driver) Parts() []model.Part { return d.e.Parts() }
 // swarm.ErrInvalidInput. The strategy passes the same parts when the step
 // is replayed.
 func (d *Driver) DelegateParts(ctx context.Context, key, target, request string, parts []model.Part) (string, error) {
-	out, err := d.e.DelegateParts(ctx, key, target, request, parts)
-	return out, fromEngine(err)
+	return d.e.DelegateParts(ctx, key, target, request, parts)
 }
 
 // Question is what a run asks a human in Await.
@@ -271,7 +266,7 @@ type Question struct {
 // no goroutine waits and the run holds no lease. A resume of the run is
 // the answer; Drive then runs again and Await returns it.
 func (d *Driver) Await(ctx context.Context, key string, q Question) (string, error) {
-	msg, _, err := d.AwaitParts(ctx, key, q)
+	msg, _, err := d.e.AwaitParts(ctx, key, seam.Question(q))
 	return msg, err
 }
 
@@ -281,8 +276,7 @@ func (d *Driver) Await(ctx context.Context, key string, q Question) (string, err
 // model.Message it gives the model (model steps load the bytes) and hands
 // them on with [WithConversationParts]. A replay returns the same parts.
 func (d *Driver) AwaitParts(ctx context.Context, key string, q Question) (string, []model.Part, error) {
-	msg, parts, err := d.e.AwaitParts(ctx, key, seam.Question(q))
-	return msg, parts, fromEngine(err)
+	return d.e.AwaitParts(ctx, key, seam.Question(q))
 }
 
 // Record runs fn once and journals what it returned under key (an event of
@@ -295,8 +289,7 @@ func (d *Driver) AwaitParts(ctx context.Context, key string, q Question) (string
 // panic in fn is its failure. Each run of fn counts as a tool execution
 // toward the run tree's limit.
 func (d *Driver) Record(ctx context.Context, key, kind string, fn func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	v, err := d.e.Record(ctx, key, kind, fn)
-	return v, fromEngine(err)
+	return d.e.Record(ctx, key, kind, fn)
 }
 
 // Recorded returns the value [Driver.Record] journaled under key on an
@@ -309,8 +302,7 @@ func (d *Driver) Record(ctx context.Context, key, kind string, fn func(ctx conte
 // recorded decision already stopped. It sees the journal as it was when
 // the drive began: a value recorded during this drive is not reported.
 func (d *Driver) Recorded(key string) (json.RawMessage, bool, error) {
-	v, ok, err := d.e.Recorded(key)
-	return v, ok, fromEngine(err)
+	return d.e.Recorded(key)
 }
 
 // RecordEvent journals a strategy's own event under key, once: the event
@@ -325,8 +317,7 @@ func (d *Driver) Recorded(key string) (json.RawMessage, bool, error) {
 // engine's own. Of Event's fields, a strategy may fill any but Seq, Time
 // and RunID; Ledger and Progress carry a strategy's JSON.
 func (d *Driver) RecordEvent(ctx context.Context, key string, fn func(ctx context.Context) (swarm.Event, error)) (swarm.Event, error) {
-	ev, err := d.e.RecordEvent(ctx, key, fn)
-	return ev, fromEngine(err)
+	return d.e.RecordEvent(ctx, key, fn)
 }
 
 // RecordedEvent returns the event the journal holds under key (of any
@@ -380,8 +371,7 @@ func (d *Driver) Journal(ctx context.Context, e Entry) error {
 // guardrail that pauses for a human returns an error wrapping ErrAwaiting,
 // one that trips a *Failure that Ends the run.
 func (d *Driver) CheckInput(ctx context.Context, key, text string) (string, error) {
-	reason, err := d.e.CheckInput(ctx, key, text)
-	return reason, fromEngine(err)
+	return d.e.CheckInput(ctx, key, text)
 }
 
 // Compacted returns the history msgs of the run's agent without what its
@@ -399,11 +389,7 @@ func (d *Driver) Compacted(msgs []model.Message) []model.Message { return d.e.Co
 // return their recorded outcomes at once. Parallel returns early only when
 // ctx ends. A panic in a branch is its [*Failure].
 func (d *Driver) Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) []error {
-	errs := d.e.Parallel(ctx, n, fn)
-	for i, err := range errs {
-		errs[i] = fromEngine(err)
-	}
-	return errs
+	return d.e.Parallel(ctx, n, fn)
 }
 
 // Sleep waits until dur after the first time the run reached key: the
@@ -411,7 +397,7 @@ func (d *Driver) Parallel(ctx context.Context, n int, fn func(ctx context.Contex
 // is left of it (and not at all once it has passed). The run keeps its
 // lease while it sleeps.
 func (d *Driver) Sleep(ctx context.Context, key string, dur time.Duration) error {
-	return fromEngine(d.e.Sleep(ctx, key, dur))
+	return d.e.Sleep(ctx, key, dur)
 }
 
 // Checkpoint snapshots the run at a boundary of its strategy: the record

@@ -3,7 +3,6 @@ package strategy
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/swarmrt/swarm/internal/seam"
@@ -137,6 +136,10 @@ func (f *Failure) Error() string { return f.Reason }
 // failed step.
 func (f *Failure) Ends() bool { return f.ends }
 
+func init() {
+	seam.NewFailure = func(reason string, ends bool) error { return &Failure{Reason: reason, ends: ends} }
+}
+
 // Interrupted marks err, a failure of something the strategy reads or
 // writes outside the journal (a store it calls itself), as an
 // interruption: Drive returning it (or an error wrapping it) releases the
@@ -146,21 +149,4 @@ func Interrupted(err error) error {
 		return err
 	}
 	return &seam.Interrupted{Err: err}
-}
-
-// fromEngine turns a failure the engine returned into a *Failure.
-func fromEngine(err error) error {
-	if err == nil {
-		return nil
-	}
-	return asFailure(err)
-}
-
-// asFailure returns err, a failure of the engine's as a *Failure.
-func asFailure(err error) error {
-	var f *seam.Failure
-	if errors.Is(err, ErrAwaiting) || !errors.As(err, &f) {
-		return err
-	}
-	return &Failure{Reason: f.Reason, ends: f.Final}
 }

@@ -44,8 +44,14 @@ type Strategy interface {
 	CheckpointEvery() int
 }
 
-// Failure is a failed step or run as the engine returns it (see
-// strategy.Failure).
+// NewFailure makes a failed step as the engine returns it to a strategy:
+// package strategy sets it, when it is initialized, to make a
+// *strategy.Failure, so that a primitive's error needs no conversion (an
+// engine's failure reaches a strategy only through package strategy, which
+// is initialized before any strategy exists).
+var NewFailure = func(reason string, final bool) error { return &Failure{Reason: reason, Final: final} }
+
+// Failure is a failed step or run, the engine's own (see NewFailure).
 type Failure struct {
 	// Reason says why.
 	Reason string
