@@ -34,6 +34,7 @@ type seamDriver struct {
 type seamStrategy struct{ s seam.Strategy }
 
 func (s seamStrategy) drive(ctx context.Context, r *runner) outcome {
+	r.deferPause = true
 	res, err := safely(func() (json.RawMessage, error) { return s.s.Drive(ctx, &seamDriver{r: r}) })
 	if err == nil {
 		out, verr := r.info.output(res)
@@ -97,6 +98,22 @@ func (d *seamDriver) checkKey(key string) error {
 	return nil
 }
 
+// takeStep claims step, the record a primitive journals its outcome under
+// (key+"/model" for a model call, key itself for Record), for this drive:
+// a second primitive given the key of an earlier one in the same drive
+// would be answered with the earlier one's outcome (or fail to journal and
+// leave the run for a later drive that meets it again), so it is refused:
+// each key names one step.
+func (d *seamDriver) takeStep(key, step string) error {
+	if err := d.checkKey(key); err != nil {
+		return err
+	}
+	if _, taken := d.r.steps.LoadOrStore(step, true); taken {
+		return fmt.Errorf("%w: step key %q names two steps of the run (%s): each step needs a key of its own", ErrInvalid, key, step)
+	}
+	return nil
+}
+
 // Model implements strategy.Driver.Model.
 func (d *seamDriver) Model(ctx context.Context, key string, msgs []model.Message) (*model.Response, error) {
 	if err := d.checkKey(key); err != nil {
@@ -130,7 +147,7 @@ func (d *seamDriver) Tools(ctx context.Context, key string, calls []model.ToolCa
 // tools are refused when the run's agent is offered them, and always by
 // Tools.
 func (d *seamDriver) runCalls(ctx context.Context, what, key string, calls []model.ToolCall, merge bool) (*round, []seam.ToolResult, error) {
-	if err := d.checkKey(key); err != nil {
+	if err := d.takeStep(key, key+"/tools"); err != nil {
 		return nil, nil, err
 	}
 	r, ap := d.r, d.root()
@@ -141,7 +158,7 @@ func (d *seamDriver) runCalls(ctx context.Context, what, key string, calls []mod
 			}
 		}
 	}
-	rd := &round{ap: ap, tkey: key, turn: d.turn, merge: merge}
+	rd := &round{ap: ap, tkey: key, turn: d.turn, merge: merge, stamp: true}
 	results := r.execCalls(ctx, rd, calls)
 	if err := d.below(ctx, results); err != nil {
 		return nil, nil, err
@@ -173,7 +190,7 @@ func (d *seamDriver) below(ctx context.Context, results []callResult) error {
 
 // Delegate implements strategy.Driver.Delegate.
 func (d *seamDriver) Delegate(ctx context.Context, key, target, request string) (string, error) {
-	if err := d.checkKey(key); err != nil {
+	if err := d.takeStep(key, key+"/call/next"); err != nil {
 		return "", err
 	}
 	res := d.r.delegate(ctx, d.root(), key, d.turn, target, request)
@@ -188,7 +205,7 @@ func (d *seamDriver) Delegate(ctx context.Context, key, target, request string) 
 
 // AwaitParts implements strategy.Driver.AwaitParts.
 func (d *seamDriver) AwaitParts(ctx context.Context, key string, q seam.Question) (string, []model.Part, error) {
-	if err := d.checkKey(key); err != nil {
+	if err := d.takeStep(key, key); err != nil {
 		return "", nil, err
 	}
 	if q.Reason == "" {
@@ -208,7 +225,7 @@ func (d *seamDriver) AwaitParts(ctx context.Context, key string, q seam.Question
 
 // Record implements strategy.Driver.Record.
 func (d *seamDriver) Record(ctx context.Context, key, kind string, fn func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	if err := d.checkKey(key); err != nil {
+	if err := d.takeStep(key, key); err != nil {
 		return nil, err
 	}
 	r := d.r
@@ -219,7 +236,7 @@ func (d *seamDriver) Record(ctx context.Context, key, kind string, fn func(ctx c
 		return nil, err
 	}
 	v, ferr := safely(func() (json.RawMessage, error) { return fn(WithCallKey(ctx, r.id, key)) })
-	ev := Event{Type: EventRecorded, Key: key, Agent: d.Agent(), Kind: kind}
+	ev := Event{Type: EventRecorded, Key: key, Agent: d.Agent(), Kind: kind, Turn: d.turn}
 	switch {
 	case ferr != nil && ctx.Err() != nil:
 		return nil, context.Cause(ctx)
@@ -234,7 +251,7 @@ func (d *seamDriver) Record(ctx context.Context, key, kind string, fn func(ctx c
 		}
 		ev.Result = v
 	}
-	if _, err := r.record(ctx, ev, store.Update{}); err != nil {
+	if _, err := r.record(ctx, ev, store.Update{Turn: d.turn}); err != nil {
 		return nil, err
 	}
 	if ferr != nil {

@@ -68,6 +68,13 @@ type runner struct {
 	// starts holds, by step key, the swarm handoff calls checked when
 	// their model response was recorded (childStart), for child to use.
 	starts sync.Map
+	// steps are the steps a strategy's primitives took in this drive
+	// (see seamDriver.takeStep).
+	steps sync.Map
+	// deferPause: the run's pauses wait for the end of the drive (a
+	// strategy's; see pauseWith), where pause, under mu, is journaled.
+	deferPause bool
+	pause      *pausedAt
 	// seq is the newest journal sequence number this runner knows of.
 	seq atomic.Int64
 
@@ -686,6 +693,8 @@ type round struct {
 	tkey  string
 	turn  int
 	merge bool
+	// stamp: its events carry turn (a strategy's round, see AtTurn).
+	stamp bool
 	left  atomic.Int32
 	ended atomic.Bool
 }
@@ -693,6 +702,9 @@ type round struct {
 // settle counts one call as done and returns the events and row update to
 // journal with its result.
 func (rd *round) settle(ev Event, u store.Update) ([]Event, store.Update) {
+	if rd.stamp && ev.Turn == 0 {
+		ev.Turn = rd.turn
+	}
 	if rd.left.Add(-1) != 0 || !rd.merge {
 		return []Event{ev}, u
 	}
@@ -1058,6 +1070,14 @@ func (r *runner) finish(ctx context.Context, out outcome) error {
 			evs = []Event{{Type: EventFailed, Key: "end", Agent: r.info.id, Reason: reason}}
 			u = store.Update{State: store.Failed, Reason: reason}
 		}
+	case paused:
+		r.mu.Lock()
+		p := r.pause
+		r.mu.Unlock()
+		if p == nil {
+			return nil
+		}
+		return r.append(bg, p.evs, p.u, p.ap)
 	default:
 		return nil
 	}

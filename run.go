@@ -90,7 +90,8 @@ func (r *Run[Out]) Wait(ctx context.Context) (Result[Out], error) {
 	return loadedResult[Out](ctx, r.rt, s)
 }
 
-// Resume answers a paused run; its message becomes the pause tool's result.
+// Resume answers a paused run; its message becomes the pause tool's result
+// (for a strategy, what Await returns).
 // With [AtPause] it answers that pause only (see [Runtime.Resume]).
 func (r *Run[Out]) Resume(ctx context.Context, message string, opts ...ResumeOption) error {
 	return r.rt.Resume(ctx, r.id, message, opts...)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
@@ -98,18 +99,50 @@ func (r *runner) await(ctx context.Context, ap *agentPlan, pause Event, u store.
 		evs = []Event{pause}
 	}
 	u.State, u.Reason = store.Paused, pause.Reason
-	return "", nil, false, r.append(ctx, evs, u, ap)
+	return "", nil, false, r.pauseWith(ctx, evs, u, ap)
 }
 
 // delegate hands request to target, an agent or swarm that ap may hand off
 // to, as if ap's model had called the handoff tool with call id "next" in
 // round tkey: the handoff is announced, run, and its outcome journaled
 // under tkey+"/tool/next". A replay finds both and runs nothing again.
+// pausedAt is a pause a strategy's drive reached: the events and the
+// update that journal it and mark the run paused.
+type pausedAt struct {
+	evs []Event
+	u   store.Update
+	ap  *agentPlan
+}
+
+// pauseWith journals evs and marks the run paused with u. A strategy's
+// drive (deferPause) keeps the first such pause until Drive returns and
+// journals it then (finish): until then the run keeps its lease, so that
+// its other branches of Parallel journal what they do, and a Drive that
+// fails or completes after all leaves no question behind. A crash before
+// the end loses only the pause, which the drive after it reaches again.
+func (r *runner) pauseWith(ctx context.Context, evs []Event, u store.Update, ap *agentPlan) error {
+	if !r.deferPause {
+		return r.append(ctx, evs, u, ap)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pause == nil {
+		r.pause = &pausedAt{evs: evs, u: u, ap: ap}
+	}
+	return nil
+}
+
 func (r *runner) delegate(ctx context.Context, ap *agentPlan, tkey string, turn int, target, request string) callResult {
 	tool := handoffPre + target
 	_, isAgent := ap.handoffs[tool]
 	if _, isSwarm := ap.children[tool]; !isAgent && !isSwarm {
-		return callResult{output: fmt.Sprintf("error: %s cannot hand off to %q", ap.name, target), isError: true}
+		var names []string
+		for _, def := range ap.toolDefs {
+			if name, ok := strings.CutPrefix(def.Name, handoffPre); ok {
+				names = append(names, name)
+			}
+		}
+		return callResult{output: fmt.Sprintf("error: %s cannot hand off to %q; its targets are: %s", ap.name, target, strings.Join(names, ", ")), isError: true}
 	}
 	args, _ := json.Marshal(map[string]string{"request": request})
 	if ct, ok := ap.children[tool]; ok && !ct.info.textIn && json.Valid([]byte(request)) {
@@ -120,11 +153,18 @@ func (r *runner) delegate(ctx context.Context, ap *agentPlan, tkey string, turn 
 	calls := []model.ToolCall{c}
 	if _, ok := r.recorded[tkey+"/call/"+c.ID]; !ok {
 		evs, agent := r.announce(ctx, ap, tkey, calls, nil)
-		if err := r.append(ctx, evs, store.Update{Agent: agent}, ap); err != nil {
+		for i := range evs {
+			evs[i].Turn = turn
+		}
+		u := store.Update{Agent: agent}
+		if ap.root {
+			u.Turn = turn
+		}
+		if err := r.append(ctx, evs, u, ap); err != nil {
 			return callResult{err: err}
 		}
 	}
-	return r.execCalls(ctx, &round{ap: ap, tkey: tkey, turn: turn}, calls)[0]
+	return r.execCalls(ctx, &round{ap: ap, tkey: tkey, turn: turn, stamp: true}, calls)[0]
 }
 
 // below looks at a round's results for what stops the strategy: an
@@ -146,7 +186,7 @@ func (r *runner) below(ctx context.Context, ap *agentPlan, results []callResult,
 		}
 		if ev := res.childPause; ev != nil {
 			u.State, u.Reason = store.Paused, ev.Reason
-			if err := r.append(ctx, []Event{*ev}, u, ap); err != nil {
+			if err := r.pauseWith(ctx, []Event{*ev}, u, ap); err != nil {
 				return outcome{kind: interrupted, err: err}, true
 			}
 		}

@@ -226,8 +226,10 @@ func (d *Driver) Result(text string) (json.RawMessage, error) { return d.e.Resul
 // key), a swarm runs as a child run (waiting for it holds no lease when it
 // pauses; for a swarm whose input is not text, request is its JSON input,
 // and the answer is its JSON result). The delegation is journaled as a
-// handoff under key+"/tool/next" and counts toward the nesting depth
-// limit. A target that fails returns a [*Failure].
+// handoff under key (key+"/call/next" when it starts, key+"/tool/next" with
+// its answer; an agent's own steps below key+"/h/") and counts toward the
+// nesting depth limit. A target that fails, or is not one of Roster,
+// returns a [*Failure].
 func (d *Driver) Delegate(ctx context.Context, key, target, request string) (string, error) {
 	return d.e.Delegate(ctx, key, target, request)
 }
@@ -386,8 +388,11 @@ func (d *Driver) Compacted(msgs []model.Message) []model.Message { return d.e.Co
 // branch keys of its own (key+"/"+strconv.Itoa(i)). A branch that awaits
 // an answer does not stop the others; the run pauses once Drive returns
 // ErrAwaiting, and on the drive after the answer the finished branches
-// return their recorded outcomes at once. Parallel returns early only when
-// ctx ends. A panic in a branch is its [*Failure].
+// return their recorded outcomes at once. Until Drive returns, the run
+// keeps its lease and the question is not yet journaled, so what the other
+// branches do meanwhile is journaled in this drive; a Drive that fails or
+// completes instead leaves no question behind. Parallel returns early only
+// when ctx ends. A panic in a branch is its [*Failure].
 func (d *Driver) Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) []error {
 	return d.e.Parallel(ctx, n, fn)
 }

@@ -478,3 +478,163 @@ func TestStrategyToolsGiveParts(t *testing.T) {
 		t.Fatalf("%s %s %s, want the tool's part", st.State, st.Result, st.Reason)
 	}
 }
+
+// twoSteps gives two primitives the same step key, the second after the
+// first, and returns the second's error.
+type twoSteps struct{ first, second string }
+
+func (s twoSteps) step(ctx context.Context, d *strategy.Driver, kind string) error {
+	var err error
+	switch kind {
+	case "record":
+		_, err = d.Record(ctx, "k", "x", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`1`), nil })
+	case "event":
+		_, err = d.RecordEvent(ctx, "k", func(context.Context) (swarm.Event, error) { return swarm.Event{Type: "note"}, nil })
+	case "await":
+		_, err = d.Await(ctx, "k", strategy.Question{Reason: "yes?"})
+	case "delegate":
+		_, err = d.Delegate(ctx, "k", "helper", "help")
+	case "stranger":
+		_, err = d.Delegate(ctx, "k", "editor", "help")
+	}
+	return err
+}
+
+func (s twoSteps) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	if err := s.step(ctx, d, s.first); err != nil && !errors.Is(err, strategy.ErrAwaiting) {
+		return nil, err
+	}
+	if err := s.step(ctx, d, s.second); err != nil {
+		return nil, err
+	}
+	return json.Marshal("both ran")
+}
+
+// A key given to two primitives in one drive breaks the rule that each
+// key names one step: the second is refused and the run fails saying so,
+// rather than being answered with the first one's outcome or leaving the
+// run for a later drive that meets the same clash.
+func TestStrategyKeyNamesOneStep(t *testing.T) {
+	helper := &swarm.Agent{Name: "helper", Instructions: "Help."}
+	for _, c := range [][2]string{{"record", "record"}, {"event", "record"}, {"record", "await"}, {"delegate", "delegate"}, {"await", "record"}} {
+		t.Run(c[0]+"/"+c[1], func(t *testing.T) {
+			def := swarm.Define[string, string]("twice", "one key, two steps", func(string) swarm.Spec {
+				return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(helper)}, Strategy: strategy.Of(twoSteps{c[0], c[1]})}
+			})
+			m := scripted.New(scripted.Script{"helper": {scripted.Text("one"), scripted.Text("two")}})
+			_, _, st := startSeam(t, def, m, `"x"`, nil)
+			if st.State != swarm.StateFailed || !strings.Contains(st.Reason, `step key "k" names two steps`) {
+				t.Errorf("state %s (%s), want failed naming the key of two steps", st.State, st.Reason)
+			}
+		})
+	}
+}
+
+// pastAPause awaits a human in branch 0 of Parallel while branch 1, once
+// branch 0 has returned, records a side effect: runs counts the effect.
+type pastAPause struct{ runs *atomic.Int64 }
+
+func (s pastAPause) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	asked := make(chan struct{})
+	var answer, effect string
+	errs := d.Parallel(ctx, 2, func(ctx context.Context, i int) error {
+		if i == 0 {
+			defer close(asked)
+			var err error
+			answer, err = d.Await(ctx, "ask", strategy.Question{Reason: "Go on?"})
+			return err
+		}
+		<-asked
+		v, err := d.Record(ctx, "effect", "effect", func(context.Context) (json.RawMessage, error) {
+			s.runs.Add(1)
+			return json.Marshal("done")
+		})
+		effect = string(v)
+		return err
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return json.Marshal(answer + " " + effect)
+}
+
+// A branch of Parallel goes on past another branch's pause: what it does
+// after the question is asked is journaled in the same drive (the run
+// keeps its lease until Drive returns), so it is not done again once the
+// answer comes.
+func TestStrategyParallelGoesOnPastAPause(t *testing.T) {
+	var runs atomic.Int64
+	def := swarm.Define[string, string]("past", "a pause and a branch", func(string) swarm.Spec {
+		return swarm.Spec{Strategy: strategy.Of(pastAPause{&runs})}
+	})
+	rt, id, st := startSeam(t, def, scripted.New(scripted.Script{}), `"x"`, nil)
+	if st.State != swarm.StatePaused || st.Reason != "Go on?" {
+		t.Fatalf("state %s (%s), want paused at the question", st.State, st.Reason)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := rt.Resume(ctx, id, "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ = rt.Wait(ctx, id); st.State != swarm.StateCompleted || string(st.Result) != `"yes \"done\""` {
+		t.Fatalf("state %s (%s, %s), want completed", st.State, st.Reason, st.Result)
+	}
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the branch's recorded effect ran %d times, want once", n)
+	}
+}
+
+// atTurns takes a recorded step in turn 5 and a delegation in turn 6.
+type atTurns struct{}
+
+func (atTurns) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	if _, err := d.AtTurn(5).Record(ctx, "note", "note", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`1`), nil }); err != nil {
+		return nil, err
+	}
+	if _, err := d.AtTurn(6).Delegate(ctx, "ask", "helper", "help"); err != nil {
+		return nil, err
+	}
+	return json.Marshal("done")
+}
+
+// AtTurn's turn is on the events of every primitive: a recorded value and
+// a delegation's handoff events carry it, as a model call's do.
+func TestStrategyAtTurnMarksEveryStep(t *testing.T) {
+	helper := &swarm.Agent{Name: "helper", Instructions: "Help."}
+	def := swarm.Define[string, string]("turns", "steps in turns", func(string) swarm.Spec {
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(helper)}, Strategy: strategy.Of(atTurns{})}
+	})
+	rt, id, st := startSeam(t, def, scripted.New(scripted.Script{"helper": {scripted.Text("helped")}}), `"x"`, nil)
+	if st.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s), want completed", st.State, st.Reason)
+	}
+	want := map[string]int{"note": 5, "ask/call/next": 6, "ask/tool/next": 6}
+	ctx := context.Background()
+	for ev, err := range rt.Events(ctx, id, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if turn, ok := want[ev.Key]; ok {
+			if ev.Turn != turn {
+				t.Errorf("%s %s in turn %d, want %d", ev.Type, ev.Key, ev.Turn, turn)
+			}
+			delete(want, ev.Key)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no events under %v", want)
+	}
+}
+
+// Delegating to a name that is not one of the run's targets says which
+// names are.
+func TestStrategyDelegateUnknownTargetNamesTargets(t *testing.T) {
+	helper := &swarm.Agent{Name: "helper", Instructions: "Help."}
+	def := swarm.Define[string, string]("lost", "delegates to a stranger", func(string) swarm.Spec {
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(helper)}, Strategy: strategy.Of(twoSteps{"stranger", "stranger"})}
+	})
+	_, _, st := startSeam(t, def, scripted.New(scripted.Script{}), `"x"`, nil)
+	if st.State != swarm.StateFailed || !strings.Contains(st.Reason, `cannot hand off to "editor"; its targets are: helper`) {
+		t.Errorf("state %s (%s), want failed naming the targets", st.State, st.Reason)
+	}
+}
