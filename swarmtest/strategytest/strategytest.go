@@ -281,7 +281,9 @@ func (c *Case) crash(t *testing.T, open func(*testing.T) store.Store, k int64, c
 	}
 	for run, want := range clean.journals {
 		if g := got.journals[run]; !slices.Equal(g, want) {
-			t.Errorf("run %s: journal after a crash after append %d\n  %s\nclean\n  %s", run, k, strings.Join(g, "\n  "), strings.Join(want, "\n  "))
+			extra, missing := diffRecords(g, want)
+			t.Errorf("run %s: journal after a crash after append %d differs from a clean run's: only after the crash: %v; only in the clean run: %v (a step key that is not a function of the journal, or a step done again)\nafter the crash\n  %s\nclean\n  %s",
+				run, k, extra, missing, strings.Join(g, "\n  "), strings.Join(want, "\n  "))
 		}
 	}
 	for run := range got.journals {
@@ -506,4 +508,27 @@ func (l *callLog) common(o *callLog) int {
 		n += min(c, o.calls[k])
 	}
 	return n
+}
+
+// diffRecords returns the records ("type key") of got that want lacks and
+// those of want that got lacks, counting repeats.
+func diffRecords(got, want []string) (extra, missing []string) {
+	n := map[string]int{}
+	for _, r := range want {
+		n[r]++
+	}
+	for _, r := range got {
+		if n[r] > 0 {
+			n[r]--
+			continue
+		}
+		extra = append(extra, r)
+	}
+	for _, r := range want {
+		if n[r] > 0 {
+			n[r]--
+			missing = append(missing, r)
+		}
+	}
+	return extra, missing
 }
