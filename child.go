@@ -249,7 +249,7 @@ func (r *runner) settleChild(ctx context.Context, rd *round, key string, c model
 	if stop != nil {
 		return *stop
 	}
-	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: rd.ap.name, Target: ct.swarm, Child: childID,
+	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: rd.ap.name, Turn: rd.eventTurn(), Target: ct.swarm, Child: childID,
 		Tool: c.Name, CallID: c.ID, Output: output, IsError: isError, Usage: usage}, store.Update{Agent: rd.ap.name})
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -98,19 +98,42 @@ func (d *seamDriver) checkKey(key string) error {
 	return nil
 }
 
-// takeStep claims step, the record a primitive journals its outcome under
-// (key+"/model" for a model call, key itself for Record), for this drive:
-// a second primitive given the key of an earlier one in the same drive
-// would be answered with the earlier one's outcome (or fail to journal and
-// leave the run for a later drive that meets it again), so it is refused:
-// each key names one step.
-func (d *seamDriver) takeStep(key, step string) error {
+// stepClaim is a step a primitive takes: the record it journals its
+// outcome under, its key followed by the suffix of its kind.
+type stepClaim struct {
+	key    string
+	suffix string
+}
+
+// The suffixes of the steps primitives take (see takeStep).
+const (
+	stepAt       = ""           // Record, RecordEvent, Await, AwaitMail
+	stepModel    = "/model"     // Model, ModelStep, Ask
+	stepTools    = "/tools"     // Tools, Round
+	stepDelegate = "/call/next" // Delegate
+	stepGuard    = "/guard"     // CheckInput
+)
+
+// takeStep claims the step of key and suffix for this drive: a second
+// primitive given the key of an earlier one in the same drive would be
+// answered with the earlier one's outcome (or fail to journal and leave
+// the run for a later drive that meets it again), so it is refused: each
+// key names one step.
+func (d *seamDriver) takeStep(key, suffix string) error {
 	if err := d.checkKey(key); err != nil {
 		return err
 	}
-	if _, taken := d.r.steps.LoadOrStore(step, true); taken {
-		return fmt.Errorf("%w: step key %q names two steps of the run (%s): each step needs a key of its own", ErrInvalid, key, step)
+	r := d.r
+	r.stepMu.Lock()
+	defer r.stepMu.Unlock()
+	c := stepClaim{key, suffix}
+	if r.steps[c] {
+		return fmt.Errorf("%w: step key %q names two steps of the run (%s): each step needs a key of its own", ErrInvalid, key, key+suffix)
 	}
+	if r.steps == nil {
+		r.steps = map[stepClaim]bool{}
+	}
+	r.steps[c] = true
 	return nil
 }
 
@@ -147,7 +170,7 @@ func (d *seamDriver) Tools(ctx context.Context, key string, calls []model.ToolCa
 // tools are refused when the run's agent is offered them, and always by
 // Tools.
 func (d *seamDriver) runCalls(ctx context.Context, what, key string, calls []model.ToolCall, merge bool) (*round, []seam.ToolResult, error) {
-	if err := d.takeStep(key, key+"/tools"); err != nil {
+	if err := d.takeStep(key, stepTools); err != nil {
 		return nil, nil, err
 	}
 	r, ap := d.r, d.root()
@@ -190,7 +213,7 @@ func (d *seamDriver) below(ctx context.Context, results []callResult) error {
 
 // Delegate implements strategy.Driver.Delegate.
 func (d *seamDriver) Delegate(ctx context.Context, key, target, request string) (string, error) {
-	if err := d.takeStep(key, key+"/call/next"); err != nil {
+	if err := d.takeStep(key, stepDelegate); err != nil {
 		return "", err
 	}
 	res := d.r.delegate(ctx, d.root(), key, d.turn, target, request)
@@ -205,7 +228,7 @@ func (d *seamDriver) Delegate(ctx context.Context, key, target, request string) 
 
 // AwaitParts implements strategy.Driver.AwaitParts.
 func (d *seamDriver) AwaitParts(ctx context.Context, key string, q seam.Question) (string, []model.Part, error) {
-	if err := d.takeStep(key, key); err != nil {
+	if err := d.takeStep(key, stepAt); err != nil {
 		return "", nil, err
 	}
 	if q.Reason == "" {
@@ -225,7 +248,7 @@ func (d *seamDriver) AwaitParts(ctx context.Context, key string, q seam.Question
 
 // Record implements strategy.Driver.Record.
 func (d *seamDriver) Record(ctx context.Context, key, kind string, fn func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	if err := d.takeStep(key, key); err != nil {
+	if err := d.takeStep(key, stepAt); err != nil {
 		return nil, err
 	}
 	r := d.r

@@ -13,7 +13,7 @@ import (
 
 // ModelStep implements strategy.Driver.ModelStep.
 func (d *seamDriver) ModelStep(ctx context.Context, key string, msgs []model.Message, stepEvents []Event, ackMail int64) (*model.Response, error) {
-	if err := d.takeStep(key, key+"/model"); err != nil {
+	if err := d.takeStep(key, stepModel); err != nil {
 		return nil, err
 	}
 	var x *stepExtra

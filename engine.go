@@ -68,9 +68,10 @@ type runner struct {
 	// starts holds, by step key, the swarm handoff calls checked when
 	// their model response was recorded (childStart), for child to use.
 	starts sync.Map
-	// steps are the steps a strategy's primitives took in this drive
-	// (see seamDriver.takeStep).
-	steps sync.Map
+	// steps are the steps a strategy's primitives took in this drive,
+	// under stepMu (see seamDriver.takeStep).
+	stepMu sync.Mutex
+	steps  map[stepClaim]bool
 	// deferPause: the run's pauses wait for the end of the drive (a
 	// strategy's; see pauseWith), where pause, under mu, is journaled.
 	deferPause bool
@@ -702,9 +703,6 @@ type round struct {
 // settle counts one call as done and returns the events and row update to
 // journal with its result.
 func (rd *round) settle(ev Event, u store.Update) ([]Event, store.Update) {
-	if rd.stamp && ev.Turn == 0 {
-		ev.Turn = rd.turn
-	}
 	if rd.left.Add(-1) != 0 || !rd.merge {
 		return []Event{ev}, u
 	}
@@ -713,6 +711,15 @@ func (rd *round) settle(ev Event, u store.Update) ([]Event, store.Update) {
 		u.Turn = rd.turn
 	}
 	return []Event{ev, {Type: EventTurnCompleted, Key: rd.tkey + "/done", Agent: rd.ap.name, Turn: rd.turn, MaxTurns: rd.ap.maxTurns}}, u
+}
+
+// eventTurn is the turn of the result events of a strategy's round (see
+// strategy.Driver.AtTurn), 0 for the tool-calling loop's.
+func (rd *round) eventTurn() int {
+	if rd.stamp {
+		return rd.turn
+	}
+	return 0
 }
 
 func (r *runner) execCalls(ctx context.Context, rd *round, calls []model.ToolCall) []callResult {
@@ -929,6 +936,9 @@ func (r *runner) recordResultWith(ctx context.Context, rd *round, key string, c 
 		ev.ResultParts = parts
 	}
 	defer stampResult(ctx, &ev)()
+	if ev.Turn == 0 {
+		ev.Turn = rd.eventTurn()
+	}
 	evs, u := rd.settle(ev, store.Update{})
 	if ci != nil && (len(ci.extra) > 0 || ci.ackMail > 0) {
 		evs = append(slices.Clip(ci.extra), evs...)
@@ -972,7 +982,7 @@ func (r *runner) handoff(ctx context.Context, rd *round, key string, c model.Too
 	if stop != nil {
 		return *stop
 	}
-	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: ap.name, Target: target, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}, store.Update{Agent: ap.name})
+	evs, u := rd.settle(Event{Type: EventHandoffReturned, Key: key, Agent: ap.name, Turn: rd.eventTurn(), Target: target, Tool: c.Name, CallID: c.ID, Output: output, IsError: isError}, store.Update{Agent: ap.name})
 	if err := r.appendHeld(ctx, held, evs, u, ap); err != nil {
 		return callResult{err: err}
 	}

@@ -136,13 +136,7 @@ func (r *runner) delegate(ctx context.Context, ap *agentPlan, tkey string, turn 
 	tool := handoffPre + target
 	_, isAgent := ap.handoffs[tool]
 	if _, isSwarm := ap.children[tool]; !isAgent && !isSwarm {
-		var names []string
-		for _, def := range ap.toolDefs {
-			if name, ok := strings.CutPrefix(def.Name, handoffPre); ok {
-				names = append(names, name)
-			}
-		}
-		return callResult{output: fmt.Sprintf("error: %s cannot hand off to %q; its targets are: %s", ap.name, target, strings.Join(names, ", ")), isError: true}
+		return callResult{output: ap.notATarget(target), isError: true}
 	}
 	args, _ := json.Marshal(map[string]string{"request": request})
 	if ct, ok := ap.children[tool]; ok && !ct.info.textIn && json.Valid([]byte(request)) {
@@ -153,18 +147,30 @@ func (r *runner) delegate(ctx context.Context, ap *agentPlan, tkey string, turn 
 	calls := []model.ToolCall{c}
 	if _, ok := r.recorded[tkey+"/call/"+c.ID]; !ok {
 		evs, agent := r.announce(ctx, ap, tkey, calls, nil)
+		rowTurn := 0
 		for i := range evs {
 			evs[i].Turn = turn
 		}
-		u := store.Update{Agent: agent}
 		if ap.root {
-			u.Turn = turn
+			rowTurn = turn
 		}
-		if err := r.append(ctx, evs, u, ap); err != nil {
+		if err := r.append(ctx, evs, store.Update{Agent: agent, Turn: rowTurn}, ap); err != nil {
 			return callResult{err: err}
 		}
 	}
 	return r.execCalls(ctx, &round{ap: ap, tkey: tkey, turn: turn, stamp: true}, calls)[0]
+}
+
+// notATarget says that target is not one ap may hand off to, and which
+// are.
+func (ap *agentPlan) notATarget(target string) string {
+	var names []string
+	for _, def := range ap.toolDefs {
+		if name, ok := strings.CutPrefix(def.Name, handoffPre); ok {
+			names = append(names, name)
+		}
+	}
+	return fmt.Sprintf("error: %s cannot hand off to %q; its targets are: %s", ap.name, target, strings.Join(names, ", "))
 }
 
 // below looks at a round's results for what stops the strategy: an
