@@ -263,10 +263,11 @@ type Question struct {
 }
 
 // Await asks a human q and returns the answer once the journal holds it.
-// Until then the run pauses: Await journals the question under key (once)
-// and returns an error wrapping [ErrAwaiting], which the strategy returns;
-// no goroutine waits and the run holds no lease. A resume of the run is
-// the answer; Drive then runs again and Await returns it.
+// Until then the run pauses: Await returns an error wrapping
+// [ErrAwaiting], which the strategy returns, and when Drive returns the
+// question is journaled under key (once) and the run paused; no goroutine
+// waits and the run holds no lease. A resume of the run is the answer;
+// Drive then runs again and Await returns it.
 func (d *Driver) Await(ctx context.Context, key string, q Question) (string, error) {
 	msg, _, err := d.e.AwaitParts(ctx, key, seam.Question(q))
 	return msg, err
