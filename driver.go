@@ -46,8 +46,8 @@ func (s seamStrategy) drive(ctx context.Context, r *runner) outcome {
 	if errors.Is(err, seam.ErrAwaiting) {
 		return outcome{kind: paused}
 	}
-	if f, ok := seam.AsFailure(err); ok {
-		return outcome{kind: failed, reason: f.Reason, abort: f.Final}
+	if reason, final, ok := seam.FailureOf(err); ok {
+		return outcome{kind: failed, reason: reason, abort: final}
 	}
 	if out, stop := stepFailed(ctx, err); stop {
 		return out
@@ -278,8 +278,8 @@ func (d *seamDriver) Record(ctx context.Context, key, kind string, fn func(ctx c
 		return nil, err
 	}
 	if ferr != nil {
-		if f, ok := seam.AsFailure(ferr); ok {
-			return nil, seam.NewFailure(f.Reason, f.Final)
+		if reason, final, ok := seam.FailureOf(ferr); ok {
+			return nil, seam.NewFailure(reason, final)
 		}
 		return nil, seam.NewFailure(ferr.Error(), false)
 	}

@@ -27,7 +27,7 @@ func (d *seamDriver) Mailbox(ctx context.Context, limit int) ([]store.Mail, erro
 	}
 	mails, _, err := mb.Mailbox(ctx, d.r.id, limit)
 	if err != nil {
-		return nil, &seam.Interrupted{Err: err}
+		return nil, seam.Interrupt(err)
 	}
 	return mails, nil
 }

@@ -1161,10 +1161,6 @@ func permanent(err error) bool {
 	return true
 }
 
-// isStoreErr reports a failure of the journal rather than of a step
-// (marked with seam.Interrupted).
-func isStoreErr(err error) bool { return seam.IsInterrupted(err) }
-
 // append journals events (with u applied to the run row) under the run's
 // lease, wakes waiters, and fires hooks of ap and of the runtime.
 func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *agentPlan) error {

@@ -62,11 +62,7 @@ func TestConversationMessageParts(t *testing.T) {
 		"viewer":  {{ExpectParts: see, Text: "an invoice"}},
 		"billing": {{ExpectParts: see, Text: "the invoice is due"}},
 	}, nil)
-	for _, d := range []swarm.Definition{viewer, conv} {
-		if err := rt.Register(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	register(t, rt, viewer, conv)
 	session, err := conv.Start(ctx, rt)
 	if err != nil {
 		t.Fatal(err)
@@ -145,11 +141,7 @@ func TestConversationMessagePartsCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []swarm.Definition{viewer, conv} {
-		if err := a.Register(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	register(t, a, viewer, conv)
 	session, err := conv.Start(ctx, a)
 	if err != nil {
 		t.Fatal(err)
@@ -179,11 +171,7 @@ func TestConversationMessagePartsCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	for _, d := range []swarm.Definition{viewer, conv} {
-		if err := b.Register(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	register(t, b, viewer, conv)
 	if _, err := b.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -222,11 +210,7 @@ func TestSayRefusesBadParts(t *testing.T) {
 	st := memory.New()
 	conv, viewer := screenDesk()
 	rt, _ := convRuntime(t, scripted.Script{"desk": {scripted.Text("hello")}}, st)
-	for _, d := range []swarm.Definition{viewer, conv} {
-		if err := rt.Register(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	register(t, rt, viewer, conv)
 	session, err := conv.Start(ctx, rt)
 	if err != nil {
 		t.Fatal(err)
@@ -498,5 +482,13 @@ func TestGrandchildPauseAnswerCarriesParts(t *testing.T) {
 	checkChildGotParts(t, rt, leaves[0].ID, rec.Requests("viewer"), shot, blobTableBytes(t, raw))
 	if _, err := st.Blob(ctx, mids[0].ID, store.BlobHash(shot)); err != nil {
 		t.Errorf("the middle run does not refer to the screenshot it passed on: %v", err)
+	}
+}
+
+// register registers defs on rt.
+func register(t *testing.T, rt *swarm.Runtime, defs ...swarm.Definition) {
+	t.Helper()
+	if err := rt.Register(defs...); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -229,8 +229,8 @@ func (r *runner) checkpoint(ctx context.Context, kind string, seq int64, live bo
 func (r *runner) snapDue(ctx context.Context, seq int64) (store.Snapshots, bool) {
 	every := int64(r.rt.cfg.SnapshotEvery)
 	if s, ok := r.plan.strategy.(seamStrategy); ok && every > 0 {
-		if n := s.s.CheckpointEvery(); n != 0 {
-			every = min(every, max(int64(n), 1))
+		if n := s.s.CheckpointEvery(); n > 0 {
+			every = min(every, int64(n))
 		}
 	}
 	ss, ok := r.rt.store.(store.Snapshots)

@@ -209,7 +209,7 @@ func stepFailed(ctx context.Context, err error) (outcome, bool) {
 	var be *budgetError
 	var ge *guardError
 	switch {
-	case ctx.Err() != nil || isStoreErr(err):
+	case ctx.Err() != nil || seam.IsInterrupted(err):
 		return outcome{kind: interrupted, err: err}, true
 	case errors.Is(err, errBudgetPaused), errors.Is(err, errGuardPaused):
 		return outcome{kind: paused}, true

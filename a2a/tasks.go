@@ -54,11 +54,7 @@ func (h *taskHandler) partArtifacts(ctx context.Context, id string, parts []mode
 	out := make([]*sdk.Artifact, 0, len(parts))
 	for i, p := range parts {
 		ap := partOf(p, i)
-		name := ap.Filename
-		if name == "" {
-			name = string(p.Type) + "-" + strconv.Itoa(i+1)
-		}
-		out = append(out, &sdk.Artifact{ID: sdk.ArtifactID(ResultPartArtifactID(i)), Name: name, Parts: sdk.ContentParts{ap}})
+		out = append(out, &sdk.Artifact{ID: sdk.ArtifactID(ResultPartArtifactID(i)), Name: partName(p, i), Parts: sdk.ContentParts{ap}})
 	}
 	return out, nil
 }
@@ -92,11 +88,17 @@ func partOf(p model.Part, i int) *sdk.Part {
 		ap = sdk.NewRawPart(p.Data)
 		ap.MediaType = p.MediaType
 	}
-	ap.Filename = p.Name
-	if ap.Filename == "" {
-		ap.Filename = string(p.Type) + "-" + strconv.Itoa(i+1)
-	}
+	ap.Filename = partName(p, i)
 	return ap
+}
+
+// partName is the name of p, part i: its own, or its kind and position
+// (such as "image-1").
+func partName(p model.Part, i int) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return string(p.Type) + "-" + strconv.Itoa(i+1)
 }
 
 // fileParts returns the A2A file parts of a user's message's parts in a

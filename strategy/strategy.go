@@ -81,7 +81,7 @@ func Of(s Strategy) seam.Strategy {
 type engineStrategy struct{ s Strategy }
 
 // Drive implements seam.Strategy: the engine recognizes the strategy's
-// failures by their Ends method (seam.AsFailure).
+// failures by their Ends method (seam.FailureOf).
 func (e engineStrategy) Drive(ctx context.Context, d any) (json.RawMessage, error) {
 	return e.s.Drive(ctx, newDriver(d))
 }
@@ -144,9 +144,4 @@ func init() {
 // writes outside the journal (a store it calls itself), as an
 // interruption: Drive returning it (or an error wrapping it) releases the
 // run to continue on a later drive, instead of failing it.
-func Interrupted(err error) error {
-	if err == nil || seam.IsInterrupted(err) {
-		return err
-	}
-	return &seam.Interrupted{Err: err}
-}
+func Interrupted(err error) error { return seam.Interrupt(err) }

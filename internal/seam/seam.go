@@ -39,8 +39,9 @@ type Strategy interface {
 	// SnapshotKind names the strategy's checkpoints (see
 	// strategy.SnapshotKind).
 	SnapshotKind() string
-	// CheckpointEvery is how many records may pass between checkpoints
-	// (see strategy.CheckpointEvery); 0 for the runtime's setting.
+	// CheckpointEvery is how many records (at least 1) may pass between
+	// checkpoints (see strategy.CheckpointEvery); 0 for the runtime's
+	// setting.
 	CheckpointEvery() int
 }
 
@@ -64,21 +65,18 @@ func (f *Failure) Error() string { return f.Reason }
 // Ends reports whether the failure ends the whole run.
 func (f *Failure) Ends() bool { return f.Final }
 
-// AsFailure finds in err's chain a failure, the engine's or a strategy's
-// (any error with an Ends method, as strategy.Failure has), so that the
-// engine recognizes a strategy's failures without converting them.
-func AsFailure(err error) (*Failure, bool) {
+// FailureOf finds in err's chain a failure, the engine's or a strategy's
+// (any error with an Ends method, as strategy.Failure has), and returns
+// its reason and whether it ends the run.
+func FailureOf(err error) (reason string, final, ok bool) {
 	var f interface {
 		error
 		Ends() bool
 	}
 	if err == nil || !errors.As(err, &f) {
-		return nil, false
+		return "", false, false
 	}
-	if sf, ok := f.(*Failure); ok {
-		return sf, true
-	}
-	return &Failure{Reason: f.Error(), Final: f.Ends()}, true
+	return f.Error(), f.Ends(), true
 }
 
 // Interrupted marks an error as an interruption of the run (a failure of
@@ -90,6 +88,15 @@ func (e *Interrupted) Error() string { return "journal: " + e.Err.Error() }
 
 // Unwrap returns the interruption's cause.
 func (e *Interrupted) Unwrap() error { return e.Err }
+
+// Interrupt marks err as an interruption, unless it is one already (or
+// nil).
+func Interrupt(err error) error {
+	if err == nil || IsInterrupted(err) {
+		return err
+	}
+	return &Interrupted{Err: err}
+}
 
 // IsInterrupted reports whether err is, or wraps, an interruption.
 func IsInterrupted(err error) bool {
