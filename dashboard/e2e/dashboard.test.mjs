@@ -377,8 +377,11 @@ test("a team: chat with the lead, live roster and board, mail, tasks, shut down 
   await page.getByLabel("Mail to alice").fill("Also write tests.");
   await page.getByRole("button", { name: "Send mail" }).click();
   await page.waitForURL(base + "/ui/runs/" + encodeURIComponent("crew-ui~alice"));
-  await page.locator("#timeline li.ev-model_response", { hasText: "tests written too" }).waitFor();
+  // alice reads the mail at her next model call and answers it: her second
+  // or her third scripted answer, as the lead's mail came before her first
+  // model call or after it.
   await page.locator("#timeline li.ev-inbox", { hasText: "user: Also write tests." }).waitFor();
+  await page.locator('#timeline li.ev-inbox:has-text("user: Also write tests.") ~ li.ev-model_response').waitFor();
 
   // The team page's forms: mail every member, add a task.
   await team.reload();
