@@ -146,6 +146,7 @@ func (a *app) command() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate("swarm {{.Version}}\n")
+	root.AddCommand(a.docsCmd()) // hidden: writes docs/reference/cli.md
 	// --version without cobra's -v: -v is --verbose (swarm serve, swarm
 	// mcp), never the version.
 	root.Flags().Bool("version", false, "print the build: version, commit, Go version (as swarm version)")
