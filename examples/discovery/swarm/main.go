@@ -5,6 +5,7 @@
 //	go run ./examples/discovery/swarm agents
 package main
 
+// snippet main
 import (
 	"os"
 
@@ -19,3 +20,5 @@ import (
 func main() {
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
+
+// end snippet
