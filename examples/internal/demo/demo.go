@@ -64,7 +64,10 @@ func Input(def string) string {
 	return def
 }
 
-// Follow prints a run's events to w until the run pauses or ends.
+// Follow prints a run's events to w until the run pauses or ends, in plain
+// words: which agent acts, what it did, and that each turn is journaled
+// (so a crash after it does not redo it). Every line it prints comes from
+// the journal, which is also what a recovery replays.
 func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, after int64) int64 {
 	for ev, err := range rt.Events(ctx, id, after) {
 		if err != nil {
@@ -78,21 +81,21 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 			if req == "" {
 				req = string(ev.Arguments)
 			}
-			fmt.Fprintf(w, "  %-16s ⇒ %s: %s\n", ev.Agent, ev.Target, req)
+			say(w, ev.Agent, "hands off to %s: %s\n", ev.Target, req)
 		case swarm.EventHandoffReturned:
-			fmt.Fprintf(w, "  %-16s ⇐ %s: %s\n", ev.Agent, ev.Target, ev.Output)
+			say(w, ev.Agent, "gets %s's answer: %s\n", ev.Target, ev.Output)
 		case swarm.EventToolCall:
-			fmt.Fprintf(w, "  %-16s → %s %s\n", ev.Agent, ev.Tool, ev.Arguments)
+			say(w, ev.Agent, "calls %s %s\n", ev.Tool, ev.Arguments)
 		case swarm.EventToolResult:
-			fmt.Fprintf(w, "  %-16s ← %s: %s\n", ev.Agent, ev.Tool, ev.Output)
+			say(w, ev.Agent, "gets %s's result: %s\n", ev.Tool, ev.Output)
 		case swarm.EventTurnCompleted:
-			fmt.Fprintf(w, "  %-16s turn %d/%d done\n", ev.Agent, ev.Turn, ev.MaxTurns)
+			say(w, ev.Agent, "turn %d/%d journaled: a crash from here on does not redo it\n", ev.Turn, ev.MaxTurns)
 		case adaptive.EventLedger:
 			l, _ := adaptive.LedgerOf(ev)
-			fmt.Fprintf(w, "  %-16s ledger %d (%s): plan %q\n", ev.Agent, l.Number, l.Cause, l.Plan)
+			say(w, ev.Agent, "ledger %d (%s): plan %q\n", l.Number, l.Cause, l.Plan)
 			for _, c := range l.Changes {
 				if l.Number > 0 {
-					fmt.Fprintf(w, "  %-16s   %s\n", "", c)
+					say(w, "", "  %s\n", c)
 				}
 			}
 		case adaptive.EventProgress:
@@ -104,19 +107,28 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 			case p.Replan:
 				next = "(replan)"
 			}
-			fmt.Fprintf(w, "  %-16s round %d: progress=%t loop=%t signals=%v stalls=%d next=%s\n", ev.Agent, p.Round, p.Progress, p.InLoop, p.Signals, p.Stalls, next)
+			say(w, ev.Agent, "round %d: progress=%t loop=%t signals=%v stalls=%d next=%s\n", p.Round, p.Progress, p.InLoop, p.Signals, p.Stalls, next)
 		case swarm.EventRecorded:
-			fmt.Fprintf(w, "  %-16s recorded %s %s: %s\n", ev.Agent, ev.Kind, ev.Key, ev.Result)
+			say(w, ev.Agent, "recorded %s %s: %s\n", ev.Kind, ev.Key, ev.Result)
 		case swarm.EventPaused:
-			fmt.Fprintf(w, "  paused: %s (%s)\n", ev.Reason, ev.Context)
+			fmt.Fprintf(w, "  paused, holding no process until someone answers: %s (%s)\n", ev.Reason, ev.Context)
 			return after
 		case swarm.EventResumed:
-			fmt.Fprintf(w, "  resumed: %s\n", ev.Message)
+			fmt.Fprintf(w, "  resumed with the answer (journaled): %s\n", ev.Message)
 		case swarm.EventCompleted, swarm.EventFailed, swarm.EventStopped:
 			fmt.Fprintln(w, strings.TrimRight("  "+string(ev.Type)+" "+ev.Reason, " "))
 		}
 	}
 	return after
+}
+
+// say prints one line of a run's progress: the agent acting, in a column
+// of its own, then what it did. A text of several lines (a request, an
+// answer) keeps the column: its next lines are indented under the first.
+func say(w io.Writer, agent, format string, args ...any) {
+	text := strings.TrimRight(fmt.Sprintf(format, args...), "\n")
+	text = strings.ReplaceAll(text, "\n", "\n"+strings.Repeat(" ", 2+16+1)+"  ")
+	fmt.Fprintf(w, "  %-16s %s\n", agent, text)
 }
 
 // Exit prints err and exits with status 1 when err is not nil.
