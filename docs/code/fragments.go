@@ -231,8 +231,8 @@ func partsOut(ctx context.Context, rt *swarm.Runtime, describe *swarm.Swarm[Shot
 func a2aServer(rt *swarm.Runtime, authenticator *auth.Authenticator, mux *http.ServeMux) {
 	// snippet a2a
 	h, _ := a2a.NewHandler(rt, a2a.Options{Auth: authenticator}) // BaseURL, Swarms, Default: optional
-	mux.Handle(a2a.PathPrefix, h)                                 // "/a2a/"
-	mux.Handle(a2a.CardPath, h)                                   // "/.well-known/agent-card.json"
+	mux.Handle(a2a.PathPrefix, h)                                // "/a2a/"
+	mux.Handle(a2a.CardPath, h)                                  // "/.well-known/agent-card.json"
 	// end snippet
 }
 
