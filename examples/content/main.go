@@ -109,11 +109,6 @@ var content = func() *swarm.Swarm[string, ContentResult] {
 
 var script = scripted.Script{
 	"planner": {scripted.Text(`["hive placement", "city rules"]`)},
-	"researcher": {
-		scripted.Text("Rooftops work if sheltered from wind."), scripted.Text("Most cities require registering hives."),
-		scripted.Text("Rooftops work if sheltered from wind."), scripted.Text("Most cities require registering hives."), scripted.Text("Bees forage up to 5 km."),
-		scripted.Text("Rooftops work if sheltered from wind."), scripted.Text("Most cities require registering hives."), scripted.Text("Keep a water source near the hive."),
-	},
 	"writer": {
 		scripted.Text("Urban bees need shelter and paperwork."),
 		scripted.Text("Urban bees need sheltered rooftops, a registration, and forage within 5 km."),
@@ -131,12 +126,22 @@ var script = scripted.Script{
 	},
 }
 
+// facts are the researcher's answers, by the sub-topic it is asked: the
+// sub-topics are researched at once, and a script's order would pair
+// them with the wrong questions.
+var facts = map[string]string{
+	"hive placement":           "Rooftops work if sheltered from wind.",
+	"city rules":               "Most cities require registering hives.",
+	"how far bees forage":      "Bees forage up to 5 km.",
+	"say that bees need water": "Keep a water source near the hive.",
+}
+
 // reviews are the reviewer's answers, in order.
 var reviews = []string{`{"approved": false, "changes": "say that bees need water"}`, `{"approved": true}`}
 
 func main() {
 	ctx := context.Background()
-	rt, err := demo.Runtime(ctx, script)
+	rt, err := demo.RuntimeWith(ctx, demo.ByRequest(scripted.New(script), "researcher", facts))
 	demo.Exit(err)
 	defer rt.Close()
 	run, err := content.Start(ctx, rt, demo.Input("urban beekeeping"))

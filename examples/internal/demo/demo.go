@@ -25,7 +25,13 @@ import (
 // is $SWARM_MODEL; when that is unset, a default real model if
 // OPENAI_API_KEY or ANTHROPIC_API_KEY is set, else script (offline).
 func Runtime(ctx context.Context, script scripted.Script) (*swarm.Runtime, error) {
-	var m model.Model = scripted.New(script)
+	return RuntimeWith(ctx, scripted.New(script))
+}
+
+// RuntimeWith is Runtime with offline, the model used when no real one is
+// asked for (a scripted model, or one wrapped by ByRequest).
+func RuntimeWith(ctx context.Context, offline model.Model) (*swarm.Runtime, error) {
+	m := offline
 	spec := os.Getenv("SWARM_MODEL")
 	switch {
 	case spec != "":
@@ -55,6 +61,40 @@ func Runtime(ctx context.Context, script scripted.Script) (*swarm.Runtime, error
 	return swarm.New(swarm.Config{Store: st, Model: m})
 }
 
+// ByRequest answers agent's model calls from answers, by the text of the
+// request's last user message, and every other call from m. A script
+// answers an agent's calls in the order they reach the model, which for
+// calls made at once (the branches of a parallel step) differs from run to
+// run and would pair questions with the wrong answers; answering by the
+// question keeps them paired. A question without an answer fails the call.
+func ByRequest(m model.Model, agent string, answers map[string]string) model.Model {
+	return byRequest{m, agent, answers}
+}
+
+type byRequest struct {
+	model.Model
+	agent   string
+	answers map[string]string
+}
+
+func (b byRequest) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if req.Agent != b.agent {
+		return b.Model.Generate(ctx, req)
+	}
+	var q string
+	for _, m := range req.Messages {
+		if m.Role == model.RoleUser {
+			q = m.Content
+		}
+	}
+	a, ok := b.answers[q]
+	if !ok {
+		return nil, fmt.Errorf("%s has no scripted answer to %q", b.agent, q)
+	}
+	return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: a},
+		Usage: model.Usage{InputTokens: int64(len(q)/4 + 1), OutputTokens: int64(len(a)/4 + 1), Calls: 1}}, nil
+}
+
 // Input is the example's input: its command-line arguments joined by
 // spaces, or def when there are none.
 func Input(def string) string {
@@ -69,6 +109,7 @@ func Input(def string) string {
 // (so a crash after it does not redo it). Every line it prints comes from
 // the journal, which is also what a recovery replays.
 func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, after int64) int64 {
+	asked := map[string]string{} // a handoff's request, by the key of its start
 	for ev, err := range rt.Events(ctx, id, after) {
 		if err != nil {
 			fmt.Fprintln(w, "events:", err)
@@ -81,9 +122,14 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 			if req == "" {
 				req = string(ev.Arguments)
 			}
+			asked[ev.Key] = req
 			say(w, ev.Agent, "hands off to %s: %s\n", ev.Target, req)
 		case swarm.EventHandoffReturned:
-			say(w, ev.Agent, "gets %s's answer: %s\n", ev.Target, ev.Output)
+			// Handoffs made at once return in any order: say which
+			// request an answer is for.
+			start := callKey(ev.Key)
+			say(w, ev.Agent, "gets %s's answer to %q: %s\n", ev.Target, clip(asked[start]), ev.Output)
+			delete(asked, start)
 		case swarm.EventToolCall:
 			say(w, ev.Agent, "calls %s %s\n", ev.Tool, ev.Arguments)
 		case swarm.EventToolResult:
@@ -111,15 +157,36 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 		case swarm.EventRecorded:
 			say(w, ev.Agent, "recorded %s %s: %s\n", ev.Kind, ev.Key, ev.Result)
 		case swarm.EventPaused:
-			fmt.Fprintf(w, "  paused, holding no process until someone answers: %s (%s)\n", ev.Reason, ev.Context)
+			say(w, ev.Agent, "pauses, holding no process until someone answers: %s\n", ev.Reason)
 			return after
 		case swarm.EventResumed:
-			fmt.Fprintf(w, "  resumed with the answer (journaled): %s\n", ev.Message)
+			say(w, ev.Agent, "resumes with the answer (journaled): %s\n", ev.Message)
 		case swarm.EventCompleted, swarm.EventFailed, swarm.EventStopped:
 			fmt.Fprintln(w, strings.TrimRight("  "+string(ev.Type)+" "+ev.Reason, " "))
 		}
 	}
 	return after
+}
+
+// callKey is the step key of the start of the handoff whose result is
+// journaled under key: ".../tool/ID" answers ".../call/ID".
+func callKey(key string) string {
+	if i := strings.LastIndex(key, "/tool/"); i >= 0 {
+		return key[:i] + "/call/" + key[i+len("/tool/"):]
+	}
+	return key
+}
+
+// clip is the first line of s, at most 40 characters.
+func clip(s string) string {
+	s, _, cut := strings.Cut(s, "\n")
+	if r := []rune(s); len(r) > 40 {
+		s, cut = string(r[:40]), true
+	}
+	if cut {
+		s += "…"
+	}
+	return s
 }
 
 // say prints one line of a run's progress: the agent acting, in a column
