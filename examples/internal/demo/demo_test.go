@@ -17,25 +17,10 @@ import (
 // its next lines are indented under the first, never at the margin where
 // they would read as lines of their own.
 func TestFollowIndentsMultilineText(t *testing.T) {
-	ctx := context.Background()
-	helper := &swarm.Agent{Name: "helper", Description: "helps", Instructions: "help"}
-	s := swarm.Define[string, string]("lead", "leads", func(string) swarm.Spec {
-		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(helper)}}
-	})
-	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{
+	out := follow(t, scripted.Script{
 		"lead":   {scripted.Tools(scripted.CallTool("handoff_to_helper", map[string]any{"request": "Topic: bees\nResearch:\n- hives"})), scripted.Text("done")},
 		"helper": {scripted.Text("first line\nsecond line")},
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	run, err := s.Start(ctx, rt, "go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	Follow(ctx, &out, rt, run.ID(), 0)
+	}, "helper")
 	for _, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
 		if !strings.HasPrefix(l, "  ") {
 			t.Errorf("a line at the margin: %q in\n%s", l, out.String())
@@ -50,30 +35,14 @@ func TestFollowIndentsMultilineText(t *testing.T) {
 // request it answers, so that a slow first answer printed after a fast
 // second one is not read as the second's.
 func TestFollowPairsAnswersWithTheirRequests(t *testing.T) {
-	ctx := context.Background()
-	slow := &swarm.Agent{Name: "slow", Description: "slow", Instructions: "answer"}
-	fast := &swarm.Agent{Name: "fast", Description: "fast", Instructions: "answer"}
-	s := swarm.Define[string, string]("lead", "leads", func(string) swarm.Spec {
-		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(slow), swarm.ToAgent(fast)}}
-	})
-	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{
+	out := follow(t, scripted.Script{
 		"lead": {scripted.Tools(
 			scripted.CallTool("handoff_to_slow", map[string]any{"request": "question one"}),
 			scripted.CallTool("handoff_to_fast", map[string]any{"request": "question two"})),
 			scripted.Text("done")},
 		"slow": {{Text: "answer one", Delay: 300 * time.Millisecond}},
 		"fast": {scripted.Text("answer two")},
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	run, err := s.Start(ctx, rt, "go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	Follow(ctx, &out, rt, run.ID(), 0)
+	}, "slow", "fast")
 	for _, want := range []string{`gets slow's answer to "question one": answer one`, `gets fast's answer to "question two": answer two`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no line %q in\n%s", want, out.String())
@@ -98,4 +67,28 @@ func TestByRequest(t *testing.T) {
 	if res, err := m.Generate(ctx, &model.Request{Agent: "other"}); err != nil || res.Message.Content != "scripted" {
 		t.Errorf("another agent's call: %+v, %v", res, err)
 	}
+}
+
+// follow runs a swarm "lead" that may hand off to the named agents, on
+// script, and returns what Follow printed of it.
+func follow(t *testing.T, script scripted.Script, agents ...string) *bytes.Buffer {
+	t.Helper()
+	ctx := context.Background()
+	var handoffs []swarm.Handoff
+	for _, a := range agents {
+		handoffs = append(handoffs, swarm.ToAgent(&swarm.Agent{Name: a, Description: a, Instructions: "answer"}))
+	}
+	s := swarm.Define[string, string]("lead", "leads", func(string) swarm.Spec { return swarm.Spec{Handoffs: handoffs} })
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(script)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	run, err := s.Start(ctx, rt, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	Follow(ctx, &out, rt, run.ID(), 0)
+	return &out
 }
