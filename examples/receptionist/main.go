@@ -81,10 +81,23 @@ var (
 		},
 		MaxTurns:     6,
 		NameSpeakers: true,
+		// Each round is journaled before the conversation goes on: what
+		// the agent did, and the shared context after it.
 		OnStep: func(ctx context.Context, s conversation.Step[Lead]) {
-			if s.HandoverTo != "" {
-				fmt.Fprintf(os.Stderr, "  (%s hands over to %s)\n", s.Agent, s.HandoverTo)
+			for i, c := range s.ToolCalls {
+				result := ""
+				if i < len(s.Results) {
+					result = s.Results[i].Content
+				}
+				demo.Say(os.Stderr, s.Agent, "calls %s %s: %s\n", c.Name, c.Arguments, result)
 			}
+			if s.Text != "" {
+				demo.Say(os.Stderr, s.Agent, "answers message %d: %s\n", s.Message, s.Text)
+			}
+			if s.HandoverTo != "" {
+				demo.Say(os.Stderr, s.Agent, "hands the customer over to %s, who stays in charge for the next messages\n", s.HandoverTo)
+			}
+			demo.Say(os.Stderr, "", "journaled; the shared context is now %+v\n", s.Context)
 		},
 	})
 )

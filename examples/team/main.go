@@ -13,6 +13,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/swarmrt/swarm"
@@ -74,12 +75,19 @@ func main() {
 	defer rt.Close()
 	tr, err := crew.Start(ctx, rt, "", swarm.WithID("crew-demo"))
 	demo.Exit(err)
+	fmt.Fprintln(os.Stderr, "each member is a run of its own; below, each one's journal as it grows:")
+	seen := map[string]int64{} // per member run, the last event shown
 	for _, p := range prompts {
 		fmt.Printf("you> %s\n", p)
 		reply, err := tr.Say(ctx, p)
 		demo.Exit(err)
 		fmt.Printf("lead: %s\n", reply)
 		demo.Exit(settle(ctx, tr))
+		ms, err := tr.Roster(ctx)
+		demo.Exit(err)
+		for _, m := range ms {
+			seen[m.RunID] = demo.Journal(ctx, os.Stderr, rt, m.RunID, seen[m.RunID])
+		}
 		roster(ctx, tr)
 	}
 	reqs, err := tr.Requests(ctx)

@@ -19,6 +19,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	_ "github.com/swarmrt/swarm/store/memory"
 	_ "github.com/swarmrt/swarm/store/sqlite"
+	"github.com/swarmrt/swarm/team"
 )
 
 // Runtime returns a runtime on $SWARM_STORE (default: in memory) whose model
@@ -109,6 +110,28 @@ func Input(def string) string {
 // (so a crash after it does not redo it). Every line it prints comes from
 // the journal, which is also what a recovery replays.
 func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, after int64) int64 {
+	return follow(ctx, w, rt, id, after, -1)
+}
+
+// Journal prints, as Follow does, the events of run id after sequence
+// after that are journaled now, without waiting for more, and returns the
+// last one's sequence: for runs that wait (a team's idle members) while
+// the program goes on.
+func Journal(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, after int64) int64 {
+	s, err := rt.Status(ctx, id)
+	if err != nil {
+		fmt.Fprintln(w, "events:", err)
+		return after
+	}
+	if s.LastSeq <= after {
+		return after
+	}
+	return follow(ctx, w, rt, id, after, s.LastSeq)
+}
+
+// follow prints run id's events after sequence after, until the run
+// pauses or ends or, when until >= 0, until the event of sequence until.
+func follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, after, until int64) int64 {
 	asked := map[string]string{} // a handoff's request, by the key of its start
 	for ev, err := range rt.Events(ctx, id, after) {
 		if err != nil {
@@ -123,25 +146,25 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 				req = string(ev.Arguments)
 			}
 			asked[ev.Key] = req
-			say(w, ev.Agent, "hands off to %s: %s\n", ev.Target, req)
+			Say(w, ev.Agent, "hands off to %s: %s\n", ev.Target, req)
 		case swarm.EventHandoffReturned:
 			// Handoffs made at once return in any order: say which
 			// request an answer is for.
 			start := callKey(ev.Key)
-			say(w, ev.Agent, "gets %s's answer to %q: %s\n", ev.Target, clip(asked[start]), ev.Output)
+			Say(w, ev.Agent, "gets %s's answer to %q: %s\n", ev.Target, clip(asked[start]), ev.Output)
 			delete(asked, start)
 		case swarm.EventToolCall:
-			say(w, ev.Agent, "calls %s %s\n", ev.Tool, ev.Arguments)
+			Say(w, ev.Agent, "calls %s %s\n", ev.Tool, ev.Arguments)
 		case swarm.EventToolResult:
-			say(w, ev.Agent, "gets %s's result: %s\n", ev.Tool, ev.Output)
+			Say(w, ev.Agent, "gets %s's result: %s\n", ev.Tool, ev.Output)
 		case swarm.EventTurnCompleted:
-			say(w, ev.Agent, "turn %d/%d journaled: a crash from here on does not redo it\n", ev.Turn, ev.MaxTurns)
+			Say(w, ev.Agent, "turn %d/%d journaled: a crash from here on does not redo it\n", ev.Turn, ev.MaxTurns)
 		case adaptive.EventLedger:
 			l, _ := adaptive.LedgerOf(ev)
-			say(w, ev.Agent, "ledger %d (%s): plan %q\n", l.Number, l.Cause, l.Plan)
+			Say(w, ev.Agent, "ledger %d (%s): plan %q\n", l.Number, l.Cause, l.Plan)
 			for _, c := range l.Changes {
 				if l.Number > 0 {
-					say(w, "", "  %s\n", c)
+					Say(w, "", "  %s\n", c)
 				}
 			}
 		case adaptive.EventProgress:
@@ -153,16 +176,47 @@ func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 			case p.Replan:
 				next = "(replan)"
 			}
-			say(w, ev.Agent, "round %d: progress=%t loop=%t signals=%v stalls=%d next=%s\n", p.Round, p.Progress, p.InLoop, p.Signals, p.Stalls, next)
+			Say(w, ev.Agent, "round %d: progress=%t loop=%t signals=%v stalls=%d next=%s\n", p.Round, p.Progress, p.InLoop, p.Signals, p.Stalls, next)
 		case swarm.EventRecorded:
-			say(w, ev.Agent, "recorded %s %s: %s\n", ev.Kind, ev.Key, ev.Result)
+			Say(w, ev.Agent, "recorded %s %s: %s\n", ev.Kind, ev.Key, ev.Result)
+		case team.EventMember:
+			if ev.Target != "" {
+				Say(w, ev.Agent, "is %s (a run of its own: %s)\n", ev.State, ev.Target)
+			} else {
+				Say(w, ev.Agent, "is %s\n", ev.State)
+			}
+		case team.EventMail:
+			if ev.Mail != nil {
+				Say(w, ev.Agent, "sends a %s: %s\n", ev.Mail.Type, ev.Mail.Content)
+			}
+		case team.EventInbox:
+			for _, m := range ev.Mails {
+				Say(w, ev.Agent, "reads mail from %s (consumed once, with this turn): %s\n", m.From, m.Content)
+			}
+		case team.EventProtocol:
+			if q := ev.Protocol; q != nil {
+				Say(w, ev.Agent, "%s request from %s to %s: %s\n", q.Kind, q.From, q.To, q.State)
+			}
+		case team.EventTask:
+			if t := ev.Task; t != nil {
+				Say(w, ev.Agent, "task %d %q: %s\n", t.ID, t.Subject, t.Status)
+			}
 		case swarm.EventPaused:
-			say(w, ev.Agent, "pauses, holding no process until someone answers: %s\n", ev.Reason)
-			return after
+			Say(w, ev.Agent, "waits, holding no process, until it is answered: %s\n", ev.Reason)
+			if until < 0 {
+				return after
+			}
 		case swarm.EventResumed:
-			say(w, ev.Agent, "resumes with the answer (journaled): %s\n", ev.Message)
+			if ev.Message == "" {
+				Say(w, ev.Agent, "wakes up: what it waited for has come\n")
+			} else {
+				Say(w, ev.Agent, "resumes with the answer (journaled): %s\n", ev.Message)
+			}
 		case swarm.EventCompleted, swarm.EventFailed, swarm.EventStopped:
 			fmt.Fprintln(w, strings.TrimRight("  "+string(ev.Type)+" "+ev.Reason, " "))
+		}
+		if until >= 0 && after >= until {
+			return after
 		}
 	}
 	return after
@@ -189,10 +243,10 @@ func clip(s string) string {
 	return s
 }
 
-// say prints one line of a run's progress: the agent acting, in a column
+// Say prints one line of a run's progress: the agent acting, in a column
 // of its own, then what it did. A text of several lines (a request, an
 // answer) keeps the column: its next lines are indented under the first.
-func say(w io.Writer, agent, format string, args ...any) {
+func Say(w io.Writer, agent, format string, args ...any) {
 	text := strings.TrimRight(fmt.Sprintf(format, args...), "\n")
 	text = strings.ReplaceAll(text, "\n", "\n"+strings.Repeat(" ", 2+16+1)+"  ")
 	fmt.Fprintf(w, "  %-16s %s\n", agent, text)

@@ -17,7 +17,7 @@ import (
 // its next lines are indented under the first, never at the margin where
 // they would read as lines of their own.
 func TestFollowIndentsMultilineText(t *testing.T) {
-	out := follow(t, scripted.Script{
+	out := followScript(t, scripted.Script{
 		"lead":   {scripted.Tools(scripted.CallTool("handoff_to_helper", map[string]any{"request": "Topic: bees\nResearch:\n- hives"})), scripted.Text("done")},
 		"helper": {scripted.Text("first line\nsecond line")},
 	}, "helper")
@@ -35,7 +35,7 @@ func TestFollowIndentsMultilineText(t *testing.T) {
 // request it answers, so that a slow first answer printed after a fast
 // second one is not read as the second's.
 func TestFollowPairsAnswersWithTheirRequests(t *testing.T) {
-	out := follow(t, scripted.Script{
+	out := followScript(t, scripted.Script{
 		"lead": {scripted.Tools(
 			scripted.CallTool("handoff_to_slow", map[string]any{"request": "question one"}),
 			scripted.CallTool("handoff_to_fast", map[string]any{"request": "question two"})),
@@ -69,9 +69,9 @@ func TestByRequest(t *testing.T) {
 	}
 }
 
-// follow runs a swarm "lead" that may hand off to the named agents, on
+// followScript runs a swarm "lead" that may hand off to the named agents, on
 // script, and returns what Follow printed of it.
-func follow(t *testing.T, script scripted.Script, agents ...string) *bytes.Buffer {
+func followScript(t *testing.T, script scripted.Script, agents ...string) *bytes.Buffer {
 	t.Helper()
 	ctx := context.Background()
 	var handoffs []swarm.Handoff
