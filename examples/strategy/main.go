@@ -3,7 +3,10 @@
 // tool-calling loop: three classifiers label a support ticket at once, a
 // recorded vote picks the label (a tie asks a human), and the agent for
 // that label answers. Every step is journaled: killed anywhere, the run
-// continues at its first step without a recorded outcome.
+// continues at its first step without a recorded outcome. The program shows
+// it: its first runtime stops once the vote is recorded, as a killed
+// process would, and a second one on the same store finishes the run
+// without asking any classifier again.
 //
 //	go run ./examples/strategy "My invoice was charged twice"
 package main
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/examples/internal/demo"
@@ -104,28 +108,51 @@ var (
 		"fast":    {scripted.Text("billing")},
 		"careful": {scripted.Text("billing")},
 		"senior":  {scripted.Text("tech")},
-		"billing": {scripted.Text("Refunded the duplicate charge; it shows within 3 days.")},
+		"billing": {{Text: "Refunded the duplicate charge; it shows within 3 days.", Delay: 500 * time.Millisecond}},
 	}
 )
 
 func main() {
 	ctx := context.Background()
 	ticket := demo.Input("My invoice was charged twice")
-	rt, err := demo.Runtime(ctx, script)
+	m, err := demo.Model(scripted.New(script))
 	demo.Exit(err)
-	defer rt.Close()
+	st, err := demo.Store(ctx)
+	demo.Exit(err)
+	rt, err := swarm.New(swarm.Config{Store: st, Model: m})
+	demo.Exit(err)
 	demo.Exit(rt.Register(triage))
 	run, err := triage.Start(ctx, rt, ticket)
 	demo.Exit(err)
-	demo.Follow(ctx, os.Stderr, rt, run.ID(), 0)
-	res, err := run.Wait(ctx)
+	// The first runtime goes until the vote is recorded, then stops as a
+	// killed process would: its run is interrupted mid-step, not ended.
+	after := demo.FollowUntil(ctx, os.Stderr, rt, run.ID(), 0, func(ev swarm.Event) bool {
+		return ev.Type == swarm.EventRecorded && ev.Kind == "vote"
+	})
+	fmt.Fprintln(os.Stderr, "the process stops here, as if killed: the vote and every classifier's answer are journaled")
+	demo.Exit(rt.Close())
+	rt, err = swarm.New(swarm.Config{Store: st, Model: m})
 	demo.Exit(err)
-	switch r := res.(type) {
-	case swarm.Completed[string]:
-		fmt.Println(r.Output)
-	case swarm.Paused:
-		fmt.Println("waiting for a human:", r.Reason)
+	defer rt.Close()
+	demo.Exit(rt.Register(triage))
+	if err := rt.Drive(ctx, run.ID()); err != nil {
+		// On a slow machine the run may have ended before the stop.
+		if s, serr := rt.Status(ctx, run.ID()); serr != nil || s.State == swarm.StateRunning {
+			demo.Exit(err)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "a new runtime continues the run from its journal: no classifier is asked again, the vote is not taken again")
+	demo.Follow(ctx, os.Stderr, rt, run.ID(), after)
+	s, err := rt.Wait(ctx, run.ID())
+	demo.Exit(err)
+	switch s.State {
+	case swarm.StateCompleted:
+		var out string
+		_ = json.Unmarshal(s.Result, &out)
+		fmt.Println(out)
+	case swarm.StatePaused:
+		fmt.Println("waiting for a human:", s.Reason)
 	default:
-		demo.Exit(fmt.Errorf("the run ended %s", res.State()))
+		demo.Exit(fmt.Errorf("the run ended %s: %s", s.State, s.Reason))
 	}
 }

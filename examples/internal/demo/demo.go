@@ -32,7 +32,21 @@ func Runtime(ctx context.Context, script scripted.Script) (*swarm.Runtime, error
 // RuntimeWith is Runtime with offline, the model used when no real one is
 // asked for (a scripted model, or one wrapped by ByRequest).
 func RuntimeWith(ctx context.Context, offline model.Model) (*swarm.Runtime, error) {
-	m := offline
+	m, err := Model(offline)
+	if err != nil {
+		return nil, err
+	}
+	st, err := Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return swarm.New(swarm.Config{Store: st, Model: m})
+}
+
+// Model is $SWARM_MODEL; when that is unset, a default real model if
+// OPENAI_API_KEY or ANTHROPIC_API_KEY is set, else offline. It says which
+// on stderr.
+func Model(offline model.Model) (model.Model, error) {
 	spec := os.Getenv("SWARM_MODEL")
 	switch {
 	case spec != "":
@@ -41,25 +55,21 @@ func RuntimeWith(ctx context.Context, offline model.Model) (*swarm.Runtime, erro
 	case os.Getenv("ANTHROPIC_API_KEY") != "":
 		spec = "anthropic:claude-sonnet-4-5"
 	}
-	if spec != "" {
-		real, err := model.Open(spec)
-		if err != nil {
-			return nil, err
-		}
-		m = real
-		fmt.Fprintf(os.Stderr, "model: %s\n", spec)
-	} else {
+	if spec == "" {
 		fmt.Fprintln(os.Stderr, "model: scripted (offline); set SWARM_MODEL, OPENAI_API_KEY or ANTHROPIC_API_KEY to use a real model")
+		return offline, nil
 	}
+	fmt.Fprintf(os.Stderr, "model: %s\n", spec)
+	return model.Open(spec)
+}
+
+// Store opens $SWARM_STORE (default: in memory).
+func Store(ctx context.Context) (store.Store, error) {
 	url := os.Getenv("SWARM_STORE")
 	if url == "" {
 		url = "memory:"
 	}
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		return nil, err
-	}
-	return swarm.New(swarm.Config{Store: st, Model: m})
+	return store.Open(ctx, url)
 }
 
 // ByRequest answers agent's model calls from answers, by the text of the
@@ -110,7 +120,13 @@ func Input(def string) string {
 // (so a crash after it does not redo it). Every line it prints comes from
 // the journal, which is also what a recovery replays.
 func Follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, after int64) int64 {
-	return follow(ctx, w, rt, id, after, -1)
+	return follow(ctx, w, rt, id, after, -1, nil)
+}
+
+// FollowUntil is Follow that stops after the first event for which stop
+// is true, and returns its sequence.
+func FollowUntil(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, after int64, stop func(swarm.Event) bool) int64 {
+	return follow(ctx, w, rt, id, after, -1, stop)
 }
 
 // Journal prints, as Follow does, the events of run id after sequence
@@ -126,12 +142,13 @@ func Journal(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, aft
 	if s.LastSeq <= after {
 		return after
 	}
-	return follow(ctx, w, rt, id, after, s.LastSeq)
+	return follow(ctx, w, rt, id, after, s.LastSeq, nil)
 }
 
 // follow prints run id's events after sequence after, until the run
-// pauses or ends or, when until >= 0, until the event of sequence until.
-func follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, after, until int64) int64 {
+// pauses or ends, until an event stop is true for (when stop is set) or,
+// when until >= 0, until the event of sequence until.
+func follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, after, until int64, stop func(swarm.Event) bool) int64 {
 	asked := map[string]string{} // a handoff's request, by the key of its start
 	for ev, err := range rt.Events(ctx, id, after) {
 		if err != nil {
@@ -215,7 +232,7 @@ func follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 		case swarm.EventCompleted, swarm.EventFailed, swarm.EventStopped:
 			fmt.Fprintln(w, strings.TrimRight("  "+string(ev.Type)+" "+ev.Reason, " "))
 		}
-		if until >= 0 && after >= until {
+		if until >= 0 && after >= until || stop != nil && stop(ev) {
 			return after
 		}
 	}
