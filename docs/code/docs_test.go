@@ -456,3 +456,90 @@ func opAnchor(method string, op operation) string {
 func cell(s string) string {
 	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
 }
+
+// codeSpan is inline code, where brackets are not links.
+var codeSpan = regexp.MustCompile("`[^`]*`")
+
+// link is a Markdown link's target: [text](target).
+var link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// Every relative link of the README and of docs/ names a file of the
+// repository, and its #fragment a heading (or an id) of that page: the
+// guide was cut out of one README, and a link left pointing at a section
+// that moved is easy to miss.
+func TestLinks(t *testing.T) {
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(path string) map[string]bool {
+		if a, ok := anchors[path]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		b, _ := os.ReadFile(path)
+		inCode := false
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				inCode = !inCode
+			}
+			if inCode {
+				continue
+			}
+			if strings.HasPrefix(l, "#") {
+				a[slug(strings.TrimLeft(l, "# "))] = true
+			}
+			for _, m := range regexp.MustCompile(`<a id="([^"]+)">`).FindAllStringSubmatch(l, -1) {
+				a[m[1]] = true
+			}
+		}
+		anchors[path] = a
+		return a
+	}
+	for _, page := range pages(t) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, page)
+		inCode := false
+		for n, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				inCode = !inCode
+			}
+			if inCode {
+				continue
+			}
+			for _, m := range link.FindAllStringSubmatch(codeSpan.ReplaceAllString(l, ""), -1) {
+				target := m[1]
+				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+					continue
+				}
+				file, frag, _ := strings.Cut(target, "#")
+				path := page
+				if file != "" {
+					path = filepath.Join(filepath.Dir(page), file)
+					if _, err := os.Stat(path); err != nil {
+						t.Errorf("%s:%d: %s: no such file", rel, n+1, target)
+						continue
+					}
+				}
+				if frag != "" && strings.HasSuffix(path, ".md") && !anchorsOf(path)[frag] {
+					t.Errorf("%s:%d: %s: no heading #%s in %s", rel, n+1, target, frag, path)
+				}
+			}
+		}
+	}
+}
+
+// slug is the anchor GitHub gives a heading: lower case, punctuation but
+// hyphens and underscores dropped, spaces as hyphens.
+func slug(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
