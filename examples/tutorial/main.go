@@ -175,12 +175,21 @@ func wait(ctx context.Context, rt *swarm.Runtime, id string, after int64) int {
 		fmt.Println(string(s.Result))
 		return 0
 	case store.Paused:
-		fmt.Fprintf(os.Stderr, "run %s is paused and holds no process: answer it from anywhere with\n  tutorial resume %s ANSWER\n", id, id)
+		fmt.Fprintf(os.Stderr, "answer it from any process: %s resume %s ANSWER\n", self(), id)
 		return 3
 	default:
 		fmt.Fprintf(os.Stderr, "run %s %s: %s\n", id, s.State, s.Reason)
 		return 1
 	}
+}
+
+// self is how to run this program again: ./trip when built as the
+// tutorial says, else its path.
+func self() string {
+	if strings.Contains(os.Args[0], "go-build") {
+		return "go run ./examples/tutorial"
+	}
+	return os.Args[0]
 }
 
 // snippet recover

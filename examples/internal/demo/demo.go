@@ -168,7 +168,11 @@ func follow(ctx context.Context, w io.Writer, rt *swarm.Runtime, id string, afte
 			// Handoffs made at once return in any order: say which
 			// request an answer is for.
 			start := callKey(ev.Key)
-			Say(w, ev.Agent, "gets %s's answer to %q: %s\n", ev.Target, clip(asked[start]), ev.Output)
+			if q, ok := asked[start]; ok {
+				Say(w, ev.Agent, "gets %s's answer to %q: %s\n", ev.Target, clip(q), ev.Output)
+			} else { // asked before the events followed here
+				Say(w, ev.Agent, "gets %s's answer: %s\n", ev.Target, ev.Output)
+			}
 			delete(asked, start)
 		case swarm.EventToolCall:
 			Say(w, ev.Agent, "calls %s %s\n", ev.Tool, ev.Arguments)
