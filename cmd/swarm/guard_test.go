@@ -279,6 +279,18 @@ func TestServeCardURLs(t *testing.T) {
 	if code, body := hostRequest(t, "GET", s.URL+"/v1/runs", "other.example", nil, ""); code != 403 {
 		t.Errorf("Host other.example with a public URL: %d %s", code, body)
 	}
+	s.Cmd.Process.Kill()
+	<-s.Exited
+
+	// --public-url replaces the file's.
+	s = serve(t, ctx, dir, []string{key}, "--public-url", "https://flag.example:8443")
+	if rpc, jku := cardURLs(t, s.URL, "flag.example:8443"); rpc != "https://flag.example:8443/a2a/approval" || jku != "https://flag.example:8443/a2a/.well-known/jwks.json" {
+		t.Errorf("card with --public-url: url %s, jku %s", rpc, jku)
+	}
+	cmd := swarmCmd(ctx, dir, "serve", "--addr", "127.0.0.1:0", "--public-url", "flag.example")
+	if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "want an absolute http(s) URL") {
+		t.Errorf("--public-url without a scheme: exit %d %s", cmd.ProcessState.ExitCode(), out)
+	}
 }
 
 // TestServeAccessTokenType: swarm serve takes a JWT access token only if
