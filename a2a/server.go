@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -38,9 +39,10 @@ type Options struct {
 	// BaseURL is the externally visible URL of the server (scheme, host and
 	// any path prefix the handler is mounted under, such as
 	// "https://agents.example.com"). Agent cards advertise
-	// BaseURL + "/a2a/{swarm}" as the JSON-RPC endpoint. When empty, it is
-	// derived from each card request (its Host, and X-Forwarded-Proto or
-	// TLS for the scheme).
+	// BaseURL + "/a2a/{swarm}" as the JSON-RPC endpoint, and signed cards
+	// BaseURL + KeysPath as their jku. When empty, it is the address each
+	// card request came to (its connection's local address; TLS for the
+	// scheme), never the request's Host header.
 	BaseURL string
 	// Auth declares the bearer scheme in the cards when it requires tokens.
 	// JSON-RPC requests whose context carries no principal (because no
@@ -211,14 +213,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *server) serveCard(w http.ResponseWriter, r *http.Request, a *agent) {
 	base := s.opts.BaseURL
 	if base == "" {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
-			scheme = p
-		}
-		base = scheme + "://" + r.Host
+		base = localBase(r)
 	}
 	a.card.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), baseURLKey{}, base)))
 }
@@ -232,6 +227,21 @@ func (s *server) serveKeys(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/jwk-set+json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	_ = json.NewEncoder(w).Encode(s.opts.Signer.PublicKeys())
+}
+
+// localBase is the base URL of the address a request came to: a card
+// never follows the request's Host header, which the client chose (a page
+// rebinding its name to this server, or a forged header behind a proxy).
+// Without a connection (a handler called in process), it is the Host.
+func localBase(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a != nil {
+		return scheme + "://" + a.String()
+	}
+	return scheme + "://" + r.Host
 }
 
 type baseURLKey struct{}

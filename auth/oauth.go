@@ -191,7 +191,9 @@ func absURL(name, v string) error {
 }
 
 // Verify validates an access token and returns its principal, or an error
-// wrapping [ErrInvalidToken].
+// wrapping [ErrInvalidToken]. A JWT must be typed at+jwt (or
+// application/at+jwt, RFC 9068), signed by the issuer with an accepted
+// algorithm, and name the resource in its aud.
 func (o *OAuth) Verify(ctx context.Context, token string) (*Principal, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("%w: longer than %d bytes", ErrInvalidToken, MaxTokenBytes)
@@ -207,6 +209,11 @@ func (o *OAuth) Verify(ctx context.Context, token string) (*Principal, error) {
 		return nil, fmt.Errorf("%w: want one signature", ErrInvalidToken)
 	}
 	h := tok.Headers[0]
+	// RFC 9068: an access token says so in its typ, so that an ID token or
+	// another JWT of the issuer cannot pass for one.
+	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !strings.EqualFold(typ, "at+jwt") && !strings.EqualFold(typ, "application/at+jwt") {
+		return nil, fmt.Errorf("%w: JOSE header typ %q: want at+jwt (RFC 9068)", ErrInvalidToken, typ)
+	}
 	key, err := o.key(ctx, h.KeyID, h.Algorithm)
 	if err != nil {
 		return nil, err

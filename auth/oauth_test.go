@@ -109,7 +109,16 @@ func (is *testIssuer) sign(t testing.TB, claims map[string]any) string {
 
 func signWith(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string, claims map[string]any) string {
 	t.Helper()
-	opts := (&jose.SignerOptions{}).WithType("at+jwt")
+	return signTyped(t, alg, key, kid, "at+jwt", claims)
+}
+
+// signTyped is signWith with the JOSE header typ ("" for none).
+func signTyped(t testing.TB, alg jose.SignatureAlgorithm, key any, kid, typ string, claims map[string]any) string {
+	t.Helper()
+	opts := &jose.SignerOptions{}
+	if typ != "" {
+		opts = opts.WithType(jose.ContentType(typ))
+	}
 	if kid != "" {
 		opts = opts.WithHeader("kid", kid)
 	}
@@ -193,6 +202,8 @@ func TestOAuthJWT(t *testing.T) {
 		"HS256 with the public key": hs,
 		"wrong key":                 signWith(t, jose.ES256, other, "k1", is.claims("swarm:*")),
 		"tampered":                  valid[:len(valid)-4] + "AAAA",
+		"typ JWT (an ID token)":     signTyped(t, jose.ES256, mustKey(t, is, "k1"), "k1", "JWT", is.claims("swarm:*")),
+		"no typ":                    signTyped(t, jose.ES256, mustKey(t, is, "k1"), "k1", "", is.claims("swarm:*")),
 		"huge":                      strings.Repeat("a", 1_000_000),
 		"garbage":                   "not.a.jwt",
 		"empty":                     "",

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"net/url"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -12,6 +14,8 @@ import (
 //
 //	serve:
 //	  addr: 0.0.0.0:8080
+//	  public_url: https://swarm.example.com  # where clients reach the server (cards name it)
+//	  hosts: [swarm.internal, 10.0.0.7:8080]  # more names it answers to ("*": any)
 //	  tokens:
 //	    - name: ci
 //	      secret_env: SWARM_TOKEN_CI
@@ -27,6 +31,14 @@ import (
 type Serve struct {
 	// Addr is the listen address (HOST:PORT), "" for the default.
 	Addr string
+	// PublicURL is the server's public base URL (http(s)://host[:port]
+	// and any path prefix), "" for none: agent cards name it, and its
+	// host is one the server answers to.
+	PublicURL string
+	// Hosts are the further names (host, host:port, or "*" for any) that
+	// the server answers to besides loopback ones and its address; a
+	// request to any other Host is refused (DNS rebinding protection).
+	Hosts []string
 	// Tokens are the accepted bearer tokens.
 	Tokens []ServeToken
 	// OAuth, when set, also accepts OAuth 2.1 access tokens.
@@ -73,11 +85,21 @@ type ServeToken struct {
 }
 
 var (
-	serveFields      = []string{"addr", "tokens", "oauth"}
+	serveFields      = []string{"addr", "public_url", "hosts", "tokens", "oauth"}
 	serveTokenFields = []string{"name", "secret_env", "swarms", "capabilities"}
 	oauthFields      = []string{"issuer", "resource", "audiences", "jwks_uri", "jwks_min_refresh", "algorithms", "swarms_claim", "capabilities_claim", "introspection"}
 	introFields      = []string{"url", "client_id_env", "client_secret_env"}
 )
+
+// CheckPublicURL checks a server's public base URL: absolute http(s),
+// without query, fragment or user.
+func CheckPublicURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("public_url %q: want an absolute http(s) URL such as https://swarm.example.com, without query or fragment", v)
+	}
+	return nil
+}
 
 // duration reads a positive duration such as 30s.
 func (p *parser) duration(n *yaml.Node, what, name string) time.Duration {
@@ -132,6 +154,15 @@ func (p *parser) serve(n *yaml.Node) *Serve {
 	s := &Serve{}
 	if fd, ok := fs["addr"]; ok {
 		s.Addr = p.str(fd.val, "serve", "addr")
+	}
+	if fd, ok := fs["public_url"]; ok {
+		s.PublicURL = p.str(fd.val, "serve", "public_url")
+		if err := CheckPublicURL(s.PublicURL); err != nil {
+			p.errf(fd.val, "serve: %v", err)
+		}
+	}
+	if fd, ok := fs["hosts"]; ok {
+		s.Hosts = p.strList(fd.val, "serve", "hosts")
 	}
 	if fd, ok := fs["oauth"]; ok && !isNull(fd.val) {
 		s.OAuth = p.oauth(fd.val)

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -56,13 +59,17 @@ func principalOf(extra *sdk.RequestExtra) *auth.Principal {
 // The handler does not authenticate: mount it behind
 // (*auth.Authenticator).Middleware, whose principal it passes on to every
 // MCP request (an MCP session stays bound to the token that opened it). A
-// tools/call or prompts/get of a swarm the caller's token is not allowed,
-// and a tasks/* request for such a swarm's run, is answered 403 (with an
-// insufficient_scope challenge) before it reaches the server; every
-// handler checks again. Idle sessions are closed after [SessionTimeout].
-// Requests to a localhost address with another Host header are refused
-// (DNS rebinding protection). If the server cannot be built, every
-// request is answered 500 with the reason.
+// tools/call or prompts/get of a swarm the caller's token is not allowed
+// is answered 403 (with an insufficient_scope challenge) before it reaches
+// the server, and a tasks/* request for such a swarm's run as one for a
+// task that does not exist; every handler checks again. Idle sessions are
+// closed after [SessionTimeout]. A request whose Host is not a name of the
+// server or whose Origin is another site's gets 403 (DNS rebinding
+// protection, [auth.GuardHosts]): behind the server of package server,
+// with its names. Transport errors are JSON-RPC errors: 413 for a body
+// over 4 MiB (or the server's limit), -32700 for a body that is not JSON,
+// -32022 for an MCP-Protocol-Version this server does not speak. If the
+// server cannot be built, every request is answered 500 with the reason.
 func NewHTTPHandler(rt *swarm.Runtime, opts Options) http.Handler {
 	srv, s, err := newServer(rt, opts, true)
 	if err != nil {
@@ -76,13 +83,17 @@ func NewHTTPHandler(rt *swarm.Runtime, opts Options) http.Handler {
 		ids[d.ID()] = true
 	}
 	get := func(*http.Request) *sdk.Server { return srv }
+	// The Host and Origin are checked once, by auth.GuardHosts (or the
+	// guard of the server in front), with the server's names.
 	legacy := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{
-		Logger:         opts.Logger,
-		SessionTimeout: SessionTimeout,
+		Logger:                     opts.Logger,
+		SessionTimeout:             SessionTimeout,
+		DisableLocalhostProtection: true,
 	})
 	modern := sdk.NewStreamableHTTPHandler(get, &sdk.StreamableHTTPOptions{
-		Logger:    opts.Logger,
-		Stateless: true,
+		Logger:                     opts.Logger,
+		Stateless:                  true,
+		DisableLocalhostProtection: true,
 	})
 	h := &eraHandler{legacy: legacy, modern: modern, s: s}
 	verify := func(ctx context.Context, _ string, r *http.Request) (*sdkauth.TokenInfo, error) {
@@ -93,7 +104,7 @@ func NewHTTPHandler(rt *swarm.Runtime, opts Options) http.Handler {
 		return &sdkauth.TokenInfo{UserID: p.Name, Extra: map[string]any{principalKey: p}}, nil
 	}
 	withToken := sdkauth.RequireBearerToken(verify, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
-	return &httpHandler{plain: h, withToken: withToken, swarms: ids}
+	return auth.GuardHosts(&httpHandler{plain: h, withToken: withToken, swarms: ids})
 }
 
 // eraHandler sends each request to the transport of its protocol
@@ -109,15 +120,12 @@ func (h *eraHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-		if err != nil {
-			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
-			return
-		}
+		// transportChecks read the body into memory.
+		body, _ := io.ReadAll(r.Body)
 		if h.serveTask(w, r, body) {
 			return
 		}
-		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	h.modern.ServeHTTP(w, r)
 }
@@ -161,9 +169,6 @@ func (h *eraHandler) serveTask(w http.ResponseWriter, r *http.Request, body []by
 	ctx := r.Context()
 	res, terr := h.s.handleTask(ctx, req.Method, p)
 	if terr != nil {
-		if terr.status == http.StatusForbidden {
-			w.Header().Set("WWW-Authenticate", auth.FromContext(ctx).ScopeChallenge(r.URL.Path, terr.swarm))
-		}
 		return fail(terr.status, terr.err)
 	}
 	writeRPC(w, http.StatusOK, req.ID, withServerInfo(res, h.s.impl), nil)
@@ -192,6 +197,9 @@ type httpHandler struct {
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !transportChecks(w, r) {
+		return
+	}
 	p := auth.FromContext(r.Context())
 	if p == nil || r.Header.Get("Authorization") == "" {
 		// In-process use, or an anonymous caller of a server that needs no
@@ -200,18 +208,63 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !p.All() && r.Method == http.MethodPost {
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-		if err != nil {
-			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body))
+		body, _ := io.ReadAll(r.Body) // in memory: see transportChecks
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		if id, name, forbidden := h.forbidden(p, body); forbidden {
 			writeForbidden(w, id, name, p.ScopeChallenge(r.URL.Path, name))
 			return
 		}
 	}
 	h.withToken.ServeHTTP(w, r)
+}
+
+// transportChecks answers, as JSON-RPC errors, the transport errors that
+// the SDK would answer in plain text or not at all, and reports whether
+// the request may go on (its body then read and replaced): a POST body
+// over maxBody (or the limit of a server in front) gets 413, one that is
+// not JSON -32700 (Parse error), and an MCP-Protocol-Version header naming
+// a version this server does not speak -32022 (UnsupportedProtocolVersion)
+// listing those it speaks, all with 400 but the first.
+func transportChecks(w http.ResponseWriter, r *http.Request) bool {
+	var id json.RawMessage
+	if r.Method == http.MethodPost {
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge) || int64(len(body)) > maxBody:
+			limit := int64(maxBody)
+			if tooLarge != nil {
+				limit = tooLarge.Limit
+			}
+			writeRPC(w, http.StatusRequestEntityTooLarge, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("request body exceeds %d bytes", limit)})
+			return false
+		case err != nil:
+			writeRPC(w, http.StatusBadRequest, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: reading the request body: " + err.Error()})
+			return false
+		case !json.Valid(body):
+			writeRPC(w, http.StatusBadRequest, nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "Parse error: the request body is not JSON"})
+			return false
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(body, &req) == nil {
+			id = req.ID
+		}
+	}
+	if v := r.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(sdk.SupportedProtocolVersions(), v) {
+		writeRPC(w, http.StatusBadRequest, id, nil, unsupportedVersion(v))
+		return false
+	}
+	return true
+}
+
+// unsupportedVersion is the error of a request in a protocol version this
+// server does not speak: its data lists those it speaks.
+func unsupportedVersion(v string) *jsonrpc.Error {
+	data, _ := json.Marshal(sdk.UnsupportedProtocolVersionData{Supported: sdk.SupportedProtocolVersions(), Requested: v})
+	return &jsonrpc.Error{Code: sdk.CodeUnsupportedProtocolVersion, Message: fmt.Sprintf("Unsupported protocol version %q (supported: %s)", v, strings.Join(sdk.SupportedProtocolVersions(), ", ")), Data: data}
 }
 
 // forbidden reports a tools/call or prompts/get in body (a JSON-RPC message

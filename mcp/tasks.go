@@ -206,8 +206,6 @@ func (s *server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
 type taskError struct {
 	status int
 	err    *jsonrpc.Error
-	// swarm is the swarm the caller may not use, for a 403.
-	swarm string
 }
 
 func invalidTask(format string, args ...any) *taskError {
@@ -228,18 +226,14 @@ func (s *server) handleTask(ctx context.Context, method string, p taskParams) (a
 		return nil, invalidTask("%s: missing taskId", method)
 	}
 	st, err := s.rt.Status(ctx, p.TaskID)
-	if errors.Is(err, swarm.ErrNotFound) {
-		return nil, invalidTask("Failed to retrieve task: Task not found")
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, swarm.ErrNotFound) {
 		return nil, &taskError{status: 200, err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}}
 	}
-	if _, ok := s.defs[st.Swarm]; !ok || st.Parent != "" {
-		// Only the runs that tools/call starts are tasks.
+	// Only the runs that tools/call starts are tasks; those of a swarm
+	// the caller may not use are answered as unknown ones, so that the
+	// answer does not tell whether the id exists.
+	if _, ok := s.defs[st.Swarm]; err != nil || !ok || st.Parent != "" || check(ctx, st.Swarm) != nil {
 		return nil, invalidTask("Failed to retrieve task: Task not found")
-	}
-	if err := check(ctx, st.Swarm); err != nil {
-		return nil, &taskError{status: 403, err: err.(*jsonrpc.Error), swarm: st.Swarm}
 	}
 	switch method {
 	case methodTasksGet:
@@ -295,8 +289,7 @@ func taskMetaError(method string, meta map[string]any) *jsonrpc.Error {
 	case version == "" || !hasCaps:
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s: _meta needs %q and %q", method, sdk.MetaKeyProtocolVersion, sdk.MetaKeyClientCapabilities)}
 	case !slices.Contains(sdk.SupportedProtocolVersions(), version):
-		data, _ := json.Marshal(sdk.UnsupportedProtocolVersionData{Supported: sdk.SupportedProtocolVersions(), Requested: version})
-		return &jsonrpc.Error{Code: sdk.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
+		return unsupportedVersion(version)
 	case !wantsTasks(meta):
 		return missingTasksCapability()
 	}

@@ -330,13 +330,15 @@ func TestTasksErrors(t *testing.T) {
 	tk := admin.task(admin.call("tools/call", "approval", map[string]any{"name": "approval", "arguments": map[string]any{"input": "x"}}))
 	id := tk.TaskID
 
-	// Another token's swarm: 403 with a scope challenge, and nothing applied.
+	// Another token's swarm: answered as a task that does not exist (the
+	// answer does not tell that the id is a run), and nothing applied.
 	echoer := &modern{t: t, url: ts.URL, token: "s-echo", tasks: true}
 	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
 		r := echoer.call(m, id, map[string]any{"taskId": id, "inputResponses": map[string]any{}})
-		if r.status != http.StatusForbidden || r.Error == nil || r.Error.Code != mcp.CodeForbidden ||
-			!strings.Contains(r.header.Get("WWW-Authenticate"), `error="insufficient_scope"`) {
-			t.Errorf("echoer %s: status %d %+v", m, r.status, r.Error)
+		unknown := echoer.call(m, "run_nope", map[string]any{"taskId": "run_nope", "inputResponses": map[string]any{}})
+		if r.status != unknown.status || r.Error == nil || unknown.Error == nil || r.Error.Code != unknown.Error.Code || r.Error.Message != unknown.Error.Message ||
+			r.header.Get("WWW-Authenticate") != "" || strings.Contains(r.Error.Message, "approval") {
+			t.Errorf("echoer %s: status %d %+v, want the answer to an unknown task: %d %+v", m, r.status, r.Error, unknown.status, unknown.Error)
 		}
 	}
 	swarmtest.AssertState(t, rt, id, swarm.StatePaused)

@@ -24,7 +24,7 @@ type mcpServers struct {
 // do, a tools/call being a call without an idempotency key.
 func (n *Node) mcpHandler() http.Handler {
 	cache := &mcpServers{m: map[string]*sdk.Server{}}
-	return sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+	return auth.GuardHosts(sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		ctx := r.Context()
 		h := n.hello(ctx)
 		name := "anonymous"
@@ -50,7 +50,7 @@ func (n *Node) mcpHandler() http.Handler {
 		clear(cache.m)
 		cache.m[key] = s
 		return s
-	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	}, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, DisableLocalhostProtection: true}))
 }
 
 func (n *Node) mcpCall(name string) sdk.ToolHandler {

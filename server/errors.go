@@ -21,7 +21,8 @@ import (
 // Error is the body of every error response: {"error": {...}}.
 type Error struct {
 	// Code is a stable, machine-readable name: bad_request,
-	// invalid_input, unauthenticated, forbidden, not_found,
+	// invalid_input, unauthenticated, forbidden, host_not_allowed,
+	// origin_not_allowed, not_found,
 	// unknown_swarm, method_not_allowed, conflict, invalid_state,
 	// body_too_large, unsupported_media_type, unavailable, internal.
 	Code string `json:"code"`
@@ -65,6 +66,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case status == http.StatusInternalServerError:
 		msg = "internal server error"
+	case errors.Is(err, store.ErrNoBlob) && r.PathValue("hash") != "":
+		msg = fmt.Sprintf("run %q has no blob %s", r.PathValue("id"), r.PathValue("hash"))
 	case code == "not_found" && r.PathValue("id") != "":
 		msg = fmt.Sprintf("no run %q", r.PathValue("id"))
 	}

@@ -178,7 +178,7 @@ func TestEventsSlowReader(t *testing.T) {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetReadBuffer(4096)
 	}
-	fmt.Fprintf(conn, "GET /v1/runs/%s/events HTTP/1.1\r\nHost: x\r\n\r\n", st.ID)
+	fmt.Fprintf(conn, "GET /v1/runs/%s/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", st.ID)
 	// Read the status line only, then stop reading: about 10 MB of
 	// events cannot fit in the socket buffers.
 	line, err := bufio.NewReaderSize(conn, 64).ReadString('\n')

@@ -11,7 +11,10 @@ import (
 
 // The memory routes: agents' memory banks (package memory), for a person
 // to see and delete what agents remember. Banks are not a swarm's, so
-// they take a token allowed every swarm.
+// they take a token allowed every swarm by "*" (a static token without
+// swarms, or the scope swarm:*): a token that lists swarms by name is
+// refused even when it names every one, since a swarm added later would
+// share the banks it cannot use.
 
 // BankList is the body of GET /v1/memory.
 type BankList struct {
@@ -31,7 +34,7 @@ const maxMemoryPage = 1000
 // store's banks.
 func (s *Server) memories(w http.ResponseWriter, r *http.Request) (store.Memories, bool) {
 	if p := auth.FromContext(r.Context()); p != nil && !p.All() {
-		writeError(w, http.StatusForbidden, "forbidden", "memory banks need a token allowed every swarm")
+		writeError(w, http.StatusForbidden, "forbidden", "memory banks need a token allowed every swarm by \"*\" (swarms: [\"*\"] or the scope swarm:*); a token listing swarms by name is refused, even one naming every swarm")
 		return nil, false
 	}
 	ms, ok := s.rt.Store().(store.Memories)

@@ -5,7 +5,8 @@
 //
 // Other front ends (A2A, MCP) are mounted into the same server with
 // [Options.Mounts], behind the same authentication, body limit, logging and
-// panic recovery.
+// panic recovery, and the same refusal of the Hosts and Origins of other
+// sites ([Options.Hosts]).
 //
 // The server uses the standard library's [http.ServeMux] and nothing else.
 // Every error is a JSON object {"error": {"code": ..., "message": ...}}; a
@@ -93,6 +94,12 @@ type Options struct {
 	BodyTimeout time.Duration
 	// Mounts are extra front ends (A2A, MCP) served by the same server.
 	Mounts []Mount
+	// Hosts are the names the server answers to besides loopback ones and
+	// the address a request came to (see [auth.NewHostGuard]): a request
+	// to any other Host, or from another site's Origin, gets 403 on every
+	// route, so that no web page can drive the server through DNS
+	// rebinding. "*" allows any Host.
+	Hosts []string
 	// Metrics, when set, writes more metrics in the Prometheus text
 	// format after the node's counters on GET /metrics (for instance
 	// telemetry.Telemetry.WritePrometheus: GenAI token usage and
@@ -198,6 +205,10 @@ func New(rt *swarm.Runtime, opts Options) (*Server, error) {
 			return err
 		}
 	}
+	guard, err := auth.NewHostGuard(opts.Hosts)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	authed := func(h http.Handler) http.Handler { return h }
 	if opts.Auth.Required() {
 		authed = opts.Auth.Middleware
@@ -227,7 +238,7 @@ func New(rt *swarm.Runtime, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("server: mount %q: %w", m.Pattern, err)
 		}
 	}
-	s.handler = s.recoverPanics(s.logRequests(http.HandlerFunc(s.route)))
+	s.handler = s.recoverPanics(s.logRequests(guard.Middleware(http.HandlerFunc(s.route))))
 	return s, nil
 }
 

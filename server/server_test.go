@@ -602,7 +602,7 @@ func TestSlowBodyDisconnected(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := fmt.Fprintf(conn, "POST /v1/swarms/echo/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"); err != nil {
+	if _, err := fmt.Fprintf(conn, "POST /v1/swarms/echo/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"); err != nil {
 		t.Fatal(err)
 	}
 	go func() {

@@ -3,13 +3,8 @@ package main_test
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"net/http"
 	"net/url"
@@ -296,16 +291,7 @@ func TestServeA2ACard(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	issuer, _ := oidcProvider(t, ctx, "SCOPES=swarm:* swarm:trip swarm:approval")
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, _ := x509.MarshalECPrivateKey(k)
-	keyFile := filepath.Join(t.TempDir(), "card-key.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := serveWithOAuth(t, ctx, "    issuer: "+issuer+"\n    resource: "+oauthResource+"\n", "SWARM_A2A_SIGNING_KEY="+keyFile)
+	s := serveWithOAuth(t, ctx, "    issuer: "+issuer+"\n    resource: "+oauthResource+"\n", "SWARM_A2A_SIGNING_KEY="+signingKeyFile(t))
 
 	code, _, raw := bearer(t, "GET", s.URL+"/a2a/trip/.well-known/agent-card.json", "", "")
 	var card struct {

@@ -18,8 +18,8 @@ const SigningKeyEnv = "SWARM_A2A_SIGNING_KEY"
 // when it is set; the JSON-RPC endpoints check the same tokens as the HTTP
 // API, in the handler itself.
 func init() {
-	RegisterMounts(func(rt *swarm.Runtime, a *auth.Authenticator) ([]server.Mount, error) {
-		opts := a2a.Options{Auth: a}
+	RegisterMounts(func(rt *swarm.Runtime, a *auth.Authenticator, publicURL string) ([]server.Mount, error) {
+		opts := a2a.Options{Auth: a, BaseURL: publicURL}
 		if path := os.Getenv(SigningKeyEnv); path != "" {
 			s, err := a2a.LoadCardSigner(path)
 			if err != nil {

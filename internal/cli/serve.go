@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -28,9 +29,10 @@ import (
 const DefaultAddr = "127.0.0.1:8080"
 
 // MountFunc builds extra front ends (A2A, MCP) for `swarm serve`. It gets
-// the serving runtime and the authenticator of the server; the mounts it
-// returns are served behind the same authentication as the HTTP API.
-type MountFunc func(rt *swarm.Runtime, a *auth.Authenticator) ([]server.Mount, error)
+// the serving runtime, the authenticator of the server and its public base
+// URL ("" when none is configured); the mounts it returns are served
+// behind the same authentication as the HTTP API.
+type MountFunc func(rt *swarm.Runtime, a *auth.Authenticator, publicURL string) ([]server.Mount, error)
 
 var (
 	mountsMu   sync.Mutex
@@ -42,7 +44,7 @@ var (
 // mcp.go) whose init function calls RegisterMounts, e.g.
 //
 //	func init() {
-//		RegisterMounts(func(rt *swarm.Runtime, a *auth.Authenticator) ([]server.Mount, error) {
+//		RegisterMounts(func(rt *swarm.Runtime, a *auth.Authenticator, publicURL string) ([]server.Mount, error) {
 //			h, err := a2a.NewHandler(rt)
 //			return []server.Mount{{Pattern: "/a2a/", Handler: h}}, err
 //		})
@@ -53,13 +55,13 @@ func RegisterMounts(f MountFunc) {
 	mountFuncs = append(mountFuncs, f)
 }
 
-func registeredMounts(rt *swarm.Runtime, a *auth.Authenticator) ([]server.Mount, error) {
+func registeredMounts(rt *swarm.Runtime, a *auth.Authenticator, publicURL string) ([]server.Mount, error) {
 	mountsMu.Lock()
 	fs := append([]MountFunc(nil), mountFuncs...)
 	mountsMu.Unlock()
 	var out []server.Mount
 	for _, f := range fs {
-		m, err := f(rt, a)
+		m, err := f(rt, a, publicURL)
 		if err != nil {
 			return nil, err
 		}
@@ -71,6 +73,8 @@ func registeredMounts(rt *swarm.Runtime, a *auth.Authenticator) ([]server.Mount,
 func (a *app) serveCmd() *cobra.Command {
 	var (
 		addr, tokenFile string
+		publicURL       string
+		allowHosts      []string
 		verbose         bool
 		shutdownWait    time.Duration
 		storeWait       time.Duration
@@ -82,7 +86,10 @@ func (a *app) serveCmd() *cobra.Command {
 			"Runs interrupted by an earlier crash are recovered at start. The server listens on loopback by default;\n" +
 			"any other address requires bearer tokens, from --token-file, $SWARM_TOKENS or the serve section of\n" +
 			"swarm.yaml. Token text format: entries separated by ';' or new lines, each name:secret:swarm1,swarm2\n" +
-			"(swarms '*' for all). The listening address is printed on stderr as 'listening on http://HOST:PORT'.",
+			"(swarms '*' for all). The listening address is printed on stderr as 'listening on http://HOST:PORT'.\n" +
+			"Against DNS rebinding, every request to a Host other than a loopback name, the listening address or the\n" +
+			"names of --allow-host, --public-url and the serve section (hosts, public_url) is refused, as is every\n" +
+			"request whose Origin is another site's.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -117,7 +124,11 @@ func (a *app) serveCmd() *cobra.Command {
 			if err := auth.RequireForAddr(authn, addr); err != nil {
 				return usageError{err}
 			}
-			mounts, err := registeredMounts(rt, authn)
+			publicURL, hosts, err := serveNames(file, addr, publicURL, allowHosts)
+			if err != nil {
+				return usageError{err}
+			}
+			mounts, err := registeredMounts(rt, authn, publicURL)
 			if err != nil {
 				return err
 			}
@@ -136,7 +147,7 @@ func (a *app) serveCmd() *cobra.Command {
 				return err
 			}
 			mounts = append(mounts, d.Mounts()...)
-			opts := server.Options{Auth: authn, Mounts: mounts, Logger: log}
+			opts := server.Options{Auth: authn, Mounts: mounts, Logger: log, Hosts: hosts}
 			if a.tel != nil {
 				opts.Metrics = a.tel.WritePrometheus
 			}
@@ -249,11 +260,51 @@ func (a *app) serveCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&addr, "addr", "", "listen address HOST:PORT (default: the file's serve.addr or "+DefaultAddr+"; port 0 picks a free port)")
+	c.Flags().StringVar(&publicURL, "public-url", "", "the server's public base URL, such as https://swarm.example.com (default: the file's serve.public_url): agent cards name it, and its host is allowed")
+	c.Flags().StringArrayVar(&allowHosts, "allow-host", nil, "a further name the server answers to (host or host:port, '*' for any; repeatable), besides loopback names, its address and the file's serve.hosts")
 	c.Flags().StringVar(&tokenFile, "token-file", "", "file of bearer tokens, one name:secret:swarm1,swarm2 per line ('*' for all swarms)")
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every request on stderr")
 	c.Flags().DurationVar(&storeWait, "store-wait", time.Minute, "how long to wait at start for a store database that is down or starting")
 	c.Flags().DurationVar(&shutdownWait, "shutdown-timeout", 15*time.Second, "how long shutdown waits for open requests")
 	return c
+}
+
+// serveNames returns the public base URL of the server (flag, else the
+// file's) and the names it answers to besides loopback ones and its
+// address: those of the flag and the file, and the hosts of the public
+// URL, of the OAuth resource, of the network url and of the listen
+// address.
+func serveNames(file *config.File, addr, publicURL string, flagHosts []string) (string, []string, error) {
+	var hosts []string
+	var urls []string
+	if sec := file.Serve; sec != nil {
+		if publicURL == "" {
+			publicURL = sec.PublicURL
+		}
+		hosts = append(hosts, sec.Hosts...)
+		if sec.OAuth != nil {
+			urls = append(urls, sec.OAuth.Resource)
+		}
+	}
+	if publicURL != "" {
+		if err := config.CheckPublicURL(publicURL); err != nil {
+			return "", nil, fmt.Errorf("--public-url: %w", err)
+		}
+		publicURL = strings.TrimSuffix(publicURL, "/")
+	}
+	hosts = append(hosts, flagHosts...)
+	for _, u := range append(urls, publicURL, file.NetworkURL()) {
+		if pu, err := url.Parse(u); err == nil && pu.Hostname() != "" {
+			hosts = append(hosts, pu.Hostname())
+		}
+	}
+	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" && net.ParseIP(h) == nil {
+		hosts = append(hosts, h)
+	}
+	if _, err := auth.NewHostGuard(hosts); err != nil {
+		return "", nil, err
+	}
+	return publicURL, hosts, nil
 }
 
 // serveTokens gathers the bearer tokens of --token-file, $SWARM_TOKENS and
