@@ -447,7 +447,7 @@ func (rt *Runtime) Start(ctx context.Context, swarmID string, input json.RawMess
 		}
 		input, sc.parts = in, append(parts, sc.parts...)
 	}
-	nr := newRun{info: info, input: input, id: id, explicitID: sc.id != "", values: sc.values, params: recordParams(sc.params), budget: rt.treeBudget(sc.budget), parts: sc.parts}
+	nr := newRun{info: info, input: input, id: id, explicitID: sc.id != "", values: sc.values, params: recordParams(sc.params), budget: sc.budget, parts: sc.parts, newTree: true}
 	if nr.budget != nil && nr.budget.WallTime > 0 {
 		nr.deadline = time.Now().Add(nr.budget.WallTime)
 	}
@@ -482,6 +482,10 @@ type newRun struct {
 	// held, when set, gets the function that starts driving the run,
 	// for the caller to call, instead of the run being driven at once.
 	held *[]func()
+	// newTree: the run is a new tree's root, and budget the budget it
+	// was started with (nil: none), which create completes with the
+	// runtime's limits once it knows the run's strategy (treeBudget).
+	newTree bool
 }
 
 // buildPlan computes a run's spec from its input, applies its params and
@@ -524,6 +528,9 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	rt.mu.RUnlock()
 	if closed {
 		return false, ErrClosed
+	}
+	if nr.newTree {
+		nr.budget = rt.treeBudget(nr.budget, plan.longLived())
 	}
 	if nr.budget == nil {
 		nr.root = ""
