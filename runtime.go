@@ -93,8 +93,11 @@ type Config struct {
 	// MaxModelCalls bounds the model calls of every run tree whose budget
 	// sets no ModelCalls (see Budget), counted over the whole tree: every
 	// agent, turn, retry and child run. Reaching it fails the tree with a
-	// reason naming the limit. Default DefaultMaxModelCalls; negative: no
-	// limit.
+	// reason naming the limit. A conversation's or a team's tree counts
+	// them per piece of outside work instead (each user message, each
+	// user's mail or task), and pauses when it reaches the limit, for a
+	// resume to give it as many again (Budget.PerWork). Default
+	// DefaultMaxModelCalls; negative: no limit.
 	MaxModelCalls int64
 	// MaxToolCalls is MaxModelCalls for tool executions (default
 	// DefaultMaxToolCalls; negative: no limit).
