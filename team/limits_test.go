@@ -215,3 +215,53 @@ func TestLimitsCapPausesKeepsMailAndResumes(t *testing.T) {
 		t.Errorf("tasks after the resume: %+v %v, want the task completed", tasks, err)
 	}
 }
+
+// Every member that paused at the tree's cap continues after one resume:
+// a and b each pause at the cap of 3 tool calls (each user's mail starts a
+// piece of work of its own); resuming a gives the tree 3 calls again and
+// resumes b too, and both finish their fourth echo.
+func TestLimitsOneResumeContinuesEveryMemberAtTheCap(t *testing.T) {
+	ctx := ctxT(t)
+	echo := swarm.NewTool("echo", "echoes", func(_ context.Context, in struct{ N int }) (int, error) { return in.N, nil })
+	var steps []scripted.Step
+	for i := range 4 {
+		steps = append(steps, scripted.Tools(scripted.CallTool("echo", map[string]any{"N": i})))
+	}
+	steps = append(steps, scripted.Text("echoed four times"))
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{"a": steps, "b": steps}), MaxToolCalls: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	tm := team.DefineTeam("pair", "Echoes", team.TeamSpec{
+		Lead:    &swarm.Agent{Name: "lead", Instructions: "Lead."},
+		Members: []team.Teammate{{Name: "a", Role: "echo", Tools: []swarm.Tool{echo}}, {Name: "b", Role: "echo", Tools: []swarm.Tool{echo}}},
+	})
+	tr, err := tm.Start(ctx, rt, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []team.MemberStatus
+	for i, name := range []string{"a", "b"} {
+		if _, err := tr.Send(ctx, name, "echo four times"); err != nil {
+			t.Fatal(err)
+		}
+		until(t, ctx, name+" pauses at the cap", func() bool {
+			if ms, err = tr.Roster(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return ms[i+1].Ended() || strings.HasPrefix(ms[i+1].Reason, "call cap reached: tool calls 3 of 3")
+		})
+		if ms[i+1].Ended() {
+			t.Fatalf("%s: %s %s", name, ms[i+1].State, ms[i+1].Reason)
+		}
+	}
+	if err := rt.Resume(ctx, ms[1].RunID, "go on"); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range settledRoster(t, ctx, tr, "a", "b") {
+		if m.State != team.MemberIdle {
+			t.Errorf("%s: %s %s", m.Name, m.State, m.Reason)
+		}
+	}
+}
