@@ -236,3 +236,43 @@ func TestServeTeamCapPausesKeepsMailAndResumes(t *testing.T) {
 		t.Errorf("a ran echo %d times (want 5) and read the later mail %d times (want 1)", echoes, later)
 	}
 }
+
+// TestServeTeamRunawayStopsAtTheCap: a team lead that hands off to an
+// agent handing off to itself is a runaway that no user feeds: it stops at
+// the call limit, 30 model calls, with the team paused (not failed) and a
+// reason naming the cap.
+func TestServeTeamRunawayStopsAtTheCap(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"swarm.yaml": `version: 1
+model: scripted:script.yaml
+limits:
+  model_calls: 30
+agents:
+  lead: {instructions: "You lead.", handoffs: [writer]}
+  writer: {description: Writes, instructions: Write., handoffs: [writer]}
+teams:
+  loop:
+    lead: lead
+`,
+		"script.yaml": "lead:\n  - tool_calls: [{name: handoff_to_writer, arguments: {request: go}}]\n" + strings.TrimPrefix(loopScript(100), "loop:\n  - tool_calls: [{name: handoff_to_writer, arguments: {request: again}}]\n"),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := serve(t, ctx, dir, nil)
+	if code := httpJSON(t, "POST", s.URL+"/v1/swarms/loop/runs", `{"id": "t3", "input": "write"}`, nil); code != 201 {
+		t.Fatalf("start the team: %d", code)
+	}
+	var st struct{ State, Reason string }
+	for st.State == "" || st.State == "running" {
+		if code := httpJSON(t, "GET", s.URL+"/v1/runs/t3?wait=10s", "", &st); code >= 300 {
+			t.Fatalf("GET /v1/runs/t3: %d", code)
+		}
+	}
+	if st.State != "paused" || !strings.HasPrefix(st.Reason, "call cap reached: model calls 30 of 30") {
+		t.Fatalf("team %s %q, want paused at the cap", st.State, st.Reason)
+	}
+	if n := strings.Count(swarmIn(t, dir, nil, "", "events", "t3").stdout, `"type":"model_response"`); n != 30 {
+		t.Errorf("%d model responses, want the limit, 30", n)
+	}
+}
