@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,9 +97,8 @@ import (
 // conversation, a team) gets PerWork unless its budget (WithBudget) sets
 // ModelCalls or ToolCalls: those are then limits over the tree's whole
 // life, as for other trees. Tokens, Cost and WallTime always bound the
-// whole life of the tree. A pause on them, or on a whole-life call limit,
-// is lifted by a resume as described above, which lifts every limit of
-// the tree, PerWork's included. Loops and workflows, whose trees take up
+// whole life of the tree. The resume of a pause on one of them lifts the
+// tree's budget, as in other trees: every limit, PerWork's included. Loops and workflows, whose trees take up
 // no outside work after their start, keep limits over their whole life.
 //
 // The limits a run tree starts with are journaled with its root run, so
@@ -250,11 +250,12 @@ func (b *Budget) exceeded(p store.Pool, deadline, now time.Time) string {
 	if !deadline.IsZero() && !now.Before(deadline) {
 		over = append(over, fmt.Sprintf("wall time %s", b.WallTime))
 	}
-	switch {
-	case len(over) == 0:
+	if len(over) == 0 {
 		return ""
-	case b.PerWork && len(over) == 1 && (strings.HasPrefix(over[0], "model calls") || strings.HasPrefix(over[0], "tool calls")):
-		return capReached + over[0]
+	}
+	calls := func(s string) bool { return strings.HasPrefix(s, "model calls") || strings.HasPrefix(s, "tool calls") }
+	if b.PerWork && !slices.ContainsFunc(over, func(s string) bool { return !calls(s) }) {
+		return capReached + strings.Join(over, ", ") // a resume raises these
 	}
 	return "budget exceeded: " + strings.Join(over, ", ")
 }
@@ -586,41 +587,22 @@ func (rt *Runtime) resumeCapped(ctx context.Context, root, except string) {
 	}
 }
 
-// CallLimits is where a run tree stands against its call limits (see
-// Budget): the calls its runs have taken from the pool, and the limits.
-// In a PerWork tree they are the calls of its current piece of outside
-// work; otherwise those of its whole life. A limit of 0 is none. Taken
-// calls are those made and those reserved in blocks not made yet (see
-// Budget), so a tree may stop a few calls before its limit.
-type CallLimits struct {
-	ModelCalls    int64 `json:"model_calls"`
-	MaxModelCalls int64 `json:"max_model_calls,omitempty"`
-	ToolCalls     int64 `json:"tool_calls"`
-	MaxToolCalls  int64 `json:"max_tool_calls,omitempty"`
-	// PerWork: the limits count per piece of outside work.
-	PerWork bool `json:"per_work,omitempty"`
-	// Lifted: a resume lifted the tree's budget; no limit applies.
-	Lifted bool `json:"lifted,omitempty"`
-}
-
-// CallLimits returns where the tree of run id (any run of it) stands
-// against its call limits, or nil for a run journaled before runs had
-// them. It reads the tree's pool from the store.
-func (rt *Runtime) CallLimits(ctx context.Context, id string) (*CallLimits, error) {
+// TreeBudget returns the budget of the tree of run id (any run of it),
+// as journaled with the run, and the tree's pool: what its runs have taken
+// from it (see Budget; in a PerWork tree, for its current piece of outside
+// work). The budget is nil for a run journaled before runs had call
+// limits.
+func (rt *Runtime) TreeBudget(ctx context.Context, id string) (*Budget, store.Pool, error) {
 	recs, err := rt.store.Read(ctx, id, 0, 1)
 	if err != nil {
-		return nil, fmt.Errorf("call limits of %s: %w", id, err)
+		return nil, store.Pool{}, fmt.Errorf("budget of %s: %w", id, err)
 	}
 	if len(recs) == 0 || recs[0].Type != string(EventStarted) {
-		return nil, fmt.Errorf("call limits of %s: %w: its journal has no start record", id, ErrInvalidState)
+		return nil, store.Pool{}, fmt.Errorf("budget of %s: %w: its journal has no start record", id, ErrInvalidState)
 	}
 	ev, err := decodeEvent(recs[0])
-	if err != nil {
-		return nil, fmt.Errorf("call limits of %s: %w", id, err)
-	}
-	b := ev.Budget
-	if b == nil {
-		return nil, nil
+	if err != nil || ev.Budget == nil {
+		return nil, store.Pool{}, err
 	}
 	root := ev.Root
 	if root == "" {
@@ -628,8 +610,7 @@ func (rt *Runtime) CallLimits(ctx context.Context, id string) (*CallLimits, erro
 	}
 	p, err := rt.store.Spend(ctx, root, store.Pool{}) // spends nothing: reads the pool
 	if err != nil {
-		return nil, fmt.Errorf("call limits of %s: %w", id, err)
+		return nil, store.Pool{}, fmt.Errorf("budget of %s: %w", id, err)
 	}
-	return &CallLimits{ModelCalls: p.Calls, MaxModelCalls: max(b.ModelCalls, 0), ToolCalls: p.Tools, MaxToolCalls: max(b.ToolCalls, 0),
-		PerWork: b.PerWork, Lifted: p.Lifted}, nil
+	return ev.Budget, p, nil
 }

@@ -41,8 +41,8 @@ type RunStatus struct {
 	Parts []PartRef `json:"parts,omitempty"`
 	Error *Error    `json:"error,omitempty"`
 	// Limits is where the run's tree stands against its call limits
-	// (GET /v1/runs/{id} only; see swarm.Runtime.CallLimits).
-	Limits *swarm.CallLimits `json:"limits,omitempty"`
+	// (GET /v1/runs/{id} only).
+	Limits *CallLimits `json:"limits,omitempty"`
 }
 
 // MessageRequest is the body of POST /v1/runs/{id}/resume (Message, Pause,
@@ -265,7 +265,7 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	rs := runStatus(st)
-	if l, err := s.rt.CallLimits(r.Context(), st.ID); err == nil {
+	if l, err := Limits(r.Context(), s.rt, st.ID); err == nil {
 		rs.Limits = l
 	} else {
 		s.log.Warn("reading a run tree's call limits", "run", st.ID, "err", err)

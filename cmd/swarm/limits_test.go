@@ -100,6 +100,7 @@ func TestServeTeamRelayOutlivesTheCallLimits(t *testing.T) {
 	if code := httpJSON(t, "POST", s.URL+"/v1/swarms/relay/runs", `{"id": "t1"}`, nil); code != 201 {
 		t.Fatalf("start the team: %d", code)
 	}
+	roster(t, ctx, s.URL, "t1", func(ms []member) bool { return len(ms) == 5 }) // its members are spawned
 	for i := range relays {
 		body := fmt.Sprintf(`{"to": "a", "content": "relay %d", "id": "m%d"}`, i, i)
 		if code := httpJSON(t, "POST", s.URL+"/v1/teams/t1/mail", body, nil); code != 201 {
@@ -185,6 +186,7 @@ func TestServeTeamCapPausesKeepsMailAndResumes(t *testing.T) {
 	if code := httpJSON(t, "POST", s.URL+"/v1/swarms/capped/runs", `{"id": "t2"}`, nil); code != 201 {
 		t.Fatalf("start the team: %d", code)
 	}
+	roster(t, ctx, s.URL, "t2", func(ms []member) bool { return len(ms) == 2 })
 	if code := httpJSON(t, "POST", s.URL+"/v1/teams/t2/mail", `{"to": "a", "content": "echo five times"}`, nil); code != 201 {
 		t.Fatalf("mail: %d", code)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/swarmrt/swarm/internal/jsonx"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/network"
+	"github.com/swarmrt/swarm/server"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/team"
 	"github.com/swarmrt/swarm/telemetry"
@@ -714,7 +715,7 @@ func (a *app) statusCmd() *cobra.Command {
 			if s.Usage, err = rt.TreeUsage(ctx, args[0]); err != nil {
 				return err
 			}
-			limits, err := rt.CallLimits(ctx, args[0])
+			limits, err := server.Limits(ctx, rt, args[0])
 			if err != nil {
 				return err
 			}
@@ -722,10 +723,10 @@ func (a *app) statusCmd() *cobra.Command {
 			writeJSON(a.stdout, struct {
 				swarm.Status
 				UsageByAgent map[string]model.Usage `json:"usage_by_agent,omitempty"`
-				Limits       *swarm.CallLimits      `json:"limits,omitempty"`
+				Limits       *server.CallLimits     `json:"limits,omitempty"`
 				fork
 			}{s, byAgent, limits, origin})
-			if line := limitsLine(limits); line != "" {
+			if line := limitsLine(limits); line != "" && !s.State.Terminal() {
 				fmt.Fprintln(a.stderr, line)
 			}
 			switch {
@@ -1058,7 +1059,7 @@ func recoverAll(ctx context.Context, rt *swarm.Runtime, log io.Writer) ([]string
 
 // limitsLine says how far a run tree is from its call limits, for a
 // person reading swarm status ("" when nothing limits its calls).
-func limitsLine(l *swarm.CallLimits) string {
+func limitsLine(l *server.CallLimits) string {
 	if l == nil || l.Lifted || l.MaxModelCalls == 0 && l.MaxToolCalls == 0 {
 		return ""
 	}
