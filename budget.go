@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,6 +63,44 @@ import (
 //     a reason naming the wall time. A run that is not being driven then
 //     (paused, or waiting to be adopted) notices when it is driven next.
 //
+// # Long-lived trees
+//
+// A conversation or a team is one run tree for its whole life, so limits
+// over that life would end healthy work once it had talked long enough.
+// With PerWork, ModelCalls and ToolCalls count instead the calls the tree
+// makes for one piece of work from outside it: from its start, and again
+// from each user message it takes up (a message a run awaited with
+// AwaitingMessage: Runtime.Say, a conversation's or a team lead's next
+// message), each model step that takes up a user's mail or a task a
+// user added (strategy.Step.Outside: a team member's) and each resume of
+// a pause on a call cap. Reaching one pauses the tree (whatever Pause
+// says) with a reason that starts "call cap reached: " and names the
+// limit; its mail stays in the mailboxes, unread, and its tasks stay as
+// they are. A resume of that pause (Runtime.Resume, POST
+// /v1/runs/{id}/resume, swarm resume) gives the tree a new piece of work,
+// as many calls again, and resumes the other runs of the tree (the root
+// and the runs right below it, a team's members) that paused on the cap
+// too. It does not lift the budget: a runaway is stopped again at the
+// next cap.
+//
+// So a long-lived tree makes at most ModelCalls model calls (and
+// ToolCalls tool calls) between two pieces of outside work: a runaway
+// (an agent handing off to itself, members mailing each other in a loop)
+// that no user feeds is stopped at the limit, wherever it is in the tree,
+// however many runs it spans; the tree as a whole makes at most the limit
+// times the pieces of outside work it took up, plus one. Mail and tasks
+// from the tree's own runs never start a piece of work. A piece of work
+// starts from the calls the tree has reserved: calls that runs hold in
+// blocks at that moment (at most 32 each) may be made on top of the limit.
+//
+// A new tree whose root's strategy is long-lived (strategy.LongLived: a
+// conversation, a team) gets PerWork unless its budget (WithBudget) sets
+// ModelCalls or ToolCalls: those are then limits over the tree's whole
+// life, as for other trees. Tokens, Cost and WallTime always bound the
+// whole life of the tree. The resume of a pause on one of them lifts the
+// tree's budget, as in other trees: every limit, PerWork's included. Loops and workflows, whose trees take up
+// no outside work after their start, keep limits over their whole life.
+//
 // The limits a run tree starts with are journaled with its root run, so
 // that a recovery, or a child run driven by another process, applies the
 // same ones whatever that process's Config says; a run journaled before
@@ -81,6 +122,11 @@ type Budget struct {
 	WallTime time.Duration `json:"wall_time,omitempty"`
 	// Pause pauses the run instead of failing it.
 	Pause bool `json:"pause,omitempty"`
+	// PerWork makes ModelCalls and ToolCalls count the calls of one piece
+	// of work from outside the tree, and reaching any limit pause the
+	// tree (see "Long-lived trees" above). The runtime sets it for the
+	// trees of long-lived strategies.
+	PerWork bool `json:"per_work,omitempty"`
 }
 
 // WithBudget bounds the run and everything below it. Without it a run tree
@@ -105,11 +151,16 @@ const (
 // treeBudget is the budget a new run tree is journaled with: b with the
 // runtime's limits on model and tool calls where b sets none. It is never
 // nil, even when every limit is lifted, so that a run journaled without a
-// budget is known to predate the call limits (see load).
-func (rt *Runtime) treeBudget(b *Budget) *Budget {
+// budget is known to predate the call limits (see load). A tree whose
+// root is long-lived gets the runtime's limits per piece of outside work
+// (PerWork), unless b sets a call limit.
+func (rt *Runtime) treeBudget(b *Budget, longLived bool) *Budget {
 	var t Budget
 	if b != nil {
 		t = *b
+	}
+	if longLived && t.ModelCalls == 0 && t.ToolCalls == 0 {
+		t.PerWork = true
 	}
 	if t.ModelCalls == 0 {
 		t.ModelCalls = rt.cfg.MaxModelCalls
@@ -141,15 +192,41 @@ func (b *Budget) limit(k callKind, p store.Pool) (limit, taken int64) {
 	return b.ModelCalls, p.Calls
 }
 
+// capReached starts the reason of a pause on a call limit of a PerWork
+// tree (see Budget).
+const capReached = "call cap reached: "
+
 // reached explains that the tree has made all the calls of kind k its
 // budget allows, naming the limit and where it is set.
 func (b *Budget) reached(k callKind) string {
 	n, _ := b.limit(k, store.Pool{})
+	if b.PerWork {
+		if k == toolCall {
+			return fmt.Sprintf("tool calls %d of %d for one piece of outside work (the run tree's tool call limit per user message, mail or task: Budget.ToolCalls, by default Config.MaxToolCalls); resume the run to give it as many again", n, n)
+		}
+		return fmt.Sprintf("model calls %d of %d for one piece of outside work (the run tree's model call limit per user message, mail or task: Budget.ModelCalls, by default Config.MaxModelCalls); resume the run to give it as many again", n, n)
+	}
 	if k == toolCall {
 		return fmt.Sprintf("tool calls %d of %d (the run tree's tool call limit: Budget.ToolCalls, by default Config.MaxToolCalls; raise it, or set it to -1 for none)", n, n)
 	}
 	return fmt.Sprintf("model calls %d of %d (the run tree's model call limit: Budget.ModelCalls, by default Config.MaxModelCalls; raise it, or set it to -1 for none)", n, n)
 }
+
+// callCap is the reason a run stops at the call limit of kind k.
+func (b *Budget) callCap(k callKind) string {
+	if b.PerWork {
+		return capReached + b.reached(k)
+	}
+	return "budget exceeded: " + b.reached(k)
+}
+
+// pauses reports whether reaching a limit pauses the tree rather than
+// failing it.
+func (b *Budget) pauses() bool { return b.Pause || b.PerWork }
+
+// isCapPause reports whether a paused event waits on a PerWork tree's
+// call cap, which a resume raises rather than lifts.
+func isCapPause(ev Event) bool { return strings.HasPrefix(ev.Reason, capReached) }
 
 // exceeded reports which limit keeps a new model call from starting when the
 // tree's pool is p at time now, or "".
@@ -175,6 +252,10 @@ func (b *Budget) exceeded(p store.Pool, deadline, now time.Time) string {
 	}
 	if len(over) == 0 {
 		return ""
+	}
+	calls := func(s string) bool { return strings.HasPrefix(s, "model calls") || strings.HasPrefix(s, "tool calls") }
+	if b.PerWork && !slices.ContainsFunc(over, func(s string) bool { return !calls(s) }) {
+		return capReached + strings.Join(over, ", ") // a resume raises these
 	}
 	return "budget exceeded: " + strings.Join(over, ", ")
 }
@@ -225,7 +306,7 @@ func (r *runner) checkBudget(ctx context.Context, ap *agentPlan, tkey string, tu
 	if err != nil || reason == "" {
 		return err
 	}
-	if !r.budget.Pause {
+	if !r.budget.pauses() {
 		return &budgetError{reason: reason}
 	}
 	if err := r.pauseOnBudget(ctx, ap, tkey+"/budget", turn, reason); err != nil {
@@ -237,8 +318,20 @@ func (r *runner) checkBudget(ctx context.Context, ap *agentPlan, tkey string, tu
 // pauseOnBudget journals that agent ap's step key waits for a human to
 // lift the budget, and pauses the run.
 func (r *runner) pauseOnBudget(ctx context.Context, ap *agentPlan, key string, turn int, reason string) error {
+	// A PerWork tree may reach its cap at the same step again, once the
+	// piece of work a resume gave it is spent: each pause has a key of
+	// its own.
+	for n, base := 2, key; ; n++ {
+		if _, ok := r.recorded[key]; !ok {
+			break
+		}
+		key = base + strconv.Itoa(n)
+	}
 	ev := Event{Type: EventPaused, Key: key, Agent: ap.name, Turn: turn, Kind: budgetKind, Reason: reason,
 		Context: "Resume to let the run continue beyond its budget."}
+	if strings.HasPrefix(reason, capReached) {
+		ev.Context = "Resume to give the run tree as many calls again; its mail waits unread until then."
+	}
 	u := store.Update{State: store.Paused, Reason: reason}
 	if ap.root {
 		u.Turn = turn
@@ -262,7 +355,7 @@ func (r *runner) overBudget(ctx context.Context) (string, error) {
 	}
 	if b.ModelCalls > 0 {
 		if ok, err := r.take(ctx, modelCall); err != nil || !ok {
-			return "budget exceeded: " + b.reached(modelCall), err
+			return b.callCap(modelCall), err
 		}
 	}
 	if r.deadline.IsZero() || now.Before(r.deadline) {
@@ -392,8 +485,8 @@ func (r *runner) checkTools(ctx context.Context, rd *round, key string) (res cal
 	case ok:
 		return callResult{}, false
 	}
-	reason := "budget exceeded: " + r.budget.reached(toolCall)
-	if !r.budget.Pause {
+	reason := r.budget.callCap(toolCall)
+	if !r.budget.pauses() {
 		return callResult{abort: reason}, true
 	}
 	if err := r.pauseOnBudget(ctx, rd.ap, key+"/budget", rd.turn, reason); err != nil {
@@ -434,7 +527,7 @@ func (r *runner) underDeadline(ctx context.Context, fn func(context.Context) out
 		return out
 	}
 	reason := "budget exceeded: wall time " + r.budget.WallTime.String()
-	if !r.budget.Pause {
+	if !r.budget.pauses() {
 		return outcome{kind: failed, reason: reason, abort: true}
 	}
 	ev := Event{Type: EventPaused, Key: "wall/budget", Agent: r.info.id, Kind: budgetKind, Reason: reason,
@@ -448,4 +541,76 @@ func (r *runner) underDeadline(ctx context.Context, fn func(context.Context) out
 // isBudgetPause reports whether a paused event was caused by the budget.
 func isBudgetPause(ev Event) bool {
 	return ev.Kind == budgetKind || strings.HasSuffix(ev.Key, "/budget")
+}
+
+// newPieceOfWork starts a new piece of outside work in a PerWork tree:
+// the calls the pool counts start again from none (see Budget). A store
+// never counts below zero, so the pool forgets what runs hold in blocks
+// at that moment; they give it back, or make those calls, on top of the
+// new piece's limit.
+func (r *runner) newPieceOfWork(ctx context.Context) error {
+	if r.budget == nil || !r.budget.PerWork || r.lifted.Load() {
+		return nil
+	}
+	const all = math.MaxInt64 / 4 // more than any pool holds, with room to add
+	_, err := r.spend(ctx, store.Pool{Calls: -all, Tools: -all})
+	return err
+}
+
+// resumeCapped resumes the runs of tree root other than run except that
+// paused on the tree's call cap, once a resume of except gave the tree a
+// new piece of work: the root and the runs right below it (a team's
+// members, a conversation's children). A run deeper down shows in its
+// parent's pause, whose resume passes the answer down. Each resume names
+// the pause it answers, so a run that another resume reached first is
+// left alone.
+func (rt *Runtime) resumeCapped(ctx context.Context, root, except string) {
+	runs, err := rt.store.List(ctx, store.Filter{Parent: root, State: store.Paused})
+	if err == nil && root != except {
+		var run store.Run
+		if run, err = rt.store.Get(ctx, root); err == nil {
+			runs = append(runs, run)
+		}
+	}
+	if err != nil {
+		rt.log.Warn("listing the runs paused on their tree's call cap", "root", root, "err", err)
+		return
+	}
+	for _, run := range runs {
+		if run.ID == except || run.State != store.Paused || !strings.HasPrefix(run.Reason, capReached) {
+			continue
+		}
+		err := rt.Resume(ctx, run.ID, "The run tree's call cap was raised.", AtPause(run.LastSeq))
+		if err != nil && !errors.Is(err, ErrPauseNotCurrent) && !errors.Is(err, store.ErrInvalidState) {
+			rt.log.Warn("resuming a run paused on its tree's call cap", "run", run.ID, "err", err)
+		}
+	}
+}
+
+// TreeBudget returns the budget of the tree of run id (any run of it),
+// as journaled with the run, and the tree's pool: what its runs have taken
+// from it (see Budget; in a PerWork tree, for its current piece of outside
+// work). The budget is nil for a run journaled before runs had call
+// limits.
+func (rt *Runtime) TreeBudget(ctx context.Context, id string) (*Budget, store.Pool, error) {
+	recs, err := rt.store.Read(ctx, id, 0, 1)
+	if err != nil {
+		return nil, store.Pool{}, fmt.Errorf("budget of %s: %w", id, err)
+	}
+	if len(recs) == 0 || recs[0].Type != string(EventStarted) {
+		return nil, store.Pool{}, fmt.Errorf("budget of %s: %w: its journal has no start record", id, ErrInvalidState)
+	}
+	ev, err := decodeEvent(recs[0])
+	if err != nil || ev.Budget == nil {
+		return nil, store.Pool{}, err
+	}
+	root := ev.Root
+	if root == "" {
+		root = id
+	}
+	p, err := rt.store.Spend(ctx, root, store.Pool{}) // spends nothing: reads the pool
+	if err != nil {
+		return nil, store.Pool{}, fmt.Errorf("budget of %s: %w", id, err)
+	}
+	return ev.Budget, p, nil
 }

@@ -170,7 +170,7 @@ func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolC
 		}
 	}
 	r.spawned.Store(true)
-	if r.budget != nil && !r.budget.Pause && !r.lifted.Load() {
+	if r.budget != nil && !r.budget.pauses() && !r.lifted.Load() {
 		r.mu.Lock()
 		pool := r.pool
 		// What this run reserved and has not made is not spent.

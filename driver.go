@@ -33,6 +33,13 @@ type seamDriver struct {
 // seamStrategy runs a strategy of package strategy on the engine's runner.
 type seamStrategy struct{ s seam.Strategy }
 
+// longLived reports whether the plan's runs take up outside work again
+// and again (see strategy.LongLived).
+func (p *plan) longLived() bool {
+	s, ok := p.strategy.(seamStrategy)
+	return ok && s.s.LongLived()
+}
+
 func (s seamStrategy) drive(ctx context.Context, r *runner) outcome {
 	r.deferPause = true
 	res, err := safely(func() (json.RawMessage, error) { return s.s.Drive(ctx, &seamDriver{r: r}) })
@@ -142,7 +149,7 @@ func (d *seamDriver) Model(ctx context.Context, key string, msgs []model.Message
 	if err := d.checkKey(key); err != nil {
 		return nil, err
 	}
-	return d.ModelStep(ctx, key, msgs, nil, 0)
+	return d.ModelStep(ctx, key, msgs, nil, 0, false)
 }
 
 // stepError turns the error of a model step into what a primitive returns.

@@ -12,13 +12,13 @@ import (
 // ends with its turn.
 
 // ModelStep implements strategy.Driver.ModelStep.
-func (d *seamDriver) ModelStep(ctx context.Context, key string, msgs []model.Message, stepEvents []Event, ackMail int64) (*model.Response, error) {
+func (d *seamDriver) ModelStep(ctx context.Context, key string, msgs []model.Message, stepEvents []Event, ackMail int64, outside bool) (*model.Response, error) {
 	if err := d.takeStep(key, stepModel); err != nil {
 		return nil, err
 	}
 	var x *stepExtra
-	if len(stepEvents) > 0 || ackMail != 0 {
-		x = &stepExtra{ackMail: ackMail}
+	if len(stepEvents) > 0 || ackMail != 0 || outside {
+		x = &stepExtra{ackMail: ackMail, outside: outside}
 		evs, err := d.fresh(stepEvents)
 		if err != nil {
 			return nil, err

@@ -216,12 +216,21 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 		r.reset()
 		return r.load(ctx)
 	}
-	// The pause still waiting for its answer, if any.
-	pending, budgetPause, idle := "", false, false
+	if r.budget.PerWork {
+		// A resume of a pause on a call cap raised it, and did not lift
+		// the budget: the pool says whether anything did.
+		r.lifted.Store(false)
+	}
+	// The pause still waiting for its answer, if any. A user's message,
+	// and a resume of a call cap, start a new piece of work of a PerWork
+	// tree.
+	pending, budgetPause, idle, capPause, outside := "", false, false, false, false
 	for _, ev := range pausedAt {
 		k := resumeKey(ev)
 		if _, ok := r.recorded[k]; !ok {
 			pending, budgetPause, idle = k, isBudgetPause(ev), ev.Reason == AwaitingMail
+			capPause = budgetPause && r.budget.PerWork && isCapPause(ev)
+			outside = r.budget.PerWork && ev.Reason == AwaitingMessage
 			r.waiting = ev.Reason
 		}
 	}
@@ -241,7 +250,14 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 				}
 				continue
 			}
-			if budgetPause && r.budget != nil {
+			switch {
+			case capPause || outside:
+				// Before the answer is recorded: a crash in between
+				// starts the piece of work again.
+				if err := r.newPieceOfWork(ctx); err != nil {
+					return outcome{kind: interrupted, err: err}, true
+				}
+			case budgetPause:
 				// The answer lifts the budget of the whole tree, before
 				// it is recorded: a crash in between repeats the lift.
 				if _, err := r.spend(ctx, store.Pool{Lifted: true}); err != nil {
@@ -254,8 +270,11 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 			}
 			rec, _ := r.encode(&ev, time.Now())
 			r.recorded[pending] = rec
-			if budgetPause {
+			if budgetPause && !capPause {
 				r.lifted.Store(true)
+			}
+			if capPause {
+				r.rt.resumeCapped(ctx, r.root, r.id)
 			}
 			pending = ""
 		}
@@ -325,7 +344,7 @@ func (r *runner) rebuild(started *Event) error {
 	r.parts = started.Parts
 	if r.budget == nil {
 		// Started before runs had call limits: bounded from now on.
-		r.budget = r.rt.treeBudget(nil)
+		r.budget = r.rt.treeBudget(nil, false)
 	}
 	r.trace = started.Trace
 	if r.root = started.Root; r.root == "" {
@@ -363,6 +382,10 @@ func (r *runner) modelStep(ctx context.Context, ap *agentPlan, tkey string, turn
 type stepExtra struct {
 	events  []Event
 	ackMail int64
+	// outside: the step takes up work from outside the tree (see
+	// strategy.Step.Outside), which opens a new piece of work of its
+	// budget (see Budget.PerWork) before the call.
+	outside bool
 }
 
 // modelStepWith is modelStep with x (if not nil) journaled together with
@@ -400,6 +423,11 @@ func (r *runner) modelCall(ctx context.Context, ap *agentPlan, key string, turn 
 			}
 		}
 		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: ev.Text, ToolCalls: ev.ToolCalls}}, nil
+	}
+	if x != nil && x.outside {
+		if err := r.newPieceOfWork(ctx); err != nil {
+			return nil, err
+		}
 	}
 	for attempt := 0; ; attempt++ {
 		// Each attempt is a request to the model: each takes a call from

@@ -93,8 +93,11 @@ type Config struct {
 	// MaxModelCalls bounds the model calls of every run tree whose budget
 	// sets no ModelCalls (see Budget), counted over the whole tree: every
 	// agent, turn, retry and child run. Reaching it fails the tree with a
-	// reason naming the limit. Default DefaultMaxModelCalls; negative: no
-	// limit.
+	// reason naming the limit. A conversation's or a team's tree counts
+	// them per piece of outside work instead (each user message, each
+	// user's mail or task), and pauses when it reaches the limit, for a
+	// resume to give it as many again (Budget.PerWork). Default
+	// DefaultMaxModelCalls; negative: no limit.
 	MaxModelCalls int64
 	// MaxToolCalls is MaxModelCalls for tool executions (default
 	// DefaultMaxToolCalls; negative: no limit).
@@ -447,7 +450,7 @@ func (rt *Runtime) Start(ctx context.Context, swarmID string, input json.RawMess
 		}
 		input, sc.parts = in, append(parts, sc.parts...)
 	}
-	nr := newRun{info: info, input: input, id: id, explicitID: sc.id != "", values: sc.values, params: recordParams(sc.params), budget: rt.treeBudget(sc.budget), parts: sc.parts}
+	nr := newRun{info: info, input: input, id: id, explicitID: sc.id != "", values: sc.values, params: recordParams(sc.params), budget: sc.budget, parts: sc.parts, newTree: true}
 	if nr.budget != nil && nr.budget.WallTime > 0 {
 		nr.deadline = time.Now().Add(nr.budget.WallTime)
 	}
@@ -482,6 +485,10 @@ type newRun struct {
 	// held, when set, gets the function that starts driving the run,
 	// for the caller to call, instead of the run being driven at once.
 	held *[]func()
+	// newTree: the run is a new tree's root, and budget the budget it
+	// was started with (nil: none), which create completes with the
+	// runtime's limits once it knows the run's strategy (treeBudget).
+	newTree bool
 }
 
 // buildPlan computes a run's spec from its input, applies its params and
@@ -524,6 +531,9 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	rt.mu.RUnlock()
 	if closed {
 		return false, ErrClosed
+	}
+	if nr.newTree {
+		nr.budget = rt.treeBudget(nr.budget, plan.longLived())
 	}
 	if nr.budget == nil {
 		nr.root = ""

@@ -347,7 +347,9 @@ func cloneSpec(spec swarm.Spec) swarm.Spec {
 	return spec
 }
 
-// Limits bounds the calls of every run tree (limits: in the file):
+// Limits bounds the calls of every run tree (limits: in the file); a
+// conversation's or a team's counts them per piece of outside work (each
+// user message, mail or task: see swarm.Budget.PerWork):
 //
 //	limits:
 //	  model_calls: 2000   # default 1000 (swarm.DefaultMaxModelCalls); -1: no limit

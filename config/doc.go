@@ -6,7 +6,7 @@
 //
 //	version: 1
 //	model: scripted:script.yaml      # optional default model spec of the file
-//	limits:                          # calls of every run tree, all its runs together (see File.ApplyLimits)
+//	limits:                          # calls of every run tree, all its runs together (see File.ApplyLimits); a team's or conversation's per user message, mail or task
 //	  model_calls: 2000              # default 1000 (swarm.DefaultMaxModelCalls); -1: no limit
 //	  tool_calls: 10000              # default 5000 (swarm.DefaultMaxToolCalls); -1: no limit
 //	tools:

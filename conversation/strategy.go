@@ -114,6 +114,10 @@ func (convStrategy) SnapshotKind() string { return "conversation" }
 // long the conversation.
 func (convStrategy) CheckpointEvery() int { return 1 }
 
+// LongLived: a conversation answers one user message after another, so
+// its tree's call limits count per message (see strategy.LongLived).
+func (convStrategy) LongLived() bool { return true }
+
 // Check refuses a run whose input is not a context of the conversation.
 func (s convStrategy) Check(d *strategy.Driver) (int, error) {
 	if s.cd == nil {

@@ -40,6 +40,9 @@ type RunStatus struct {
 	// bytes download from when it is kept as a blob.
 	Parts []PartRef `json:"parts,omitempty"`
 	Error *Error    `json:"error,omitempty"`
+	// Limits is where the run's tree stands against its call limits
+	// (GET /v1/runs/{id} only).
+	Limits *CallLimits `json:"limits,omitempty"`
 }
 
 // MessageRequest is the body of POST /v1/runs/{id}/resume (Message, Pause,
@@ -261,7 +264,13 @@ func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	writeJSON(w, httpStatus(st.State), runStatus(st))
+	rs := runStatus(st)
+	if l, err := Limits(r.Context(), s.rt, st.ID); err == nil {
+		rs.Limits = l
+	} else {
+		s.log.Warn("reading a run tree's call limits", "run", st.ID, "err", err)
+	}
+	writeJSON(w, httpStatus(st.State), rs)
 }
 
 func (s *Server) resumeRun(w http.ResponseWriter, r *http.Request) {

@@ -40,7 +40,9 @@
 // calls (swarm.Config.MaxModelCalls), tool executions and recorded
 // functions (swarm.Config.MaxToolCalls), tokens, cost and wall time. A
 // strategy that loops is bounded by them even if it forgets its own bound,
-// and ends in a failure that names the limit.
+// and ends in a failure that names the limit. A long-lived strategy
+// ([LongLived]: a conversation, a team) has its call limits counted per
+// piece of work from outside its tree, and pauses at them instead.
 //
 // Package swarmtest/strategytest crash-tests a strategy: it runs it once
 // to learn its journal, then kills and recovers it at every record, on

@@ -26,7 +26,7 @@ type engine interface {
 	Agent() string
 	AtTurn(n int) any
 	Model(ctx context.Context, key string, msgs []model.Message) (*model.Response, error)
-	ModelStep(ctx context.Context, key string, msgs []model.Message, events []swarm.Event, ackMail int64) (*model.Response, error)
+	ModelStep(ctx context.Context, key string, msgs []model.Message, events []swarm.Event, ackMail int64, outside bool) (*model.Response, error)
 	Tools(ctx context.Context, key string, calls []model.ToolCall) ([]seam.ToolResult, error)
 	Round(ctx context.Context, key string, calls []model.ToolCall) ([]seam.ToolResult, error)
 	Delegate(ctx context.Context, key, target, request string) (string, error)
@@ -100,6 +100,13 @@ type Step struct {
 	// when, and only when, the response is journaled. A crash before
 	// delivers them again; none is consumed twice.
 	AckMail int64
+	// Outside marks the step as taking up a piece of work from outside
+	// the run tree (a user's mail, a task the user added): in a tree
+	// whose call limits count per piece of outside work
+	// (swarm.Budget.PerWork), they count afresh from this call. Mail
+	// and tasks from the tree's own runs are not outside work: marking
+	// them would let a loop of runs mailing each other run unbounded.
+	Outside bool
 }
 
 // ModelStep is Model with s: the response is journaled under key+"/model"
@@ -108,7 +115,7 @@ type Step struct {
 // journals nothing (s is then ignored: check RecordedEvent(key+"/model")
 // to tell).
 func (d *Driver) ModelStep(ctx context.Context, key string, msgs []model.Message, s Step) (*model.Response, error) {
-	return d.e.ModelStep(ctx, key, msgs, s.Events, s.AckMail)
+	return d.e.ModelStep(ctx, key, msgs, s.Events, s.AckMail, s.Outside)
 }
 
 // AskOptions say how [Driver.Ask] calls a model.

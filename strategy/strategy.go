@@ -68,6 +68,19 @@ type CheckpointEvery interface {
 	CheckpointEvery() int
 }
 
+// LongLived is an optional interface of a [Strategy] whose runs live on
+// between pieces of work that come from outside their run tree: a
+// conversation answers one user message after another, a team's members
+// handle the user's messages, mail and tasks. A new run tree whose root's
+// strategy is long-lived gets call limits per piece of outside work
+// instead of for its whole life, and pauses when it reaches one (see
+// swarm.Budget.PerWork); a piece of work starts at each user message the
+// run awaited (Await with reason swarm.AwaitingMessage) and at each model
+// step marked [Step.Outside].
+type LongLived interface {
+	LongLived() bool
+}
+
 // Of makes s the strategy of a swarm: set swarm.Spec.Strategy to it. A
 // nil s gives nil (no strategy: the tool-calling loop).
 func Of(s Strategy) seam.Strategy {
@@ -109,6 +122,12 @@ func (e engineStrategy) CheckpointEvery() int {
 		return max(c.CheckpointEvery(), 1)
 	}
 	return 0
+}
+
+// LongLived implements seam.Strategy.
+func (e engineStrategy) LongLived() bool {
+	l, ok := e.s.(LongLived)
+	return ok && l.LongLived()
 }
 
 // ErrAwaiting is wrapped by the error of a primitive whose answer is not

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,12 @@ type memberStrategy struct {
 // SnapshotKind names the member's checkpoints as before the seam.
 func (memberStrategy) SnapshotKind() string { return "member" }
 
+// LongLived: a team handles the user's messages, mail and tasks one after
+// another, so its tree's call limits count per piece of that work (see
+// strategy.LongLived). The model step that reads a user's mail, and the
+// first of a piece of work on a task the user added, start a piece.
+func (memberStrategy) LongLived() bool { return true }
+
 // memberCheckpoint is a member's checkpoint, at the boundary before piece of
 // work Next.
 type memberCheckpoint struct {
@@ -54,6 +61,18 @@ type memberRun struct {
 	// pending holds events to journal with the next record (a piece of
 	// work's answer, journaled with what follows it).
 	pending []swarm.Event
+	// userTask: the piece of work being opened is a task the user added,
+	// which the next model step takes up as outside work.
+	userTask bool
+}
+
+// fromUser reports whether t is a task the user added (TeamRun.AddTask):
+// a member's task has its create_task call's idempotency key.
+func fromUser(t *store.Task) bool { return t != nil && t.Key == "" }
+
+// fromUserMail reports whether one of mails is from the user.
+func fromUserMail(mails []store.Mail) bool {
+	return slices.ContainsFunc(mails, func(m store.Mail) bool { return m.From == UserSender })
 }
 
 // Drive runs the member's pieces of work.
@@ -185,6 +204,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, []model.Part, erro
 		case ok && over:
 			return "", nil, limit
 		case ok:
+			m.userTask = fromUser(ev.Task)
 			return ev.Message, nil, nil
 		}
 	}
@@ -203,6 +223,7 @@ func (m *memberRun) wake(ctx context.Context, n int) (string, []model.Part, erro
 	evs := m.pending
 	m.pending = nil
 	if busy {
+		m.userTask = fromUser(task)
 		ev := swarm.Event{Type: EventMember, Key: key + "/wake", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
 		if idle {
 			ev.Type, ev.Key = swarm.EventResumed, key+"/await/resumed"
@@ -241,12 +262,14 @@ func (m *memberRun) work2do(ctx context.Context) (opening string, task *store.Ta
 // without mail: as recorded, or claimed now (and recorded).
 func (m *memberRun) claimed(ctx context.Context, key string) (string, error) {
 	if ev, ok, err := m.d.RecordedEvent(key + "/claim"); err != nil || ok {
+		m.userTask = fromUser(ev.Task)
 		return ev.Message, err
 	}
 	opening, task, err := m.claimNext(ctx)
 	if err != nil || opening == "" {
 		return "", err
 	}
+	m.userTask = fromUser(task)
 	ev := swarm.Event{Type: EventMember, Key: key + "/claim", Agent: m.tc.self, State: MemberWorking, Message: opening, Task: task}
 	return opening, m.d.Journal(ctx, strategy.Entry{Events: []swarm.Event{ev}})
 }
@@ -373,6 +396,7 @@ func (m *memberRun) work(ctx context.Context, n int, opening string, parts []mod
 				m.msgs = append(m.msgs, inboxMessage(mails))
 				x.Events = []swarm.Event{{Type: EventInbox, Key: tkey + "/inbox", Agent: name, Mails: mails}}
 				x.AckMail = mails[len(mails)-1].Seq
+				x.Outside = fromUserMail(mails)
 			}
 		}
 		if turn == 1 && (len(m.msgs) == 0 || m.msgs[len(m.msgs)-1].Role != model.RoleUser) {
@@ -389,6 +413,9 @@ func (m *memberRun) work(ctx context.Context, n int, opening string, parts []mod
 		if len(m.pending) > 0 {
 			x.Events = append(m.pending, x.Events...)
 			m.pending = nil
+		}
+		if m.userTask {
+			x.Outside, m.userTask = true, false
 		}
 		resp, err := d.AtTurn(turn).ModelStep(ctx, tkey, m.msgs, x)
 		if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/swarmrt/swarm/internal/jsonx"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/network"
+	"github.com/swarmrt/swarm/server"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/team"
 	"github.com/swarmrt/swarm/telemetry"
@@ -715,12 +716,20 @@ func (a *app) statusCmd() *cobra.Command {
 			if s.Usage, err = rt.TreeUsage(ctx, args[0]); err != nil {
 				return err
 			}
+			limits, err := server.Limits(ctx, rt, args[0])
+			if err != nil {
+				return err
+			}
 			origin := forkOrigin(ctx, rt, args[0])
 			writeJSON(a.stdout, struct {
 				swarm.Status
 				UsageByAgent map[string]model.Usage `json:"usage_by_agent,omitempty"`
+				Limits       *server.CallLimits     `json:"limits,omitempty"`
 				fork
-			}{s, byAgent, origin})
+			}{s, byAgent, limits, origin})
+			if line := limitsLine(limits); line != "" && !s.State.Terminal() {
+				fmt.Fprintln(a.stderr, line)
+			}
 			switch {
 			case origin.Of != "" && origin.At != "":
 				fmt.Fprintf(a.stderr, "forked from %s at %s\n", origin.Of, origin.At)
@@ -1047,4 +1056,26 @@ func recoverAll(ctx context.Context, rt *swarm.Runtime, log io.Writer) ([]string
 		case <-t.C:
 		}
 	}
+}
+
+// limitsLine says how far a run tree is from its call limits, for a
+// person reading swarm status ("" when nothing limits its calls).
+func limitsLine(l *server.CallLimits) string {
+	if l == nil || l.Lifted || l.MaxModelCalls == 0 && l.MaxToolCalls == 0 {
+		return ""
+	}
+	var parts []string
+	for _, c := range []struct {
+		what     string
+		n, limit int64
+	}{{"model", l.ModelCalls, l.MaxModelCalls}, {"tool", l.ToolCalls, l.MaxToolCalls}} {
+		if c.limit > 0 {
+			parts = append(parts, fmt.Sprintf("%d of %d %s calls (%d left)", c.n, c.limit, c.what, max(c.limit-c.n, 0)))
+		}
+	}
+	of := "over the run tree's life"
+	if l.PerWork {
+		of = "for the run tree's current piece of outside work (a user message, mail or task)"
+	}
+	return "calls: " + strings.Join(parts, ", ") + " " + of
 }

@@ -43,6 +43,9 @@ type Strategy interface {
 	// checkpoints (see strategy.CheckpointEvery); 0 for the runtime's
 	// setting.
 	CheckpointEvery() int
+	// LongLived reports whether the strategy's runs take up work from
+	// outside their tree again and again (see strategy.LongLived).
+	LongLived() bool
 }
 
 // NewFailure makes a failed step as the engine returns it to a strategy:
