@@ -6,7 +6,6 @@ package memory_test
 import (
 	"context"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/swarmrt/swarm"
@@ -15,6 +14,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	storemem "github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 // TestOneCallWritesEachEntry: one tool call that writes two entries keeps
@@ -44,28 +44,46 @@ func TestOneCallWritesEachEntry(t *testing.T) {
 	}
 }
 
+// probeBanks returns a tool that fills the banks "user:{user}",
+// "team:{root}" and "run:{run}" of st in the run that calls it, and sends
+// the run's id and the names (or errors) on got.
+func probeBanks(st store.Store, got chan<- []string) swarm.Tool {
+	return swarm.NewTool("probe", "fills bank names", func(ctx context.Context, _ struct{}) (string, error) {
+		out := []string{swarm.RunID(ctx)}
+		for _, b := range []string{"user:{user}", "team:{root}", "run:{run}"} {
+			name, err := (&memory.Memory{Store: st, Bank: b}).BankFor(ctx)
+			if err != nil {
+				name = "error: " + err.Error()
+			}
+			out = append(out, name)
+		}
+		got <- out
+		return "ok", nil
+	})
+}
+
+// checkBanks checks what probeBanks sent from a run below root: {user}
+// filled from the root's values, {root} with the root's id, {run} with
+// the probing run's own.
+func checkBanks(t *testing.T, got []string, root string) {
+	t.Helper()
+	probed := got[0]
+	if probed == "" || probed == root {
+		t.Fatalf("the probe ran in run %q, want a run below the root %s", probed, root)
+	}
+	if want := []string{"user:carol", "team:" + root, "run:" + probed}; !slices.Equal(got[1:], want) {
+		t.Errorf("banks filled below the root: %q, want %q", got[1:], want)
+	}
+}
+
 // TestBankPlaceholdersThroughParents: a run below the root (a child swarm
 // of a child swarm) fills {user} from the value the root was started
 // with, {root} with the root's id and {run} with its own.
 func TestBankPlaceholdersThroughParents(t *testing.T) {
 	ctx := swarmtest.Context(t)
 	st := storemem.New()
-	var mu sync.Mutex
-	var got []string
-	var probed string
-	probe := swarm.NewTool("probe", "", func(ctx context.Context, _ struct{}) (string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		probed = swarm.RunID(ctx)
-		for _, b := range []string{"user:{user}", "team:{root}", "run:{run}"} {
-			name, err := (&memory.Memory{Store: st, Bank: b}).BankFor(ctx)
-			if err != nil {
-				name = "error: " + err.Error()
-			}
-			got = append(got, name)
-		}
-		return "ok", nil
-	})
+	got := make(chan []string, 1)
+	probe := probeBanks(st, got)
 	grandkid := swarm.Define[string, string]("grandkid", "probes", func(string) swarm.Spec { return swarm.Spec{Tools: []swarm.Tool{probe}} })
 	kid := swarm.Define[string, string]("kid", "asks the grandkid", func(string) swarm.Spec {
 		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToSwarm(grandkid)}}
@@ -83,12 +101,27 @@ func TestBankPlaceholdersThroughParents(t *testing.T) {
 	if err != nil || res.State() != swarm.StateCompleted {
 		t.Fatalf("run: %#v, %v", res, err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if probed == "" || probed == run.ID() {
-		t.Fatalf("the probe ran in run %q, want a run below the root %s", probed, run.ID())
+	checkBanks(t, swarmtest.Recv(t, ctx, got, "the probe"), run.ID())
+}
+
+// TestBankPlaceholdersOfATeammate: a teammate fills {user} from the value
+// its team's run was started with, and {root} with the lead's run id,
+// which teammates share.
+func TestBankPlaceholdersOfATeammate(t *testing.T) {
+	ctx := swarmtest.Context(t)
+	st := storemem.New()
+	got := make(chan []string, 1)
+	crew := team.DefineTeam("crew", "", team.TeamSpec{
+		Lead:    &swarm.Agent{Name: "lead", Instructions: "Lead."},
+		Members: []team.Teammate{{Name: "alice", Role: "helper", Prompt: "Probe.", Tools: []swarm.Tool{probeBanks(st, got)}}},
+	})
+	rt := newRuntime(t, st, scripted.Script{
+		"lead":  {scripted.Text("started")},
+		"alice": {scripted.Tools(scripted.CallTool("probe", map[string]any{})), scripted.Text("probed")},
+	}, "A")
+	tr, err := crew.Start(ctx, rt, "Work.", swarm.WithValues(map[string]any{"user": "carol"}))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if want := []string{"user:carol", "team:" + run.ID(), "run:" + probed}; !slices.Equal(got, want) {
-		t.Errorf("banks filled below the root: %q, want %q", got, want)
-	}
+	checkBanks(t, swarmtest.Recv(t, ctx, got, "alice's probe"), tr.ID())
 }
