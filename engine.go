@@ -76,9 +76,10 @@ type runner struct {
 	// strategy's; see pauseWith), where pause, under mu, is journaled.
 	deferPause bool
 	pause      *pausedAt
-	// awaits are the pauses a strategy's drive reached, under mu (see
-	// awaited).
-	awaits []pendingAwait
+	// awaits are the pauses a strategy's drive reached, under awaitMu,
+	// which is taken with or without mu, never before it (see awaited).
+	awaitMu sync.Mutex
+	awaits  []pendingAwait
 	// seq is the newest journal sequence number this runner knows of.
 	seq atomic.Int64
 

@@ -130,7 +130,7 @@ func (r *runner) pauseWith(ctx context.Context, evs []Event, u store.Update, ap 
 	if r.pause == nil {
 		r.pause = &pausedAt{evs: evs, u: u, ap: ap}
 	}
-	r.awaits = append(r.awaits, pendingAwait{ctx, u.Reason})
+	r.awaited(ctx, u)
 	return nil
 }
 
@@ -144,14 +144,15 @@ type pendingAwait struct {
 	reason string
 }
 
-// awaited notes a pause that a strategy's drive reached, journaled at
-// once with the row update u (a guardrail's, a budget's, AwaitMail's).
+// awaited notes a pause that a strategy's drive reached with the row
+// update u: deferred (pauseWith) or journaled at once (a guardrail's, a
+// budget's, AwaitMail's). Appends call it holding r.mu or not.
 func (r *runner) awaited(ctx context.Context, u store.Update) {
 	if !r.deferPause || u.State != store.Paused {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.awaitMu.Lock()
+	defer r.awaitMu.Unlock()
 	r.awaits = append(r.awaits, pendingAwait{ctx, u.Reason})
 }
 
@@ -160,8 +161,8 @@ func (r *runner) awaited(ctx context.Context, u store.Update) {
 // wrapping ErrAwaiting that said so, and the run would complete without
 // the answer it waits for.
 func (r *runner) swallowed() (string, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.awaitMu.Lock()
+	defer r.awaitMu.Unlock()
 	for _, a := range r.awaits {
 		if a.ctx.Err() == nil {
 			return a.reason, true
