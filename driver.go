@@ -31,7 +31,7 @@ type seamDriver struct {
 }
 
 // seamStrategy runs a strategy of package strategy on the engine's runner.
-type seamStrategy struct{ s seam.Strategy }
+type seamStrategy struct{ s seam.Driven }
 
 // longLived reports whether the plan's runs take up outside work again
 // and again (see strategy.LongLived).
@@ -44,6 +44,10 @@ func (s seamStrategy) drive(ctx context.Context, r *runner) outcome {
 	r.deferPause = true
 	res, err := safely(func() (json.RawMessage, error) { return s.s.Drive(ctx, &seamDriver{r: r}) })
 	if err == nil {
+		if reason, ok := r.swallowed(); ok {
+			return outcome{kind: failed, reason: fmt.Sprintf("the strategy returned a result while the run awaited an answer (%s): "+
+				"Drive must return the error wrapping strategy.ErrAwaiting that the step which asked returned, and the run pauses", reason)}
+		}
 		out, verr := r.info.output(res)
 		if verr != nil {
 			return outcome{kind: failed, reason: "invalid result: " + verr.Error()}
@@ -105,51 +109,56 @@ func (d *seamDriver) checkKey(key string) error {
 	return nil
 }
 
-// stepClaim is a step a primitive takes: the record it journals its
-// outcome under, its key followed by the suffix of its kind.
-type stepClaim struct {
-	key    string
-	suffix string
-}
+// stepKind is a kind of primitive that takes a step under its key.
+type stepKind uint8
 
-// The suffixes of the steps primitives take (see takeStep).
 const (
-	stepAt       = ""           // Record, RecordEvent, Await, AwaitMail
-	stepModel    = "/model"     // Model, ModelStep, Ask
-	stepTools    = "/tools"     // Tools, Round
-	stepDelegate = "/call/next" // Delegate
-	stepGuard    = "/guard"     // CheckInput
+	kindModel    stepKind = iota + 1 // Model, ModelStep, Ask
+	kindTools                        // Tools, Round
+	kindDelegate                     // Delegate, DelegateParts
+	kindAwait                        // Await, AwaitParts, AwaitMail
+	kindRecord                       // Record, RecordEvent, Sleep
+	kindGuard                        // CheckInput
 )
 
-// takeStep claims the step of key and suffix for this drive: a second
-// primitive given the key of an earlier one in the same drive would be
-// answered with the earlier one's outcome (or fail to journal and leave
-// the run for a later drive that meets it again), so it is refused: each
-// key names one step.
-func (d *seamDriver) takeStep(key, suffix string) error {
+// stepUse is a primitive that took a step's key in this drive.
+type stepUse struct {
+	what string // the primitive, as a strategy calls it
+	kind stepKind
+}
+
+// takeStep claims key for primitive what, of kind, in this drive: the one
+// place where the rule that each key names one step is kept, whatever the
+// kinds of the primitives. A second primitive given the key of an earlier
+// one in the same drive would be answered with the earlier one's outcome,
+// journal beside it records a replay mistakes for its own, or fail to
+// journal and leave the run for a later drive that meets the clash again,
+// so it is refused, naming both. The one exception is a round: the tools
+// of a model's response run under the model call's key (Model or
+// ModelStep or Ask, then Tools or Round, once each). A replay is a drive
+// of its own, which claims its keys afresh.
+func (d *seamDriver) takeStep(key, what string, kind stepKind) error {
 	if err := d.checkKey(key); err != nil {
 		return err
 	}
 	r := d.r
 	r.stepMu.Lock()
 	defer r.stepMu.Unlock()
-	c := stepClaim{key, suffix}
-	if r.steps[c] {
-		return fmt.Errorf("%w: step key %q names two steps of the run (%s): each step needs a key of its own", ErrInvalid, key, key+suffix)
+	uses := r.steps[key]
+	if len(uses) > 0 && (len(uses) > 1 || uses[0].kind != kindModel || kind != kindTools) {
+		return fmt.Errorf("%w: step key %q names two steps of the run (%s, then %s): each step needs a key of its own (only a model call and the tools of its response share one)",
+			ErrInvalid, key, uses[len(uses)-1].what, what)
 	}
 	if r.steps == nil {
-		r.steps = map[stepClaim]bool{}
+		r.steps = map[string][]stepUse{}
 	}
-	r.steps[c] = true
+	r.steps[key] = append(uses, stepUse{what, kind})
 	return nil
 }
 
 // Model implements strategy.Driver.Model.
 func (d *seamDriver) Model(ctx context.Context, key string, msgs []model.Message) (*model.Response, error) {
-	if err := d.checkKey(key); err != nil {
-		return nil, err
-	}
-	return d.ModelStep(ctx, key, msgs, nil, 0, false)
+	return d.model(ctx, "Model", key, msgs, nil, 0, false)
 }
 
 // stepError turns the error of a model step into what a primitive returns.
@@ -177,7 +186,7 @@ func (d *seamDriver) Tools(ctx context.Context, key string, calls []model.ToolCa
 // tools are refused when the run's agent is offered them, and always by
 // Tools.
 func (d *seamDriver) runCalls(ctx context.Context, what, key string, calls []model.ToolCall, merge bool) (*round, []seam.ToolResult, error) {
-	if err := d.takeStep(key, stepTools); err != nil {
+	if err := d.takeStep(key, what, kindTools); err != nil {
 		return nil, nil, err
 	}
 	r, ap := d.r, d.root()
@@ -220,7 +229,12 @@ func (d *seamDriver) below(ctx context.Context, results []callResult) error {
 
 // Delegate implements strategy.Driver.Delegate.
 func (d *seamDriver) Delegate(ctx context.Context, key, target, request string) (string, error) {
-	if err := d.takeStep(key, stepDelegate); err != nil {
+	return d.delegate(ctx, "Delegate", key, target, request)
+}
+
+// delegate is Delegate as primitive what.
+func (d *seamDriver) delegate(ctx context.Context, what, key, target, request string) (string, error) {
+	if err := d.takeStep(key, what, kindDelegate); err != nil {
 		return "", err
 	}
 	res := d.r.delegate(ctx, d.root(), key, d.turn, target, request)
@@ -235,7 +249,7 @@ func (d *seamDriver) Delegate(ctx context.Context, key, target, request string) 
 
 // AwaitParts implements strategy.Driver.AwaitParts.
 func (d *seamDriver) AwaitParts(ctx context.Context, key string, q seam.Question) (string, []model.Part, error) {
-	if err := d.takeStep(key, stepAt); err != nil {
+	if err := d.takeStep(key, "Await", kindAwait); err != nil {
 		return "", nil, err
 	}
 	if q.Reason == "" {
@@ -255,7 +269,12 @@ func (d *seamDriver) AwaitParts(ctx context.Context, key string, q seam.Question
 
 // Record implements strategy.Driver.Record.
 func (d *seamDriver) Record(ctx context.Context, key, kind string, fn func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	if err := d.takeStep(key, stepAt); err != nil {
+	return d.record(ctx, "Record", key, kind, fn)
+}
+
+// record is Record as primitive what.
+func (d *seamDriver) record(ctx context.Context, what, key, kind string, fn func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	if err := d.takeStep(key, what, kindRecord); err != nil {
 		return nil, err
 	}
 	r := d.r
@@ -335,7 +354,7 @@ func (d *seamDriver) Parallel(ctx context.Context, n int, fn func(ctx context.Co
 
 // Sleep implements strategy.Driver.Sleep.
 func (d *seamDriver) Sleep(ctx context.Context, key string, dur time.Duration) error {
-	v, err := d.Record(ctx, key, "timer", func(context.Context) (json.RawMessage, error) {
+	v, err := d.record(ctx, "Sleep", key, "timer", func(context.Context) (json.RawMessage, error) {
 		return json.Marshal(time.Now().Add(dur))
 	})
 	if err != nil {

@@ -112,6 +112,6 @@ func (rt *Runtime) planAgentRun(info *defInfo, input json.RawMessage, values map
 		return nil, fmt.Errorf("%s: %w", info.id, err)
 	}
 	p.root = ap
-	p.strategy = seamStrategy{ar.Strategy}
+	p.strategy = seamStrategy{ar.Strategy.WrapWithStrategyOf()}
 	return p, nil
 }

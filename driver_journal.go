@@ -90,7 +90,7 @@ func (d *seamDriver) fresh(evs []Event) ([]Event, error) {
 
 // CheckInput implements strategy.Driver.CheckInput.
 func (d *seamDriver) CheckInput(ctx context.Context, key, text string) (string, error) {
-	if err := d.takeStep(key, stepGuard); err != nil {
+	if err := d.takeStep(key, "CheckInput", kindGuard); err != nil {
 		return "", err
 	}
 	v, g, out, stop := d.r.guardText(ctx, d.root(), key, text)

@@ -34,7 +34,7 @@ func (d *seamDriver) Mailbox(ctx context.Context, limit int) ([]store.Mail, erro
 
 // AwaitMail implements strategy.Driver.AwaitMail.
 func (d *seamDriver) AwaitMail(ctx context.Context, key string, with ...Event) error {
-	if err := d.takeStep(key, stepAt); err != nil {
+	if err := d.takeStep(key, "AwaitMail", kindAwait); err != nil {
 		return err
 	}
 	evs := append(with[:len(with):len(with)], Event{Type: EventPaused, Key: key, Reason: AwaitingMail})

@@ -88,7 +88,7 @@ func (d *seamDriver) Result(text string) (json.RawMessage, error) {
 
 // Ask implements strategy.Driver.Ask.
 func (d *seamDriver) Ask(ctx context.Context, key string, o seam.AskOptions, msgs []model.Message) (string, error) {
-	if err := d.takeStep(key, stepModel); err != nil {
+	if err := d.takeStep(key, "Ask", kindModel); err != nil {
 		return "", err
 	}
 	ap := d.root()
@@ -113,7 +113,7 @@ func (d *seamDriver) Ask(ctx context.Context, key string, o seam.AskOptions, msg
 
 // RecordEvent implements strategy.Driver.RecordEvent.
 func (d *seamDriver) RecordEvent(ctx context.Context, key string, fn func(ctx context.Context) (Event, error)) (Event, error) {
-	if err := d.takeStep(key, stepAt); err != nil {
+	if err := d.takeStep(key, "RecordEvent", kindRecord); err != nil {
 		return Event{}, err
 	}
 	if ev, ok, err := d.RecordedEvent(key); ok || err != nil {

@@ -13,7 +13,12 @@ import (
 
 // ModelStep implements strategy.Driver.ModelStep.
 func (d *seamDriver) ModelStep(ctx context.Context, key string, msgs []model.Message, stepEvents []Event, ackMail int64, outside bool) (*model.Response, error) {
-	if err := d.takeStep(key, stepModel); err != nil {
+	return d.model(ctx, "ModelStep", key, msgs, stepEvents, ackMail, outside)
+}
+
+// model is ModelStep as primitive what.
+func (d *seamDriver) model(ctx context.Context, what, key string, msgs []model.Message, stepEvents []Event, ackMail int64, outside bool) (*model.Response, error) {
+	if err := d.takeStep(key, what, kindModel); err != nil {
 		return nil, err
 	}
 	var x *stepExtra

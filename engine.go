@@ -71,11 +71,15 @@ type runner struct {
 	// steps are the steps a strategy's primitives took in this drive,
 	// under stepMu (see seamDriver.takeStep).
 	stepMu sync.Mutex
-	steps  map[stepClaim]bool
+	steps  map[string][]stepUse
 	// deferPause: the run's pauses wait for the end of the drive (a
 	// strategy's; see pauseWith), where pause, under mu, is journaled.
 	deferPause bool
 	pause      *pausedAt
+	// awaits are the pauses a strategy's drive reached, under awaitMu,
+	// which is taken with or without mu, never before it (see awaited).
+	awaitMu sync.Mutex
+	awaits  []pendingAwait
 	// seq is the newest journal sequence number this runner knows of.
 	seq atomic.Int64
 
@@ -1213,6 +1217,7 @@ func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *ag
 	}
 	for cur := r.seq.Load(); last > cur && !r.seq.CompareAndSwap(cur, last); cur = r.seq.Load() {
 	}
+	r.awaited(ctx, u)
 	r.rt.notes.notify(r.id)
 	if ap == nil {
 		return nil

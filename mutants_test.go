@@ -5,13 +5,19 @@ package swarm_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/compact"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
+	"github.com/swarmrt/swarm/strategy"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -88,4 +94,103 @@ func TestSnapshotRecordsChildRuns(t *testing.T) {
 		t.Fatalf("children %+v, want the kid", kids)
 	}
 	checkSnapshotCounts(t, mem, run.ID())
+}
+
+// branches is a strategy that runs n branches of Parallel, each waiting
+// at bar (bctx bounds the wait) and staying a while longer, so that a
+// branch beyond the limit of concurrent branches would start and show in
+// bar's peak (the stay bounds nothing and is never asserted).
+type branches struct {
+	n    int
+	bar  *swarmtest.Barrier
+	bctx context.Context
+}
+
+func (b branches) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	errs := d.Parallel(ctx, b.n, func(ctx context.Context, i int) error {
+		b.bar.Enter()
+		defer b.bar.Leave()
+		if err := b.bar.Wait(b.bctx); err != nil {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+		return nil
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return json.Marshal("done")
+}
+
+// TestStrategyParallelBoundedByMaxParallel: a strategy's Driver.Parallel
+// runs at most Config.MaxParallel branches at once, as a model's tool
+// calls are run, and all of them.
+func TestStrategyParallelBoundedByMaxParallel(t *testing.T) {
+	const n, k = 6, 2
+	ctx := ctxT(t)
+	bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	bar := swarmtest.NewBarrier(k)
+	def := swarm.Define[string, string]("branches", "", func(string) swarm.Spec {
+		return swarm.Spec{Strategy: strategy.Of(branches{n, bar, bctx})}
+	})
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: scripted.New(scripted.Script{}), MaxParallel: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	res, _, err := def.Run(ctx, rt, "go")
+	if err != nil || res.State() != swarm.StateCompleted {
+		t.Fatalf("run: %#v, %v", res, err)
+	}
+	if err := bar.Err(); err != nil {
+		t.Fatalf("MaxParallel %d: fewer than %d branches ran at once: %v", k, k, err)
+	}
+	if p := bar.Peak(); p != k {
+		t.Errorf("MaxParallel %d: peak of %d branches running at once", k, p)
+	}
+	if got := bar.Total(); got != n {
+		t.Errorf("%d branches ran, want %d", got, n)
+	}
+}
+
+// answers completes its run at once: its parts are never sent to a model.
+type answers struct{}
+
+func (answers) Drive(context.Context, *strategy.Driver) (json.RawMessage, error) {
+	return json.Marshal("ok")
+}
+
+// TestPartOfExactlyMaxBlobBytes: a part of exactly store.MaxBlobBytes is
+// accepted, and kept as a blob of the run; one byte more is refused, by
+// the run's start and by the store.
+func TestPartOfExactlyMaxBlobBytes(t *testing.T) {
+	ctx := ctxT(t)
+	st := memory.New()
+	rt, err := swarm.New(swarm.Config{Store: st, Model: scripted.New(scripted.Script{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	def := swarm.Define[string, string]("look", "", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(answers{})} })
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, store.MaxBlobBytes+1)
+	if err := store.CheckBlob("r", data[:store.MaxBlobBytes]); err != nil {
+		t.Errorf("the store refuses a blob of exactly MaxBlobBytes: %v", err)
+	}
+	if err := store.CheckBlob("r", data); !errors.Is(err, store.ErrTooLarge) {
+		t.Errorf("the store's check of a blob one byte over MaxBlobBytes: %v, want ErrTooLarge", err)
+	}
+	if _, err := def.Start(ctx, rt, "x", swarm.WithParts(model.Image("image/png", data))); !errors.Is(err, swarm.ErrInvalidInput) {
+		t.Errorf("a part one byte over MaxBlobBytes: %v, want ErrInvalidInput", err)
+	}
+	run, err := def.Start(ctx, rt, "x", swarm.WithParts(model.Image("image/png", data[:store.MaxBlobBytes])))
+	if err != nil {
+		t.Fatalf("a part of exactly MaxBlobBytes: %v", err)
+	}
+	if got, err := st.Blob(ctx, run.ID(), store.BlobHash(data[:store.MaxBlobBytes])); err != nil || len(got) != store.MaxBlobBytes {
+		t.Errorf("the part's blob: %d bytes, %v; want %d", len(got), err, store.MaxBlobBytes)
+	}
 }

@@ -44,7 +44,7 @@ func (d *seamDriver) DelegateParts(ctx context.Context, key, target, request str
 	if err := d.r.checkHanded(ctx, parts); err != nil {
 		return "", err
 	}
-	return d.Delegate(withHandParts(ctx, parts), key, target, request)
+	return d.delegate(withHandParts(ctx, parts), "DelegateParts", key, target, request)
 }
 
 // checkHanded checks parts a strategy hands to a delegate or child run:

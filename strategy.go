@@ -57,7 +57,7 @@ type strategy interface {
 func strategyFor(info *defInfo, spec Spec) strategy {
 	switch {
 	case spec.Strategy != nil:
-		return seamStrategy{spec.Strategy}
+		return seamStrategy{spec.Strategy.WrapWithStrategyOf()}
 	}
 	return simpleLoop{}
 }
@@ -118,7 +118,8 @@ type pausedAt struct {
 // drive (deferPause) keeps the first such pause until Drive returns and
 // journals it then (finish): until then the run keeps its lease, so that
 // its other branches of Parallel journal what they do, and a Drive that
-// fails or completes after all leaves no question behind. A crash before
+// fails after all, or completes after withdrawing the question (see
+// swallowed), leaves no question behind. A crash before
 // the end loses only the pause, which the drive after it reaches again.
 func (r *runner) pauseWith(ctx context.Context, evs []Event, u store.Update, ap *agentPlan) error {
 	if !r.deferPause {
@@ -129,7 +130,45 @@ func (r *runner) pauseWith(ctx context.Context, evs []Event, u store.Update, ap 
 	if r.pause == nil {
 		r.pause = &pausedAt{evs: evs, u: u, ap: ap}
 	}
+	r.awaited(ctx, u)
 	return nil
+}
+
+// pendingAwait is a pause a strategy's drive reached: a primitive
+// returned an error wrapping ErrAwaiting to the strategy.
+type pendingAwait struct {
+	// ctx is the context of the step that reached it: once it is done,
+	// the strategy stopped the branch that waits (a race's loser), which
+	// withdraws the question.
+	ctx    context.Context
+	reason string
+}
+
+// awaited notes a pause that a strategy's drive reached with the row
+// update u: deferred (pauseWith) or journaled at once (a guardrail's, a
+// budget's, AwaitMail's). Appends call it holding r.mu or not.
+func (r *runner) awaited(ctx context.Context, u store.Update) {
+	if !r.deferPause || u.State != store.Paused {
+		return
+	}
+	r.awaitMu.Lock()
+	defer r.awaitMu.Unlock()
+	r.awaits = append(r.awaits, pendingAwait{ctx, u.Reason})
+}
+
+// swallowed returns the reason of a pause the drive reached that is still
+// pending when Drive returns a result: the strategy dropped the error
+// wrapping ErrAwaiting that said so, and the run would complete without
+// the answer it waits for.
+func (r *runner) swallowed() (string, bool) {
+	r.awaitMu.Lock()
+	defer r.awaitMu.Unlock()
+	for _, a := range r.awaits {
+		if a.ctx.Err() == nil {
+			return a.reason, true
+		}
+	}
+	return "", false
 }
 
 func (r *runner) delegate(ctx context.Context, ap *agentPlan, tkey string, turn int, target, request string) callResult {

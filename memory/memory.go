@@ -27,7 +27,7 @@ type Memory struct {
 	// Bank names the bank: a fixed name ("agent:support") or one with
 	// placeholders ("user:{user}", "team:{root}"); see the package
 	// documentation. After filling, it must be 1 to 256 letters, digits
-	// and . _ : @ + = -.
+	// and . _ : @ + = - ~.
 	Bank string
 	// Limits bound the bank; a write past them is refused (zero: no
 	// limit).

@@ -150,7 +150,8 @@ type Memories interface {
 }
 
 // CheckBank reports an error if name is not a bank name: 1 to 256 bytes
-// of letters, digits and the characters . _ : @ + = -.
+// of letters, digits and the characters . _ : @ + = - ~ (the characters
+// of the run ids the runtime makes: a teammate's holds a ~).
 func CheckBank(name string) error {
 	if name == "" {
 		return fmt.Errorf("memory bank: empty name")
@@ -161,9 +162,9 @@ func CheckBank(name string) error {
 	for _, c := range name {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '.' || c == '_' || c == ':' || c == '@' || c == '+' || c == '=' || c == '-':
+		case c == '.' || c == '_' || c == ':' || c == '@' || c == '+' || c == '=' || c == '-' || c == '~':
 		default:
-			return fmt.Errorf("memory bank %q: character %q is not allowed (letters, digits and . _ : @ + = - are)", name, c)
+			return fmt.Errorf("memory bank %q: character %q is not allowed (letters, digits and . _ : @ + = - ~ are)", name, c)
 		}
 	}
 	return nil

@@ -29,9 +29,10 @@
 //  2. Each key names one step. A key is one or more segments separated by
 //     "/"; the runtime adds its own segments below it ("<key>/model",
 //     "<key>/tool/<id>"), and "start" and "end" are its own. A primitive
-//     given a key that an earlier one used in the same drive is refused
-//     with an error wrapping swarm.ErrInvalid (Model and Tools of one
-//     round share theirs: the tools are the response's).
+//     given a key that an earlier one used in the same drive, of whatever
+//     kind, is refused with an error wrapping swarm.ErrInvalid that names
+//     both (Model and Tools of one round share theirs: the tools are the
+//     response's).
 //  3. Side effects belong inside primitives: a Go function with effects
 //     runs inside Record (at least once, like a tool: use
 //     swarm.IdempotencyKey).

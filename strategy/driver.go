@@ -398,9 +398,13 @@ func (d *Driver) Compacted(msgs []model.Message) []model.Message { return d.e.Co
 // ErrAwaiting, and on the drive after the answer the finished branches
 // return their recorded outcomes at once. Until Drive returns, the run
 // keeps its lease and the question is not yet journaled, so what the other
-// branches do meanwhile is journaled in this drive; a Drive that fails or
-// completes instead leaves no question behind. Parallel returns early only
-// when ctx ends. A panic in a branch is its [*Failure].
+// branches do meanwhile is journaled in this drive; a Drive that fails
+// instead leaves no question behind, and so does one that completes after
+// cancelling the context the question was asked under (a race stopping
+// its losers withdraws their questions). A Drive that completes while a
+// question is still pending dropped its ErrAwaiting: the run fails saying
+// so. Parallel returns early only when ctx ends. A panic in a branch is
+// its [*Failure].
 func (d *Driver) Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) []error {
 	return d.e.Parallel(ctx, n, fn)
 }

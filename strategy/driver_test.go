@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/strategy"
+	"github.com/swarmrt/swarm/swarmtest"
 	"github.com/swarmrt/swarm/swarmtest/strategytest"
 )
 
@@ -480,53 +483,165 @@ func TestStrategyToolsGiveParts(t *testing.T) {
 }
 
 // twoSteps gives two primitives the same step key, the second after the
-// first, and returns the second's error.
-type twoSteps struct{ first, second string }
+// first, and returns the second's error, which it also sends on second
+// when that is set.
+type twoSteps struct {
+	first, second string
+	errs          chan error
+}
 
-func (s twoSteps) step(ctx context.Context, d *strategy.Driver, kind string) error {
+// primitives are the primitives that take a step under a key.
+var primitives = []string{"Model", "ModelStep", "Ask", "Tools", "Round", "Delegate", "DelegateParts",
+	"Await", "AwaitParts", "AwaitMail", "Record", "RecordEvent", "Sleep", "CheckInput"}
+
+// step calls primitive what under key.
+func step(ctx context.Context, d *strategy.Driver, what, key string) error {
+	msgs := []model.Message{{Role: model.RoleUser, Content: "hi"}}
 	var err error
-	switch kind {
-	case "record":
-		_, err = d.Record(ctx, "k", "x", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`1`), nil })
-	case "event":
-		_, err = d.RecordEvent(ctx, "k", func(context.Context) (swarm.Event, error) { return swarm.Event{Type: "note"}, nil })
-	case "await":
-		_, err = d.Await(ctx, "k", strategy.Question{Reason: "yes?"})
-	case "delegate":
-		_, err = d.Delegate(ctx, "k", "helper", "help")
+	switch what {
+	case "Model":
+		_, err = d.Model(ctx, key, msgs)
+	case "ModelStep":
+		_, err = d.ModelStep(ctx, key, msgs, strategy.Step{})
+	case "Ask":
+		_, err = d.Ask(ctx, key, strategy.AskOptions{}, msgs)
+	case "Tools":
+		_, err = d.Tools(ctx, key, nil)
+	case "Round":
+		_, err = d.Round(ctx, key, nil)
+	case "Delegate":
+		_, err = d.Delegate(ctx, key, "helper", "help")
+	case "DelegateParts":
+		_, err = d.DelegateParts(ctx, key, "helper", "help", nil)
+	case "Await":
+		_, err = d.Await(ctx, key, strategy.Question{Reason: "yes?"})
+	case "AwaitParts":
+		_, _, err = d.AwaitParts(ctx, key, strategy.Question{Reason: "yes?"})
+	case "AwaitMail":
+		err = d.AwaitMail(ctx, key)
+	case "Record":
+		_, err = d.Record(ctx, key, "x", func(context.Context) (json.RawMessage, error) { return json.RawMessage(`1`), nil })
+	case "RecordEvent":
+		_, err = d.RecordEvent(ctx, key, func(context.Context) (swarm.Event, error) { return swarm.Event{Type: "note"}, nil })
+	case "Sleep":
+		err = d.Sleep(ctx, key, 0)
+	case "CheckInput":
+		_, err = d.CheckInput(ctx, key, "hi")
 	case "stranger":
-		_, err = d.Delegate(ctx, "k", "editor", "help")
+		_, err = d.Delegate(ctx, key, "editor", "help")
+	default:
+		panic("no primitive " + what)
 	}
 	return err
 }
 
 func (s twoSteps) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
-	if err := s.step(ctx, d, s.first); err != nil && !errors.Is(err, strategy.ErrAwaiting) {
+	if err := step(ctx, d, s.first, "k"); err != nil && !errors.Is(err, strategy.ErrAwaiting) {
 		return nil, err
 	}
-	if err := s.step(ctx, d, s.second); err != nil {
+	err := step(ctx, d, s.second, "k")
+	if s.errs != nil {
+		s.errs <- err
+	}
+	if err != nil {
 		return nil, err
 	}
 	return json.Marshal("both ran")
 }
 
+// modelCall reports whether primitive what is a call of a model, whose
+// response's tools may run under its key.
+func modelCall(what string) bool { return what == "Model" || what == "ModelStep" || what == "Ask" }
+
 // A key given to two primitives in one drive breaks the rule that each
-// key names one step: the second is refused and the run fails saying so,
-// rather than being answered with the first one's outcome or leaving the
-// run for a later drive that meets the same clash.
+// key names one step, whatever the kinds of the two: the second is refused
+// and the run fails naming the key and both primitives, rather than being
+// answered with the first one's outcome, journaling beside it, or leaving
+// the run for a later drive that meets the same clash. Only the tools of a
+// model's response share its key. Every pair, in both orders.
 func TestStrategyKeyNamesOneStep(t *testing.T) {
 	helper := &swarm.Agent{Name: "helper", Instructions: "Help."}
-	for _, c := range [][2]string{{"record", "record"}, {"event", "record"}, {"record", "await"}, {"delegate", "delegate"}, {"await", "record"}} {
-		t.Run(c[0]+"/"+c[1], func(t *testing.T) {
-			def := swarm.Define[string, string]("twice", "one key, two steps", func(string) swarm.Spec {
-				return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(helper)}, Strategy: strategy.Of(twoSteps{c[0], c[1]})}
+	for _, first := range primitives {
+		for _, second := range primitives {
+			t.Run(first+"/"+second, func(t *testing.T) {
+				errs := make(chan error, 1)
+				def := swarm.Define[string, string]("twice", "one key, two steps", func(string) swarm.Spec {
+					return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(helper)}, Strategy: strategy.Of(twoSteps{first, second, errs})}
+				})
+				m := scripted.New(scripted.Script{"twice": {scripted.Text("m1"), scripted.Text("m2")},
+					"helper": {scripted.Text("one"), scripted.Text("two")}})
+				_, _, st := startSeam(t, def, m, `"x"`, nil)
+				err := swarmtest.Recv(t, swarmtest.Context(t), errs, "the second step's error")
+				if modelCall(first) && (second == "Tools" || second == "Round") {
+					if st.State != swarm.StateCompleted {
+						t.Errorf("state %s (%s), want completed: the tools of a model's response share its key", st.State, st.Reason)
+					}
+					return
+				}
+				// Await and AwaitParts are one primitive to the engine.
+				name := strings.NewReplacer("AwaitParts", "Await").Replace
+				want := fmt.Sprintf(`step key "k" names two steps of the run (%s, then %s)`, name(first), name(second))
+				if !errors.Is(err, swarm.ErrInvalid) || !strings.Contains(fmt.Sprint(err), want) {
+					t.Fatalf("the second step: %v, want ErrInvalid: %s", err, want)
+				}
+				// AwaitMail releases the run at once: it waits for mail,
+				// and its drive can record nothing more.
+				if first != "AwaitMail" && (st.State != swarm.StateFailed || !strings.Contains(st.Reason, want)) {
+					t.Errorf("state %s (%s), want failed: %s", st.State, st.Reason, want)
+				}
 			})
-			m := scripted.New(scripted.Script{"helper": {scripted.Text("one"), scripted.Text("two")}})
-			_, _, st := startSeam(t, def, m, `"x"`, nil)
-			if st.State != swarm.StateFailed || !strings.Contains(st.Reason, `step key "k" names two steps`) {
-				t.Errorf("state %s (%s), want failed naming the key of two steps", st.State, st.Reason)
-			}
-		})
+		}
+	}
+}
+
+// everyOnce takes a step of every primitive, each under a key of its own
+// (a model call's tools under its key), then waits for two answers.
+type everyOnce struct{}
+
+func (everyOnce) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	keys := [][2]string{{"Model", "m"}, {"Tools", "m"}, {"ModelStep", "ms"}, {"Round", "ms"}, {"Ask", "ask"},
+		{"Delegate", "d1"}, {"DelegateParts", "d2"}, {"Record", "r"}, {"RecordEvent", "e"}, {"Sleep", "s"},
+		{"CheckInput", "g"}, {"Await", "a1"}, {"AwaitParts", "a2"}}
+	for _, k := range keys {
+		if err := step(ctx, d, k[0], k[1]); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal("all ran")
+}
+
+// A replay claims the keys of the steps it replays again: no key is taken
+// twice by a drive that continues a run, after a crash at any record or a
+// pause.
+func TestStrategyReplayClaimsKeysAgain(t *testing.T) {
+	helper := &swarm.Agent{Name: "helper", Instructions: "Help."}
+	def := swarm.Define[string, string]("every", "every primitive once", func(string) swarm.Spec {
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(helper)}, Strategy: strategy.Of(everyOnce{})}
+	})
+	strategytest.Run(t, strategytest.Case{
+		Definitions: []swarm.Definition{def},
+		Swarm:       "every",
+		Input:       json.RawMessage(`"x"`),
+		Script: scripted.Script{"every": {scripted.Text("m"), scripted.Text("ms"), scripted.Text("ask")},
+			"helper": {scripted.Text("one"), scripted.Text("two")}},
+		Answers: []string{"yes", "sure"},
+		Stores:  []string{strategytest.Memory, strategytest.SQLite},
+	})
+}
+
+// A strategy given to a swarm without strategy.Of does not compile, and
+// the compiler's message points at strategy.Of rather than at a method to
+// add to the strategy.
+func TestStrategyWithoutOf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the compiler")
+	}
+	out, err := exec.Command("go", "build", "-o", os.DevNull, "./testdata/without_of").CombinedOutput()
+	if err == nil {
+		t.Fatal("a strategy given without strategy.Of compiled")
+	}
+	if !strings.Contains(string(out), "missing method WrapWithStrategyOf") {
+		t.Errorf("the compiler said:\n%s\nwant it to point at strategy.Of", out)
 	}
 }
 
@@ -631,10 +746,65 @@ func TestStrategyAtTurnMarksEveryStep(t *testing.T) {
 func TestStrategyDelegateUnknownTargetNamesTargets(t *testing.T) {
 	helper := &swarm.Agent{Name: "helper", Instructions: "Help."}
 	def := swarm.Define[string, string]("lost", "delegates to a stranger", func(string) swarm.Spec {
-		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(helper)}, Strategy: strategy.Of(twoSteps{"stranger", "stranger"})}
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToAgent(helper)}, Strategy: strategy.Of(twoSteps{first: "stranger", second: "stranger"})}
 	})
 	_, _, st := startSeam(t, def, scripted.New(scripted.Script{}), `"x"`, nil)
 	if st.State != swarm.StateFailed || !strings.Contains(st.Reason, `cannot hand off to "editor"; its targets are: helper`) {
 		t.Errorf("state %s (%s), want failed naming the targets", st.State, st.Reason)
+	}
+}
+
+// swallows awaits a human and drops the error that says the answer is
+// not there yet: in a branch of Parallel when branch is set, and under a
+// context it cancels before returning when withdraw is set.
+type swallows struct{ branch, withdraw bool }
+
+func (s swallows) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	var answer string
+	ask := func(ctx context.Context) {
+		answer, _ = d.Await(ctx, "ask", strategy.Question{Reason: "Which one?"})
+	}
+	switch {
+	case s.withdraw:
+		actx, cancel := context.WithCancel(ctx)
+		ask(actx)
+		cancel()
+	case s.branch:
+		d.Parallel(ctx, 2, func(ctx context.Context, i int) error {
+			if i == 0 {
+				ask(ctx)
+			}
+			return nil
+		})
+	default:
+		ask(ctx)
+	}
+	return json.Marshal("answer: " + answer)
+}
+
+// A Drive that drops ErrAwaiting and returns a result would complete the
+// run without the answer it waits for, and without a pause: the run fails
+// instead, saying so. A question whose step's context the strategy
+// cancelled (a race's loser) is withdrawn, and the run completes.
+func TestStrategySwallowedAwaitFails(t *testing.T) {
+	for _, s := range []swallows{{}, {branch: true}} {
+		def := swarm.Define[string, string]("swallow", "drops ErrAwaiting", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(s)} })
+		_, _, st := startSeam(t, def, scripted.New(scripted.Script{}), `"x"`, nil)
+		if st.State != swarm.StateFailed || !strings.Contains(st.Reason, `returned a result while the run awaited an answer (Which one?)`) ||
+			!strings.Contains(st.Reason, "strategy.ErrAwaiting") {
+			t.Errorf("%+v: state %s (%s) result %s, want failed: a result while awaiting", s, st.State, st.Reason, st.Result)
+		}
+	}
+	def := swarm.Define[string, string]("withdraw", "withdraws a question", func(string) swarm.Spec {
+		return swarm.Spec{Strategy: strategy.Of(swallows{withdraw: true})}
+	})
+	rt, id, st := startSeam(t, def, scripted.New(scripted.Script{}), `"x"`, nil)
+	if st.State != swarm.StateCompleted || string(st.Result) != `"answer: "` {
+		t.Errorf("state %s (%s) result %s, want completed without the withdrawn question", st.State, st.Reason, st.Result)
+	}
+	for ev, err := range rt.Events(context.Background(), id, 0) {
+		if err == nil && ev.Type == swarm.EventPaused {
+			t.Errorf("a withdrawn question was journaled: %+v", ev)
+		}
 	}
 }

@@ -20,7 +20,10 @@ import (
 //
 //   - an error wrapping [ErrAwaiting] (from Await, or a delegation whose
 //     child waits for a human): the run pauses and is released; Drive runs
-//     again when the answer arrives;
+//     again when the answer arrives. A result returned while a step's
+//     ErrAwaiting is pending (dropped, not returned) fails the run, unless
+//     the strategy cancelled the context the step was given, which
+//     withdraws its question;
 //   - a [*Failure]: the run fails with its reason;
 //   - the context's error or a failure of the journal (see
 //     [Interrupted]): the run is interrupted and continues on a later
@@ -82,7 +85,9 @@ type LongLived interface {
 }
 
 // Of makes s the strategy of a swarm: set swarm.Spec.Strategy to it. A
-// nil s gives nil (no strategy: the tool-calling loop).
+// nil s gives nil (no strategy: the tool-calling loop). A strategy set
+// without Of does not compile: the compiler says its type is "missing
+// method WrapWithStrategyOf".
 func Of(s Strategy) seam.Strategy {
 	if s == nil {
 		return nil
@@ -93,13 +98,16 @@ func Of(s Strategy) seam.Strategy {
 // engineStrategy is a Strategy as the engine drives it.
 type engineStrategy struct{ s Strategy }
 
-// Drive implements seam.Strategy: the engine recognizes the strategy's
+// WrapWithStrategyOf implements seam.Strategy.
+func (e engineStrategy) WrapWithStrategyOf() seam.Driven { return e }
+
+// Drive implements seam.Driven: the engine recognizes the strategy's
 // failures by their Ends method (seam.FailureOf).
 func (e engineStrategy) Drive(ctx context.Context, d any) (json.RawMessage, error) {
 	return e.s.Drive(ctx, newDriver(d))
 }
 
-// Check implements seam.Strategy.
+// Check implements seam.Driven.
 func (e engineStrategy) Check(d any) (int, error) {
 	c, ok := e.s.(Checker)
 	if !ok {
@@ -108,7 +116,7 @@ func (e engineStrategy) Check(d any) (int, error) {
 	return c.Check(newDriver(d))
 }
 
-// SnapshotKind implements seam.Strategy.
+// SnapshotKind implements seam.Driven.
 func (e engineStrategy) SnapshotKind() string {
 	if k, ok := e.s.(SnapshotKind); ok {
 		return k.SnapshotKind()
@@ -116,7 +124,7 @@ func (e engineStrategy) SnapshotKind() string {
 	return fmt.Sprintf("%T", e.s)
 }
 
-// CheckpointEvery implements seam.Strategy.
+// CheckpointEvery implements seam.Driven.
 func (e engineStrategy) CheckpointEvery() int {
 	if c, ok := e.s.(CheckpointEvery); ok {
 		return max(c.CheckpointEvery(), 1)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/swarmrt/swarm/store"
 )
 
 const attachFile = `version: 1
@@ -174,4 +176,36 @@ func promptAttachDir(t *testing.T, defs, script string) (file, dir, pic string) 
 		t.Fatal(err)
 	}
 	return file, dir, pic
+}
+
+// An attachment of exactly store.MaxBlobBytes is read as a part; one byte
+// more is refused by swarm run before the run starts.
+func TestAttachSizeLimit(t *testing.T) {
+	file := writeFile(t, attachFile)
+	dir := filepath.Dir(file)
+	if err := os.WriteFile(filepath.Join(dir, "script.yaml"), []byte(attachScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sized := func(name string, n int64) string {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := f.Truncate(n); err != nil { // sparse: nothing is written
+			t.Fatal(err)
+		}
+		return p
+	}
+	exact, over := sized("exact.bin", store.MaxBlobBytes), sized("over.bin", store.MaxBlobBytes+1)
+	parts, err := attachments([]string{exact})
+	if err != nil || len(parts) != 1 || parts[0].Len() != store.MaxBlobBytes {
+		t.Fatalf("an attachment of exactly MaxBlobBytes: %d parts, %v", len(parts), err)
+	}
+	var out, errOut bytes.Buffer
+	code := Main([]string{"--file", file, "--store", "sqlite:" + filepath.Join(dir, "runs.db"), "run", "-q", "--attach", over, "vision", "x"}, strings.NewReader(""), &out, &errOut)
+	if code == 0 || !strings.Contains(errOut.String(), "over the limit") {
+		t.Errorf("an attachment one byte over MaxBlobBytes: exit %d, stderr %q", code, errOut.String())
+	}
 }

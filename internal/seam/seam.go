@@ -26,10 +26,22 @@ import (
 // in the journal yet (see strategy.ErrAwaiting).
 var ErrAwaiting = errors.New("awaiting an answer")
 
-// Strategy is what the engine drives: a strategy.Strategy as package
-// strategy wraps it. d is the engine's driver of the run, which
-// implements the primitives package strategy forwards to.
+// Strategy is what swarm.Spec.Strategy holds: a strategy of package
+// strategy as strategy.Of wraps it, the only maker of one. Its one method
+// is named after the fix for leaving strategy.Of out: a compiler that
+// refuses a strategy given as is says it is "missing method
+// WrapWithStrategyOf", where the engine's own methods would have sent the
+// reader to add a Check method with the wrong signature. Nothing outside
+// the module can implement it: its result is of this internal package.
 type Strategy interface {
+	// WrapWithStrategyOf returns the strategy as the engine drives it.
+	WrapWithStrategyOf() Driven
+}
+
+// Driven is a strategy as the engine drives it. d is the engine's driver
+// of the run, which implements the primitives package strategy forwards
+// to.
+type Driven interface {
 	// Drive drives the run (see strategy.Strategy).
 	Drive(ctx context.Context, d any) (json.RawMessage, error)
 	// Check checks a run before it starts with a driver that runs no
