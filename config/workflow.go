@@ -1,8 +1,10 @@
 package config
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -16,7 +18,8 @@ import (
 // edge's condition.
 var (
 	workflowFields = []string{"description", "start", "max_steps", "nodes", "edges", "guardrails"}
-	nodeFields     = []string{"agent", "swarm", "human", "schema", "asks", "retry", "timeout"}
+	nodeFields     = []string{"agent", "swarm", "human", "schema", "asks", "retry", "timeout", "join"}
+	joinFields     = []string{"mode", "n", "limit", "tolerate"}
 	edgeFields     = []string{"from", "to", "when"}
 	whenFields     = []string{"field", "equals"}
 )
@@ -34,10 +37,12 @@ type workflowDef struct {
 // nodeDef is a node of a workflow: exactly one of agent, swarm and human.
 type nodeDef struct {
 	name                string
+	line                int
 	agent, swarm, human string
 	schema              json.RawMessage
 	asks, retry         int
 	timeout             time.Duration
+	join                *workflow.Join // nil: not a join
 }
 
 // edgeDef is an edge of a workflow, taken when its field equals its value
@@ -118,6 +123,9 @@ func (p *parser) workflows(top map[string]field, f *File) []*workflowDef {
 		if fd, ok := fs["guardrails"]; ok {
 			w.guardrails = p.guardrailRefs(fd.val, what)
 		}
+		if len(p.errs) == 0 {
+			p.checkGraph(e.key, w)
+		}
 		out = append(out, w)
 	}
 	return out
@@ -133,7 +141,7 @@ func (p *parser) nodes(n *yaml.Node, what string, taken map[string]string) []nod
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := deref(n.Content[i]), deref(n.Content[i+1])
-		nd := nodeDef{name: k.Value}
+		nd := nodeDef{name: k.Value, line: k.Line}
 		nw := what + ": node " + nd.name
 		if k.Kind != yaml.ScalarNode || !p.checkName(k, "node", nd.name, maxName) {
 			continue
@@ -192,9 +200,88 @@ func (p *parser) nodes(n *yaml.Node, what string, taken map[string]string) []nod
 		if fd, ok := fs["timeout"]; ok && !isNull(fd.val) {
 			nd.timeout = p.duration(fd.val, nw, "timeout")
 		}
+		if fd, ok := fs["join"]; ok && !isNull(fd.val) {
+			nd.join = p.join(fd.val, nw+": join")
+		}
 		out = append(out, nd)
 	}
 	return out
+}
+
+// join reads how a node joins the branches of a fork: all, first, or a
+// mapping of mode, n (a quorum's), limit and tolerate.
+func (p *parser) join(n *yaml.Node, what string) *workflow.Join {
+	j := &workflow.Join{}
+	fs := map[string]field{"mode": {val: n}}
+	if deref(n).Kind == yaml.MappingNode {
+		fs = p.fields(n, what, joinFields)
+	}
+	if fd, ok := fs["mode"]; ok {
+		switch mode := p.str(fd.val, what, "mode"); mode {
+		case "all":
+		case "first":
+			j.Mode = workflow.First
+		case "quorum":
+			j.Mode = workflow.Quorum
+		default:
+			p.errf(fd.val, "%s: mode: want all, first or quorum, got %q", what, mode)
+		}
+	}
+	p.whole(fs, what, "n", 1, &j.N)
+	p.whole(fs, what, "limit", 1, &j.Limit)
+	if fd, ok := fs["tolerate"]; ok {
+		j.Tolerate = p.boolean(deref(fd.val), what, "tolerate")
+	}
+	if (j.Mode == workflow.Quorum) != (j.N > 0) {
+		p.errf(n, "%s: n is the quorum of mode quorum, which needs it", what)
+	}
+	if j.Tolerate && j.Mode != workflow.All {
+		p.errf(n, "%s: tolerate is for mode all (first and quorum tolerate failures while enough branches may succeed)", what)
+	}
+	return j
+}
+
+// checkGraph reports what makes w's graph ambiguous (a fork whose
+// branches do not meet at one join, a join no fork reaches: see
+// workflow.Graph) at the line of the first node the reason names.
+func (p *parser) checkGraph(at *yaml.Node, w *workflowDef) {
+	g := workflow.NewGraph[string, string](w.name, w.start, w.maxSteps)
+	w.build(g, func(n nodeDef) workflow.Step[json.RawMessage, json.RawMessage] {
+		return workflow.Node(workflow.Func(n.name, func(_ context.Context, s string) (string, error) { return s, nil }))
+	})
+	_, err := workflow.New(w.name, "", g.Step())
+	if err == nil {
+		return
+	}
+	prefix := "graph " + w.name + ": "
+	for _, line := range strings.Split(err.Error(), "\n") {
+		_, reason, ok := strings.Cut(line, prefix)
+		if !ok {
+			reason = line
+		}
+		where := at
+		for _, word := range nameWords.FindAllString(reason, -1) {
+			if nd, ok := w.node(word); ok {
+				where = &yaml.Node{Line: nd.line}
+				break
+			}
+		}
+		reason = strings.ReplaceAll(reason, "(Graph.Join)", "(join: on the node)")
+		p.errf(where, "workflow %s: %s", w.name, reason)
+	}
+}
+
+// nameWords are the words of a reason that may name a node.
+var nameWords = regexp.MustCompile(`[A-Za-z0-9_-]+`)
+
+// node returns w's node named name.
+func (w *workflowDef) node(name string) (nodeDef, bool) {
+	for _, n := range w.nodes {
+		if n.name == name {
+			return n, true
+		}
+	}
+	return nodeDef{}, false
 }
 
 // edges reads a workflow's edges: a list of from, to and an optional when.
@@ -250,26 +337,36 @@ func (p *parser) edges(n *yaml.Node, what string, names map[string]bool) []edgeD
 // nodes take and give JSON.
 func (w *workflowDef) define(byName map[string]*swarm.Agent, swarms map[string]bool) (swarm.Definition, error) {
 	g := workflow.NewGraph[string, string](w.name, w.start, w.maxSteps)
-	for _, n := range w.nodes {
+	w.build(g, func(n nodeDef) workflow.Step[json.RawMessage, json.RawMessage] {
 		switch {
 		case n.agent != "":
-			g.Add(node(workflow.Agent[string, json.RawMessage](byName[n.agent]).Named(n.name), n))
+			return node(workflow.Agent[string, json.RawMessage](byName[n.agent]).Named(n.name), n)
 		case n.swarm != "" && swarms[n.swarm]:
-			g.Add(node(workflow.SwarmID[json.RawMessage, json.RawMessage](n.swarm).Named(n.name), n))
+			return node(workflow.SwarmID[json.RawMessage, json.RawMessage](n.swarm).Named(n.name), n)
 		case n.swarm != "":
-			g.Add(node(workflow.SwarmID[string, json.RawMessage](n.swarm).Named(n.name), n))
-		default:
-			schema := n.schema
-			if schema == nil {
-				schema = json.RawMessage(`{}`)
+			return node(workflow.SwarmID[string, json.RawMessage](n.swarm).Named(n.name), n)
+		}
+		schema := n.schema
+		if schema == nil {
+			schema = json.RawMessage(`{}`)
+		}
+		question := n.human
+		return node(workflow.HumanSchema(n.name, n.asks, schema, func(in json.RawMessage) string {
+			if txt, err := jsonText(in); err == nil && txt != "" {
+				return question + "\n\n" + txt
 			}
-			question := n.human
-			g.Add(node(workflow.HumanSchema(n.name, n.asks, schema, func(in json.RawMessage) string {
-				if txt, err := jsonText(in); err == nil && txt != "" {
-					return question + "\n\n" + txt
-				}
-				return question
-			}), n))
+			return question
+		}), n)
+	})
+	return workflow.New(w.name, w.description, g.Step(), workflow.WithGuardrails(guardrails(w.guardrails)...))
+}
+
+// build adds w's nodes (as step makes each), edges and joins to g.
+func (w *workflowDef) build(g *workflow.Graph[string, string], step func(nodeDef) workflow.Step[json.RawMessage, json.RawMessage]) {
+	for _, n := range w.nodes {
+		g.Add(step(n))
+		if n.join != nil {
+			g.Join(n.name, *n.join)
 		}
 	}
 	for _, e := range w.edges {
@@ -279,7 +376,6 @@ func (w *workflowDef) define(byName map[string]*swarm.Agent, swarms map[string]b
 			g.Edge(e.from, e.to)
 		}
 	}
-	return workflow.New(w.name, w.description, g.Step(), workflow.WithGuardrails(guardrails(w.guardrails)...))
 }
 
 // label is how e's condition reads on the workflow's drawing: "ok =

@@ -50,6 +50,9 @@ type ShapeNode struct {
 	// Join is how a parallel step joins its branches ("all", "all,
 	// tolerating failures", "first", "quorum 2"); "all" for a for-each.
 	Join string
+	// Limit is how many branches of a parallel step, a for-each or a
+	// graph's fork run at once (0: swarm.Config.MaxParallel).
+	Limit int
 	// Agent names a loop's evaluator agent or a route's router agent (""
 	// when a Go function decides).
 	Agent string

@@ -42,6 +42,9 @@ type Step[In, Out any] struct {
 	// shape adds what the step's kind tells of its own node of the shape
 	// (a loop's bound, a join).
 	shape func(n *ShapeNode)
+	// limited makes the step again with a limit on its branches at once
+	// (nil: the step has no branches).
+	limited func(n int) Step[In, Out]
 }
 
 // Name is the step's name, the last segment of its key ("" for an unnamed
@@ -97,6 +100,22 @@ func (s Step[In, Out]) Timeout(d time.Duration) Step[In, Out] {
 		s.err = errors.New("a sequence needs a name (Named) before it can have a timeout")
 	}
 	s.timeout = d
+	return s
+}
+
+// Limit returns a copy of s, a [ForEach] step, that runs at most n of
+// its elements at a time, whatever swarm.Config.MaxParallel is (a
+// [Parallel] step and a graph's join take theirs in Join.Limit).
+func (s Step[In, Out]) Limit(n int) Step[In, Out] {
+	switch {
+	case s.limited == nil:
+		s.err = errors.Join(s.err, fmt.Errorf("step %s: only a for-each step has a limit (a parallel step or a graph's join takes it in Join.Limit)", s.name))
+	case n < 1:
+		s.err = errors.Join(s.err, fmt.Errorf("step %s: limit must be at least 1, got %d", s.name, n))
+	default:
+		l := s.limited(n)
+		s.run, s.shape = l.run, l.shape
+	}
 	return s
 }
 
