@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,114 @@ func Then[A, B, C any](a Step[A, B], b Step[B, C]) Step[A, C] {
 		s.err = unique("a sequence", names)
 	}
 	return s
+}
+
+// Seq is a sequence of any length of steps that take and give one type:
+// each step's output is the next one's input. It is [Then] written flat,
+// with the same keys.
+func Seq[T any](steps ...Step[T, T]) Step[T, T] {
+	links := make([]Link, len(steps))
+	for i, s := range steps {
+		links[i] = s
+	}
+	return Chain[T, T](links...)
+}
+
+// Link is a step of any input and output types, for [Chain]: every
+// [Step] is one.
+type Link interface {
+	link() link
+}
+
+// link is a step with its types erased.
+type link struct {
+	in, out reflect.Type
+	step    Step[any, any]
+}
+
+func (s Step[In, Out]) link() link {
+	return link{in: reflect.TypeFor[In](), out: reflect.TypeFor[Out](), step: Step[any, any]{
+		name: s.name, kind: s.kind, flat: true, err: s.err, targets: s.targets,
+		describe: s.keyed, inner: s.nodes,
+		run: func(ctx context.Context, x *exec, prefix string, in any) (any, error) {
+			return s.exec(ctx, x, prefix, as[In](in))
+		}}}
+}
+
+// Chain is a sequence of any length of steps of any types, written flat:
+// each step's output is the next one's input, as with nested [Then]s (and
+// under the same keys). Go cannot check the types of a list of steps, so
+// Chain checks them when it is made: a step whose input type does not
+// take the output of the step before it, a first step that does not take
+// In or a last one that does not give Out is the chain's error, naming the
+// steps, which [New] returns. Where the steps share one type, [Seq] is
+// checked by the compiler.
+func Chain[In, Out any](steps ...Link) Step[In, Out] {
+	s := Step[In, Out]{kind: "sequence", flat: true}
+	if len(steps) == 0 {
+		s.err = errors.New("workflow.Chain: no steps")
+		return s
+	}
+	links := make([]link, len(steps))
+	var names []string
+	for i, st := range steps {
+		if st == nil {
+			s.err = errors.Join(s.err, fmt.Errorf("workflow.Chain: step %d is nil", i+1))
+			return s
+		}
+		links[i] = st.link()
+		s.err = errors.Join(s.err, links[i].step.err)
+		s.targets = append(s.targets, links[i].step.targets...)
+		names = append(names, links[i].step.keyed()...)
+	}
+	label := func(i int) string {
+		if n := links[i].step.name; n != "" {
+			return fmt.Sprintf("step %d (%s)", i+1, n)
+		}
+		return fmt.Sprintf("step %d", i+1)
+	}
+	if in := reflect.TypeFor[In](); !in.AssignableTo(links[0].in) {
+		s.err = errors.Join(s.err, fmt.Errorf("workflow.Chain: %s takes %s, not the chain's input %s", label(0), links[0].in, in))
+	}
+	for i := 1; i < len(links); i++ {
+		if !links[i-1].out.AssignableTo(links[i].in) {
+			s.err = errors.Join(s.err, fmt.Errorf("workflow.Chain: %s takes %s, but %s gives %s", label(i), links[i].in, label(i-1), links[i-1].out))
+		}
+	}
+	if last := links[len(links)-1]; !last.out.AssignableTo(reflect.TypeFor[Out]()) {
+		s.err = errors.Join(s.err, fmt.Errorf("workflow.Chain: %s gives %s, not the chain's output %s", label(len(links)-1), last.out, reflect.TypeFor[Out]()))
+	}
+	if s.err == nil {
+		s.err = unique("a sequence", names)
+	}
+	s.describe = func() []string { return names }
+	s.inner = func(key, parent string) []ShapeNode {
+		var out []ShapeNode
+		for _, l := range links {
+			out = append(out, l.step.nodes(key, parent)...)
+		}
+		return out
+	}
+	s.run = func(ctx context.Context, x *exec, key string, in In) (Out, error) {
+		var v any = in
+		for _, l := range links {
+			var err error
+			if v, err = l.step.exec(ctx, x, key, v); err != nil {
+				var zero Out
+				return zero, err
+			}
+		}
+		return as[Out](v), nil
+	}
+	return s
+}
+
+// as is v, whose type Chain checked is assignable to T, as a T.
+func as[T any](v any) T {
+	if t, ok := v.(T); ok || v == nil {
+		return t
+	}
+	return reflect.ValueOf(v).Convert(reflect.TypeFor[T]()).Interface().(T)
 }
 
 // unique refuses a name used twice among names.

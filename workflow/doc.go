@@ -16,7 +16,7 @@
 //
 // A node's key is the keys of the steps around it and its own name, joined
 // by "/": "review/draft" is node draft of the parallel step review. A
-// sequence ([Then]) adds no segment of its own; a loop adds the round
+// sequence ([Then], or flat: [Seq], [Chain]) adds no segment of its own; a loop adds the round
 // ("polish/2/edit"), a graph the visit after the first
 // ("flow/3/draft"), and a retry "~<attempt>" after the first attempt
 // ("fetch~2"). Names are letters, digits, '_' and '-', not only digits, and
