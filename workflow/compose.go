@@ -263,6 +263,7 @@ func forEach[In, Out any](name string, step Step[In, Out], limit int) Step[[]In,
 			out := make([]Out, len(in))
 			errs := x.d.ParallelLimit(ctx, len(in), limit, func(ctx context.Context, i int) error {
 				var err error
+				ctx, _ = inScope(ctx)
 				out[i], err = step.exec(ctx, x, key+"/"+strconv.Itoa(i), in[i])
 				return err
 			})
@@ -296,8 +297,10 @@ func (b branchSet[Out]) name(i int) string {
 func all[Out any](ctx context.Context, x *exec, key string, b branchSet[Out], tolerate bool) ([]Out, []int, error) {
 	n := len(b.names)
 	outs := make([]Out, n)
+	scopes := make([]*scope, n)
 	errs := x.d.ParallelLimit(ctx, n, b.limit, func(ctx context.Context, i int) error {
 		var err error
+		ctx, scopes[i] = inScope(ctx)
 		outs[i], err = b.run(ctx, i)
 		return err
 	})
@@ -324,6 +327,7 @@ func all[Out any](ctx context.Context, x *exec, key string, b branchSet[Out], to
 		if !slices.Contains(failed, i) {
 			out = append(out, o)
 			took = append(took, i)
+			scopeOf(ctx).merge(scopes[i])
 		}
 	}
 	return out, took, nil
@@ -382,16 +386,21 @@ func race[Out any](ctx context.Context, x *exec, key, jkey string, b branchSet[O
 		}
 		slices.Sort(won)
 		outs := make([]Out, len(won))
+		scopes := make([]*scope, len(won))
 		errs := x.d.ParallelLimit(ctx, len(won), b.limit, func(ctx context.Context, i int) error {
 			if won[i] < 0 || won[i] >= n {
 				return fmt.Errorf("%w: step %s: recorded branch %d of %d", swarm.ErrInvalid, key, won[i], n)
 			}
 			var err error
+			ctx, scopes[i] = inScope(ctx)
 			outs[i], err = b.run(ctx, won[i])
 			return err
 		})
 		if err := joined(ctx, key, errs, nil); err != nil {
 			return nil, nil, err
+		}
+		for _, sc := range scopes {
+			scopeOf(ctx).merge(sc)
 		}
 		return outs, won, nil
 	}
@@ -405,6 +414,7 @@ func race[Out any](ctx context.Context, x *exec, key, jkey string, b branchSet[O
 		decErr  error
 	)
 	outs := make([]Out, n)
+	scopes := make([]*scope, n)
 	decide := func(v any, fail string) {
 		decided = true
 		stop()
@@ -416,6 +426,7 @@ func race[Out any](ctx context.Context, x *exec, key, jkey string, b branchSet[O
 		})
 	}
 	errs := x.d.ParallelLimit(rctx, n, b.limit, func(ctx context.Context, i int) error {
+		ctx, sc := inScope(ctx)
 		out, err := b.run(ctx, i)
 		mu.Lock()
 		defer mu.Unlock()
@@ -427,7 +438,7 @@ func race[Out any](ctx context.Context, x *exec, key, jkey string, b branchSet[O
 		case errors.As(err, &f) && f.Ends():
 			return err // the run ends: no decision to journal
 		case err == nil:
-			outs[i] = out
+			outs[i], scopes[i] = out, sc
 			won = append(won, i)
 			if len(won) == need {
 				slices.Sort(won) // outputs go in branch order, on every drive
@@ -452,6 +463,7 @@ func race[Out any](ctx context.Context, x *exec, key, jkey string, b branchSet[O
 		out := make([]Out, 0, need)
 		for _, i := range won {
 			out = append(out, outs[i])
+			scopeOf(ctx).merge(scopes[i])
 		}
 		return out, won, nil
 	}

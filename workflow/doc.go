@@ -46,6 +46,13 @@
 // ..."), and its Go functions read it with [Feedback]. The answer is
 // journaled, so a replay gives the round the same feedback.
 //
+// # Earlier results
+//
+// A Go function a node runs reads the output of any node that finished
+// before it, by name and typed, with [Output]: a node earlier in its
+// sequence, a branch an earlier join took, and so on outward, without
+// the steps in between passing it on.
+//
 // # Shape
 //
 // [Describe] gives a workflow's shape for a reader that draws it (the

@@ -201,9 +201,9 @@ func TestGraphAmbiguous(t *testing.T) {
 	}
 }
 
-// Fan-out and fan-in graphs pass the conformance kit: a diamond of agents
-// whose join takes all, inside a loop back through a fork whose first
-// join stops its slow branch, each decision journaled once.
+// Fan-out and fan-in graphs pass the conformance kit: a fan-out of three
+// agents whose join takes all, then a fork whose first join stops its
+// slow branch and reads the draft back, each decision journaled once.
 func TestConformanceFanOut(t *testing.T) {
 	review := func(name string) workflow.Step[json.RawMessage, json.RawMessage] {
 		return workflow.Node(workflow.Agent[string, string](agent(name)))
@@ -213,7 +213,10 @@ func TestConformanceFanOut(t *testing.T) {
 	}))
 	stuck := workflow.Node(workflow.Func("stuck", func(ctx context.Context, s string) (string, error) { <-ctx.Done(); return "", ctx.Err() }))
 	quick := workflow.Node(workflow.Func("quick", func(_ context.Context, s string) (string, error) { return "quick:" + s, nil }))
-	pick := workflow.Node(workflow.Func("pick", func(_ context.Context, m map[string]string) (string, error) { return m["quick"], nil }))
+	pick := workflow.Node(workflow.Func("pick", func(ctx context.Context, m map[string]string) (string, error) {
+		d, err := workflow.Output[string](ctx, "draft") // read back after a recovery too
+		return m["quick"] + "/" + d, err
+	}))
 	g := workflow.NewGraph[string, string]("flow", "draft", 20).
 		Add(review("draft"), review("legal"), review("brand"), review("tone"), merge, stuck, quick, pick).
 		Edge("draft", "legal").Edge("draft", "brand").Edge("draft", "tone").
@@ -229,8 +232,8 @@ func TestConformanceFanOut(t *testing.T) {
 		},
 		Check: func(t *testing.T, rt *swarm.Runtime, id string) {
 			st, _ := rt.Status(context.Background(), id)
-			if string(st.Result) != `"quick:L+B+T"` {
-				t.Errorf("result %s, want quick:L+B+T", st.Result)
+			if string(st.Result) != `"quick:L+B+T/d"` {
+				t.Errorf("result %s, want quick:L+B+T/d", st.Result)
 			}
 			var joins []string
 			for _, ev := range swarmtest.Events(t, rt, id) {

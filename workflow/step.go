@@ -180,8 +180,12 @@ func (s Step[In, Out]) exec(ctx context.Context, x *exec, prefix string, in In) 
 			}
 			return s.run(ctx, x, k, in)
 		})
+		if err == nil {
+			finished(ctx, s.name, out)
+			return out, nil
+		}
 		var f *strategy.Failure
-		if err == nil || attempt > s.retries || !errors.As(err, &f) || f.Ends() || ctx.Err() != nil {
+		if attempt > s.retries || !errors.As(err, &f) || f.Ends() || ctx.Err() != nil {
 			return out, err
 		}
 	}
@@ -295,6 +299,7 @@ func (s *wfStrategy[In, Out]) drive(ctx context.Context, x *exec) (json.RawMessa
 	if err != nil {
 		return nil, &strategy.Failure{Reason: "workflow " + s.id + ": input: " + err.Error()}
 	}
+	ctx, _ = inScope(ctx)
 	out, err := s.step.exec(ctx, x, "", in)
 	if err != nil {
 		return nil, err
