@@ -272,8 +272,9 @@ func endSpan(span trace.Span, err error) {
 
 // strategy runs a workflow's step as the strategy of its swarm.
 type wfStrategy[In, Out any] struct {
-	id   string
-	step Step[In, Out]
+	id    string
+	step  Step[In, Out]
+	shape []ShapeNode
 }
 
 // tracerName is the instrumentation scope of the workflow spans.
@@ -299,6 +300,9 @@ func (s *wfStrategy[In, Out]) drive(ctx context.Context, x *exec) (json.RawMessa
 	if err != nil {
 		return nil, &strategy.Failure{Reason: "workflow " + s.id + ": input: " + err.Error()}
 	}
+	if err := recordNodes(ctx, x.d, s.shape); err != nil {
+		return nil, err
+	}
 	ctx, _ = inScope(ctx)
 	out, err := s.step.exec(ctx, x, "", in)
 	if err != nil {
@@ -323,7 +327,7 @@ func New[In, Out any](id, description string, step Step[In, Out], opts ...Option
 	if err != nil {
 		return nil, fmt.Errorf("%w: workflow %s: %w", swarm.ErrInvalid, id, err)
 	}
-	st := &wfStrategy[In, Out]{id: id, step: step}
+	st := &wfStrategy[In, Out]{id: id, step: step, shape: step.nodes("", "")}
 	def := swarm.Define[In, Out](id, description, func(In) swarm.Spec {
 		spec := swarm.Spec{Strategy: strategy.Of(st), Handoffs: slices.Clone(targets), NoBuiltins: true}
 		for _, o := range opts {
@@ -331,7 +335,7 @@ func New[In, Out any](id, description string, step Step[In, Out], opts ...Option
 		}
 		return spec
 	})
-	shapes.Store(swarm.Definition(def), Shape{ID: id, Nodes: step.nodes("", "")})
+	shapes.Store(swarm.Definition(def), Shape{ID: id, Nodes: st.shape})
 	return def, nil
 }
 

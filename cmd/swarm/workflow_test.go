@@ -68,6 +68,13 @@ func TestWorkflowKilledRecoveredAnswered(t *testing.T) {
 	if st := status(r.stdout); st.State != "paused" || st.Reason != "Publish it?\n\na long draft" || !strings.Contains(st.Context, `"boolean"`) {
 		t.Fatalf("after recover: %+v, want paused at the human node with its schema", st)
 	}
+	// Its progress is in nodes, not turns, in status and ls.
+	if want := `"progress":{"done":2,"total":4,"at":"article/approve"}`; !strings.Contains(r.stdout, want) {
+		t.Errorf("status %s, want %s", r.stdout, want)
+	}
+	if r = swarmIn(t, dir, nil, "", "ls"); !strings.Contains(r.stdout, "PROGRESS") || !strings.Contains(r.stdout, " 2/4 nodes ") {
+		t.Errorf("ls:\n%s\nwant the run at 2/4 nodes", r.stdout)
+	}
 	r = swarmIn(t, dir, nil, "", "resume", "w1", `{"ok": "sure"}`)
 	if st := status(r.stdout); r.code != 3 || !strings.Contains(st.Reason, "the answer was refused") {
 		t.Fatalf("resume with a wrong answer: exit %d %+v, want asked again with the reason", r.code, st)

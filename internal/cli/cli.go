@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,6 +29,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/team"
 	"github.com/swarmrt/swarm/telemetry"
+	"github.com/swarmrt/swarm/workflow"
 
 	// Providers and stores register themselves.
 	_ "github.com/swarmrt/swarm/model/scripted"
@@ -715,11 +717,17 @@ func (a *app) statusCmd() *cobra.Command {
 				return err
 			}
 			origin := forkOrigin(ctx, rt, args[0])
+			var progress *workflow.Progress
+			if p, ok := workflow.ProgressOf(ctx, rt, args[0]); ok {
+				progress = &p
+			}
 			writeJSON(a.stdout, struct {
 				swarm.Status
 				UsageByAgent map[string]model.Usage `json:"usage_by_agent,omitempty"`
 				fork
-			}{s, byAgent, origin})
+				// Progress is a workflow run's, in nodes rather than turns.
+				Progress *workflow.Progress `json:"progress,omitempty"`
+			}{s, byAgent, origin, progress})
 			switch {
 			case origin.Of != "" && origin.At != "":
 				fmt.Fprintf(a.stderr, "forked from %s at %s\n", origin.Of, origin.At)
@@ -785,7 +793,7 @@ func (a *app) lsCmd() *cobra.Command {
 				}
 				return fmt.Sprintf(" %-30s", cmp.Or(r.Parent, "-"))
 			}
-			fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5s %9s%s  %s\n", "ID", "SWARM", "STATE", "TURN", "TOKENS", parent(swarm.Status{Parent: "PARENT"}), "UPDATED")
+			fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %11s %9s%s  %s\n", "ID", "SWARM", "STATE", "PROGRESS", "TOKENS", parent(swarm.Status{Parent: "PARENT"}), "UPDATED")
 			for _, r := range runs {
 				// The tree's tokens, teammates included, as status and the
 				// dashboard count them.
@@ -793,7 +801,12 @@ func (a *app) lsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5d %9d%s  %s\n", r.ID, r.Swarm, r.State, r.Turn, u.InputTokens+u.OutputTokens,
+				// A workflow's progress is in nodes, a swarm's in turns.
+				progress := "turn " + strconv.Itoa(r.Turn)
+				if p, ok := workflow.ProgressOf(cmd.Context(), rt, r.ID); ok {
+					progress = p.String()
+				}
+				fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %11s %9d%s  %s\n", r.ID, r.Swarm, r.State, progress, u.InputTokens+u.OutputTokens,
 					parent(r), r.UpdatedAt.Local().Format(time.DateTime))
 			}
 			return nil
