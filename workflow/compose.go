@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/strategy"
 )
@@ -603,7 +605,7 @@ func Route[In, Out any](name string, pick Picker[In], routes ...Step[In, Out]) S
 	var names []string
 	for _, r := range routes {
 		s.err = errors.Join(s.err, r.err)
-		if r.flat {
+		if r.flat && len(r.keyed()) != 1 {
 			s.err = errors.Join(s.err, fmt.Errorf("route %s: a sequence needs a name (Named) to be a route", name))
 		}
 		s.targets = append(s.targets, r.targets...)
@@ -685,5 +687,42 @@ func Within[S, In, Out any](step Step[In, Out], get func(S) In, set func(S, Out)
 				return s, err
 			}
 			return set(s, out), nil
+		}}
+}
+
+// ForEachField is [ForEach] over the list at path (a GJSON path:
+// "items", "order.lines"; "" for the whole input) of a JSON input: step
+// runs on each element, and the output is the list of their outputs. An
+// input without a list there fails the step, naming the path.
+func ForEachField(name, path string, step Step[json.RawMessage, json.RawMessage]) Step[json.RawMessage, json.RawMessage] {
+	return forEachField(name, path, forEach(name, step, 0))
+}
+
+// forEachField is fe, a for-each, reading its list at path.
+func forEachField(name, path string, fe Step[[]json.RawMessage, []json.RawMessage]) Step[json.RawMessage, json.RawMessage] {
+	return Step[json.RawMessage, json.RawMessage]{name: fe.name, kind: fe.kind, err: fe.err, targets: fe.targets, inner: fe.inner, shape: fe.shape,
+		limited: func(n int) Step[json.RawMessage, json.RawMessage] {
+			return forEachField(name, path, fe.Limit(n))
+		},
+		run: func(ctx context.Context, x *exec, key string, in json.RawMessage) (json.RawMessage, error) {
+			r := gjson.ParseBytes(in)
+			if path != "" {
+				r = r.Get(path)
+			}
+			if !r.IsArray() {
+				return nil, &strategy.Failure{Reason: fmt.Sprintf("for-each %s: the input has no list at %q", key, path)}
+			}
+			var items []json.RawMessage
+			for _, e := range r.Array() {
+				items = append(items, json.RawMessage(e.Raw))
+			}
+			outs, err := fe.run(ctx, x, key, items)
+			if err != nil {
+				return nil, err
+			}
+			if outs == nil {
+				outs = []json.RawMessage{}
+			}
+			return encode(outs)
 		}}
 }
