@@ -801,10 +801,11 @@ func (a *app) lsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				// A workflow's progress is in nodes, a swarm's in turns.
-				progress := "turn " + strconv.Itoa(r.Turn)
+				// A swarm's progress is its turn, a workflow's its nodes
+				// done of all (one field each, for scripts that split rows).
+				progress := strconv.Itoa(r.Turn)
 				if p, ok := workflow.ProgressOf(cmd.Context(), rt, r.ID); ok {
-					progress = p.String()
+					progress = strconv.Itoa(p.Done) + "/" + strconv.Itoa(p.Total)
 				}
 				fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %11s %9d%s  %s\n", r.ID, r.Swarm, r.State, progress, u.InputTokens+u.OutputTokens,
 					parent(r), r.UpdatedAt.Local().Format(time.DateTime))
