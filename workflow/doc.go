@@ -22,6 +22,17 @@
 // ("fetch~2"). Names are letters, digits, '_' and '-', not only digits, and
 // neither "start" nor "end" (the runtime's own keys).
 //
+// # Graphs
+//
+// A [Graph] takes every edge of a node that holds: when several do, their
+// targets run in parallel, each the first node of a branch, and the
+// branches meet at one node declared a join ([Graph.Join]: all of the
+// branches the fork started, the first, a quorum), which runs once on
+// their outputs by node name (or what a [Reducer] makes of them). A graph
+// whose meaning would be ambiguous (branches that never meet, or meet at
+// an undeclared node, and so on) is refused when it is made, naming the
+// nodes. Which edges held and which branches a join took are journaled.
+//
 // # Decisions that depend on timing
 //
 // A first or quorum join and a timeout depend on which branch finishes

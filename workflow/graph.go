@@ -393,9 +393,13 @@ func (r *graphRun) held(node string, out json.RawMessage) []string {
 // whose forks and joins are ambiguous, naming the nodes.
 func (r *graphRun) analyse(order []string) (map[string]string, error) {
 	preds := map[string][]string{}
+	seen := map[[2]string]bool{}
 	for _, from := range order {
 		for _, e := range r.edges[from] {
-			preds[e.to] = appendNew(preds[e.to], from)
+			if !seen[[2]string{from, e.to}] {
+				seen[[2]string{from, e.to}] = true
+				preds[e.to] = append(preds[e.to], from)
+			}
 		}
 	}
 	forks := map[string]string{}
