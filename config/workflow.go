@@ -666,21 +666,11 @@ func (w *workflowDef) build(g *workflow.Graph[string, string], step func(nodeDef
 	}
 	for _, e := range w.edges {
 		if e.when {
-			g.EdgeLabeled(e.from, e.to, e.label(), workflow.FieldEquals(e.field, e.equals))
+			g.EdgeField(e.from, e.to, e.field, e.equals)
 		} else {
 			g.Edge(e.from, e.to)
 		}
 	}
-}
-
-// label is how e's condition reads on the workflow's drawing: "ok =
-// true" ("= true" for the whole output).
-func (e edgeDef) label() string {
-	v, err := json.Marshal(e.equals)
-	if err != nil {
-		v = []byte("?")
-	}
-	return strings.TrimSpace(e.field + " = " + string(v))
 }
 
 // node makes s a graph node with n's retries and timeout.

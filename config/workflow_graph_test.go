@@ -21,6 +21,7 @@ agents:
   c: {instructions: C.}
   d: {instructions: D.}
   e: {instructions: E.}
+  k: {instructions: Classify.}
   slow: {instructions: Slow.}
 workflows:
   diamond:
@@ -59,6 +60,17 @@ workflows:
       - {from: a, to: s}
       - {from: b, to: d}
       - {from: s, to: d}
+  choice:
+    nodes:
+      k: {agent: k}
+      b: {agent: b}
+      c: {agent: c}
+      d: {agent: d}
+    edges:
+      - {from: k, to: b, when: {field: kind, equals: bug}}
+      - {from: k, to: c, when: {field: kind, equals: question}}
+      - {from: b, to: d}
+      - {from: c, to: d}
 `
 
 // Each agent answers with its name; slow takes its time.
@@ -67,6 +79,7 @@ a: [{text: A}]
 b: [{text: B}]
 c: [{text: C}]
 e: [{text: E}]
+k: [{text: '{"kind": "question"}'}]
 slow: [{text: S, delay: 1m}]
 d: [{text: D}]
 `
@@ -117,12 +130,35 @@ func TestWorkflowFanOutYAML(t *testing.T) {
 	}
 }
 
+// Edges on one field with different values are a choice: the workflow
+// loads without a join and runs only the edge that holds.
+func TestWorkflowFieldChoiceYAML(t *testing.T) {
+	dir := t.TempDir()
+	path := write(t, dir, "swarm.yaml", fanFile, 0o644)
+	write(t, dir, "script.yaml", fanScript, 0o644)
+	_, rt := loadFile(t, path)
+	ctx := ctxT(t)
+	id, err := rt.Start(ctx, "choice", json.RawMessage(`"go"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted || string(st.Result) != `"D"` {
+		t.Fatalf("%v %+v, want D", err, st)
+	}
+	evs, _ := rt.History(ctx, id, 0)
+	for _, ev := range evs {
+		if ev.Type == swarm.EventHandoffStarted && ev.Target == "b" {
+			t.Errorf("b ran, though its edge did not hold")
+		}
+	}
+}
+
 // A fan-out whose branches meet at a node that is not a join is refused
 // with the file and the line of the fork.
 func TestWorkflowAmbiguousYAML(t *testing.T) {
 	for _, tc := range []struct{ name, yaml, want string }{
 		{"no join", strings.Replace(fanFile, "d: {agent: d, join: all}", "d: {agent: d}", 1),
-			"swarm.yaml:13: workflow diamond: the branches of the fork at a (b, c) meet at d: declare how d joins them"},
+			"swarm.yaml:14: workflow diamond: the branches of the fork at a (b, c) meet at d: declare how d joins them"},
 		{"three unconditional edges", `
 version: 1
 agents:

@@ -103,6 +103,11 @@ type edge struct {
 	to    string
 	when  Cond
 	label string
+	// field and value are the condition of an edge made by EdgeField:
+	// two such edges of one node on one field with different values never
+	// hold together.
+	field *string
+	value any
 }
 
 // Cond is an edge's condition on the output of the node it leaves.
@@ -182,6 +187,22 @@ func (g *Graph[In, Out]) EdgeIf(from, to string, when Cond) *Graph[In, Out] {
 // [ShapeNode].Labels).
 func (g *Graph[In, Out]) EdgeLabeled(from, to, label string, when Cond) *Graph[In, Out] {
 	g.edges[from] = append(g.edges[from], edge{to: to, when: when, label: label})
+	return g
+}
+
+// EdgeField adds an edge from node from to node to that holds when the
+// value at path of from's output equals value, as [FieldEquals] says,
+// labeled "path = value". Two such edges of one node on the same path with
+// different values never hold together, so they are a choice, not a fork:
+// a node may route on a field's value to several nodes without a join.
+func (g *Graph[In, Out]) EdgeField(from, to, path string, value any) *Graph[In, Out] {
+	v, err := json.Marshal(value)
+	if err != nil {
+		v = []byte("?")
+	}
+	g.EdgeLabeled(from, to, strings.TrimSpace(path+" = "+string(v)), FieldEquals(path, value))
+	es := g.edges[from]
+	es[len(es)-1].field, es[len(es)-1].value = &path, value
 	return g
 }
 
@@ -360,6 +381,32 @@ func appendNew(s []string, v string) []string {
 	return append(s, v)
 }
 
+// isFork says whether two of node's edges to different nodes may hold
+// together: any two but an "otherwise" edge with a conditional one, and
+// two EdgeField edges on one path with different values.
+func (r *graphRun) isFork(node string) bool {
+	es := r.edges[node]
+	otherwise := make([]bool, len(es))
+	seenCond := false
+	for i, e := range es {
+		otherwise[i] = e.when == nil && seenCond
+		seenCond = seenCond || e.when != nil
+	}
+	for i, a := range es {
+		for j := i + 1; j < len(es); j++ {
+			b := es[j]
+			switch {
+			case a.to == b.to:
+			case otherwise[i] && b.when != nil, otherwise[j] && a.when != nil:
+			case a.field != nil && b.field != nil && *a.field == *b.field && !reflect.DeepEqual(a.value, b.value):
+			default:
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // held returns the targets of node's edges that hold for out, in the order
 // of the edges, each once.
 func (r *graphRun) held(node string, out json.RawMessage) []string {
@@ -410,7 +457,7 @@ func (r *graphRun) analyse(order []string) (map[string]string, error) {
 	}
 	for _, f := range order {
 		always, cond, otherwise := r.kinds(f)
-		if len(appendAll(always, cond)) < 2 && len(appendAll(always, otherwise)) < 2 {
+		if !r.isFork(f) {
 			continue
 		}
 		targets := appendAll(appendAll(always, cond), otherwise)

@@ -201,6 +201,29 @@ func TestGraphAmbiguous(t *testing.T) {
 	}
 }
 
+// Edges on one field with different values are a choice, not a fork: a
+// node routes on the value without a join, and only the matching edge is
+// taken; two conditions Go cannot compare are a fork.
+func TestGraphFieldChoice(t *testing.T) {
+	var r ranSet
+	kind := workflow.Node(workflow.Func("kind", func(_ context.Context, s string) (map[string]string, error) { return map[string]string{"kind": s}, nil }))
+	g := workflow.NewGraph[string, string]("g", "kind", 0).Add(kind, r.tag("bug"), r.tag("question"), r.tag("other"), r.tag("reply")).
+		EdgeField("kind", "bug", "kind", "bug").EdgeField("kind", "question", "kind", "question").Edge("kind", "other").
+		Edge("bug", "reply").Edge("question", "reply").Edge("other", "reply")
+	_, _, st := run(t, workflow.Define("choice", "routes on a field", g.Step()), nil, `"question"`)
+	if st.State != swarm.StateCompleted {
+		t.Fatalf("state %s (%s)", st.State, st.Reason)
+	}
+	if got := r.names(); !slices.Equal(got, []string{"question", "reply"}) {
+		t.Errorf("ran %v, want question and reply", got)
+	}
+	same := func(json.RawMessage) bool { return true }
+	g = workflow.NewGraph[string, string]("g", "a", 0).Add(r.tag("a"), r.tag("b"), r.tag("c")).EdgeIf("a", "b", same).EdgeIf("a", "c", same)
+	if _, err := workflow.New("w", "", g.Step()); err == nil || !strings.Contains(err.Error(), "the branches of the fork at a (b, c) never meet") {
+		t.Errorf("two opaque conditions: %v, want a fork refused", err)
+	}
+}
+
 // Fan-out and fan-in graphs pass the conformance kit: a fan-out of three
 // agents whose join takes all, then a fork whose first join stops its
 // slow branch and reads the draft back, each decision journaled once.
