@@ -409,7 +409,7 @@ func (d *drawing) graph(n *wfNode, kids []*wfNode) block {
 					mid = y1 + wfRowGap/2
 				}
 				class := "wf-flow"
-				if forks(k) {
+				if k.Fork {
 					class += " wf-fork"
 				}
 				if m.Join != "" {
@@ -426,19 +426,6 @@ func (d *drawing) graph(n *wfNode, kids []*wfNode) block {
 			}
 		}
 	})
-}
-
-// forks says whether two of graph node k's edges may hold together, so
-// that their targets run in parallel: edges without a condition before
-// any with one, and those with one ("otherwise" edges hold alone).
-func forks(k *wfNode) bool {
-	n := 0
-	for i := range k.Next {
-		if i >= len(k.Labels) || k.Labels[i] != "otherwise" {
-			n++
-		}
-	}
-	return n > 1
 }
 
 // edge adds an edge and returns it, for its label.

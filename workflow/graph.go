@@ -313,6 +313,7 @@ func (g *Graph[In, Out]) Step() Step[In, Out] {
 				if j, ok := r.joins[name]; ok {
 					ns[0].Join, ns[0].Limit = j.join.String(), j.join.Limit
 				}
+				_, ns[0].Fork = r.forks[name]
 				conditional := false
 				for _, e := range r.edges[name] {
 					ns[0].Next = append(ns[0].Next, join(key, e.to))

@@ -45,6 +45,10 @@ type ShapeNode struct {
 	Branch int
 	// Start marks a graph's start node.
 	Start bool
+	// Fork marks a graph's node two of whose edges may hold together:
+	// their targets run in parallel, up to the join (the node of the
+	// graph whose Join is set that they meet at).
+	Fork bool
 	// Bound is a loop's rounds or a graph's max steps.
 	Bound int
 	// Join is how a parallel step joins its branches ("all", "all,
