@@ -330,8 +330,16 @@ func (d *seamDriver) takeTool(ctx context.Context) error {
 
 // Parallel implements strategy.Driver.Parallel.
 func (d *seamDriver) Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) []error {
+	return d.ParallelLimit(ctx, n, 0, fn)
+}
+
+// ParallelLimit implements strategy.Driver.ParallelLimit.
+func (d *seamDriver) ParallelLimit(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) []error {
 	errs := make([]error, n)
-	sem := make(chan struct{}, max(d.r.rt.cfg.MaxParallel, 1))
+	if limit <= 0 {
+		limit = d.r.rt.cfg.MaxParallel
+	}
+	sem := make(chan struct{}, max(limit, 1))
 	var wg sync.WaitGroup
 	for i := range n {
 		select {

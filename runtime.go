@@ -103,7 +103,9 @@ type Config struct {
 	// DefaultMaxToolCalls; negative: no limit).
 	MaxToolCalls int64
 	// MaxParallel bounds how many tool calls and handoffs of one model
-	// response run at once (default 16).
+	// response, and how many branches of one strategy's Parallel (a
+	// workflow's parallel step, for-each or fork without a limit of its
+	// own), run at once (default 16).
 	MaxParallel int
 	// Hooks observe every agent of every run of this runtime.
 	Hooks Hooks

@@ -9,7 +9,7 @@ import (
 func TestWorkflowMistakes(t *testing.T) {
 	base := "version: 1\nagents:\n  writer: {instructions: Write.}\nswarms:\n  pub: {instructions: Publish.}\nconversations:\n  desk: {queen: writer}\n"
 	for _, c := range []struct{ name, yaml, want string }{
-		{"two kinds", "workflows:\n  w:\n    nodes:\n      a: {agent: writer, human: Ready}\n", "want exactly one of agent, swarm and human"},
+		{"two kinds", "workflows:\n  w:\n    nodes:\n      a: {agent: writer, human: Ready}\n", "want exactly one of agent, swarm, human and route"},
 		{"unknown agent", "workflows:\n  w:\n    nodes:\n      a: {agent: nobody}\n", `unknown agent "nobody"`},
 		{"conversation", "workflows:\n  w:\n    nodes:\n      a: {swarm: desk}\n", "is a conversation, which cannot be a node"},
 		{"reserved", "workflows:\n  w:\n    nodes:\n      start: {agent: writer}\n", `the name "start" cannot be a node's`},

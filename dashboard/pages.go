@@ -45,6 +45,9 @@ type row struct {
 	Tree model.Usage
 	// Kind is "workflow" for a run of a workflow, "swarm" otherwise.
 	Kind string
+	// Progress is a workflow run's progress in nodes ("3/7 nodes"), ""
+	// for a swarm's (which shows its turn).
+	Progress string
 }
 
 type runsData struct {
@@ -168,6 +171,7 @@ func (d *Dashboard) runsPage(w http.ResponseWriter, r *http.Request) {
 	for i, st := range statuses {
 		data.Rows[i] = d.withTree(ctx, st)
 		data.Rows[i].Kind = kindOf(workflows, st)
+		data.Rows[i].Progress = progress(ctx, d.rt, st.ID)
 	}
 	name := "runs"
 	if r.URL.Query().Get("fragment") == "rows" {
@@ -278,6 +282,14 @@ func (d *Dashboard) withTree(ctx context.Context, st swarm.Status) row {
 	return row{Status: st, Tree: u}
 }
 
+// progress is run id's progress in nodes when it is a workflow's, else "".
+func progress(ctx context.Context, rt *swarm.Runtime, id string) string {
+	if p, ok := workflow.ProgressOf(ctx, rt, id); ok {
+		return p.String()
+	}
+	return ""
+}
+
 // node is a run in the run page's tree.
 type node struct {
 	swarm.Status
@@ -286,7 +298,9 @@ type node struct {
 }
 
 type runData struct {
-	Run       swarm.Status
+	Run swarm.Status
+	// Progress is a workflow run's progress in nodes, "" for a swarm's.
+	Progress  string
 	Root      *node
 	Truncated bool
 	TreeUsage model.Usage
@@ -331,7 +345,7 @@ func (d *Dashboard) runPage(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	data := runData{Run: st, Terminal: st.State.Terminal(), Pause: st.State == swarm.StatePaused}
+	data := runData{Run: st, Terminal: st.State.Terminal(), Pause: st.State == swarm.StatePaused, Progress: progress(ctx, d.rt, st.ID)}
 	if data.Pause && st.Reason == swarm.AwaitingMessage {
 		data.Pause, data.Chat = false, true
 	}

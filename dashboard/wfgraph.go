@@ -408,8 +408,21 @@ func (d *drawing) graph(n *wfNode, kids []*wfNode) block {
 				if y2-y1 > wfRowGap { // past a layer: a bend halfway down the gap below k
 					mid = y1 + wfRowGap/2
 				}
-				e := d.edge(k.Key, to, "wf-flow", fmt.Sprintf("M%d %d V%d H%d V%d", x1, y1, mid, x2, y2))
+				class := "wf-flow"
+				if k.Fork {
+					class += " wf-fork"
+				}
+				if m.Join != "" {
+					class += " wf-join"
+				}
+				e := d.edge(k.Key, to, class, fmt.Sprintf("M%d %d V%d H%d V%d", x1, y1, mid, x2, y2))
 				e.Label, e.LX, e.LY = label, x2+4, y2-6
+			}
+		}
+		// A join says how it joins the branches that meet there.
+		for _, k := range order {
+			if k.Join != "" {
+				d.pill(k.X+k.W/2, k.Y+k.H+4, "join: "+k.Join, "wf-pill-join")
 			}
 		}
 	})

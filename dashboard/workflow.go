@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/swarmrt/swarm"
@@ -19,6 +20,9 @@ const (
 	// nodeStopped is a branch a first or quorum join stopped when it had
 	// enough.
 	nodeStopped = "stopped"
+	// nodeSkipped is a node of a graph a completed run never reached (no
+	// edge to it held).
+	nodeSkipped = "skipped"
 )
 
 // wfNode is one node of a workflow run: its place in the workflow's shape
@@ -116,6 +120,9 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 			n.State = nodeWaiting
 		case ev.Type == swarm.EventResumed && n.Kind == "human":
 			n.State = nodeDone // a refused answer asks again: paused
+		case ev.Kind == "workflow.edges" || ev.Kind == "workflow.join":
+			// A graph's decisions after a node: which edges held, which
+			// branches its join took. The node's state stands.
 		case ev.Type == swarm.EventRecorded && own:
 			if !visited[ev.Key] {
 				visited[ev.Key] = true
@@ -130,6 +137,9 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		}
 		if ev.Type == swarm.EventRecorded && n.Kind == "parallel" && !own && strings.HasSuffix(ev.Key, "/join") {
 			joined[n.Key] = true
+		}
+		if ev.Type == swarm.EventRecorded && ev.Kind == "workflow.join" && n.Kind != "parallel" {
+			stopBranches(n, byKey)
 		}
 		last = n
 	}
@@ -156,6 +166,9 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		for _, n := range nodes {
 			if n.State == nodeRunning {
 				n.State = nodeDone
+			}
+			if p := byKey[n.Parent]; st.State == swarm.StateCompleted && n.State == nodeNotStarted && p != nil && p.Kind == "graph" {
+				n.State = nodeSkipped
 			}
 		}
 	}
@@ -200,7 +213,7 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		// still running.
 		some := p.Kind == "route" || strings.HasPrefix(p.Join, "first") || strings.HasPrefix(p.Join, "quorum")
 		switch {
-		case stopped > 0 && !some && (state == nodeDone || state == nodeNotStarted):
+		case stopped > 0 && !some && p.Kind != "graph" && (state == nodeDone || state == nodeNotStarted):
 			state = nodeStopped
 		case state == nodeDone && done < total && !some && !st.State.Terminal():
 			state = nodeRunning
@@ -211,6 +224,27 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		failed.State = nodeFailed
 	}
 	return nodes, nil
+}
+
+// stopBranches marks stopped the nodes still running on the branches of
+// fork, a graph's node whose join has just decided (a first or quorum
+// join stops the branches it did not take): those its edges reach.
+func stopBranches(fork *wfNode, byKey map[string]*wfNode) {
+	seen := map[string]bool{}
+	todo := slices.Clone(fork.Next)
+	for len(todo) > 0 {
+		k := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		n := byKey[k]
+		if n == nil || seen[k] {
+			continue
+		}
+		seen[k] = true
+		if n.State == nodeRunning {
+			n.State = nodeStopped
+		}
+		todo = append(todo, n.Next...)
+	}
 }
 
 // nodesFragment renders the Nodes tab of a workflow run alone, for the

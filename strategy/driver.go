@@ -35,6 +35,7 @@ type engine interface {
 	Record(ctx context.Context, key, kind string, fn func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error)
 	Recorded(key string) (json.RawMessage, bool, error)
 	Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) []error
+	ParallelLimit(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) []error
 	Sleep(ctx context.Context, key string, dur time.Duration) error
 	As(a *swarm.Agent, tools, hidden []swarm.Tool, data map[string]any, maxTurns int, gs []guardrail.Guardrail, c *compact.Config) (any, error)
 	Checkpoint(ctx context.Context, key string, state any)
@@ -407,6 +408,13 @@ func (d *Driver) Compacted(msgs []model.Message) []model.Message { return d.e.Co
 // its [*Failure].
 func (d *Driver) Parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) []error {
 	return d.e.Parallel(ctx, n, fn)
+}
+
+// ParallelLimit is [Driver.Parallel] with at most limit branches at a
+// time instead of swarm.Config.MaxParallel (which a limit of 0 or less
+// keeps).
+func (d *Driver) ParallelLimit(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) []error {
+	return d.e.ParallelLimit(ctx, n, limit, fn)
 }
 
 // Sleep waits until dur after the first time the run reached key: the

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/strategy"
@@ -38,6 +41,114 @@ func Then[A, B, C any](a Step[A, B], b Step[B, C]) Step[A, C] {
 		s.err = unique("a sequence", names)
 	}
 	return s
+}
+
+// Seq is a sequence of any length of steps that take and give one type:
+// each step's output is the next one's input. It is [Then] written flat,
+// with the same keys.
+func Seq[T any](steps ...Step[T, T]) Step[T, T] {
+	links := make([]Link, len(steps))
+	for i, s := range steps {
+		links[i] = s
+	}
+	return Chain[T, T](links...)
+}
+
+// Link is a step of any input and output types, for [Chain]: every
+// [Step] is one.
+type Link interface {
+	link() link
+}
+
+// link is a step with its types erased.
+type link struct {
+	in, out reflect.Type
+	step    Step[any, any]
+}
+
+func (s Step[In, Out]) link() link {
+	return link{in: reflect.TypeFor[In](), out: reflect.TypeFor[Out](), step: Step[any, any]{
+		name: s.name, kind: s.kind, flat: true, err: s.err, targets: s.targets,
+		describe: s.keyed, inner: s.nodes,
+		run: func(ctx context.Context, x *exec, prefix string, in any) (any, error) {
+			return s.exec(ctx, x, prefix, as[In](in))
+		}}}
+}
+
+// Chain is a sequence of any length of steps of any types, written flat:
+// each step's output is the next one's input, as with nested [Then]s (and
+// under the same keys). Go cannot check the types of a list of steps, so
+// Chain checks them when it is made: a step whose input type does not
+// take the output of the step before it, a first step that does not take
+// In or a last one that does not give Out is the chain's error, naming the
+// steps, which [New] returns. Where the steps share one type, [Seq] is
+// checked by the compiler.
+func Chain[In, Out any](steps ...Link) Step[In, Out] {
+	s := Step[In, Out]{kind: "sequence", flat: true}
+	if len(steps) == 0 {
+		s.err = errors.New("workflow.Chain: no steps")
+		return s
+	}
+	links := make([]link, len(steps))
+	var names []string
+	for i, st := range steps {
+		if st == nil {
+			s.err = errors.Join(s.err, fmt.Errorf("workflow.Chain: step %d is nil", i+1))
+			return s
+		}
+		links[i] = st.link()
+		s.err = errors.Join(s.err, links[i].step.err)
+		s.targets = append(s.targets, links[i].step.targets...)
+		names = append(names, links[i].step.keyed()...)
+	}
+	label := func(i int) string {
+		if n := links[i].step.name; n != "" {
+			return fmt.Sprintf("step %d (%s)", i+1, n)
+		}
+		return fmt.Sprintf("step %d", i+1)
+	}
+	if in := reflect.TypeFor[In](); !in.AssignableTo(links[0].in) {
+		s.err = errors.Join(s.err, fmt.Errorf("workflow.Chain: %s takes %s, not the chain's input %s", label(0), links[0].in, in))
+	}
+	for i := 1; i < len(links); i++ {
+		if !links[i-1].out.AssignableTo(links[i].in) {
+			s.err = errors.Join(s.err, fmt.Errorf("workflow.Chain: %s takes %s, but %s gives %s", label(i), links[i].in, label(i-1), links[i-1].out))
+		}
+	}
+	if last := links[len(links)-1]; !last.out.AssignableTo(reflect.TypeFor[Out]()) {
+		s.err = errors.Join(s.err, fmt.Errorf("workflow.Chain: %s gives %s, not the chain's output %s", label(len(links)-1), last.out, reflect.TypeFor[Out]()))
+	}
+	if s.err == nil {
+		s.err = unique("a sequence", names)
+	}
+	s.describe = func() []string { return names }
+	s.inner = func(key, parent string) []ShapeNode {
+		var out []ShapeNode
+		for _, l := range links {
+			out = append(out, l.step.nodes(key, parent)...)
+		}
+		return out
+	}
+	s.run = func(ctx context.Context, x *exec, key string, in In) (Out, error) {
+		var v any = in
+		for _, l := range links {
+			var err error
+			if v, err = l.step.exec(ctx, x, key, v); err != nil {
+				var zero Out
+				return zero, err
+			}
+		}
+		return as[Out](v), nil
+	}
+	return s
+}
+
+// as is v, whose type Chain checked is assignable to T, as a T.
+func as[T any](v any) T {
+	if t, ok := v.(T); ok || v == nil {
+		return t
+	}
+	return reflect.ValueOf(v).Convert(reflect.TypeFor[T]()).Interface().(T)
 }
 
 // unique refuses a name used twice among names.
@@ -71,6 +182,9 @@ type Join struct {
 	Mode JoinMode
 	// N is the quorum (Mode Quorum): how many branches must succeed.
 	N int
+	// Limit is how many branches run at once, whatever
+	// swarm.Config.MaxParallel is (0: MaxParallel).
+	Limit int
 	// Tolerate, with Mode All, leaves a failed branch's output out of the
 	// join instead of failing the step (which then fails only when every
 	// branch failed), as [Step.Optional] does for one branch. First and
@@ -80,8 +194,8 @@ type Join struct {
 }
 
 // Parallel runs its branches at once on the same input, each under its
-// own key (parallel's key, then the branch's name), at most
-// swarm.Config.MaxParallel at a time, and joins them as join says. The
+// own key (parallel's key, then the branch's name), at most Join.Limit
+// (else swarm.Config.MaxParallel) at a time, and joins them as join says. The
 // output holds the outputs of the branches the join took, in the order
 // of the branches. Which branches a First or Quorum join took (or that it
 // failed) is journaled as a decision when it is made, and the branches it
@@ -90,17 +204,18 @@ type Join struct {
 // stop the others; the workflow pauses once they are done.
 func Parallel[In, Out any](name string, join Join, branches ...Step[In, Out]) Step[In, []Out] {
 	s := Step[In, []Out]{name: name, kind: "parallel", err: checkName(name)}
-	var names []string
+	var names, bnames []string
 	for _, b := range branches {
 		s.err = errors.Join(s.err, b.err)
 		s.targets = append(s.targets, b.targets...)
 		names = append(names, b.keyed()...)
+		bnames = append(bnames, b.Name())
 	}
 	if s.err == nil {
 		s.err = unique("parallel "+name, names)
 	}
 	s.inner = func(key, parent string) []ShapeNode { return branchShapes(branches, key, parent) }
-	s.shape = func(n *ShapeNode) { n.Join = join.String() }
+	s.shape = func(n *ShapeNode) { n.Join, n.Limit = join.String(), join.Limit }
 	need := len(branches)
 	switch join.Mode {
 	case All:
@@ -114,77 +229,116 @@ func Parallel[In, Out any](name string, join Join, branches ...Step[In, Out]) St
 	if len(branches) == 0 || need < 1 || need > len(branches) {
 		s.err = errors.Join(s.err, fmt.Errorf("parallel %s: wants %d of %d branches", name, need, len(branches)))
 	}
-	if join.Mode == All {
-		s.run = func(ctx context.Context, x *exec, key string, in In) ([]Out, error) {
-			return all(ctx, x, key, in, branches, join.Tolerate)
+	if join.Limit < 0 {
+		s.err = errors.Join(s.err, fmt.Errorf("parallel %s: limit must not be negative, got %d", name, join.Limit))
+	}
+	s.run = func(ctx context.Context, x *exec, key string, in In) ([]Out, error) {
+		b := branchSet[Out]{names: bnames, limit: join.Limit,
+			optional: func(i int) bool { return branches[i].optional },
+			run:      func(ctx context.Context, i int) (Out, error) { return branches[i].exec(ctx, x, key, in) }}
+		if join.Mode == All {
+			outs, _, err := all(ctx, x, key, b, join.Tolerate)
+			return outs, err
 		}
-	} else {
-		s.run = func(ctx context.Context, x *exec, key string, in In) ([]Out, error) {
-			return race(ctx, x, key, in, branches, need)
-		}
+		outs, _, err := race(ctx, x, key, key+"/join", b, need)
+		return outs, err
 	}
 	return s
 }
 
-// ForEach runs step on every element of its input at once, each under
-// its own key (the element's index, from 0, under for-each's key), and
-// returns the outputs in order. Any failure fails the step, once every
-// element is done.
+// ForEach runs step on every element of its input, each under its own key
+// (the element's index, from 0, under for-each's key), at most
+// swarm.Config.MaxParallel at a time unless [Step.Limit] sets a limit of
+// its own, and returns the outputs in order. Any failure fails the step,
+// once every element is done.
 func ForEach[In, Out any](name string, step Step[In, Out]) Step[[]In, []Out] {
+	return forEach(name, step, 0)
+}
+
+// forEach is ForEach with a limit.
+func forEach[In, Out any](name string, step Step[In, Out], limit int) Step[[]In, []Out] {
 	err := errors.Join(checkName(name), step.err)
 	return Step[[]In, []Out]{name: name, kind: "foreach", err: err, targets: step.targets, inner: step.nodes,
-		shape: func(n *ShapeNode) { n.Join = "all" },
+		limited: func(n int) Step[[]In, []Out] { return forEach(name, step, n) },
+		shape:   func(n *ShapeNode) { n.Join, n.Limit = "all", limit },
 		run: func(ctx context.Context, x *exec, key string, in []In) ([]Out, error) {
 			out := make([]Out, len(in))
-			errs := x.d.Parallel(ctx, len(in), func(ctx context.Context, i int) error {
+			errs := x.d.ParallelLimit(ctx, len(in), limit, func(ctx context.Context, i int) error {
 				var err error
+				ctx, _ = inScope(ctx)
 				out[i], err = step.exec(ctx, x, key+"/"+strconv.Itoa(i), in[i])
 				return err
 			})
-			if err := joined[In, Out](ctx, key, errs, nil); err != nil {
+			if err := joined(ctx, key, errs, nil); err != nil {
 				return nil, err
 			}
 			return out, nil
 		}}
 }
 
-// all runs every branch and waits for them.
-func all[In, Out any](ctx context.Context, x *exec, key string, in In, branches []Step[In, Out], tolerate bool) ([]Out, error) {
-	outs := make([]Out, len(branches))
-	errs := x.d.Parallel(ctx, len(branches), func(ctx context.Context, i int) error {
+// branchSet is the branches a join waits for: their names (for reasons),
+// which may fail without failing the join, how each runs, and how many run
+// at once (0: swarm.Config.MaxParallel).
+type branchSet[Out any] struct {
+	names    []string
+	optional func(i int) bool
+	run      func(ctx context.Context, i int) (Out, error)
+	limit    int
+}
+
+// name is branch i's name for a reason: its name, or its index.
+func (b branchSet[Out]) name(i int) string {
+	if i < len(b.names) && b.names[i] != "" {
+		return b.names[i]
+	}
+	return strconv.Itoa(i)
+}
+
+// all runs every branch and waits for them; it returns the outputs of the
+// branches it took and their indexes.
+func all[Out any](ctx context.Context, x *exec, key string, b branchSet[Out], tolerate bool) ([]Out, []int, error) {
+	n := len(b.names)
+	outs := make([]Out, n)
+	scopes := make([]*scope, n)
+	errs := x.d.ParallelLimit(ctx, n, b.limit, func(ctx context.Context, i int) error {
 		var err error
-		outs[i], err = branches[i].exec(ctx, x, key, in)
+		ctx, scopes[i] = inScope(ctx)
+		outs[i], err = b.run(ctx, i)
 		return err
 	})
 	var failed []int
 	for i, err := range errs {
 		var f *strategy.Failure
-		if (tolerate || branches[i].optional) && errors.As(err, &f) && !f.Ends() {
+		if (tolerate || b.optional != nil && b.optional(i)) && errors.As(err, &f) && !f.Ends() {
 			failed = append(failed, i)
 		}
 	}
-	if len(failed) < len(branches) {
+	if len(failed) < n {
 		for _, i := range failed {
 			errs[i] = nil
 		}
 	} else {
 		failed = nil
 	}
-	if err := joined(ctx, key, errs, branches); err != nil {
-		return nil, err
+	if err := joined(ctx, key, errs, b.name); err != nil {
+		return nil, nil, err
 	}
 	var out []Out
+	var took []int
 	for i, o := range outs {
 		if !slices.Contains(failed, i) {
 			out = append(out, o)
+			took = append(took, i)
+			scopeOf(ctx).merge(scopes[i])
 		}
 	}
-	return out, nil
+	return out, took, nil
 }
 
 // joined is what the errors of parallel branches make of the step: an
-// interruption first, then a wait for a human, then the failures.
-func joined[In, Out any](ctx context.Context, key string, errs []error, branches []Step[In, Out]) error {
+// interruption first, then a wait for a human, then the failures. name
+// names a branch in a reason (nil: its index).
+func joined(ctx context.Context, key string, errs []error, name func(i int) string) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -197,11 +351,11 @@ func joined[In, Out any](ctx context.Context, key string, errs []error, branches
 		case errors.As(err, &f) && f.Ends():
 			return err
 		case errors.As(err, &f):
-			name := strconv.Itoa(i)
-			if branches != nil {
-				name = branches[i].Name()
+			n := strconv.Itoa(i)
+			if name != nil {
+				n = name(i)
 			}
-			reasons = append(reasons, name+": "+f.Reason)
+			reasons = append(reasons, n+": "+f.Reason)
 		case errors.Is(err, strategy.ErrAwaiting):
 			awaiting = err
 		default:
@@ -218,33 +372,39 @@ func joined[In, Out any](ctx context.Context, key string, errs []error, branches
 }
 
 // race runs the branches until need of them succeed, journals which did
-// (or that too many failed) under key+"/join", and stops the others.
-func race[In, Out any](ctx context.Context, x *exec, key string, in In, branches []Step[In, Out], need int) ([]Out, error) {
-	jkey := key + "/join"
+// (or that too many failed) under jkey, and stops the others. It returns
+// the winners' outputs and indexes, in branch order.
+func race[Out any](ctx context.Context, x *exec, key, jkey string, b branchSet[Out], need int) ([]Out, []int, error) {
+	n := len(b.names)
 	raw, ok, err := x.d.Recorded(jkey)
 	if err != nil {
-		return nil, err // the join failed
+		return nil, nil, err // the join failed
 	}
 	if ok {
 		// Replay the winners only.
 		var won []int
 		if err := json.Unmarshal(raw, &won); err != nil {
-			return nil, fmt.Errorf("step %s: recorded join: %w", key, err)
+			return nil, nil, fmt.Errorf("step %s: recorded join: %w", key, err)
 		}
 		slices.Sort(won)
 		outs := make([]Out, len(won))
-		errs := x.d.Parallel(ctx, len(won), func(ctx context.Context, i int) error {
-			if won[i] < 0 || won[i] >= len(branches) {
-				return fmt.Errorf("%w: step %s: recorded branch %d of %d", swarm.ErrInvalid, key, won[i], len(branches))
+		scopes := make([]*scope, len(won))
+		errs := x.d.ParallelLimit(ctx, len(won), b.limit, func(ctx context.Context, i int) error {
+			if won[i] < 0 || won[i] >= n {
+				return fmt.Errorf("%w: step %s: recorded branch %d of %d", swarm.ErrInvalid, key, won[i], n)
 			}
 			var err error
-			outs[i], err = branches[won[i]].exec(ctx, x, key, in)
+			ctx, scopes[i] = inScope(ctx)
+			outs[i], err = b.run(ctx, won[i])
 			return err
 		})
-		if err := joined[In, Out](ctx, key, errs, nil); err != nil {
-			return nil, err
+		if err := joined(ctx, key, errs, nil); err != nil {
+			return nil, nil, err
 		}
-		return outs, nil
+		for _, sc := range scopes {
+			scopeOf(ctx).merge(sc)
+		}
+		return outs, won, nil
 	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -255,7 +415,8 @@ func race[In, Out any](ctx context.Context, x *exec, key string, in In, branches
 		decided bool
 		decErr  error
 	)
-	outs := make([]Out, len(branches))
+	outs := make([]Out, n)
+	scopes := make([]*scope, n)
 	decide := func(v any, fail string) {
 		decided = true
 		stop()
@@ -266,8 +427,9 @@ func race[In, Out any](ctx context.Context, x *exec, key string, in In, branches
 			return json.Marshal(v)
 		})
 	}
-	errs := x.d.Parallel(rctx, len(branches), func(ctx context.Context, i int) error {
-		out, err := branches[i].exec(ctx, x, key, in)
+	errs := x.d.ParallelLimit(rctx, n, b.limit, func(ctx context.Context, i int) error {
+		ctx, sc := inScope(ctx)
+		out, err := b.run(ctx, i)
 		mu.Lock()
 		defer mu.Unlock()
 		if decided {
@@ -278,16 +440,16 @@ func race[In, Out any](ctx context.Context, x *exec, key string, in In, branches
 		case errors.As(err, &f) && f.Ends():
 			return err // the run ends: no decision to journal
 		case err == nil:
-			outs[i] = out
+			outs[i], scopes[i] = out, sc
 			won = append(won, i)
 			if len(won) == need {
 				slices.Sort(won) // outputs go in branch order, on every drive
 				decide(won, "")
 			}
 		case errors.As(err, &f):
-			failed = append(failed, branches[i].Name()+": "+f.Reason)
-			if len(branches)-len(failed) < need {
-				decide(nil, fmt.Sprintf("step %s: %d of %d branches failed, %d needed: %s", key, len(failed), len(branches), need, strings.Join(failed, "; ")))
+			failed = append(failed, b.name(i)+": "+f.Reason)
+			if n-len(failed) < need {
+				decide(nil, fmt.Sprintf("step %s: %d of %d branches failed, %d needed: %s", key, len(failed), n, need, strings.Join(failed, "; ")))
 			}
 		default:
 			return err
@@ -298,18 +460,19 @@ func race[In, Out any](ctx context.Context, x *exec, key string, in In, branches
 	defer mu.Unlock()
 	if decided {
 		if decErr != nil {
-			return nil, decErr
+			return nil, nil, decErr
 		}
 		out := make([]Out, 0, need)
 		for _, i := range won {
 			out = append(out, outs[i])
+			scopeOf(ctx).merge(scopes[i])
 		}
-		return out, nil
+		return out, won, nil
 	}
-	if err := joined[In, Out](ctx, key, errs, nil); err != nil {
-		return nil, err
+	if err := joined(ctx, key, errs, nil); err != nil {
+		return nil, nil, err
 	}
-	return nil, fmt.Errorf("step %s: the join ended undecided", key)
+	return nil, nil, fmt.Errorf("step %s: the join ended undecided", key)
 }
 
 // Until says when a [Loop] is done: a Go predicate or an evaluator agent.
@@ -442,7 +605,7 @@ func Route[In, Out any](name string, pick Picker[In], routes ...Step[In, Out]) S
 	var names []string
 	for _, r := range routes {
 		s.err = errors.Join(s.err, r.err)
-		if r.flat {
+		if r.flat && len(r.keyed()) != 1 {
 			s.err = errors.Join(s.err, fmt.Errorf("route %s: a sequence needs a name (Named) to be a route", name))
 		}
 		s.targets = append(s.targets, r.targets...)
@@ -524,5 +687,42 @@ func Within[S, In, Out any](step Step[In, Out], get func(S) In, set func(S, Out)
 				return s, err
 			}
 			return set(s, out), nil
+		}}
+}
+
+// ForEachField is [ForEach] over the list at path (a GJSON path:
+// "items", "order.lines"; "" for the whole input) of a JSON input: step
+// runs on each element, and the output is the list of their outputs. An
+// input without a list there fails the step, naming the path.
+func ForEachField(name, path string, step Step[json.RawMessage, json.RawMessage]) Step[json.RawMessage, json.RawMessage] {
+	return forEachField(name, path, forEach(name, step, 0))
+}
+
+// forEachField is fe, a for-each, reading its list at path.
+func forEachField(name, path string, fe Step[[]json.RawMessage, []json.RawMessage]) Step[json.RawMessage, json.RawMessage] {
+	return Step[json.RawMessage, json.RawMessage]{name: fe.name, kind: fe.kind, err: fe.err, targets: fe.targets, inner: fe.inner, shape: fe.shape,
+		limited: func(n int) Step[json.RawMessage, json.RawMessage] {
+			return forEachField(name, path, fe.Limit(n))
+		},
+		run: func(ctx context.Context, x *exec, key string, in json.RawMessage) (json.RawMessage, error) {
+			r := gjson.ParseBytes(in)
+			if path != "" {
+				r = r.Get(path)
+			}
+			if !r.IsArray() {
+				return nil, &strategy.Failure{Reason: fmt.Sprintf("for-each %s: the input has no list at %q", key, path)}
+			}
+			var items []json.RawMessage
+			for _, e := range r.Array() {
+				items = append(items, json.RawMessage(e.Raw))
+			}
+			outs, err := fe.run(ctx, x, key, items)
+			if err != nil {
+				return nil, err
+			}
+			if outs == nil {
+				outs = []json.RawMessage{}
+			}
+			return encode(outs)
 		}}
 }

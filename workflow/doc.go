@@ -16,11 +16,22 @@
 //
 // A node's key is the keys of the steps around it and its own name, joined
 // by "/": "review/draft" is node draft of the parallel step review. A
-// sequence ([Then]) adds no segment of its own; a loop adds the round
+// sequence ([Then], or flat: [Seq], [Chain]) adds no segment of its own; a loop adds the round
 // ("polish/2/edit"), a graph the visit after the first
 // ("flow/3/draft"), and a retry "~<attempt>" after the first attempt
 // ("fetch~2"). Names are letters, digits, '_' and '-', not only digits, and
 // neither "start" nor "end" (the runtime's own keys).
+//
+// # Graphs
+//
+// A [Graph] takes every edge of a node that holds: when several do, their
+// targets run in parallel, each the first node of a branch, and the
+// branches meet at one node declared a join ([Graph.Join]: all of the
+// branches the fork started, the first, a quorum), which runs once on
+// their outputs by node name (or what a [Reducer] makes of them). A graph
+// whose meaning would be ambiguous (branches that never meet, or meet at
+// an undeclared node, and so on) is refused when it is made, naming the
+// nodes. Which edges held and which branches a join took are journaled.
 //
 // # Decisions that depend on timing
 //
@@ -45,6 +56,13 @@
 // swarm nodes get it after their input ("Feedback on the previous round:
 // ..."), and its Go functions read it with [Feedback]. The answer is
 // journaled, so a replay gives the round the same feedback.
+//
+// # Earlier results
+//
+// A Go function a node runs reads the output of any node that finished
+// before it, by name and typed, with [Output]: a node earlier in its
+// sequence, a branch an earlier join took, and so on outward, without
+// the steps in between passing it on.
 //
 // # Shape
 //

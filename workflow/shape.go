@@ -45,11 +45,18 @@ type ShapeNode struct {
 	Branch int
 	// Start marks a graph's start node.
 	Start bool
+	// Fork marks a graph's node two of whose edges may hold together:
+	// their targets run in parallel, up to the join (the node of the
+	// graph whose Join is set that they meet at).
+	Fork bool
 	// Bound is a loop's rounds or a graph's max steps.
 	Bound int
 	// Join is how a parallel step joins its branches ("all", "all,
 	// tolerating failures", "first", "quorum 2"); "all" for a for-each.
 	Join string
+	// Limit is how many branches of a parallel step, a for-each or a
+	// graph's fork run at once (0: swarm.Config.MaxParallel).
+	Limit int
 	// Agent names a loop's evaluator agent or a route's router agent (""
 	// when a Go function decides).
 	Agent string

@@ -42,6 +42,9 @@ type Step[In, Out any] struct {
 	// shape adds what the step's kind tells of its own node of the shape
 	// (a loop's bound, a join).
 	shape func(n *ShapeNode)
+	// limited makes the step again with a limit on its branches at once
+	// (nil: the step has no branches).
+	limited func(n int) Step[In, Out]
 }
 
 // Name is the step's name, the last segment of its key ("" for an unnamed
@@ -97,6 +100,22 @@ func (s Step[In, Out]) Timeout(d time.Duration) Step[In, Out] {
 		s.err = errors.New("a sequence needs a name (Named) before it can have a timeout")
 	}
 	s.timeout = d
+	return s
+}
+
+// Limit returns a copy of s, a [ForEach] step, that runs at most n of
+// its elements at a time, whatever swarm.Config.MaxParallel is (a
+// [Parallel] step and a graph's join take theirs in Join.Limit).
+func (s Step[In, Out]) Limit(n int) Step[In, Out] {
+	switch {
+	case s.limited == nil:
+		s.err = errors.Join(s.err, fmt.Errorf("step %s: only a for-each step has a limit (a parallel step or a graph's join takes it in Join.Limit)", s.name))
+	case n < 1:
+		s.err = errors.Join(s.err, fmt.Errorf("step %s: limit must be at least 1, got %d", s.name, n))
+	default:
+		l := s.limited(n)
+		s.run, s.shape = l.run, l.shape
+	}
 	return s
 }
 
@@ -161,8 +180,12 @@ func (s Step[In, Out]) exec(ctx context.Context, x *exec, prefix string, in In) 
 			}
 			return s.run(ctx, x, k, in)
 		})
+		if err == nil {
+			finished(ctx, s.name, out)
+			return out, nil
+		}
 		var f *strategy.Failure
-		if err == nil || attempt > s.retries || !errors.As(err, &f) || f.Ends() || ctx.Err() != nil {
+		if attempt > s.retries || !errors.As(err, &f) || f.Ends() || ctx.Err() != nil {
 			return out, err
 		}
 	}
@@ -249,8 +272,9 @@ func endSpan(span trace.Span, err error) {
 
 // strategy runs a workflow's step as the strategy of its swarm.
 type wfStrategy[In, Out any] struct {
-	id   string
-	step Step[In, Out]
+	id    string
+	step  Step[In, Out]
+	shape []ShapeNode
 }
 
 // tracerName is the instrumentation scope of the workflow spans.
@@ -276,6 +300,10 @@ func (s *wfStrategy[In, Out]) drive(ctx context.Context, x *exec) (json.RawMessa
 	if err != nil {
 		return nil, &strategy.Failure{Reason: "workflow " + s.id + ": input: " + err.Error()}
 	}
+	if err := recordNodes(ctx, x.d, s.shape); err != nil {
+		return nil, err
+	}
+	ctx, _ = inScope(ctx)
 	out, err := s.step.exec(ctx, x, "", in)
 	if err != nil {
 		return nil, err
@@ -299,7 +327,7 @@ func New[In, Out any](id, description string, step Step[In, Out], opts ...Option
 	if err != nil {
 		return nil, fmt.Errorf("%w: workflow %s: %w", swarm.ErrInvalid, id, err)
 	}
-	st := &wfStrategy[In, Out]{id: id, step: step}
+	st := &wfStrategy[In, Out]{id: id, step: step, shape: step.nodes("", "")}
 	def := swarm.Define[In, Out](id, description, func(In) swarm.Spec {
 		spec := swarm.Spec{Strategy: strategy.Of(st), Handoffs: slices.Clone(targets), NoBuiltins: true}
 		for _, o := range opts {
@@ -307,7 +335,7 @@ func New[In, Out any](id, description string, step Step[In, Out], opts ...Option
 		}
 		return spec
 	})
-	shapes.Store(swarm.Definition(def), Shape{ID: id, Nodes: step.nodes("", "")})
+	shapes.Store(swarm.Definition(def), Shape{ID: id, Nodes: st.shape})
 	return def, nil
 }
 

@@ -68,6 +68,13 @@ func TestWorkflowKilledRecoveredAnswered(t *testing.T) {
 	if st := status(r.stdout); st.State != "paused" || st.Reason != "Publish it?\n\na long draft" || !strings.Contains(st.Context, `"boolean"`) {
 		t.Fatalf("after recover: %+v, want paused at the human node with its schema", st)
 	}
+	// Its progress is in nodes, not turns, in status and ls.
+	if want := `"progress":{"done":2,"total":4,"at":"article/approve"}`; !strings.Contains(r.stdout, want) {
+		t.Errorf("status %s, want %s", r.stdout, want)
+	}
+	if r = swarmIn(t, dir, nil, "", "ls"); !strings.Contains(r.stdout, "PROGRESS") || !strings.Contains(r.stdout, " 2/4 ") {
+		t.Errorf("ls:\n%s\nwant the run at 2/4 nodes", r.stdout)
+	}
 	r = swarmIn(t, dir, nil, "", "resume", "w1", `{"ok": "sure"}`)
 	if st := status(r.stdout); r.code != 3 || !strings.Contains(st.Reason, "the answer was refused") {
 		t.Fatalf("resume with a wrong answer: exit %d %+v, want asked again with the reason", r.code, st)
@@ -167,6 +174,88 @@ func TestWorkflowBoundsCLI(t *testing.T) {
 		}
 		if !maps.Equal(runs, c.runs) {
 			t.Errorf("%s: model calls %v, want %v", c.workflow, runs, c.runs)
+		}
+	}
+}
+
+// fanFiles is a YAML fan-out of three reviews into a join: legal answers
+// at once, brand after a second and tone after three.
+var fanFiles = map[string]string{
+	"swarm.yaml": `version: 1
+model: scripted:script.yaml
+agents:
+  draft: {instructions: Draft.}
+  legal: {instructions: Check the law.}
+  brand: {instructions: Check the brand.}
+  tone: {instructions: Check the tone.}
+  editor: {instructions: Merge the reviews.}
+workflows:
+  launch:
+    nodes:
+      write: {agent: draft}
+      legal: {agent: legal}
+      brand: {agent: brand}
+      tone: {agent: tone}
+      merge: {agent: editor, join: all}
+    edges:
+      - {from: write, to: legal}
+      - {from: write, to: brand}
+      - {from: write, to: tone}
+      - {from: legal, to: merge}
+      - {from: brand, to: merge}
+      - {from: tone, to: merge}
+`,
+	"script.yaml": `draft:
+  - text: the draft
+legal:
+  - text: lawful
+brand:
+  - text: on brand
+    delay: 1s
+tone:
+  - text: friendly
+    delay: 3s
+editor:
+  - text: merged
+`,
+}
+
+// swarm run of a YAML fan-out killed with SIGKILL while a branch runs
+// (two finished) is finished by swarm recover in another process: the
+// unfinished branch runs, the join runs on all three, and no finished
+// branch runs again.
+func TestWorkflowFanOutKilledRecovered(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, fanFiles)
+	code, _, stderr := signalOn(t, dir, syscall.SIGKILL, "⇐ brand", false, "run", "--lease", "2s", "--id", "f1", "launch", "a product")
+	if code != -1 && code != 137 {
+		t.Fatalf("swarm run exit %d, want killed\n%s", code, stderr)
+	}
+	r := swarmIn(t, dir, nil, "", "recover", "--lease", "2s")
+	if r.code != 0 || !strings.Contains(r.stdout, `"completed"`) {
+		t.Fatalf("recover: exit %d %s\n%s", r.code, r.stdout, r.stderr)
+	}
+	seen := map[string]int{}
+	var joinIn string
+	for _, rec := range readJournal(t, dir, "f1") {
+		seen[rec.Type+" "+rec.Key]++
+		if rec.Type == "handoff_started" && rec.Key == "launch/merge/call/next" {
+			joinIn = string(rec.Data)
+		}
+	}
+	for k, n := range seen {
+		if n > 1 {
+			t.Errorf("%s journaled %d times", k, n)
+		}
+	}
+	for _, node := range []string{"write", "legal", "brand", "tone", "merge"} {
+		if k := "model_response launch/" + node + "/h/next/t1/model"; seen[k] != 1 {
+			t.Errorf("%s journaled %d times, want once: %v", k, seen[k], seen)
+		}
+	}
+	for _, out := range []string{"lawful", "on brand", "friendly"} {
+		if !strings.Contains(joinIn, out) {
+			t.Errorf("the join was asked %s, want every branch's output (%s among them)", joinIn, out)
 		}
 	}
 }

@@ -926,7 +926,7 @@
         $("#state").textContent = "";
         $("#state").append(el("span", { class: "state state-" + st.state, text: st.state }));
         $("#agent").textContent = st.agent || "";
-        $("#turn").textContent = String(st.turn || 0);
+        if ($("#turn")) $("#turn").textContent = String(st.turn || 0); // a workflow's page shows nodes instead
         // A run paused for a user's message has the chat box; a teammate
         // waiting for mail the mail form; any other pause the answer form.
         const paused = st.state === "paused";

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +30,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/team"
 	"github.com/swarmrt/swarm/telemetry"
+	"github.com/swarmrt/swarm/workflow"
 
 	// Providers and stores register themselves.
 	_ "github.com/swarmrt/swarm/model/scripted"
@@ -721,12 +723,18 @@ func (a *app) statusCmd() *cobra.Command {
 				return err
 			}
 			origin := forkOrigin(ctx, rt, args[0])
+			var progress *workflow.Progress
+			if p, ok := workflow.ProgressOf(ctx, rt, args[0]); ok {
+				progress = &p
+			}
 			writeJSON(a.stdout, struct {
 				swarm.Status
 				UsageByAgent map[string]model.Usage `json:"usage_by_agent,omitempty"`
 				Limits       *server.CallLimits     `json:"limits,omitempty"`
 				fork
-			}{s, byAgent, limits, origin})
+				// Progress is a workflow run's, in nodes rather than turns.
+				Progress *workflow.Progress `json:"progress,omitempty"`
+			}{s, byAgent, limits, origin, progress})
 			if line := limitsLine(limits); line != "" && !s.State.Terminal() {
 				fmt.Fprintln(a.stderr, line)
 			}
@@ -795,7 +803,7 @@ func (a *app) lsCmd() *cobra.Command {
 				}
 				return fmt.Sprintf(" %-30s", cmp.Or(r.Parent, "-"))
 			}
-			fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5s %9s%s  %s\n", "ID", "SWARM", "STATE", "TURN", "TOKENS", parent(swarm.Status{Parent: "PARENT"}), "UPDATED")
+			fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %11s %9s%s  %s\n", "ID", "SWARM", "STATE", "PROGRESS", "TOKENS", parent(swarm.Status{Parent: "PARENT"}), "UPDATED")
 			for _, r := range runs {
 				// The tree's tokens, teammates included, as status and the
 				// dashboard count them.
@@ -803,7 +811,13 @@ func (a *app) lsCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %5d %9d%s  %s\n", r.ID, r.Swarm, r.State, r.Turn, u.InputTokens+u.OutputTokens,
+				// A swarm's progress is its turn, a workflow's its nodes
+				// done of all (one field each, for scripts that split rows).
+				progress := strconv.Itoa(r.Turn)
+				if p, ok := workflow.ProgressOf(cmd.Context(), rt, r.ID); ok {
+					progress = strconv.Itoa(p.Done) + "/" + strconv.Itoa(p.Total)
+				}
+				fmt.Fprintf(a.stdout, "%-30s %-20s %-10s %11s %9d%s  %s\n", r.ID, r.Swarm, r.State, progress, u.InputTokens+u.OutputTokens,
 					parent(r), r.UpdatedAt.Local().Format(time.DateTime))
 			}
 			return nil
