@@ -55,6 +55,7 @@ type runner struct {
 
 	// From the run's start record.
 	values   map[string]any
+	instance string
 	depth    int
 	budget   *Budget
 	deadline time.Time
@@ -328,6 +329,7 @@ func (r *runner) rebuild(started *Event) error {
 		r.budget = r.rt.treeBudget(nil)
 	}
 	r.trace = started.Trace
+	r.instance = started.Instance
 	if r.root = started.Root; r.root == "" {
 		r.root = r.id
 	}
@@ -839,7 +841,7 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 	if res, stop := r.checkTools(ctx, rd, key); stop {
 		return res
 	}
-	ci := &callInfo{runID: r.id, step: key}
+	ci := &callInfo{runID: r.id, instance: r.instance, step: key}
 	out, err := callTool(context.WithValue(ctx, seam.CallKey{}, ci), t, c.Arguments)
 	if ctx.Err() != nil {
 		return callResult{err: context.Cause(ctx)}

@@ -116,6 +116,7 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...fork.Option)
 	ev.Input, ev.Values = input, values
 	ev.Parent, ev.Depth, ev.Root = "", 0, ""
 	ev.ForkOf, ev.ForkAt, ev.Reused = id, forkAt, len(reused)
+	ev.Instance = newInstance()
 	ev.Deadline = time.Time{}
 	ev.Budget = rt.treeBudget(ev.Budget) // an origin started before the runtime's limits gets them
 	if ev.Budget != nil && ev.Budget.WallTime > 0 {

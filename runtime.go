@@ -532,7 +532,7 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	span, tp := rt.tel.startRunSpan(ctx, info, plan, nr.id)
 	ev := Event{Swarm: info.id, Input: nr.input, Values: nr.values, MaxTurns: plan.root.maxTurns, Agent: info.id,
 		Parent: nr.parent, Depth: nr.depth, Params: nr.params, Customization: nr.cust, Budget: nr.budget, Root: nr.root, Deadline: nr.deadline, Trace: tp,
-		Parts: rt.refParts(nr.parts)}
+		Parts: rt.refParts(nr.parts), Instance: newInstance()}
 	data, err := json.Marshal(&ev)
 	if err != nil {
 		return false, fmt.Errorf("swarm %s: encode input: %w", info.id, err)
@@ -581,7 +581,7 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		return false, fmt.Errorf("start %s: store the input's parts: %w", info.id, err)
 	}
 	rt.notes.notify(nr.id)
-	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input, parts: ev.Parts, span: span, trace: tp,
+	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input, parts: ev.Parts, span: span, trace: tp, instance: ev.Instance,
 		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, root: nr.root, deadline: nr.deadline,
 		pool: pool, grants: [2]int64{first.Calls, first.Tools}}
 	r.seq.Store(1) // the start record
@@ -610,6 +610,13 @@ func checkID(what, id string) error {
 		}
 	}
 	return nil
+}
+
+// newInstance returns a new run's Event.Instance.
+func newInstance() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func newID() string {
