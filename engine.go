@@ -1128,6 +1128,9 @@ func (r *runner) giveUp(err error) string {
 	if errors.Is(se.Err, store.ErrLeaseLost) || errors.Is(se.Err, store.ErrConflict) {
 		return "" // another driver has the run
 	}
+	if errors.Is(se.Err, store.ErrNoBlob) {
+		return "a part the run refers to is missing from the store (" + clip(se.Err.Error(), 2000) + "); retrying cannot fix this"
+	}
 	if permanent(se.Err) {
 		return "the store refused to record a step of the run (" + msg + "); retrying cannot fix this"
 	}

@@ -538,7 +538,8 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		return false, fmt.Errorf("swarm %s: encode input: %w", info.id, err)
 	}
 	rec := store.Record{Key: "start", Type: string(EventStarted), Data: data, Time: now}
-	row, recs := store.Run{ID: nr.id, Swarm: info.id, Parent: nr.parent, MaxTurns: plan.root.maxTurns, Agent: info.id}, []store.Record{rec}
+	row := store.Run{ID: nr.id, Swarm: info.id, Parent: nr.parent, MaxTurns: plan.root.maxTurns, Agent: info.id, Blobs: rt.runBlobs(nr.parts)}
+	recs := []store.Record{rec}
 	var (
 		lease store.Lease
 		pool  store.Pool
@@ -560,9 +561,6 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		if existing.Swarm != info.id {
 			return false, fmt.Errorf("run %s exists and belongs to swarm %s: %w", nr.id, existing.Swarm, store.ErrExists)
 		}
-		if err := rt.reputParts(ctx, nr.id, nr.parts); err != nil {
-			return false, fmt.Errorf("start %s: store the input's parts: %w", info.id, err)
-		}
 		return false, nil
 	}
 	if err != nil {
@@ -570,15 +568,6 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 			span.End()
 		}
 		return false, fmt.Errorf("start %s: %w", info.id, err)
-	}
-	if err := rt.putParts(ctx, nr.id, nr.parts); err != nil {
-		// The run exists: released, it is recovered and fails at its
-		// first model call, naming the missing blob.
-		if span != nil {
-			span.End()
-		}
-		_ = rt.store.Release(context.WithoutCancel(ctx), lease)
-		return false, fmt.Errorf("start %s: store the input's parts: %w", info.id, err)
 	}
 	rt.notes.notify(nr.id)
 	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input, parts: ev.Parts, span: span, trace: tp, instance: ev.Instance,

@@ -102,6 +102,13 @@ type Run struct {
 	LastSeq   int64     `json:"last_seq"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Blobs are the blobs a new run refers to from its first records
+	// (see [Blobs]): a store that keeps blobs keeps them and records the
+	// run's references to them in Create's transaction, so that no
+	// record ever names a blob that is not kept, whenever the process
+	// dies. Create and CreateReserving read it; Get and List leave it
+	// empty; a store without blobs ignores it.
+	Blobs []BlobRef `json:"-"`
 }
 
 // Record is one journal entry.
