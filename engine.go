@@ -159,7 +159,7 @@ func (r *runner) drive(ctx context.Context) error {
 	if err != nil {
 		r.rt.log.Warn("run interrupted", "run", r.id, "err", err)
 	} else {
-		r.rt.work.unstall(r.id)
+		r.rt.work.unstall(r.instanceKey())
 	}
 	return err
 }
@@ -1134,7 +1134,7 @@ func (r *runner) giveUp(err error) string {
 	if permanent(se.Err) {
 		return "the store refused to record a step of the run (" + msg + "); retrying cannot fix this"
 	}
-	if n := r.rt.work.stalled(r.id, r.seq.Load()); n >= maxStalls {
+	if n := r.rt.work.stalled(r.instanceKey(), r.seq.Load()); n >= maxStalls {
 		return fmt.Sprintf("the run was driven %d times in a row without recording progress; the last attempt failed: %s", n, msg)
 	}
 	return ""

@@ -208,6 +208,13 @@ func (c *callInfo) RunInstance() string {
 	return c.runID + "/" + c.instance + "/"
 }
 
+// instanceKey names r told apart from an earlier run with its id, deleted
+// since (see IdempotencyKey): what state kept about a run in the process,
+// such as its stalls, is keyed by.
+func (r *runner) instanceKey() string {
+	return (&callInfo{runID: r.id, instance: r.instance}).RunInstance()
+}
+
 // withCall returns ctx for a tool call (or a function step) of r at step
 // key.
 func (r *runner) withCall(ctx context.Context, key string) context.Context {
