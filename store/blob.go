@@ -32,7 +32,9 @@ var ErrNoBlob = errors.New("blob not found")
 //
 // Every blob is referred to by the runs that use it. A run sees only the
 // blobs it refers to, so that a reader allowed to see a run sees nothing
-// else. Deleting a run (see [Deleter]) drops its references, and a blob
+// else. A run's first blobs (its input's parts) are kept by Create with
+// the run (see Run.Blobs); later ones are put before the records that
+// name them, so that no record names a blob that is not kept. Deleting a run (see [Deleter]) drops its references, and a blob
 // that no run refers to any longer is deleted in the same transaction.
 type Blobs interface {
 	// PutBlob keeps data under its SHA-256 and records that run id refers

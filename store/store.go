@@ -268,7 +268,9 @@ type Store interface {
 	// Create inserts run r in state Running, leased to owner for the given
 	// duration at epoch 1, and appends records, all in one transaction.
 	// r.ID must be new (ErrExists otherwise). State, Owner, Epoch,
-	// LeaseUntil, LastSeq and the timestamps of r are set by the store.
+	// LeaseUntil, LastSeq and the timestamps of r are set by the store; a
+	// store that keeps blobs keeps r.Blobs in the same transaction (an
+	// unknown blob reference gives ErrNoBlob and creates nothing).
 	Create(ctx context.Context, r Run, owner string, lease time.Duration, records []Record) (Lease, error)
 
 	// Get returns the run's row, or ErrNotFound.
