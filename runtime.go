@@ -626,7 +626,9 @@ func (rt *Runtime) launch(lease store.Lease, r *runner) {
 		return
 	}
 	if prev, ok := rt.active[lease.RunID]; ok {
-		if prev.lease.Epoch > lease.Epoch {
+		// A lease of epoch 1 is a creation's, here: the run is new (its
+		// id was a deleted run's), and prev drives the deleted run.
+		if prev.lease.Epoch > lease.Epoch && lease.Epoch > 1 {
 			// This claim is older than the one driving the run here
 			// (two claims raced and launched out of order): it is stale.
 			rt.mu.Unlock()
