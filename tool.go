@@ -196,12 +196,13 @@ func IdempotencyKey(ctx context.Context) string {
 	if !ok || c.runID == "" {
 		return ""
 	}
-	return c.RunInstance() + c.step
+	return c.runKey() + c.step
 }
 
-// RunInstance implements seam.Call: "<run id>/<instance>/", or
-// "<run id>/" for a run without an instance.
-func (c *callInfo) RunInstance() string {
+// runKey names the run of the call, told apart from an earlier run with
+// its id: "<run id>/<instance>/", or "<run id>/" for a run without an
+// instance.
+func (c *callInfo) runKey() string {
 	if c.instance == "" {
 		return c.runID + "/"
 	}
@@ -212,7 +213,7 @@ func (c *callInfo) RunInstance() string {
 // since (see IdempotencyKey): what state kept about a run in the process,
 // such as its stalls, is keyed by.
 func (r *runner) instanceKey() string {
-	return (&callInfo{runID: r.id, instance: r.instance}).RunInstance()
+	return (&callInfo{runID: r.id, instance: r.instance}).runKey()
 }
 
 // withCall returns ctx for a tool call (or a function step) of r at step

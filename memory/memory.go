@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/swarmrt/swarm"
-	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/store"
 )
 
@@ -160,10 +159,8 @@ const maxCachedRuns = 4096
 // get returns the started values of run (ctx's) and of its ancestors,
 // run first.
 func (c *runValues) get(ctx context.Context, st store.Store, run string) ([]startedValues, error) {
-	key := ""
-	if ci, ok := ctx.Value(seam.CallKey{}).(seam.Call); ok {
-		key = ci.RunInstance()
-	}
+	// The idempotency key is "<run id>/<instance>/<step key>".
+	key := strings.TrimSuffix(swarm.IdempotencyKey(ctx), swarm.StepKey(ctx))
 	c.mu.Lock()
 	tree, ok := c.runs[key]
 	c.mu.Unlock()

@@ -173,10 +173,6 @@ type CallKey struct{}
 // is a []swarm.Event).
 type Call interface {
 	JournalWith(ackMail int64, evs any)
-	// RunInstance names the run the call belongs to, told apart from an
-	// earlier run with the same id: "<run id>/<instance>/", the prefix
-	// of the call's idempotency key.
-	RunInstance() string
 }
 
 // HandKey is the context key of the parts the handoffs and tools of a
