@@ -19,16 +19,7 @@ import (
 // is a new run: its memory write, at the same step as the deleted run's,
 // is stored, not dropped as a repeat of the deleted run's write.
 func TestRmThenRunSameIDRemembers(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{}
-	for _, f := range []string{"swarm.yaml", "script.yaml"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "memory", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[f] = string(b)
-	}
-	write(t, dir, files)
+	dir := memoryDir(t)
 	start := func() {
 		t.Helper()
 		r := swarmIn(t, dir, nil, "", "run", "-q", "--id", "trip-1", "--values", `{"user":"carol"}`, "support", "Book me on the Lisbon flight, aisle seat please")
@@ -48,6 +39,58 @@ func TestRmThenRunSameIDRemembers(t *testing.T) {
 	r := swarmIn(t, dir, nil, "", "memory", "ls", "user:carol")
 	if r.code != 0 || !strings.Contains(r.stdout, "preferences/seat") {
 		t.Fatalf("memory ls user:carol after the second run: exit %d %q\n%s\nwant the preference the second run wrote", r.code, r.stdout, r.stderr)
+	}
+}
+
+// memoryDir returns a directory holding the memory example (a support
+// swarm with a bank per user, scripted).
+func memoryDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{}
+	for _, f := range []string{"swarm.yaml", "script.yaml"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "memory", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[f] = string(b)
+	}
+	write(t, dir, files)
+	return dir
+}
+
+// TestServeReusedIDReadsItsOwnBank: in one `swarm serve` process, a run
+// for carol is deleted over HTTP and its id started again for dave:
+// dave's run searches and writes dave's bank, not carol's.
+func TestServeReusedIDReadsItsOwnBank(t *testing.T) {
+	dir := memoryDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s := serve(t, ctx, dir, nil)
+	for _, user := range []string{"carol", "dave"} {
+		body := `{"id": "trip-1", "input": "Book me on the Lisbon flight, aisle seat please", "values": {"user": "` + user + `"}}`
+		if code := httpJSON(t, "POST", s.URL+"/v1/swarms/support/runs", body, nil); code != 201 {
+			t.Fatalf("start for %s: %d", user, code)
+		}
+		var st struct{ State, Reason string }
+		for st.State != "completed" {
+			if code := httpJSON(t, "GET", s.URL+"/v1/runs/trip-1", "", &st); code >= 300 || st.State == "failed" || ctx.Err() != nil {
+				t.Fatalf("run for %s: %d %+v", user, code, st)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if user == "carol" {
+			if code := httpJSON(t, "DELETE", s.URL+"/v1/runs/trip-1", "", nil); code != 204 {
+				t.Fatalf("delete: %d", code)
+			}
+		}
+	}
+	r := swarmIn(t, dir, nil, "", "events", "trip-1")
+	if r.code != 0 || !strings.Contains(r.stdout, `\"bank\":\"user:dave\"`) || strings.Contains(r.stdout, "user:carol") {
+		t.Errorf("dave's run's events name another bank than dave's:\n%s", r.stdout)
+	}
+	if r := swarmIn(t, dir, nil, "", "memory", "ls", "user:dave"); r.code != 0 || !strings.Contains(r.stdout, "preferences/seat") {
+		t.Errorf("memory ls user:dave: exit %d %q, want the preference dave's run wrote", r.code, r.stdout)
 	}
 }
 
