@@ -284,7 +284,7 @@ func (d *seamDriver) record(ctx context.Context, what, key, kind string, fn func
 	if err := d.takeTool(ctx); err != nil {
 		return nil, err
 	}
-	v, ferr := safely(func() (json.RawMessage, error) { return fn(WithCallKey(ctx, r.id, key)) })
+	v, ferr := safely(func() (json.RawMessage, error) { return fn(r.withCall(ctx, key)) })
 	ev := Event{Type: EventRecorded, Key: key, Agent: d.Agent(), Kind: kind, Turn: d.turn}
 	switch {
 	case ferr != nil && ctx.Err() != nil:

@@ -55,6 +55,7 @@ type runner struct {
 
 	// From the run's start record.
 	values   map[string]any
+	instance string
 	depth    int
 	budget   *Budget
 	deadline time.Time
@@ -162,7 +163,7 @@ func (r *runner) drive(ctx context.Context) error {
 	if err != nil {
 		r.rt.log.Warn("run interrupted", "run", r.id, "err", err)
 	} else {
-		r.rt.work.unstall(r.id)
+		r.rt.work.unstall(r.instanceKey())
 	}
 	return err
 }
@@ -351,6 +352,7 @@ func (r *runner) rebuild(started *Event) error {
 		r.budget = r.rt.treeBudget(nil, false)
 	}
 	r.trace = started.Trace
+	r.instance = started.Instance
 	if r.root = started.Root; r.root == "" {
 		r.root = r.id
 	}
@@ -871,7 +873,7 @@ func (r *runner) execCall(ctx context.Context, rd *round, c model.ToolCall, all 
 	if res, stop := r.checkTools(ctx, rd, key); stop {
 		return res
 	}
-	ci := &callInfo{runID: r.id, step: key}
+	ci := &callInfo{runID: r.id, instance: r.instance, step: key}
 	out, err := callTool(context.WithValue(ctx, seam.CallKey{}, ci), t, c.Arguments)
 	if ctx.Err() != nil {
 		return callResult{err: context.Cause(ctx)}
@@ -1158,10 +1160,13 @@ func (r *runner) giveUp(err error) string {
 	if errors.Is(se.Err, store.ErrLeaseLost) || errors.Is(se.Err, store.ErrConflict) {
 		return "" // another driver has the run
 	}
+	if errors.Is(se.Err, store.ErrNoBlob) {
+		return "a part the run refers to is missing from the store (" + clip(se.Err.Error(), 2000) + "); retrying cannot fix this"
+	}
 	if permanent(se.Err) {
 		return "the store refused to record a step of the run (" + msg + "); retrying cannot fix this"
 	}
-	if n := r.rt.work.stalled(r.id, r.seq.Load()); n >= maxStalls {
+	if n := r.rt.work.stalled(r.instanceKey(), r.seq.Load()); n >= maxStalls {
 		return fmt.Sprintf("the run was driven %d times in a row without recording progress; the last attempt failed: %s", n, msg)
 	}
 	return ""

@@ -161,6 +161,12 @@ type Event struct {
 	// (started), so that every drive of the run, after a crash too,
 	// continues the same trace.
 	Trace string `json:"trace,omitempty"`
+	// Instance tells the run from an earlier run with the same id,
+	// deleted since (started): a random stamp that every key derived
+	// from the run includes (its tools' idempotency keys, the memory
+	// writes they make), so that an id used again is a new run
+	// everywhere. It is empty in runs started before it existed.
+	Instance string `json:"instance,omitempty"`
 	// Compaction is the range and tokens of a compaction (compacted).
 	Compaction *compact.Info `json:"compaction,omitempty"`
 

@@ -116,6 +116,7 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...fork.Option)
 	ev.Input, ev.Values = input, values
 	ev.Parent, ev.Depth, ev.Root = "", 0, ""
 	ev.ForkOf, ev.ForkAt, ev.Reused = id, forkAt, len(reused)
+	ev.Instance = newInstance()
 	ev.Deadline = time.Time{}
 	ev.Budget = rt.treeBudget(ev.Budget, false) // an origin started before the runtime's limits gets them
 	if ev.Budget != nil && ev.Budget.WallTime > 0 {
@@ -153,12 +154,10 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...fork.Option)
 	if pending != nil && answers[resumeKey(*pending)] {
 		pending = nil
 	}
-	lease, err := rt.store.Create(ctx, store.Run{ID: forkID, Swarm: info.id, MaxTurns: plan.root.maxTurns, Agent: info.id}, rt.owner, rt.cfg.Lease, records)
+	row := store.Run{ID: forkID, Swarm: info.id, MaxTurns: plan.root.maxTurns, Agent: info.id, Blobs: rt.sharedBlobs(records)}
+	lease, err := rt.store.Create(ctx, row, rt.owner, rt.cfg.Lease, records)
 	if err != nil {
 		return "", fmt.Errorf("fork %s: %w", id, err)
-	}
-	if err := rt.shareBlobs(ctx, forkID, records); err != nil {
-		return "", fmt.Errorf("fork %s: share the origin's parts: %w", id, err)
 	}
 	if pending != nil {
 		// The fork waits where the origin waited; a resume continues it.

@@ -85,8 +85,8 @@ func (rt *Runtime) blobs() (store.Blobs, bool) {
 }
 
 // refParts returns parts with each large one replaced by the reference
-// it will have once its bytes are put (putParts): what a start record
-// holds, written before the run exists to put blobs for.
+// to the blob the run is created with (runBlobs): what a start record
+// holds.
 func (rt *Runtime) refParts(parts []model.Part) []model.Part {
 	if _, ok := rt.blobs(); !ok || len(parts) == 0 {
 		return parts
@@ -100,16 +100,25 @@ func (rt *Runtime) refParts(parts []model.Part) []model.Part {
 	return out
 }
 
-// putParts puts the bytes of the large parts of run id's input, after its
-// start record (with refParts) is stored. A crash in between leaves a run
-// whose first model call fails, naming the missing blob.
-func (rt *Runtime) putParts(ctx context.Context, id string, parts []model.Part) error {
-	b, ok := rt.blobs()
-	if !ok {
+// runBlobs returns the blobs a run whose input has parts is created with
+// (store.Run.Blobs): the bytes of the large ones (refParts) and the blobs
+// of those given by reference (a parent's, handed to a child run). The
+// store keeps them with the start record, in one transaction, so that no
+// record names a blob that is not kept, whenever the process dies.
+func (rt *Runtime) runBlobs(parts []model.Part) []store.BlobRef {
+	if _, ok := rt.blobs(); !ok {
 		return nil
 	}
-	_, err := store.PutParts(ctx, b, id, []model.Message{{Parts: parts}})
-	return err
+	var out []store.BlobRef
+	for _, p := range parts {
+		switch {
+		case p.Blob != "":
+			out = append(out, store.BlobRef{Hash: p.Blob})
+		case len(p.Data) > store.BlobThreshold:
+			out = append(out, store.BlobRef{Data: p.Data})
+		}
+	}
+	return out
 }
 
 // storeParts returns parts as a record holds them: the large ones kept in
@@ -173,13 +182,14 @@ func hasBlobs(msgs []model.Message) bool {
 	return false
 }
 
-// shareBlobs makes run id refer to every blob the records refer to: a
-// fork shares its origin's blobs, which then live as long as either run.
-func (rt *Runtime) shareBlobs(ctx context.Context, id string, records []store.Record) error {
-	b, ok := rt.blobs()
-	if !ok {
+// sharedBlobs returns the blobs the records refer to, for a fork created
+// with them (store.Run.Blobs): a fork shares its origin's blobs, which
+// then live as long as either run.
+func (rt *Runtime) sharedBlobs(records []store.Record) []store.BlobRef {
+	if _, ok := rt.blobs(); !ok {
 		return nil
 	}
+	var out []store.BlobRef
 	seen := map[string]bool{}
 	for _, rec := range records {
 		var ev struct {
@@ -194,12 +204,10 @@ func (rt *Runtime) shareBlobs(ctx context.Context, id string, records []store.Re
 				continue
 			}
 			seen[p.Blob] = true
-			if err := b.RefBlob(ctx, id, p.Blob); err != nil {
-				return err
-			}
+			out = append(out, store.BlobRef{Hash: p.Blob})
 		}
 	}
-	return nil
+	return out
 }
 
 // AttachOutput adds parts to the result of the run the tool call ctx

@@ -2,7 +2,6 @@ package swarm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -73,19 +72,6 @@ func (rt *Runtime) checkRunParts(ctx context.Context, id string, parts []model.P
 		if _, err := b.Blob(ctx, id, p.Blob); err != nil {
 			return fmt.Errorf("%w: part %d: blob %s of run %s: %w", ErrInvalidInput, i, p.Blob, id, err)
 		}
-	}
-	return nil
-}
-
-// reputParts refers run id (which exists, started by an earlier attempt)
-// to the blobs of its input parts again: a crash between its start
-// record and its references leaves it whole once its start is repeated.
-func (rt *Runtime) reputParts(ctx context.Context, id string, parts []model.Part) error {
-	if len(parts) == 0 {
-		return nil
-	}
-	if err := rt.putParts(ctx, id, parts); err != nil && !errors.Is(err, store.ErrNoBlob) {
-		return err
 	}
 	return nil
 }

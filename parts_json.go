@@ -22,8 +22,8 @@ import (
 
 // inputParts takes the parts out of a typed input: each becomes a part of
 // the orchestrator's first message, and in the input a large one is
-// replaced by the blob reference it will have (putParts keeps its bytes
-// as the run's input parts).
+// replaced by the blob reference it will have (the run is created with
+// its bytes as one of its input parts: runBlobs).
 func (rt *Runtime) inputParts(input json.RawMessage) (json.RawMessage, []model.Part, error) {
 	_, blobs := rt.blobs()
 	var parts []model.Part

@@ -6,9 +6,11 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/store/sqlite"
+	"github.com/swarmrt/swarm/swarmtest"
 )
 
 // visionSwarm describes an attached photo: it draws a chart (a tool that
@@ -320,12 +323,26 @@ func TestConversationToolParts(t *testing.T) {
 // failingBlobs is a memory store whose blob puts fail.
 type failingBlobs struct{ *memory.Store }
 
+func (f failingBlobs) Create(ctx context.Context, r store.Run, owner string, lease time.Duration, recs []store.Record) (store.Lease, error) {
+	if len(r.Blobs) > 0 {
+		return store.Lease{}, errors.New("disk full")
+	}
+	return f.Store.Create(ctx, r, owner, lease, recs)
+}
+
+func (f failingBlobs) CreateReserving(ctx context.Context, r store.Run, owner string, lease time.Duration, recs []store.Record, d store.Pool) (store.Lease, store.Pool, error) {
+	if len(r.Blobs) > 0 {
+		return store.Lease{}, store.Pool{}, errors.New("disk full")
+	}
+	return f.Store.CreateReserving(ctx, r, owner, lease, recs, d)
+}
+
 func (failingBlobs) PutBlob(context.Context, string, []byte) (string, error) {
 	return "", errors.New("disk full")
 }
 
-// A start whose attachments cannot be stored says so, and leaves its run
-// released, not held by a process that will never drive it.
+// A start whose attachments cannot be stored says so, and creates
+// nothing: no run refers to bytes that are not kept.
 func TestStartPartsStoreFails(t *testing.T) {
 	ctx := ctxT(t)
 	st := failingBlobs{memory.New()}
@@ -338,8 +355,112 @@ func TestStartPartsStoreFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Start: %v, want the store's error", err)
 	}
-	if r, err := st.Get(ctx, "v1"); err != nil || r.Owner != "" {
-		t.Errorf("run after the failed start: owner %q, %v; want released", r.Owner, err)
+	if _, err := st.Get(ctx, "v1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("run after the failed start: %v; want none", err)
+	}
+}
+
+// diesAtCreate is the store of a process killed right after it created a
+// run: every later write fails.
+type diesAtCreate struct{ *swarmtest.Killable }
+
+func (d diesAtCreate) Create(ctx context.Context, r store.Run, owner string, lease time.Duration, recs []store.Record) (store.Lease, error) {
+	l, err := d.Killable.Create(ctx, r, owner, lease, recs)
+	d.Kill()
+	return l, err
+}
+
+// A process killed right after it stored a run's start record leaves the
+// run's 2 MB photo stored with it: the process that recovers the run
+// gives the photo to the model and completes the run, on SQLite and in
+// memory.
+func TestStartKilledAfterStartRecordKeepsParts(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) store.Store{
+		"memory": func(*testing.T) store.Store { return memory.New() },
+		"sqlite": func(t *testing.T) store.Store { st, _ := measuredSQLite(t); return st },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := ctxT(t)
+			photo := randomBytes(t, 2<<20)
+			base := open(t)
+			s := swarm.Define[string, string]("vision", "", func(string) swarm.Spec { return swarm.Spec{Instructions: "Describe the photo."} })
+			script := scripted.Script{"vision": {{ExpectParts: []scripted.ExpectPart{{Type: model.PartImage, MinBytes: len(photo)}}, Text: "a cat"}}}
+			a, err := swarm.New(swarm.Config{Store: diesAtCreate{swarmtest.NewKillable(t, base)}, Model: scripted.New(script), Owner: "A", Lease: 200 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Register(s); err != nil {
+				t.Fatal(err)
+			}
+			// The process dies once the start record is stored; what it
+			// says of the start does not matter.
+			_, _ = s.Start(ctx, a, "x", swarm.WithID("v1"), swarm.WithParts(model.Image("image/jpeg", photo)))
+			a.Close()
+
+			b, _ := newRuntime(t, script, base)
+			res := recovered(t, b, s, "v1")
+			if c, ok := res.(swarm.Completed[string]); !ok || c.Output != "a cat" {
+				t.Fatalf("recovered run: %+v, want it completed with the photo seen", res)
+			}
+		})
+	}
+}
+
+// recovered has rt, with s registered, recover run id of s once the lease
+// of the process that died holding it runs out, and returns its result.
+func recovered(t *testing.T, rt *swarm.Runtime, s *swarm.Swarm[string, string], id string) swarm.Result[string] {
+	t.Helper()
+	ctx := ctxT(t)
+	if err := rt.Register(s); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ids, err := rt.Recover(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(ids, id) {
+			run, err := s.Attach(ctx, rt, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := run.Wait(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("run %s was never recovered", id)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// A run whose journal names a blob the store does not keep (a journal
+// written before a start stored its parts with its start record) fails
+// with a reason that says the blob is missing, naming it and the run.
+func TestMissingBlobReason(t *testing.T) {
+	ctx := ctxT(t)
+	st := memory.New()
+	hash := store.BlobHash([]byte("never stored"))
+	ev := swarm.Event{Swarm: "vision", Input: json.RawMessage(`"x"`), Agent: "vision", MaxTurns: 10,
+		Parts: []model.Part{{Type: model.PartImage, MediaType: "image/png", Blob: hash, Size: 12}}}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Create(ctx, store.Run{ID: "old", Swarm: "vision", Agent: "vision", MaxTurns: 10}, "", 0,
+		[]store.Record{{Key: "start", Type: string(swarm.EventStarted), Data: data, Time: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := newRuntime(t, scripted.Script{"vision": {scripted.Text("x")}}, st)
+	s := swarm.Define[string, string]("vision", "", func(string) swarm.Spec { return swarm.Spec{Instructions: "Describe the photo."} })
+	res := recovered(t, rt, s, "old")
+	f, ok := res.(swarm.Failed)
+	if !ok || !strings.Contains(f.Reason, "missing") || !strings.Contains(f.Reason, hash) || !strings.Contains(f.Reason, "run old") {
+		t.Fatalf("result %+v, want a failure saying blob %s of run old is missing", res, hash)
 	}
 }
 

@@ -544,13 +544,14 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	span, tp := rt.tel.startRunSpan(ctx, info, plan, nr.id)
 	ev := Event{Swarm: info.id, Input: nr.input, Values: nr.values, MaxTurns: plan.root.maxTurns, Agent: info.id,
 		Parent: nr.parent, Depth: nr.depth, Params: nr.params, Customization: nr.cust, Budget: nr.budget, Root: nr.root, Deadline: nr.deadline, Trace: tp,
-		Parts: rt.refParts(nr.parts)}
+		Parts: rt.refParts(nr.parts), Instance: newInstance()}
 	data, err := json.Marshal(&ev)
 	if err != nil {
 		return false, fmt.Errorf("swarm %s: encode input: %w", info.id, err)
 	}
 	rec := store.Record{Key: "start", Type: string(EventStarted), Data: data, Time: now}
-	row, recs := store.Run{ID: nr.id, Swarm: info.id, Parent: nr.parent, MaxTurns: plan.root.maxTurns, Agent: info.id}, []store.Record{rec}
+	row := store.Run{ID: nr.id, Swarm: info.id, Parent: nr.parent, MaxTurns: plan.root.maxTurns, Agent: info.id, Blobs: rt.runBlobs(nr.parts)}
+	recs := []store.Record{rec}
 	var (
 		lease store.Lease
 		pool  store.Pool
@@ -572,9 +573,6 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		if existing.Swarm != info.id {
 			return false, fmt.Errorf("run %s exists and belongs to swarm %s: %w", nr.id, existing.Swarm, store.ErrExists)
 		}
-		if err := rt.reputParts(ctx, nr.id, nr.parts); err != nil {
-			return false, fmt.Errorf("start %s: store the input's parts: %w", info.id, err)
-		}
 		return false, nil
 	}
 	if err != nil {
@@ -583,17 +581,8 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		}
 		return false, fmt.Errorf("start %s: %w", info.id, err)
 	}
-	if err := rt.putParts(ctx, nr.id, nr.parts); err != nil {
-		// The run exists: released, it is recovered and fails at its
-		// first model call, naming the missing blob.
-		if span != nil {
-			span.End()
-		}
-		_ = rt.store.Release(context.WithoutCancel(ctx), lease)
-		return false, fmt.Errorf("start %s: store the input's parts: %w", info.id, err)
-	}
 	rt.notes.notify(nr.id)
-	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input, parts: ev.Parts, span: span, trace: tp,
+	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input, parts: ev.Parts, span: span, trace: tp, instance: ev.Instance,
 		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, root: nr.root, deadline: nr.deadline,
 		pool: pool, grants: [2]int64{first.Calls, first.Tools}}
 	r.seq.Store(1) // the start record
@@ -624,6 +613,13 @@ func checkID(what, id string) error {
 	return nil
 }
 
+// newInstance returns a new run's Event.Instance.
+func newInstance() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 func newID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
@@ -642,7 +638,9 @@ func (rt *Runtime) launch(lease store.Lease, r *runner) {
 		return
 	}
 	if prev, ok := rt.active[lease.RunID]; ok {
-		if prev.lease.Epoch > lease.Epoch {
+		// A lease of epoch 1 is a creation's, here: the run is new (its
+		// id was a deleted run's), and prev drives the deleted run.
+		if prev.lease.Epoch > lease.Epoch && lease.Epoch > 1 {
 			// This claim is older than the one driving the run here
 			// (two claims raced and launched out of order): it is stale.
 			rt.mu.Unlock()

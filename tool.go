@@ -153,6 +153,8 @@ type ctxKey struct{}
 // callInfo is what a tool can learn about the call it executes.
 type callInfo struct {
 	runID, step string
+	// instance is the run's (Event.Instance).
+	instance string
 	// extra and ackMail are journaled with the call's result (team
 	// tools: the mail sent, the mailbox cursor of the mail read).
 	extra   []Event
@@ -181,14 +183,41 @@ func StepKey(ctx context.Context) string {
 	return ""
 }
 
-// IdempotencyKey returns "<run id>/<step key>" for the executing tool call:
-// the same value every time the same call is attempted, including after a
-// crash and recovery, and a different value for every other call. Tools with
-// side effects use it to make a repeated attempt a no-op.
+// IdempotencyKey returns "<run id>/<instance>/<step key>" for the
+// executing tool call: the same value every time the same call is
+// attempted, including after a crash and recovery, and a different value
+// for every other call, a call of a run started again with the id of a
+// deleted run included (the instance, a random stamp of the run's start,
+// tells them apart; a run started before instances existed has keys
+// "<run id>/<step key>"). Tools with side effects use it to make a
+// repeated attempt a no-op.
 func IdempotencyKey(ctx context.Context) string {
-	r, s := RunID(ctx), StepKey(ctx)
-	if r == "" {
+	c, ok := ctx.Value(seam.CallKey{}).(*callInfo)
+	if !ok || c.runID == "" {
 		return ""
 	}
-	return r + "/" + s
+	return c.runKey() + c.step
+}
+
+// runKey names the run of the call, told apart from an earlier run with
+// its id: "<run id>/<instance>/", or "<run id>/" for a run without an
+// instance.
+func (c *callInfo) runKey() string {
+	if c.instance == "" {
+		return c.runID + "/"
+	}
+	return c.runID + "/" + c.instance + "/"
+}
+
+// instanceKey names r told apart from an earlier run with its id, deleted
+// since (see IdempotencyKey): what state kept about a run in the process,
+// such as its stalls, is keyed by.
+func (r *runner) instanceKey() string {
+	return (&callInfo{runID: r.id, instance: r.instance}).runKey()
+}
+
+// withCall returns ctx for a tool call (or a function step) of r at step
+// key.
+func (r *runner) withCall(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, seam.CallKey{}, &callInfo{runID: r.id, instance: r.instance, step: key})
 }

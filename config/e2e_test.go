@@ -136,7 +136,7 @@ swarms:
 		t.Errorf("invalid call result %+v", r)
 	}
 	step := "t1/h/h1/t2/tool/c1"
-	key := run.ID() + "/" + step
+	key := run.ID() + "/" + evs[0].Instance + "/" + step
 	want := `policy {"policy":"P-7"} covers hail` + "\nrun=" + run.ID() + " step=" + step + " key=" + key + " tool=lookup_policy"
 	if r := results[1]; r.IsError || r.Output != want {
 		t.Errorf("tool result\n%+v\nwant output\n%s", r, want)

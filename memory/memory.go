@@ -117,66 +117,93 @@ func (m *Memory) value(ctx context.Context, name string) (string, error) {
 	if m.Store == nil {
 		return "", errors.New("memory: no store")
 	}
-	// Walk up the run tree: a child run or a teammate inherits its
-	// parent's values; {root} is the top.
-	for depth := 0; depth < maxDepth; depth++ {
-		sv, err := m.runs.get(ctx, m.Store, run)
-		if err != nil {
-			return "", err
-		}
-		if name != "root" {
-			if v, ok := sv.values[name]; ok {
-				return v, nil
-			}
-		}
-		if sv.parent == "" {
-			if name == "root" {
-				return run, nil
-			}
-			return "", fmt.Errorf("%w: the run was not started with the value %q", ErrNoBank, name)
-		}
-		run = sv.parent
+	tree, err := m.runs.get(ctx, m.Store, run)
+	if err != nil {
+		return "", err
 	}
-	return "", fmt.Errorf("%w: run tree deeper than %d", ErrNoBank, maxDepth)
+	if name == "root" {
+		return tree[len(tree)-1].id, nil
+	}
+	// A child run or a teammate inherits its parent's values.
+	for _, sv := range tree {
+		if v, ok := sv.values[name]; ok {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("%w: the run was not started with the value %q", ErrNoBank, name)
 }
 
 // maxDepth bounds the walk up a run tree.
 const maxDepth = 64
 
 // runValues caches what the started records of runs say (they never
-// change).
+// change), for each run the path up its tree to the root. The cache is
+// keyed by the run's instance (see swarm.IdempotencyKey), not its id: a
+// run deleted and started again with the same id is another run, whose
+// values are read afresh, in every process sharing the store, without
+// telling them. (A tree is deleted whole, so a new instance of a run also
+// has new ancestors.)
 type runValues struct {
 	mu   sync.Mutex
-	runs map[string]startedValues
+	runs map[string][]startedValues
 }
 
 type startedValues struct {
-	parent string
+	id     string
 	values map[string]string
 }
 
 // maxCachedRuns bounds the cache of started records.
 const maxCachedRuns = 4096
 
-func (c *runValues) get(ctx context.Context, st store.Store, run string) (startedValues, error) {
+// get returns the started values of run (ctx's) and of its ancestors,
+// run first.
+func (c *runValues) get(ctx context.Context, st store.Store, run string) ([]startedValues, error) {
+	// The idempotency key is "<run id>/<instance>/<step key>".
+	key := strings.TrimSuffix(swarm.IdempotencyKey(ctx), swarm.StepKey(ctx))
 	c.mu.Lock()
-	sv, ok := c.runs[run]
+	tree, ok := c.runs[key]
 	c.mu.Unlock()
-	if ok {
-		return sv, nil
+	if ok && key != "" {
+		return tree, nil
 	}
-	recs, err := st.Read(ctx, run, 0, 1)
+	for id := run; id != ""; {
+		if len(tree) == maxDepth {
+			return nil, fmt.Errorf("%w: run tree deeper than %d", ErrNoBank, maxDepth)
+		}
+		sv, parent, err := readValues(ctx, st, id)
+		if err != nil {
+			return nil, err
+		}
+		tree, id = append(tree, sv), parent
+	}
+	if key == "" {
+		return tree, nil
+	}
+	c.mu.Lock()
+	if c.runs == nil || len(c.runs) >= maxCachedRuns {
+		c.runs = map[string][]startedValues{}
+	}
+	c.runs[key] = tree
+	c.mu.Unlock()
+	return tree, nil
+}
+
+// readValues reads the values of run id and its parent from its started
+// record.
+func readValues(ctx context.Context, st store.Store, id string) (startedValues, string, error) {
+	recs, err := st.Read(ctx, id, 0, 1)
 	if err != nil {
-		return startedValues{}, fmt.Errorf("memory: read run %s: %w", run, err)
+		return startedValues{}, "", fmt.Errorf("memory: read run %s: %w", id, err)
 	}
 	if len(recs) == 0 || recs[0].Type != string(swarm.EventStarted) {
-		return startedValues{}, fmt.Errorf("memory: run %s has no started record", run)
+		return startedValues{}, "", fmt.Errorf("memory: run %s has no started record", id)
 	}
 	var ev swarm.Event
 	if err := json.Unmarshal(recs[0].Data, &ev); err != nil {
-		return startedValues{}, fmt.Errorf("memory: decode the started record of run %s: %w", run, err)
+		return startedValues{}, "", fmt.Errorf("memory: decode the started record of run %s: %w", id, err)
 	}
-	sv = startedValues{parent: ev.Parent, values: map[string]string{}}
+	sv := startedValues{id: id, values: map[string]string{}}
 	for k, v := range ev.Values {
 		if s, ok := v.(string); ok {
 			sv.values[k] = s
@@ -184,13 +211,7 @@ func (c *runValues) get(ctx context.Context, st store.Store, run string) (starte
 			sv.values[k] = fmt.Sprint(v)
 		}
 	}
-	c.mu.Lock()
-	if c.runs == nil || len(c.runs) >= maxCachedRuns {
-		c.runs = map[string]startedValues{}
-	}
-	c.runs[run] = sv
-	c.mu.Unlock()
-	return sv, nil
+	return sv, ev.Parent, nil
 }
 
 // Put writes e to bank (replacing the entry of its key) and returns it as

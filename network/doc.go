@@ -93,8 +93,10 @@
 //
 // # Durable calls
 //
-// A call carries the caller's idempotency key (its run id and step key,
-// the same for every attempt of a recorded step, after a crash too). The
+// A call carries the caller's idempotency key (its run id, run instance
+// and step key: see swarm.IdempotencyKey; the same for every attempt of a
+// recorded step, after a crash too, and another for a run started again
+// on a deleted run's id). The
 // provider runs a shared swarm or agent as the run [RunID](name, key), so a
 // repeated call finds the run it started (running or finished) instead of
 // starting another, and the run survives a restart of the provider like

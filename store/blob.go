@@ -32,7 +32,9 @@ var ErrNoBlob = errors.New("blob not found")
 //
 // Every blob is referred to by the runs that use it. A run sees only the
 // blobs it refers to, so that a reader allowed to see a run sees nothing
-// else. Deleting a run (see [Deleter]) drops its references, and a blob
+// else. A run's first blobs (its input's parts) are kept by Create with
+// the run (see Run.Blobs); later ones are put before the records that
+// name them, so that no record names a blob that is not kept. Deleting a run (see [Deleter]) drops its references, and a blob
 // that no run refers to any longer is deleted in the same transaction.
 type Blobs interface {
 	// PutBlob keeps data under its SHA-256 and records that run id refers
@@ -48,6 +50,47 @@ type Blobs interface {
 	// Blob returns the bytes of the blob hash if run id refers to it, and
 	// ErrNoBlob otherwise (for an unknown run too).
 	Blob(ctx context.Context, id, hash string) ([]byte, error)
+}
+
+// BlobRef is a blob a run is created with (see Run.Blobs): Data, kept
+// under its hash, or, without Data, Hash, which names a blob kept already
+// (a parent's part handed to a child run, a fork's origin's) that Create
+// refuses with ErrNoBlob, creating nothing, if it is not kept.
+type BlobRef struct {
+	Hash string
+	Data []byte
+}
+
+// Sum returns the hash of the blob b names: that of its Data if it has
+// any, else Hash.
+func (b BlobRef) Sum() string {
+	if len(b.Data) > 0 {
+		return BlobHash(b.Data)
+	}
+	return b.Hash
+}
+
+// CheckRunBlobs reports why run id cannot be created with blobs bs: data
+// that CheckBlob refuses, or a reference without a hash. Stores call it
+// first in Create when bs is not empty.
+func CheckRunBlobs(id string, bs []BlobRef) error {
+	for _, b := range bs {
+		switch {
+		case len(b.Data) > 0:
+			if err := CheckBlob(id, b.Data); err != nil {
+				return err
+			}
+		case b.Hash == "":
+			return fmt.Errorf("create run %q: a blob reference without a hash", id)
+		}
+	}
+	return nil
+}
+
+// NoBlob is the error of a blob, named by hash, that run id does not
+// refer to or that is not kept: it matches ErrNoBlob and says so plainly.
+func NoBlob(id, hash string) error {
+	return fmt.Errorf("blob %s of run %s is missing: %w", hash, id, ErrNoBlob)
 }
 
 // BlobHash returns the hash under which a store keeps data: its SHA-256

@@ -102,6 +102,13 @@ type Run struct {
 	LastSeq   int64     `json:"last_seq"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// Blobs are the blobs a new run refers to from its first records
+	// (see [Blobs]): a store that keeps blobs keeps them and records the
+	// run's references to them in Create's transaction, so that no
+	// record ever names a blob that is not kept, whenever the process
+	// dies. Create and CreateReserving read it; Get and List leave it
+	// empty; a store without blobs ignores it.
+	Blobs []BlobRef `json:"-"`
 }
 
 // Record is one journal entry.
@@ -261,7 +268,9 @@ type Store interface {
 	// Create inserts run r in state Running, leased to owner for the given
 	// duration at epoch 1, and appends records, all in one transaction.
 	// r.ID must be new (ErrExists otherwise). State, Owner, Epoch,
-	// LeaseUntil, LastSeq and the timestamps of r are set by the store.
+	// LeaseUntil, LastSeq and the timestamps of r are set by the store; a
+	// store that keeps blobs keeps r.Blobs in the same transaction (an
+	// unknown blob reference gives ErrNoBlob and creates nothing).
 	Create(ctx context.Context, r Run, owner string, lease time.Duration, records []Record) (Lease, error)
 
 	// Get returns the run's row, or ErrNotFound.

@@ -63,6 +63,13 @@ var teamToolSet struct {
 	lead, mate, gated []swarm.Tool
 }
 
+// callID names the executing tool call within its team: its run id and
+// step key. The mails, requests, tasks and teammates it makes are keyed by
+// it in the team's own tables, which are deleted with the team's run tree,
+// so it needs no run instance (see swarm.IdempotencyKey); request ids,
+// which models read and copy, stay short.
+func callID(ctx context.Context) string { return swarm.RunID(ctx) + "/" + swarm.StepKey(ctx) }
+
 // journal adds events to be journaled with the executing tool call's
 // result; keys are the call's step key plus the event's type.
 func journal(ctx context.Context, evs ...swarm.Event) { strategy.JournalWith(ctx, 0, evs...) }
@@ -85,7 +92,7 @@ func spawnTool() swarm.Tool {
 			Role   string `json:"role" jsonschema:"what the teammate does, such as coder or tester"`
 			Prompt string `json:"prompt,omitempty" jsonschema:"the teammate's first task, with all the context it needs; without one it starts idle, waiting for mail"`
 		}) (string, error) {
-			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, swarm.IdempotencyKey(ctx)); err != nil {
+			if err := tc.spawn(ctx, in.Name, in.Role, in.Prompt, callID(ctx)); err != nil {
 				return "", err
 			}
 			journal(ctx, swarm.Event{Type: EventMember, Agent: in.Name, State: MemberSpawning, Target: memberRunID(tc.team, in.Name)})
@@ -115,7 +122,7 @@ func sendMessageTool() swarm.Tool {
 			Content string `json:"content"`
 			Attach  bool   `json:"attach,omitempty" jsonschema:"attach the images and files you have (from your task, tools and mail)"`
 		}) (string, error) {
-			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, []string{in.To}, store.Mail{ID: swarm.IdempotencyKey(ctx), Type: MailMessage, Content: in.Content, Parts: attachments(ctx, in.Attach)})
+			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, []string{in.To}, store.Mail{ID: callID(ctx), Type: MailMessage, Content: in.Content, Parts: attachments(ctx, in.Attach)})
 			if err != nil {
 				return "", err
 			}
@@ -137,7 +144,7 @@ func broadcastTool() swarm.Tool {
 			if len(to) == 0 {
 				return "", errors.New("the team has no other member to broadcast to")
 			}
-			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, to, store.Mail{ID: swarm.IdempotencyKey(ctx), Type: MailBroadcast, Content: in.Content, Parts: attachments(ctx, in.Attach)})
+			m, err := sendMail(ctx, tc.rt, tc.td, tc.team, tc.self, to, store.Mail{ID: callID(ctx), Type: MailBroadcast, Content: in.Content, Parts: attachments(ctx, in.Attach)})
 			if err != nil {
 				return "", err
 			}
@@ -185,7 +192,7 @@ func shutdownRequestTool() swarm.Tool {
 			Teammate string `json:"teammate"`
 			Reason   string `json:"reason,omitempty"`
 		}) (string, error) {
-			req, err := request(ctx, tc.rt, tc.td, tc.team, store.Request{ID: swarm.IdempotencyKey(ctx), Kind: ProtocolShutdown, From: tc.self, To: in.Teammate, Content: in.Reason})
+			req, err := request(ctx, tc.rt, tc.td, tc.team, store.Request{ID: callID(ctx), Kind: ProtocolShutdown, From: tc.self, To: in.Teammate, Content: in.Reason})
 			if err != nil {
 				return "", err
 			}
@@ -201,7 +208,7 @@ func shutdownResponseTool() swarm.Tool {
 			Approve   bool   `json:"approve"`
 			Reason    string `json:"reason,omitempty"`
 		}) (string, error) {
-			req, err := respond(ctx, tc.rt, tc.td, tc.team, tc.self, ProtocolShutdown, in.RequestID, in.Approve, in.Reason, swarm.IdempotencyKey(ctx))
+			req, err := respond(ctx, tc.rt, tc.td, tc.team, tc.self, ProtocolShutdown, in.RequestID, in.Approve, in.Reason, callID(ctx))
 			if err != nil {
 				return "", err
 			}
@@ -219,7 +226,7 @@ func submitPlanTool() swarm.Tool {
 		func(ctx context.Context, tc *teamCtx, in struct {
 			Plan string `json:"plan"`
 		}) (string, error) {
-			req, err := request(ctx, tc.rt, tc.td, tc.team, store.Request{ID: swarm.IdempotencyKey(ctx), Kind: ProtocolPlanApproval, From: tc.self, To: tc.td.lead.Name, Content: in.Plan})
+			req, err := request(ctx, tc.rt, tc.td, tc.team, store.Request{ID: callID(ctx), Kind: ProtocolPlanApproval, From: tc.self, To: tc.td.lead.Name, Content: in.Plan})
 			if err != nil {
 				return "", err
 			}
@@ -235,7 +242,7 @@ func reviewPlanTool() swarm.Tool {
 			Approve   bool   `json:"approve"`
 			Feedback  string `json:"feedback,omitempty"`
 		}) (string, error) {
-			req, err := respond(ctx, tc.rt, tc.td, tc.team, tc.self, ProtocolPlanApproval, in.RequestID, in.Approve, in.Feedback, swarm.IdempotencyKey(ctx))
+			req, err := respond(ctx, tc.rt, tc.td, tc.team, tc.self, ProtocolPlanApproval, in.RequestID, in.Approve, in.Feedback, callID(ctx))
 			if err != nil {
 				return "", err
 			}
@@ -251,7 +258,7 @@ func createTaskTool() swarm.Tool {
 			Description string  `json:"description,omitempty"`
 			BlockedBy   []int64 `json:"blocked_by,omitempty"`
 		}) (string, error) {
-			t, err := addTask(ctx, tc.rt, tc.td, tc.team, store.Task{Key: swarm.IdempotencyKey(ctx), Subject: in.Subject, Description: in.Description, BlockedBy: in.BlockedBy})
+			t, err := addTask(ctx, tc.rt, tc.td, tc.team, store.Task{Key: callID(ctx), Subject: in.Subject, Description: in.Description, BlockedBy: in.BlockedBy})
 			if err != nil {
 				return "", err
 			}

@@ -240,6 +240,30 @@ func treeSize(j map[string][]store.Record) int {
 	return n
 }
 
+// startWatched starts swarm with args in dir, and opens its store once
+// the process has created it, to watch what it writes; stderr collects
+// the process's.
+func startWatched(ctx context.Context, t *testing.T, dir string, args ...string) (cmd *exec.Cmd, stderr *bytes.Buffer, st *sqlite.Store) {
+	t.Helper()
+	cmd = swarmCmd(ctx, dir, args...)
+	stderr = new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "runs.db")
+	for st == nil {
+		if _, err := os.Stat(db); err == nil {
+			st, _ = sqlite.Open(ctx, db)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("swarm %v never created its store\n%s", args, stderr)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return cmd, stderr, st
+}
+
 // crashMatrix runs swarm once cleanly, then once per record k of the clean
 // run's tree: SIGKILL once the tree holds k records, then swarm recover.
 // Every recovered tree must equal the clean one record for record (no
@@ -266,20 +290,7 @@ func crashMatrix(t *testing.T, swarmID, wantResult string) {
 			dir := workdir(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			cmd := swarmCmd(ctx, dir, "run", "--lease", "500ms", "--id", "r", swarmID, "x")
-			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			db := filepath.Join(dir, "runs.db")
-			var st *sqlite.Store
-			for st == nil {
-				if _, err := os.Stat(db); err == nil {
-					st, _ = sqlite.Open(ctx, db)
-				}
-				time.Sleep(2 * time.Millisecond)
-			}
+			cmd, errb, st := startWatched(ctx, t, dir, "run", "--lease", "500ms", "--id", "r", swarmID, "x")
 			for {
 				runs, err := st.List(ctx, store.Filter{})
 				n := int64(0)
@@ -325,7 +336,7 @@ func crashMatrix(t *testing.T, swarmID, wantResult string) {
 			if s.State != "completed" || string(s.Result) != wantResult {
 				t.Fatalf("after recover: %s", out)
 			}
-			st, err := sqlite.Open(ctx, db)
+			st, err := sqlite.Open(ctx, filepath.Join(dir, "runs.db"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,19 +37,26 @@ func (s *Store) PutBlob(ctx context.Context, id string, data []byte) (string, er
 	if _, err := s.lookup(id); err != nil {
 		return "", fmt.Errorf("put blob: %w", err)
 	}
-	hash := store.BlobHash(data)
 	s.blobsMu.Lock()
 	defer s.blobsMu.Unlock()
+	return s.keepBlob(id, store.BlobRef{Data: data}), nil
+}
+
+// keepBlob keeps the data of b, if it is not kept, and makes run id refer
+// to it, and returns its hash. The caller holds blobsMu, and has checked
+// that a reference without data names a blob kept.
+func (s *Store) keepBlob(id string, b store.BlobRef) string {
+	hash := b.Sum()
 	if s.blobs == nil {
 		s.blobs = map[string]*blob{}
 	}
-	b := s.blobs[hash]
-	if b == nil {
-		b = &blob{data: slices.Clone(data), refs: map[string]struct{}{}}
-		s.blobs[hash] = b
+	kept := s.blobs[hash]
+	if kept == nil {
+		kept = &blob{data: slices.Clone(b.Data), refs: map[string]struct{}{}}
+		s.blobs[hash] = kept
 	}
-	b.refs[id] = struct{}{}
-	return hash, nil
+	kept.refs[id] = struct{}{}
+	return hash
 }
 
 // RefBlob implements store.Blobs.
@@ -84,10 +91,10 @@ func (s *Store) Blob(ctx context.Context, id, hash string) ([]byte, error) {
 	defer s.blobsMu.Unlock()
 	b := s.blobs[hash]
 	if b == nil {
-		return nil, fmt.Errorf("blob %q of run %q: %w", hash, id, store.ErrNoBlob)
+		return nil, store.NoBlob(id, hash)
 	}
 	if _, ok := b.refs[id]; !ok {
-		return nil, fmt.Errorf("blob %q of run %q: %w", hash, id, store.ErrNoBlob)
+		return nil, store.NoBlob(id, hash)
 	}
 	return slices.Clone(b.data), nil
 }

@@ -143,6 +143,21 @@ func (s *Store) CreateReserving(ctx context.Context, r store.Run, owner string, 
 	if err := store.CheckSpend(r.ID, d); err != nil {
 		return store.Lease{}, store.Pool{}, err
 	}
+	if len(r.Blobs) > 0 {
+		// The run's blobs are kept and referred to with its creation.
+		if err := store.CheckRunBlobs(r.ID, r.Blobs); err != nil {
+			return store.Lease{}, store.Pool{}, err
+		}
+		s.deleteMu.Lock()
+		defer s.deleteMu.Unlock()
+		s.blobsMu.Lock()
+		defer s.blobsMu.Unlock()
+		for _, b := range r.Blobs {
+			if len(b.Data) == 0 && s.blobs[b.Hash] == nil {
+				return store.Lease{}, store.Pool{}, fmt.Errorf("create run %q: blob %q: %w", r.ID, b.Hash, store.ErrNoBlob)
+			}
+		}
+	}
 	now := time.Now()
 	nr := &run{}
 	row := r
@@ -172,6 +187,9 @@ func (s *Store) CreateReserving(ctx context.Context, r store.Run, owner string, 
 	nr.order = s.order.Add(1)
 	sh.runs[r.ID] = nr
 	sh.mu.Unlock()
+	for _, b := range r.Blobs {
+		s.keepBlob(r.ID, b)
+	}
 	s.hub.PublishCreate(r.ID, owner)
 	return store.Lease{RunID: r.ID, Owner: owner, Epoch: 1}, pool, nil
 }

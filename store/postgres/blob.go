@@ -24,11 +24,7 @@ func lockRun(ctx context.Context, tx pgx.Tx, id string) (int64, error) {
 	return rid, err
 }
 
-// PutBlob implements store.Blobs in one transaction. The blob's row is
-// inserted or share-locked before the reference, so that a deletion
-// collecting the blob at the same time (which locks it for update first)
-// either sees the reference or has deleted the row, which is then
-// inserted anew.
+// PutBlob implements store.Blobs in one transaction (see putBlob).
 func (s *Store) PutBlob(ctx context.Context, id string, data []byte) (string, error) {
 	if err := s.check(); err != nil {
 		return "", err
@@ -42,26 +38,7 @@ func (s *Store) PutBlob(ctx context.Context, id string, data []byte) (string, er
 		if err != nil {
 			return err
 		}
-		for range 3 {
-			tag, err := tx.Exec(ctx, `INSERT INTO swarm_blobs (hash, data) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING`, hash, data)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() == 1 {
-				break
-			}
-			var one int
-			err = tx.QueryRow(ctx, `SELECT 1 FROM swarm_blobs WHERE hash = $1 FOR SHARE`, hash).Scan(&one)
-			if errors.Is(err, pgx.ErrNoRows) {
-				continue // collected meanwhile: insert it again
-			}
-			if err != nil {
-				return err
-			}
-			break
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO swarm_blob_refs (rid, hash) VALUES ($1, $2) ON CONFLICT DO NOTHING`, rid, hash)
-		return err
+		return putBlob(ctx, tx, rid, store.BlobRef{Data: data})
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return "", fmt.Errorf("put blob: %w", err)
@@ -82,16 +59,7 @@ func (s *Store) RefBlob(ctx context.Context, id, hash string) error {
 		if err != nil {
 			return err
 		}
-		var one int
-		err = tx.QueryRow(ctx, `SELECT 1 FROM swarm_blobs WHERE hash = $1 FOR SHARE`, hash).Scan(&one)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("blob %q: %w", hash, store.ErrNoBlob)
-		}
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO swarm_blob_refs (rid, hash) VALUES ($1, $2) ON CONFLICT DO NOTHING`, rid, hash)
-		return err
+		return putBlob(ctx, tx, rid, store.BlobRef{Hash: hash})
 	})
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrNoBlob) {
 		return fmt.Errorf("refer to blob from run %q: %w", id, err)
@@ -100,6 +68,41 @@ func (s *Store) RefBlob(ctx context.Context, id, hash string) error {
 		return s.wrap("refer to blob from run "+id, err)
 	}
 	return nil
+}
+
+// putBlob keeps b's data (if it has any) and makes run rid refer to it, in
+// tx; a reference to a blob not kept gives ErrNoBlob. The blob's row is
+// inserted or share-locked before the reference, so that a deletion
+// collecting the blob at the same time (which locks it for update first)
+// either sees the reference or has deleted the row, which is then
+// inserted anew.
+func putBlob(ctx context.Context, tx pgx.Tx, rid int64, b store.BlobRef) error {
+	hash := b.Sum()
+	for range 3 {
+		if len(b.Data) > 0 {
+			tag, err := tx.Exec(ctx, `INSERT INTO swarm_blobs (hash, data) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING`, hash, b.Data)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 1 {
+				break
+			}
+		}
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM swarm_blobs WHERE hash = $1 FOR SHARE`, hash).Scan(&one)
+		if errors.Is(err, pgx.ErrNoRows) {
+			if len(b.Data) > 0 {
+				continue // collected meanwhile: insert it again
+			}
+			return fmt.Errorf("blob %q: %w", hash, store.ErrNoBlob)
+		}
+		if err != nil {
+			return err
+		}
+		break
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO swarm_blob_refs (rid, hash) VALUES ($1, $2) ON CONFLICT DO NOTHING`, rid, hash)
+	return err
 }
 
 // Blob implements store.Blobs.
@@ -113,7 +116,7 @@ func (s *Store) Blob(ctx context.Context, id, hash string) ([]byte, error) {
 			JOIN swarm_blobs b ON b.hash = f.hash WHERE r.id = $1 AND f.hash = $2`, id, hash).Scan(&data)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			return nil, fmt.Errorf("blob %q of run %q: %w", hash, id, store.ErrNoBlob)
+			return nil, store.NoBlob(id, hash)
 		case err != nil:
 			return nil, s.wrap("blob of run "+id, err)
 		}

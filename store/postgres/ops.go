@@ -310,14 +310,41 @@ func (s *Store) Create(ctx context.Context, r store.Run, owner string, lease tim
 	if err != nil {
 		return store.Lease{}, fmt.Errorf("create run %q: %w", r.ID, err)
 	}
+	if err := store.CheckRunBlobs(r.ID, r.Blobs); err != nil {
+		return store.Lease{}, err
+	}
 	keys, types, data, times := recordArgs(records)
 	var (
 		rid            int64
 		appended, runs *string
 	)
-	err = s.pool.QueryRow(ctx, s.q.create, r.ID, r.Swarm, r.Parent, r.Turn, r.MaxTurns, r.Agent,
-		sqlval.Blob(r.Result), r.Reason, usage, owner, int64(lease), int64(len(records)),
-		keys, types, data, times).Scan(&rid, &appended, &runs)
+	create := func(q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) error {
+		return q.QueryRow(ctx, s.q.create, r.ID, r.Swarm, r.Parent, r.Turn, r.MaxTurns, r.Agent,
+			sqlval.Blob(r.Result), r.Reason, usage, owner, int64(lease), int64(len(records)),
+			keys, types, data, times).Scan(&rid, &appended, &runs)
+	}
+	if len(r.Blobs) == 0 {
+		err = create(s.pool)
+	} else {
+		// The run's blobs are kept and referred to with its first
+		// records, in one transaction.
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := create(tx); err != nil {
+				return err
+			}
+			for _, b := range r.Blobs {
+				if err := putBlob(ctx, tx, rid, b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	if errors.Is(err, store.ErrNoBlob) {
+		return store.Lease{}, fmt.Errorf("create run %q: %w", r.ID, err)
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Lease{}, fmt.Errorf("create run %q: %w", r.ID, store.ErrExists)
 	}

@@ -49,11 +49,7 @@ func (s *Store) PutBlob(ctx context.Context, id string, data []byte) (string, er
 		if err != nil {
 			return err
 		}
-		if _, err := w.conn.ExecContext(ctx, `INSERT INTO blobs (hash, data) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING`, hash, data); err != nil {
-			return err
-		}
-		_, err = w.conn.ExecContext(ctx, `INSERT INTO blob_refs (rid, hash) VALUES (?, ?) ON CONFLICT DO NOTHING`, rid, hash)
-		return err
+		return w.putBlob(ctx, rid, store.BlobRef{Data: data})
 	})
 	if err != nil {
 		return "", fmt.Errorf("put blob: %w", err)
@@ -68,25 +64,37 @@ func (s *Store) RefBlob(ctx context.Context, id, hash string) error {
 		if err != nil {
 			return err
 		}
-		res, err := w.conn.ExecContext(ctx, `INSERT INTO blob_refs (rid, hash) SELECT ?, hash FROM blobs WHERE hash = ?
-			ON CONFLICT DO NOTHING`, rid, hash)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n > 0 {
-			return err
-		}
-		var one int
-		err = w.conn.QueryRowContext(ctx, `SELECT 1 FROM blobs WHERE hash = ?`, hash).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("blob %q: %w", hash, store.ErrNoBlob)
-		}
-		return err
+		return w.putBlob(ctx, rid, store.BlobRef{Hash: hash})
 	})
 	if err != nil {
 		return fmt.Errorf("refer to blob from run %q: %w", id, err)
 	}
 	return nil
+}
+
+// putBlob keeps b's data (if it has any) and makes run rid refer to it; a
+// reference to a blob not kept gives ErrNoBlob.
+func (w *writer) putBlob(ctx context.Context, rid int64, b store.BlobRef) error {
+	hash := b.Sum()
+	if len(b.Data) > 0 {
+		if _, err := w.conn.ExecContext(ctx, `INSERT INTO blobs (hash, data) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING`, hash, b.Data); err != nil {
+			return err
+		}
+	}
+	res, err := w.conn.ExecContext(ctx, `INSERT INTO blob_refs (rid, hash) SELECT ?, hash FROM blobs WHERE hash = ?
+		ON CONFLICT DO NOTHING`, rid, hash)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return err
+	}
+	var one int
+	err = w.conn.QueryRowContext(ctx, `SELECT 1 FROM blobs WHERE hash = ?`, hash).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("blob %q: %w", hash, store.ErrNoBlob)
+	}
+	return err
 }
 
 // Blob implements store.Blobs.
@@ -99,7 +107,7 @@ func (s *Store) Blob(ctx context.Context, id, hash string) ([]byte, error) {
 		WHERE r.id = ? AND f.hash = ?`, id, hash).Scan(&data)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("blob %q of run %q: %w", hash, id, store.ErrNoBlob)
+		return nil, store.NoBlob(id, hash)
 	case err != nil:
 		return nil, fmt.Errorf("blob %q of run %q: %w", hash, id, err)
 	}

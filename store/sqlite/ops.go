@@ -117,8 +117,20 @@ func (s *Store) CreateReserving(ctx context.Context, r store.Run, owner string, 
 	if err := store.CheckSpend(r.ID, d); err != nil {
 		return store.Lease{}, store.Pool{}, fmt.Errorf("create run: %w", err)
 	}
+	if err := store.CheckRunBlobs(r.ID, r.Blobs); err != nil {
+		return store.Lease{}, store.Pool{}, err
+	}
 	p := store.Pool{Calls: max(d.Calls, 0), Tools: max(d.Tools, 0), Tokens: d.Tokens, Cost: d.Cost, Lifted: d.Lifted}
-	err := s.write(ctx, func(w *writer) error { return w.create(&r, owner, lease, records, &p) })
+	err := s.write(ctx, func(w *writer) error {
+		rid, err := w.create(&r, owner, lease, records, &p)
+		for _, b := range r.Blobs {
+			if err != nil {
+				break
+			}
+			err = w.putBlob(ctx, rid, b)
+		}
+		return err
+	})
 	if err != nil {
 		return store.Lease{}, store.Pool{}, fmt.Errorf("create run: %w", err)
 	}

@@ -233,7 +233,7 @@ func (w *writer) conflicting(rid, base int64, records []store.Record) string {
 	return records[0].Key
 }
 
-func (w *writer) create(r *store.Run, owner string, lease time.Duration, records []store.Record, p *store.Pool) error {
+func (w *writer) create(r *store.Run, owner string, lease time.Duration, records []store.Record, p *store.Pool) (int64, error) {
 	now := sqlval.Nanos(w.now)
 	var until int64
 	if owner != "" {
@@ -241,27 +241,27 @@ func (w *writer) create(r *store.Run, owner string, lease time.Duration, records
 	}
 	usage, err := sqlval.UsageJSON(&r.Usage)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	res, err := w.insertRun.Exec(r.ID, r.Swarm, r.Parent, string(store.Running), r.Turn, r.MaxTurns, r.Agent,
 		sqlval.Blob(r.Result), r.Reason, usage, owner, until, int64(len(records)), now, now,
 		p.Calls, p.Tools, p.Tokens, p.Cost, p.Lifted)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return err
+		return 0, err
 	} else if n == 0 {
-		return fmt.Errorf("run %q: %w", r.ID, store.ErrExists)
+		return 0, fmt.Errorf("run %q: %w", r.ID, store.ErrExists)
 	}
 	rid, err := res.LastInsertId()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if rid > maxRid {
-		return fmt.Errorf("run %q: the store has created %d runs, the most a SQLite store numbers", r.ID, maxRid)
+		return 0, fmt.Errorf("run %q: the store has created %d runs, the most a SQLite store numbers", r.ID, maxRid)
 	}
-	return w.insertRecords(rid, r.ID, 0, records)
+	return rid, w.insertRecords(rid, r.ID, 0, records)
 }
 
 func (w *writer) append(l store.Lease, records []store.Record, u *store.Update, usage any) (last int64, woke bool, err error) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -23,6 +24,52 @@ var blobTests = []struct {
 	{"BlobCollected", testBlobCollected},
 	{"BlobParts", testBlobParts},
 	{"BlobPutWhileDeleting", testBlobPutWhileDeleting},
+	{"BlobCreatedWith", testBlobCreatedWith},
+}
+
+// testBlobCreatedWith: a run created with blobs (store.Run.Blobs) refers
+// to them from its first record: bytes given are kept, a hash given names
+// a blob kept for another run, and an unknown hash creates nothing. A
+// blob no run refers to is reported missing, naming the run and hash.
+func testBlobCreatedWith(t *testing.T, s store.Store) {
+	b := blobs(t, s)
+	ctx := t.Context()
+	data := bytes.Repeat([]byte("\x89PNG"), 2000)
+	r := newRun("with")
+	r.Blobs = []store.BlobRef{{Data: data}}
+	if _, err := s.Create(ctx, r, "o", long, nil); err != nil {
+		t.Fatalf("Create with a blob: %v", err)
+	}
+	h := store.BlobHash(data)
+	if got, err := b.Blob(ctx, "with", h); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("Blob of the run created with it = %d bytes, %v", len(got), err)
+	}
+	child := newRun("child")
+	child.Blobs = []store.BlobRef{{Hash: h}}
+	if _, err := s.Create(ctx, child, "o", long, nil); err != nil {
+		t.Fatalf("Create referring to a kept blob: %v", err)
+	}
+	if got, err := b.Blob(ctx, "child", h); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("Blob of the run created referring to it = %d bytes, %v", len(got), err)
+	}
+	unknown := strings.Repeat("ab", 32)
+	bad := newRun("bad")
+	bad.Blobs = []store.BlobRef{{Data: []byte("ok, but")}, {Hash: unknown}}
+	if _, err := s.Create(ctx, bad, "o", long, nil); !errors.Is(err, store.ErrNoBlob) {
+		t.Fatalf("Create referring to an unknown blob: %v, want ErrNoBlob", err)
+	}
+	if _, err := s.Get(ctx, "bad"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a refused Create left the run: %v", err)
+	}
+	if _, err := b.Blob(ctx, "with", unknown); !errors.Is(err, store.ErrNoBlob) || !strings.Contains(err.Error(), unknown) ||
+		!strings.Contains(err.Error(), "with") || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("Blob of a blob not kept: %v, want ErrNoBlob saying the blob %s of run with is missing", err, unknown)
+	}
+	dup := newRun("with")
+	dup.Blobs = []store.BlobRef{{Data: []byte("other bytes")}}
+	if _, err := s.Create(ctx, dup, "o", long, nil); !errors.Is(err, store.ErrExists) {
+		t.Fatalf("Create of a taken id with blobs: %v, want ErrExists", err)
+	}
 }
 
 // blobs returns s as store.Blobs, skipping t if it is not one.
