@@ -125,6 +125,14 @@ type Lease struct {
 	RunID string
 	Owner string
 	Epoch int64
+	// From is, when the claim took the run from another owner whose lease
+	// had run out (a process that died or lost touch with the store), that
+	// owner, and FromUntil when its lease ran out. Both are zero when the
+	// run was unowned (new, released, resumed) or the claimer's already.
+	// Stores set them in Claim and ClaimExpired; the runtime journals the
+	// takeover (see package swarm's EventTakeover).
+	From      string
+	FromUntil time.Time
 }
 
 // Update changes the run row atomically with an append. Zero fields leave the
