@@ -49,6 +49,13 @@ type runner struct {
 	blobMu    sync.Mutex
 	blobCache map[string][]byte
 
+	// claimed is when the run's lease was claimed; takeover the record of
+	// the claim's takeover from a dead owner, until it is journaled (see
+	// takeover.go).
+	claimed  time.Time
+	takeover atomic.Pointer[takeover]
+	retakeMu sync.Mutex
+
 	// recorded holds the journal by step key. It is filled before the loop
 	// starts and only read afterwards.
 	recorded map[string]store.Record
@@ -203,6 +210,9 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 	started, pausedAt, ended, err := r.scan(recs)
 	if err != nil {
 		return outcome{kind: interrupted, err: err}, true
+	}
+	if !ended {
+		r.noteTakeover(recs)
 	}
 	if ended {
 		return outcome{kind: paused}, true // finished: nothing to do
@@ -1167,6 +1177,8 @@ func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *ag
 	if r.inspect != nil {
 		return r.inspect.strayed(ctx, "a step to record")
 	}
+	evs, retaken, release := r.retake(evs)
+	defer release()
 	now := time.Now()
 	recs := make([]store.Record, len(evs))
 	for i := range evs {
@@ -1183,6 +1195,7 @@ func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *ag
 		}
 		return &seam.Interrupted{Err: err}
 	}
+	retaken()
 	for cur := r.seq.Load(); last > cur && !r.seq.CompareAndSwap(cur, last); cur = r.seq.Load() {
 	}
 	r.rt.notes.notify(r.id)
