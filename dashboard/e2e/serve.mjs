@@ -19,9 +19,10 @@ export function swarmBin(dir) {
 }
 
 // serve starts `swarm serve` on a free loopback port in directory cwd and
-// returns the process and the server's base URL once it listens.
-export async function serve(bin, cwd, env = {}, timeout = 30_000) {
-  const proc = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], {
+// returns the process and the server's base URL once it listens; flags go
+// before the command (--lease 2s, say).
+export async function serve(bin, cwd, env = {}, timeout = 30_000, flags = []) {
+  const proc = spawn(bin, [...flags, "serve", "--addr", "127.0.0.1:0"], {
     cwd,
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "pipe"],

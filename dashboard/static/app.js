@@ -139,6 +139,12 @@
   // - a turn: from the previous turn's end (or the scope's start) to
   //   turn_completed;
   // - the run: from its first record to its last.
+  // A process that takes the run over from a dead one (the event's
+  // takeover, on the first record it journals) starts nothing before its
+  // takeover: from when the dead process was last seen to the takeover no
+  // process drove the run, and that gap counts in no step's duration. A
+  // step asked again (attempt 2) is two bars: the lost attempt, up to when
+  // the dead process was last seen, and the new one, from the takeover.
   // A call not yet answered runs up to the newest record. A fork's reused
   // records keep their origin's times: their rows show the origin's
   // durations, the chart leaves them out, and the fork's own steps count
@@ -156,7 +162,15 @@
     return m + " min " + Math.round((ms - m * 60000) / 1000) + " s";
   }
 
-  const stepKinds = { model: "model call", tool: "tool", handoff: "handoff", child: "child run", turn: "turn" };
+  const stepKinds = { model: "model call", tool: "tool", handoff: "handoff", child: "child run", turn: "turn", dead: "no process" };
+
+  // takeoverText says who took a run over from whom, and what was lost.
+  function takeoverText(tk) {
+    const dead = Date.parse(tk.at) - Date.parse(tk.last_seen);
+    return "Taken over by " + tk.node + " from " + tk.from + ", whose lease ran out at " + clock(tk.lease_until) +
+      (dead >= 0 ? ": no process drove the run for " + fmtDur(dead) + " (" + tk.from + " last seen at " + clock(tk.last_seen) + ")" : "") +
+      (tk.redo && tk.redo.length ? ". Asked again: " + tk.redo.join(", ") : "") + ".";
+  }
 
   function newTiming() {
     let first = null; // time of the first record, ms
@@ -166,7 +180,16 @@
     const open = new Map(); // call id -> its step, until its result
     const bySeq = new Map(); // seq of the record that ends a step -> step
     const steps = []; // model calls, tools and handoffs, in the order they began
+    const gaps = []; // [from, to] of each time no process drove the run
+    let floor = -Infinity; // the newest takeover: nothing after it starts earlier
     let reused = 0;
+    // dead is the time of [a, b] that no process drove the run.
+    const dead = (a, b) => gaps.reduce((sum, [g0, g1]) => sum + Math.max(0, Math.min(b, g1) - Math.max(a, g0)), 0);
+    // lost adds the attempt of step s that died with its process.
+    const lost = (s, start) => {
+      const g = gaps[gaps.length - 1];
+      if (g && start < g[0]) steps.push({ ...s, start, end: g[0], attempt: 1, lost: true, endSeq: undefined });
+    };
 
     function add(ev) {
       const t = Date.parse(ev.time);
@@ -182,11 +205,29 @@
       // record before it.
       if (!scopeLast.has(scope)) scopeLast.set(scope, prev);
       if (!turnStart.has(scope)) turnStart.set(scope, prev);
-      const since = Math.max(scopeLast.get(scope), isReused ? -Infinity : first);
+      const tk = ev.takeover;
+      let gapStep = null; // drawn after the attempt it cut short
+      if (tk) {
+        const at = Date.parse(tk.at);
+        const seen = Math.min(Date.parse(tk.last_seen) || prev, at);
+        if (!isNaN(at)) {
+          gaps.push([seen, at]);
+          floor = Math.max(floor, at);
+          if (!isReused) gapStep = { kind: "dead", agent: "", name: tk.from + " died; " + tk.node + " took over", start: seen, end: at, seq: ev.seq, depth: 0 };
+        }
+      }
+      const before = Math.max(scopeLast.get(scope), isReused ? -Infinity : first);
+      const since = Math.max(before, floor);
       let step = null;
       switch (ev.type) {
         case "model_response": case "model_error": case "compacted":
           step = { kind: "model", agent: ev.agent, name: ev.type === "model_error" ? "model error" : ev.type === "compacted" ? "compaction" : "model call", start: since, end: t, seq: ev.seq, depth, err: ev.type === "model_error" };
+          if (ev.attempt > 1) {
+            step.attempt = ev.attempt;
+            if (!isReused) lost(step, before);
+          }
+          if (gapStep) steps.push(gapStep);
+          gapStep = null;
           if (!isReused) steps.push(step);
           break;
         case "tool_call": case "handoff_started": {
@@ -205,6 +246,12 @@
           const s = open.get(ev.call_id);
           if (s) {
             open.delete(ev.call_id);
+            if (ev.attempt > 1) {
+              // Run again by the process that took over.
+              s.attempt = ev.attempt;
+              if (!isReused) lost(s, s.start);
+              s.start = Math.max(s.start, floor);
+            }
             s.end = t;
             s.endSeq = ev.seq;
             s.err = !!ev.is_error;
@@ -217,15 +264,23 @@
           turnStart.set(scope, t);
           break;
       }
+      if (gapStep) steps.push(gapStep);
       if (step) bySeq.set(ev.seq, step);
       scopeLast.set(scope, t);
     }
+
+    // took is the time step s took, without the time no process drove the
+    // run.
+    const took = (s) => (s.end === null ? null : s.end - s.start - (s.kind === "dead" ? 0 : dead(s.start, s.end)));
 
     // durHTML is the duration shown on the row of the record that ends a step.
     function durHTML(ev, esc) {
       const s = bySeq.get(ev.seq);
       if (!s || s.end === null) return "";
-      return '<span class="dur" data-ms="' + (s.end - s.start) + '" title="' + esc(stepKinds[s.kind] + " took " + fmtDur(s.end - s.start)) + '">' + esc(fmtDur(s.end - s.start)) + "</span>";
+      const d = took(s);
+      const gap = s.end - s.start - d;
+      const title = stepKinds[s.kind] + (s.attempt ? " (attempt " + s.attempt + ")" : "") + " took " + fmtDur(d) + (gap > 0 ? ", not counting " + fmtDur(gap) + " when no process drove the run" : "");
+      return '<span class="dur" data-ms="' + d + '" title="' + esc(title) + '">' + esc(fmtDur(d)) + "</span>";
     }
 
     // byAgent sums the time each agent spent in model calls, tools and
@@ -233,17 +288,17 @@
     function byAgent() {
       const out = new Map();
       for (const s of steps) {
-        if (s.end === null) continue;
+        if (s.end === null || s.kind === "dead" || s.lost) continue;
         const kind = s.kind === "child" ? "handoff" : s.kind;
         const a = out.get(s.agent || "") || { model: [0, 0], tool: [0, 0], handoff: [0, 0] };
         a[kind][0]++;
-        a[kind][1] += s.end - s.start;
+        a[kind][1] += took(s);
         out.set(s.agent || "", a);
       }
       return out;
     }
 
-    return { add, durHTML, byAgent, steps, span: () => (first === null ? null : [first, last]) };
+    return { add, durHTML, byAgent, steps, gaps, took, span: () => (first === null ? null : [first, last]) };
   }
 
   // ---- Long lists: only the rows near the viewport are in the page. ----
@@ -394,14 +449,18 @@
     const list = newVList(box.lastElementChild, { tag: "ol", cls: "g-block", per: 100, estimate: 20, after: place, html: (i) => {
       const s = timing.steps[i];
       const end = s.end === null ? t1 : s.end;
-      const d = end - s.start;
-      const label = (s.agent || "") + " · " + stepKinds[s.kind] + (s.kind === "model" ? (s.name !== "model call" ? " (" + s.name + ")" : "") : " " + s.name);
+      const d = s.end === null ? end - s.start : timing.took(s);
+      const attempt = s.attempt ? (s.lost ? ", attempt " + s.attempt + ", lost with its process" : ", attempt " + s.attempt) : "";
+      const label = s.kind === "dead" ? "no process · " + s.name
+        : (s.agent || "") + " · " + stepKinds[s.kind] + (s.kind === "model" ? (s.name !== "model call" ? " (" + s.name + ")" : "") : " " + s.name) + (attempt ? " (" + attempt.slice(2) + ")" : "");
       const left = pct(s.start);
       const width = Math.max(pct(end) - left, 0.3);
-      return '<li class="g-row g-' + s.kind + (s.err ? " g-err" : "") + (s.end === null ? " g-pending" : "") + '" data-depth="' + s.depth + '">' +
+      // The times no process drove the run, across every row.
+      const gaps = timing.gaps.map(([g0, g1]) => '<span class="g-gap" data-x="' + pct(g0).toFixed(3) + '" data-w="' + Math.max(pct(g1) - pct(g0), 0.3).toFixed(3) + '"></span>').join("");
+      return '<li class="g-row g-' + s.kind + (s.err ? " g-err" : "") + (s.lost ? " g-lost" : "") + (s.end === null ? " g-pending" : "") + '" data-depth="' + s.depth + '"' + (s.attempt ? ' data-attempt="' + s.attempt + '"' : "") + ">" +
         '<span class="g-label" data-pad="' + (s.depth * 14 + 4) + '" title="' + esc(label) + '">' + esc(label) + "</span>" +
         '<span class="g-dur">' + esc(s.end === null ? "running" : fmtDur(d)) + "</span>" +
-        '<span class="g-track"><button type="button" class="g-bar" data-seq="' + (s.endSeq || s.seq) + '" data-x="' + left.toFixed(3) + '" data-w="' + Math.min(width, 100 - left).toFixed(3) + '" aria-label="' +
+        '<span class="g-track">' + gaps + '<button type="button" class="g-bar" data-seq="' + (s.endSeq || s.seq) + '" data-x="' + left.toFixed(3) + '" data-w="' + Math.min(width, 100 - left).toFixed(3) + '" data-ms="' + d + '" aria-label="' +
         esc(label + ", " + (s.end === null ? "still running" : fmtDur(d)) + ", at " + fmtDur(s.start - t0) + ": show event " + (s.endSeq || s.seq)) + '"></button></span></li>';
     } });
 
@@ -426,7 +485,9 @@
         const cell = (k) => '<td class="num">' + (a[k][0] ? a[k][0] + " · " + esc(fmtDur(a[k][1])) : "") + "</td>";
         totals += "<tr><th scope=\"row\">" + esc(agent) + "</th>" + cell("model") + cell("tool") + cell("handoff") + "</tr>";
       }
-      head.innerHTML = '<p class="g-sum">The run took <strong id="run-duration">' + esc(fmtDur(t1 - t0)) + "</strong> from its first record to its newest, in <strong class=\"g-steps\">" + timing.steps.length + "</strong> steps.</p>" +
+      const idle = timing.gaps.reduce((sum, [g0, g1]) => sum + g1 - g0, 0);
+      head.innerHTML = '<p class="g-sum">The run took <strong id="run-duration">' + esc(fmtDur(t1 - t0)) + "</strong> from its first record to its newest, in <strong class=\"g-steps\">" + timing.steps.filter((s) => s.kind !== "dead" && !s.lost).length + "</strong> steps" +
+        (idle > 0 ? '; <strong class="g-idle">' + esc(fmtDur(idle)) + "</strong> of it no process drove the run (hatched: a process died and another took over)" : "") + ".</p>" +
         '<table class="usage g-agents"><caption class="sr">Time per agent</caption><thead><tr><th scope="col">Agent</th><th scope="col" class="num">Model calls</th><th scope="col" class="num">Tools</th><th scope="col" class="num">Handoffs</th></tr></thead><tbody>' + totals + "</tbody></table>" +
         '<p class="dim g-note">Counts and time spent, parallel calls each in full. A bar shows its event.</p>' +
         '<div class="g-row g-axis" aria-hidden="true"><span></span><span></span><span class="g-track">' + ticks + "</span></div>";
@@ -822,10 +883,12 @@
     function rowHTML(ev) {
       const isReused = ev.seq > 1 && ev.seq <= reused + 1;
       const raw = openRaw.has(ev.seq);
-      let h = '<li class="ev ev-' + esc(ev.type) + (ev.is_error ? " err" : "") + (isReused ? " reused" : "") + (ev.seq === picked ? " picked" : "") + '" data-seq="' + ev.seq + '">' +
+      let h = '<li class="ev ev-' + esc(ev.type) + (ev.is_error ? " err" : "") + (isReused ? " reused" : "") + (ev.takeover ? " taken-over" : "") + (ev.seq === picked ? " picked" : "") + '" data-seq="' + ev.seq + '">' +
+        (ev.takeover ? '<p class="takeover" role="note"><strong>Takeover.</strong> ' + esc(takeoverText(ev.takeover)) + "</p>" : "") +
         '<div class="ev-head"><span class="seq">#' + ev.seq + '</span><time datetime="' + esc(ev.time) + '">' + esc(clock(ev.time)) +
         '</time><span class="agent">' + esc(ev.agent) + '</span><span class="type">' + esc(ev.type) + "</span>" +
         (isReused ? '<span class="badge">reused</span>' : "") + (ev.edited ? '<span class="badge edited">edited</span>' : "") +
+        (ev.attempt > 1 ? '<span class="badge attempt" title="asked again: the process that first asked it died before recording the answer">attempt ' + esc(ev.attempt) + "</span>" : "") +
         '<span class="sum">' + esc(summary(ev)) + "</span>" + timing.durHTML(ev, esc) + '<code class="key">' + esc(ev.key) + "</code>" +
         (ev.child ? '<a class="child-link" href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run</a>' : "") +
         '<span class="tools"><button type="button" class="small json" aria-expanded="' + raw + '" aria-label="JSON of event ' + ev.seq + '">JSON</button>' +

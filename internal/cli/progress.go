@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/adaptive"
+	"github.com/swarmrt/swarm/store"
 )
 
 // progress prints a run's events on stderr, one line each: tool calls and
@@ -121,6 +122,9 @@ func (p *progress) event(ev swarm.Event) {
 		}
 		p.rejected = nil
 	}
+	if tk := ev.Takeover; tk != nil {
+		p.line("%s", takeoverLine(tk))
+	}
 	switch ev.Type {
 	case swarm.EventStarted:
 		if p.root == "" {
@@ -212,4 +216,15 @@ func (p *progress) event(ev swarm.Event) {
 		p.line("stopped: %s", ev.Reason)
 		p.wait("")
 	}
+}
+
+// takeoverLine says that a process took a run over from a dead one, how
+// long no process drove it, and which steps were asked again.
+func takeoverLine(tk *store.Takeover) string {
+	line := fmt.Sprintf("taken over by %s from %s, whose lease ran out at %s: no process drove the run for %s",
+		tk.Node, tk.From, tk.LeaseUntil.Local().Format("15:04:05.000"), tk.At.Sub(tk.LastSeen).Round(time.Millisecond))
+	if len(tk.Redo) > 0 {
+		line += "; asked again: " + strings.Join(tk.Redo, ", ")
+	}
+	return line
 }
