@@ -46,9 +46,10 @@ func newProgress(w io.Writer, tty bool) *progress {
 	return p
 }
 
-// isTerminal reports whether w is a terminal (a character device).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether f, a stream of the process, is a terminal (a
+// character device).
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	if !ok {
 		return false
 	}
