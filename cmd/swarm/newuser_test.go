@@ -142,3 +142,31 @@ func TestServeBannerURLs(t *testing.T) {
 		})
 	}
 }
+
+// TestForkMarksReusedSteps: swarm fork's progress says what it reuses,
+// and marks the lines of the origin's steps it did not run again.
+func TestForkMarksReusedSteps(t *testing.T) {
+	dir := workdir(t)
+	if _, code := run(t, dir, "run", "--id", "f1", "trip", "two people"); code != 0 {
+		t.Fatalf("run: exit %d", code)
+	}
+	r := swarmIn(t, dir, nil, "", "fork", "--id", "f2", "f1", "t3/model")
+	if r.code != 0 {
+		t.Fatalf("fork: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "a fork of run f1 at t3/model, reusing ") {
+		t.Errorf("the fork does not say what it reuses:\n%s", r.stderr)
+	}
+	var reused, ran []string
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.HasPrefix(l, "  reused · ") {
+			reused = append(reused, l)
+		} else if strings.HasPrefix(l, "  trip") {
+			ran = append(ran, l)
+		}
+	}
+	if len(reused) == 0 || !strings.Contains(strings.Join(reused, "\n"), "trip → book") || !strings.Contains(strings.Join(ran, "\n"), `trip → book({"item":"dinner"})`) ||
+		strings.Contains(strings.Join(reused, "\n"), "dinner") {
+		t.Errorf("reused lines %q, lines run %q", reused, ran)
+	}
+}

@@ -35,6 +35,11 @@ type progress struct {
 	done     chan struct{}
 	stopped  bool
 	sawEnd   bool // a pause or the run's end was printed
+	// reused is, in a fork, the number of the origin's records that follow
+	// its started event; their lines are marked, as the fork did not run
+	// those steps.
+	reused int
+	mark   string // what the current event's lines start with
 }
 
 // newProgress prints on w; the spinner runs only when tty is set.
@@ -98,7 +103,7 @@ func (p *progress) erase() {
 
 func (p *progress) line(format string, args ...any) {
 	p.erase()
-	fmt.Fprintf(p.w, "  "+format+"\n", args...)
+	fmt.Fprintf(p.w, "  "+p.mark+format+"\n", args...)
 }
 
 // wait sets what the spinner shows.
@@ -123,6 +128,10 @@ func (p *progress) event(ev swarm.Event) {
 		}
 		p.rejected = nil
 	}
+	p.mark = ""
+	if ev.Seq > 1 && ev.Seq <= int64(p.reused)+1 {
+		p.mark = "reused · "
+	}
 	if tk := ev.Takeover; tk != nil {
 		p.line("%s", takeoverLine(tk))
 	}
@@ -130,6 +139,15 @@ func (p *progress) event(ev swarm.Event) {
 	case swarm.EventStarted:
 		if p.root == "" {
 			p.root = ev.Swarm
+		}
+		if ev.ForkOf != "" {
+			p.reused = ev.Reused
+			at := ""
+			if ev.ForkAt != "" {
+				at = " at " + ev.ForkAt
+			}
+			p.line("started %s: a fork of run %s%s, reusing %d recorded steps (marked reused: not run again)", ev.Swarm, ev.ForkOf, at, ev.Reused)
+			break
 		}
 		p.line("started %s", ev.Swarm)
 		p.wait(ev.Swarm + ": waiting for the model")
