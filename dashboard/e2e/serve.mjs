@@ -53,6 +53,14 @@ export async function stop(proc) {
   });
 }
 
+// request sends method p to the server at base with a JSON body (none if
+// undefined) and no token, and returns the status and the decoded body.
+export async function request(base, method, p, body, timeout = 30_000) {
+  const res = await fetch(base + p, { method, headers: { "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeout) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
 // launchChromium starts Debian's Chromium (or CHROMIUM) headless.
 export async function launchChromium(chromium) {
   return chromium.launch({

@@ -12,7 +12,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { serve, stop, swarmBin, launchChromium, checkA11y } from "./serve.mjs";
+import { serve, stop, swarmBin, launchChromium, checkA11y, request } from "./serve.mjs";
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const out = path.join(here, "out");
@@ -57,11 +57,7 @@ after(async () => {
   await stop(server);
 });
 
-async function api(method, p, body) {
-  const res = await fetch(base + p, { method, headers: { "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(T) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+const api = (method, p, body) => request(base, method, p, body, T);
 
 test("a run taken over after its process was killed shows the takeover, the second attempt and the dead time", async () => {
   ({ proc: server, base } = await serve(bin, work, {}, T, LEASE));
