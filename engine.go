@@ -1177,25 +1177,25 @@ func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *ag
 	if r.inspect != nil {
 		return r.inspect.strayed(ctx, "a step to record")
 	}
-	evs, retaken, release := r.retake(evs)
-	defer release()
+	evs, settle := r.retake(evs)
 	now := time.Now()
 	recs := make([]store.Record, len(evs))
 	for i := range evs {
 		rec, err := r.encode(&evs[i], now)
 		if err != nil {
+			settle(false)
 			return &seam.Interrupted{Err: err}
 		}
 		recs[i] = rec
 	}
 	last, err := r.rt.store.Append(ctx, r.lease, recs, u)
+	settle(err == nil)
 	if err != nil {
 		if errors.Is(err, store.ErrLeaseLost) {
 			r.rt.work.fenced.Add(1)
 		}
 		return &seam.Interrupted{Err: err}
 	}
-	retaken()
 	for cur := r.seq.Load(); last > cur && !r.seq.CompareAndSwap(cur, last); cur = r.seq.Load() {
 	}
 	r.rt.notes.notify(r.id)

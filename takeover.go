@@ -62,19 +62,18 @@ func (r *runner) noteTakeover(recs []store.Record) {
 
 // retake returns evs with the takeover on the first if it is not
 // journaled yet (see noteTakeover), and the steps the dead process had in
-// flight marked as second attempts; the caller calls done once they are
-// journaled, and release in any case. Until then appends wait for each
-// other, so that the takeover is on the first record the new process
+// flight marked as second attempts. The caller calls settle once with
+// whether it journaled them. Until the takeover is journaled, appends wait
+// for each other, so that it is on the first record the new process
 // journals, even with parallel branches.
-func (r *runner) retake(evs []Event) (out []Event, done, release func()) {
-	nop := func() {}
+func (r *runner) retake(evs []Event) (out []Event, settle func(journaled bool)) {
 	if r.takeover.Load() == nil || len(evs) == 0 {
-		return evs, nop, nop
+		return evs, func(bool) {}
 	}
 	r.retakeMu.Lock()
 	t := r.takeover.Load()
 	if t == nil {
-		return evs, nop, r.retakeMu.Unlock
+		return evs, func(bool) { r.retakeMu.Unlock() }
 	}
 	tk := t.Takeover
 	tk.Redo = slices.Clone(tk.Redo)
@@ -92,5 +91,10 @@ func (r *runner) retake(evs []Event) (out []Event, done, release func()) {
 		}
 	}
 	out[0].Takeover = &tk
-	return out, func() { r.takeover.Store(nil) }, r.retakeMu.Unlock
+	return out, func(journaled bool) {
+		if journaled {
+			r.takeover.Store(nil)
+		}
+		r.retakeMu.Unlock()
+	}
 }
