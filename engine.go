@@ -52,9 +52,10 @@ type runner struct {
 	// claimed is when the run's lease was claimed; takeover the record of
 	// the claim's takeover from a dead owner, until it is journaled (see
 	// takeover.go).
-	claimed  time.Time
-	takeover atomic.Pointer[takeover]
-	retakeMu sync.Mutex
+	claimed   time.Time
+	takeover  atomic.Pointer[takeover]
+	retakeMu  sync.Mutex
+	redoTools atomic.Pointer[map[string]bool] // see runner.again
 
 	// recorded holds the journal by step key. It is filled before the loop
 	// starts and only read afterwards.

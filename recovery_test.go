@@ -202,8 +202,8 @@ func crashAndRecoverSnap(t *testing.T, def swarm.Definition, script scripted.Scr
 // started and process B recovered: one if A died before the run ended
 // (want), none otherwise. It says who took over from whom, when A was
 // last seen (before the takeover, not before A's last record), is on the
-// first record B journaled, and marks the model call asked again as a
-// second attempt.
+// first record B journaled, and marks the model call and the tool calls
+// asked again (those A announced without a result) as second attempts.
 func checkTakeover(t *testing.T, evs []swarm.Event, want bool) {
 	t.Helper()
 	var at []int
@@ -232,13 +232,22 @@ func checkTakeover(t *testing.T, evs []swarm.Event, want bool) {
 			t.Logf("%d %s %s %v", e.Seq, e.Type, e.Key, e.Time)
 		}
 	}
-	redo := map[string]bool{}
+	redo, calls := map[string]bool{}, map[string]bool{}
 	for _, k := range tk.Redo {
 		redo[k] = true
 	}
+	for _, ev := range evs[:i] {
+		if ev.Type == swarm.EventToolCall && redo[ev.Key] {
+			calls[ev.CallID] = true // announced by A, its result lost
+		}
+	}
 	for _, ev := range evs[i:] {
-		if again := ev.Attempt == 2; ev.Type == swarm.EventModelResponse && again != redo[ev.Key] {
+		again := ev.Attempt == 2
+		if ev.Type == swarm.EventModelResponse && again != redo[ev.Key] {
 			t.Errorf("model response %s is attempt %d; the takeover asks again %v", ev.Key, ev.Attempt, tk.Redo)
+		}
+		if ev.Type == swarm.EventToolResult && again != calls[ev.CallID] {
+			t.Errorf("tool result %s is attempt %d; the takeover asks again %v", ev.Key, ev.Attempt, tk.Redo)
 		}
 	}
 }

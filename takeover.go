@@ -57,6 +57,9 @@ func (r *runner) noteTakeover(recs []store.Record) {
 		t.Redo = append(t.Redo, key)
 	}
 	slices.Sort(t.Redo)
+	if len(t.tools) > 0 {
+		r.redoTools.Store(&t.tools)
+	}
 	r.takeover.Store(t)
 }
 
@@ -68,12 +71,12 @@ func (r *runner) noteTakeover(recs []store.Record) {
 // journals, even with parallel branches.
 func (r *runner) retake(evs []Event) (out []Event, settle func(journaled bool)) {
 	if r.takeover.Load() == nil || len(evs) == 0 {
-		return evs, func(bool) {}
+		return r.again(evs), func(bool) {}
 	}
 	r.retakeMu.Lock()
 	t := r.takeover.Load()
 	if t == nil {
-		return evs, func(bool) { r.retakeMu.Unlock() }
+		return r.again(evs), func(bool) { r.retakeMu.Unlock() }
 	}
 	tk := t.Takeover
 	tk.Redo = slices.Clone(tk.Redo)
@@ -97,4 +100,27 @@ func (r *runner) retake(evs []Event) (out []Event, settle func(journaled bool)) 
 		}
 		r.retakeMu.Unlock()
 	}
+}
+
+// again marks, in appends after the takeover's, the results of the tool
+// calls the dead process had in flight as second attempts: parallel calls
+// return one by one.
+func (r *runner) again(evs []Event) []Event {
+	tools := r.redoTools.Load()
+	if tools == nil {
+		return evs
+	}
+	var out []Event
+	for i, ev := range evs {
+		if ev.Type == EventToolResult && (*tools)[ev.CallID] && ev.Attempt == 0 {
+			if out == nil {
+				out = slices.Clone(evs)
+			}
+			out[i].Attempt = 2
+		}
+	}
+	if out == nil {
+		return evs
+	}
+	return out
 }
