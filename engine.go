@@ -49,6 +49,14 @@ type runner struct {
 	blobMu    sync.Mutex
 	blobCache map[string][]byte
 
+	// claimed is when the run's lease was claimed; takeover the record of
+	// the claim's takeover from a dead owner, until it is journaled (see
+	// takeover.go).
+	claimed   time.Time
+	takeover  atomic.Pointer[takeover]
+	retakeMu  sync.Mutex
+	redoTools atomic.Pointer[map[string]bool] // see runner.again
+
 	// recorded holds the journal by step key. It is filled before the loop
 	// starts and only read afterwards.
 	recorded map[string]store.Record
@@ -208,6 +216,9 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 	started, pausedAt, ended, err := r.scan(recs)
 	if err != nil {
 		return outcome{kind: interrupted, err: err}, true
+	}
+	if !ended {
+		r.noteTakeover(recs)
 	}
 	if ended {
 		return outcome{kind: paused}, true // finished: nothing to do
@@ -1204,16 +1215,19 @@ func (r *runner) append(ctx context.Context, evs []Event, u store.Update, ap *ag
 	if r.inspect != nil {
 		return r.inspect.strayed(ctx, "a step to record")
 	}
+	evs, settle := r.retake(evs)
 	now := time.Now()
 	recs := make([]store.Record, len(evs))
 	for i := range evs {
 		rec, err := r.encode(&evs[i], now)
 		if err != nil {
+			settle(false)
 			return &seam.Interrupted{Err: err}
 		}
 		recs[i] = rec
 	}
 	last, err := r.rt.store.Append(ctx, r.lease, recs, u)
+	settle(err == nil)
 	if err != nil {
 		if errors.Is(err, store.ErrLeaseLost) {
 			r.rt.work.fenced.Add(1)

@@ -169,6 +169,16 @@ type Event struct {
 	Instance string `json:"instance,omitempty"`
 	// Compaction is the range and tokens of a compaction (compacted).
 	Compaction *compact.Info `json:"compaction,omitempty"`
+	// Takeover is, on the first record a process journals after it took
+	// the run over from a process whose lease had run out (one that died,
+	// or lost touch with the store), who took it over from whom, when, and
+	// which steps were asked again. Journals written before takeovers were
+	// recorded have none.
+	Takeover *store.Takeover `json:"takeover,omitempty"`
+	// Attempt is, on a model_response, model_error or tool_result, 2 when
+	// the step was asked again because the process that first asked it
+	// died before recording its outcome (see Takeover); 0 otherwise.
+	Attempt int `json:"attempt,omitempty"`
 
 	// Parts are the images, files and audio of a run's input (started),
 	// a user's message (resumed), a tool's result (tool_result) or the

@@ -114,9 +114,11 @@ func TestCrashAtEveryJournalBoundary(t *testing.T) {
 					t.Errorf("result %+v, want %+v", got, want)
 				}
 				swarmtest.AssertJournal(t, b, id)
-				if n := int64(len(swarmtest.Events(t, b, id))); n != total {
+				evs := swarmtest.Events(t, b, id)
+				if n := int64(len(evs)); n != total {
 					t.Errorf("journal has %d records, a clean run %d", n, total)
 				}
+				checkTakeover(t, evs, !journaledAtDeath[id+"/end"])
 				effects.mu.Lock()
 				defer effects.mu.Unlock()
 				if len(effects.runs) != 2 {
@@ -194,4 +196,58 @@ func crashAndRecoverSnap(t *testing.T, def swarm.Definition, script scripted.Scr
 		t.Fatal(err)
 	}
 	return b, id, s, journaledAtDeath
+}
+
+// checkTakeover checks the takeovers journaled in a run that process A
+// started and process B recovered: one if A died before the run ended
+// (want), none otherwise. It says who took over from whom, when A was
+// last seen (before the takeover, not before A's last record), is on the
+// first record B journaled, and marks the model call and the tool calls
+// asked again (those A announced without a result) as second attempts.
+func checkTakeover(t *testing.T, evs []swarm.Event, want bool) {
+	t.Helper()
+	var at []int
+	for i, ev := range evs {
+		if ev.Takeover != nil {
+			at = append(at, i)
+		}
+	}
+	if !want {
+		if len(at) != 0 {
+			t.Errorf("takeovers in a run that ended before its process died: %+v", evs[at[0]].Takeover)
+		}
+		return
+	}
+	if len(at) != 1 {
+		t.Fatalf("%d takeovers journaled, want 1", len(at))
+	}
+	i := at[0]
+	tk := evs[i].Takeover
+	if tk.Node != "B" || tk.From != "A" || tk.Epoch < 2 || tk.LeaseUntil.IsZero() {
+		t.Errorf("takeover %+v, want B taking over from A's lapsed lease", tk)
+	}
+	if prev := evs[i-1]; tk.LastSeen.Before(prev.Time) || !tk.LastSeen.Before(tk.At) || tk.At.After(evs[i].Time) {
+		t.Errorf("takeover at %v, A last seen %v; A's last record at %v, B's first at %v", tk.At, tk.LastSeen, prev.Time, evs[i].Time)
+		for _, e := range evs {
+			t.Logf("%d %s %s %v", e.Seq, e.Type, e.Key, e.Time)
+		}
+	}
+	redo, calls := map[string]bool{}, map[string]bool{}
+	for _, k := range tk.Redo {
+		redo[k] = true
+	}
+	for _, ev := range evs[:i] {
+		if ev.Type == swarm.EventToolCall && redo[ev.Key] {
+			calls[ev.CallID] = true // announced by A, its result lost
+		}
+	}
+	for _, ev := range evs[i:] {
+		again := ev.Attempt == 2
+		if ev.Type == swarm.EventModelResponse && again != redo[ev.Key] {
+			t.Errorf("model response %s is attempt %d; the takeover asks again %v", ev.Key, ev.Attempt, tk.Redo)
+		}
+		if ev.Type == swarm.EventToolResult && again != calls[ev.CallID] {
+			t.Errorf("tool result %s is attempt %d; the takeover asks again %v", ev.Key, ev.Attempt, tk.Redo)
+		}
+	}
 }

@@ -663,7 +663,7 @@ func (rt *Runtime) launch(lease store.Lease, r *runner) {
 	}
 	rt.wg.Add(1)
 	rt.mu.Unlock()
-	r.lease = lease
+	r.lease, r.claimed = lease, time.Now()
 	go func() {
 		defer rt.wg.Done()
 		defer close(d.done)

@@ -48,6 +48,10 @@ type row struct {
 	// Progress is a workflow run's progress in nodes ("3/7 nodes"), ""
 	// for a swarm's (which shows its turn).
 	Progress string
+	// Input is the start of the run's input, and ForkOf the run it was
+	// forked from (runs list), both from its started record.
+	Input  string
+	ForkOf string
 }
 
 type runsData struct {
@@ -172,6 +176,9 @@ func (d *Dashboard) runsPage(w http.ResponseWriter, r *http.Request) {
 		data.Rows[i] = d.withTree(ctx, st)
 		data.Rows[i].Kind = kindOf(workflows, st)
 		data.Rows[i].Progress = progress(ctx, d.rt, st.ID)
+		if ev, ok := d.started(ctx, st.ID); ok {
+			data.Rows[i].Input, data.Rows[i].ForkOf = preview(ev.Input), ev.ForkOf
+		}
 	}
 	name := "runs"
 	if r.URL.Query().Get("fragment") == "rows" {
@@ -258,6 +265,37 @@ func jsonText(raw json.RawMessage) string {
 		return s
 	}
 	return string(raw)
+}
+
+// preview is the start of a run's input as the runs list shows it: a
+// string's text, other JSON as written, on one line, at most 80 characters.
+func preview(input json.RawMessage) string {
+	if len(input) == 0 || string(input) == "null" {
+		return ""
+	}
+	t := strings.Join(strings.Fields(jsonText(input)), " ")
+	if r := []rune(t); len(r) > 80 {
+		return string(r[:79]) + "…"
+	}
+	return t
+}
+
+// took is how long a finished run took, from its start to its end, as the
+// runs list shows it ("" for a run that has not finished).
+func took(st swarm.Status) string {
+	if !st.State.Terminal() {
+		return ""
+	}
+	d := st.UpdatedAt.Sub(st.CreatedAt)
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // started returns the first record of run id's journal, its started event.
@@ -358,7 +396,9 @@ func (d *Dashboard) runPage(w http.ResponseWriter, r *http.Request) {
 		d.side(ctx, &data)
 	}
 	if ev, ok := d.started(ctx, st.ID); ok {
-		data.Input = pretty(ev.Input)
+		if string(ev.Input) != "null" { // a conversation starts with none
+			data.Input = pretty(ev.Input)
+		}
 		if len(ev.Values) > 0 {
 			b, _ := jsonx.Marshal(ev.Values)
 			data.Values = pretty(b)
@@ -699,6 +739,8 @@ func (d *Dashboard) parseTemplates() error {
 		"cost":     cost,
 		"count":    count,
 		"short":    short,
+		"took":     took,
+		"clock":    func(t time.Time) string { return t.UTC().Format("Jan 2 15:04:05") },
 		"terminal": func(s swarm.State) bool { return s.Terminal() },
 		"path":     url.PathEscape,
 		"wfclass":  func(state string) string { return strings.ReplaceAll(state, " ", "-") },
@@ -763,5 +805,7 @@ func short(id string) string {
 	if len(r) <= 24 {
 		return id
 	}
-	return string(r[:20]) + "…"
+	// The middle goes: ids that differ (a team's members, run_…~alice and
+	// run_…~bob; a run and its children) differ at their ends.
+	return string(r[:12]) + "…" + string(r[len(r)-11:])
 }

@@ -132,6 +132,38 @@ type Lease struct {
 	RunID string
 	Owner string
 	Epoch int64
+	// From is, when the claim took the run from another owner whose lease
+	// had run out (a process that died or lost touch with the store), that
+	// owner, and FromUntil when its lease ran out. Both are zero when the
+	// run was unowned (new, released, resumed) or the claimer's already.
+	// Stores set them in Claim and ClaimExpired; the runtime journals the
+	// takeover (see package swarm's EventTakeover).
+	From      string
+	FromUntil time.Time
+}
+
+// Takeover is a claim that took a run over from an owner whose lease had
+// run out (see Lease.From), as the runtime journals it: on the first record
+// the new owner appends, so that a crash adds no record to a journal and
+// moves no step.
+type Takeover struct {
+	// Node is the owner that took the run over, From the one it took it
+	// from, Epoch the new lease's epoch.
+	Node  string `json:"node"`
+	From  string `json:"from"`
+	Epoch int64  `json:"epoch"`
+	// At is when Node claimed the run; LeaseUntil when From's lease ran
+	// out; LastSeen when From was last known alive (its last record, or
+	// its lease's last renewal if later). From LastSeen to At no process
+	// drove the run: it is dead time, not time any step took.
+	At         time.Time `json:"at"`
+	LeaseUntil time.Time `json:"lease_until"`
+	LastSeen   time.Time `json:"last_seen,omitzero"`
+	// Redo holds the step keys From had in flight, which Node asked again
+	// because their outcomes were lost: tool calls announced without a
+	// result, and the model call of the record that carries the takeover
+	// when no tool call was in flight.
+	Redo []string `json:"redo,omitempty"`
 }
 
 // Update changes the run row atomically with an append. Zero fields leave the

@@ -19,9 +19,10 @@ export function swarmBin(dir) {
 }
 
 // serve starts `swarm serve` on a free loopback port in directory cwd and
-// returns the process and the server's base URL once it listens.
-export async function serve(bin, cwd, env = {}, timeout = 30_000) {
-  const proc = spawn(bin, ["serve", "--addr", "127.0.0.1:0"], {
+// returns the process and the server's base URL once it listens; flags go
+// before the command (--lease 2s, say).
+export async function serve(bin, cwd, env = {}, timeout = 30_000, flags = []) {
+  const proc = spawn(bin, [...flags, "serve", "--addr", "127.0.0.1:0"], {
     cwd,
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "pipe"],
@@ -50,6 +51,14 @@ export async function stop(proc) {
     const t = setTimeout(() => { proc.kill("SIGKILL"); r(); }, 10_000);
     proc.on("exit", () => { clearTimeout(t); r(); });
   });
+}
+
+// request sends method p to the server at base with a JSON body (none if
+// undefined) and no token, and returns the status and the decoded body.
+export async function request(base, method, p, body, timeout = 30_000) {
+  const res = await fetch(base + p, { method, headers: { "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(timeout) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
 // launchChromium starts Debian's Chromium (or CHROMIUM) headless.

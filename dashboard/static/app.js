@@ -91,7 +91,7 @@
       try {
         const res = await fetch(api + "/requests/" + key.split("/").map(encodeURIComponent).join("/"), { credentials: "same-origin", headers: { Accept: "application/json" } });
         const body = await res.json();
-        box.replaceChildren(...(res.ok ? requestView(body)
+        box.replaceChildren(...(res.ok ? requestView(body, timeline.closest("#run").dataset.run)
           : [el("p", { class: "reason-line", text: "Cannot rebuild the request: " + ((body.error && body.error.message) || res.status) })]));
       } catch (err) {
         box.replaceChildren(el("p", { class: "reason-line", text: "Cannot load the request: " + err }));
@@ -99,7 +99,7 @@
     });
   }
 
-  function requestView(q) {
+  function requestView(q, run) {
     const t = q.tokens || {};
     const sum = (ns) => (ns || []).reduce((a, n) => a + n, 0);
     const tok = (n) => el("span", { class: "tok", text: "≈" + (n || 0) + " tokens" });
@@ -111,10 +111,14 @@
       el("p", { class: "inspect-total" }, el("strong", { text: "≈" + (t.total || 0) + " tokens" }),
         " estimated (" + (t.estimate || "chars/4") + ", no tokenizer)" + (t.reported ? "; the provider counted " + t.reported + " input tokens" : "") +
         (q.check === "verified" ? " · verified against the journal's digest of the request" : "")),
+      el("p", { class: "inspect-how dim", text: "How it is estimated: a quarter of the characters of each text, and of the JSON of tool calls and tool schemas; " +
+        "an image counts as its width × height / 750 tokens (at most 1,600, and 1,600 when its size is not known here); a file 1,500 tokens per 64 KB (a text file a quarter of its characters). " +
+        "Providers count with their own tokenizers and price images their own way" + (t.reported ? ": the provider's " + t.reported + " is the real count, the estimate only shows where the tokens go." : ".") }),
       part("inspect-system", "System prompt", t.system, el("pre", { text: q.system || "(none)" })),
       part("inspect-messages", "Messages (" + msgs.length + ")", sum(t.messages), el("ol", {}, ...msgs.map((m, i) => el("li", {},
         el("span", { class: "role", text: m.role + (m.name ? " · " + m.name : "") + (m.is_error ? " · error" : "") }), " ", tok((t.messages || [])[i]),
         m.content ? el("pre", { text: m.content }) : null,
+        m.parts && m.parts.length ? partsBox(m.parts, run) : null,
         m.tool_calls && m.tool_calls.length ? el("pre", { text: m.tool_calls.map((c) => c.name + " " + JSON.stringify(c.arguments === undefined ? {} : c.arguments)).join("\n") }) : null)))),
       part("inspect-tools", "Tools (" + tools.length + ")", sum(t.tools), el("ul", {}, ...tools.map((d, i) => el("li", {},
         el("code", { class: "tool-name", text: d.name }), " ", tok((t.tools || [])[i]),
@@ -139,10 +143,19 @@
   // - a turn: from the previous turn's end (or the scope's start) to
   //   turn_completed;
   // - the run: from its first record to its last.
+  // A process that takes the run over from a dead one (the event's
+  // takeover, on the first record it journals) starts nothing before its
+  // takeover: from when the dead process was last seen to the takeover no
+  // process drove the run, and that gap counts in no step's duration. A
+  // step asked again (attempt 2) is two bars: the lost attempt, up to when
+  // the dead process was last seen, and the new one, from the takeover.
+  // A paused run does nothing until it is resumed: no model call after a
+  // resumed record starts before it.
   // A call not yet answered runs up to the newest record. A fork's reused
   // records keep their origin's times: their rows show the origin's
   // durations, the chart leaves them out, and the fork's own steps count
-  // from its start.
+  // from its start, a tool or handoff begun in the origin and ended in the
+  // fork too.
   const stepScope = (key) => {
     const m = /(^|\/)[a-z]\d+\/(?![a-z]\d+(\/|$))[^/]+(\/[^/]*)?$/.exec(key || "");
     return m ? key.slice(0, m.index) + m[1] : "";
@@ -156,7 +169,15 @@
     return m + " min " + Math.round((ms - m * 60000) / 1000) + " s";
   }
 
-  const stepKinds = { model: "model call", tool: "tool", handoff: "handoff", child: "child run", turn: "turn" };
+  const stepKinds = { model: "model call", tool: "tool", handoff: "handoff", child: "child run", turn: "turn", dead: "no process" };
+
+  // takeoverText says who took a run over from whom, and what was lost.
+  function takeoverText(tk) {
+    const dead = Date.parse(tk.at) - Date.parse(tk.last_seen);
+    return "Taken over by " + tk.node + " from " + tk.from + ", whose lease ran out at " + clock(tk.lease_until) +
+      (dead >= 0 ? ": no process drove the run for " + fmtDur(dead) + " (" + tk.from + " last seen at " + clock(tk.last_seen) + ")" : "") +
+      (tk.redo && tk.redo.length ? ". Asked again: " + tk.redo.join(", ") : "") + ".";
+  }
 
   function newTiming() {
     let first = null; // time of the first record, ms
@@ -166,7 +187,17 @@
     const open = new Map(); // call id -> its step, until its result
     const bySeq = new Map(); // seq of the record that ends a step -> step
     const steps = []; // model calls, tools and handoffs, in the order they began
+    const gaps = []; // [from, to] of each time no process drove the run
+    let floor = -Infinity; // the newest takeover: nothing after it starts earlier
+    let resumedAt = -Infinity; // the newest resume: the same
     let reused = 0;
+    // dead is the time of [a, b] that no process drove the run.
+    const dead = (a, b) => gaps.reduce((sum, [g0, g1]) => sum + Math.max(0, Math.min(b, g1) - Math.max(a, g0)), 0);
+    // lost adds the attempt of step s that died with its process.
+    const lost = (s, start) => {
+      const g = gaps[gaps.length - 1];
+      if (g && start < g[0]) steps.push({ ...s, start, end: g[0], attempt: 1, lost: true, endSeq: undefined });
+    };
 
     function add(ev) {
       const t = Date.parse(ev.time);
@@ -182,15 +213,34 @@
       // record before it.
       if (!scopeLast.has(scope)) scopeLast.set(scope, prev);
       if (!turnStart.has(scope)) turnStart.set(scope, prev);
-      const since = Math.max(scopeLast.get(scope), isReused ? -Infinity : first);
+      const tk = ev.takeover;
+      let gapStep = null; // drawn after the attempt it cut short
+      if (tk) {
+        const at = Date.parse(tk.at);
+        const seen = Math.min(Date.parse(tk.last_seen) || prev, at);
+        if (!isNaN(at)) {
+          gaps.push([seen, at]);
+          floor = Math.max(floor, at);
+          if (!isReused) gapStep = { kind: "dead", agent: "", name: tk.from + " died; " + tk.node + " took over", start: seen, end: at, seq: ev.seq, depth: 0 };
+        }
+      }
+      const before = Math.max(scopeLast.get(scope), isReused ? -Infinity : first, ev.type === "resumed" ? -Infinity : resumedAt);
+      const since = Math.max(before, floor);
+      if (ev.type === "resumed" && !isReused) resumedAt = t;
       let step = null;
       switch (ev.type) {
         case "model_response": case "model_error": case "compacted":
           step = { kind: "model", agent: ev.agent, name: ev.type === "model_error" ? "model error" : ev.type === "compacted" ? "compaction" : "model call", start: since, end: t, seq: ev.seq, depth, err: ev.type === "model_error" };
+          if (ev.attempt > 1) {
+            step.attempt = ev.attempt;
+            if (!isReused) lost(step, before);
+          }
+          if (gapStep) steps.push(gapStep);
+          gapStep = null;
           if (!isReused) steps.push(step);
           break;
         case "tool_call": case "handoff_started": {
-          const s = { kind: ev.type === "tool_call" ? "tool" : ev.child ? "child" : "handoff", agent: ev.agent, name: ev.type === "tool_call" ? ev.tool : "→ " + ev.target, start: t, end: null, seq: ev.seq, depth, child: ev.child };
+          const s = { kind: ev.type === "tool_call" ? "tool" : ev.child ? "child" : "handoff", agent: ev.agent, name: ev.type === "tool_call" ? ev.tool : "→ " + ev.target, start: t, end: null, seq: ev.seq, depth, child: ev.child, reused: isReused };
           if (ev.call_id) open.set(ev.call_id, s);
           if (!isReused) steps.push(s);
           if (ev.type === "handoff_started" && ev.call_id) {
@@ -205,6 +255,18 @@
           const s = open.get(ev.call_id);
           if (s) {
             open.delete(ev.call_id);
+            if (ev.attempt > 1) {
+              // Run again by the process that took over.
+              s.attempt = ev.attempt;
+              if (!isReused) lost(s, s.start);
+              s.start = Math.max(s.start, floor);
+            }
+            if (s.reused && !isReused) {
+              // Begun in the origin, ended in the fork: the fork's part.
+              s.start = Math.max(s.start, first);
+              s.reused = false;
+              steps.push(s);
+            }
             s.end = t;
             s.endSeq = ev.seq;
             s.err = !!ev.is_error;
@@ -217,15 +279,23 @@
           turnStart.set(scope, t);
           break;
       }
+      if (gapStep) steps.push(gapStep);
       if (step) bySeq.set(ev.seq, step);
       scopeLast.set(scope, t);
     }
+
+    // took is the time step s took, without the time no process drove the
+    // run.
+    const took = (s) => (s.end === null ? null : s.end - s.start - (s.kind === "dead" ? 0 : dead(s.start, s.end)));
 
     // durHTML is the duration shown on the row of the record that ends a step.
     function durHTML(ev, esc) {
       const s = bySeq.get(ev.seq);
       if (!s || s.end === null) return "";
-      return '<span class="dur" data-ms="' + (s.end - s.start) + '" title="' + esc(stepKinds[s.kind] + " took " + fmtDur(s.end - s.start)) + '">' + esc(fmtDur(s.end - s.start)) + "</span>";
+      const d = took(s);
+      const gap = s.end - s.start - d;
+      const title = stepKinds[s.kind] + (s.attempt ? " (attempt " + s.attempt + ")" : "") + " took " + fmtDur(d) + (gap > 0 ? ", not counting " + fmtDur(gap) + " when no process drove the run" : "");
+      return '<span class="dur" data-ms="' + d + '" title="' + esc(title) + '">' + esc(fmtDur(d)) + "</span>";
     }
 
     // byAgent sums the time each agent spent in model calls, tools and
@@ -233,17 +303,17 @@
     function byAgent() {
       const out = new Map();
       for (const s of steps) {
-        if (s.end === null) continue;
+        if (s.end === null || s.kind === "dead" || s.lost) continue;
         const kind = s.kind === "child" ? "handoff" : s.kind;
         const a = out.get(s.agent || "") || { model: [0, 0], tool: [0, 0], handoff: [0, 0] };
         a[kind][0]++;
-        a[kind][1] += s.end - s.start;
+        a[kind][1] += took(s);
         out.set(s.agent || "", a);
       }
       return out;
     }
 
-    return { add, durHTML, byAgent, steps, span: () => (first === null ? null : [first, last]) };
+    return { add, durHTML, byAgent, steps, gaps, took, span: () => (first === null ? null : [first, last]) };
   }
 
   // ---- Long lists: only the rows near the viewport are in the page. ----
@@ -394,14 +464,18 @@
     const list = newVList(box.lastElementChild, { tag: "ol", cls: "g-block", per: 100, estimate: 20, after: place, html: (i) => {
       const s = timing.steps[i];
       const end = s.end === null ? t1 : s.end;
-      const d = end - s.start;
-      const label = (s.agent || "") + " · " + stepKinds[s.kind] + (s.kind === "model" ? (s.name !== "model call" ? " (" + s.name + ")" : "") : " " + s.name);
+      const d = s.end === null ? end - s.start : timing.took(s);
+      const attempt = s.attempt ? (s.lost ? ", attempt " + s.attempt + ", lost with its process" : ", attempt " + s.attempt) : "";
+      const label = s.kind === "dead" ? "no process · " + s.name
+        : (s.agent || "") + " · " + stepKinds[s.kind] + (s.kind === "model" ? (s.name !== "model call" ? " (" + s.name + ")" : "") : " " + s.name) + (attempt ? " (" + attempt.slice(2) + ")" : "");
       const left = pct(s.start);
       const width = Math.max(pct(end) - left, 0.3);
-      return '<li class="g-row g-' + s.kind + (s.err ? " g-err" : "") + (s.end === null ? " g-pending" : "") + '" data-depth="' + s.depth + '">' +
+      // The times no process drove the run, across every row.
+      const gaps = timing.gaps.map(([g0, g1]) => '<span class="g-gap" data-x="' + pct(g0).toFixed(3) + '" data-w="' + Math.max(pct(g1) - pct(g0), 0.3).toFixed(3) + '"></span>').join("");
+      return '<li class="g-row g-' + s.kind + (s.err ? " g-err" : "") + (s.lost ? " g-lost" : "") + (s.end === null ? " g-pending" : "") + '" data-depth="' + s.depth + '"' + (s.attempt ? ' data-attempt="' + s.attempt + '"' : "") + ">" +
         '<span class="g-label" data-pad="' + (s.depth * 14 + 4) + '" title="' + esc(label) + '">' + esc(label) + "</span>" +
         '<span class="g-dur">' + esc(s.end === null ? "running" : fmtDur(d)) + "</span>" +
-        '<span class="g-track"><button type="button" class="g-bar" data-seq="' + (s.endSeq || s.seq) + '" data-x="' + left.toFixed(3) + '" data-w="' + Math.min(width, 100 - left).toFixed(3) + '" aria-label="' +
+        '<span class="g-track">' + gaps + '<button type="button" class="g-bar" data-seq="' + (s.endSeq || s.seq) + '" data-x="' + left.toFixed(3) + '" data-w="' + Math.min(width, 100 - left).toFixed(3) + '" data-ms="' + d + '" aria-label="' +
         esc(label + ", " + (s.end === null ? "still running" : fmtDur(d)) + ", at " + fmtDur(s.start - t0) + ": show event " + (s.endSeq || s.seq)) + '"></button></span></li>';
     } });
 
@@ -426,7 +500,9 @@
         const cell = (k) => '<td class="num">' + (a[k][0] ? a[k][0] + " · " + esc(fmtDur(a[k][1])) : "") + "</td>";
         totals += "<tr><th scope=\"row\">" + esc(agent) + "</th>" + cell("model") + cell("tool") + cell("handoff") + "</tr>";
       }
-      head.innerHTML = '<p class="g-sum">The run took <strong id="run-duration">' + esc(fmtDur(t1 - t0)) + "</strong> from its first record to its newest, in <strong class=\"g-steps\">" + timing.steps.length + "</strong> steps.</p>" +
+      const idle = timing.gaps.reduce((sum, [g0, g1]) => sum + g1 - g0, 0);
+      head.innerHTML = '<p class="g-sum">The run took <strong id="run-duration">' + esc(fmtDur(t1 - t0)) + "</strong> from its first record to its newest, in <strong class=\"g-steps\">" + timing.steps.filter((s) => s.kind !== "dead" && !s.lost).length + "</strong> steps" +
+        (idle > 0 ? '; <strong class="g-idle">' + esc(fmtDur(idle)) + "</strong> of it no process drove the run (hatched: a process died and another took over)" : "") + ".</p>" +
         '<table class="usage g-agents"><caption class="sr">Time per agent</caption><thead><tr><th scope="col">Agent</th><th scope="col" class="num">Model calls</th><th scope="col" class="num">Tools</th><th scope="col" class="num">Handoffs</th></tr></thead><tbody>' + totals + "</tbody></table>" +
         '<p class="dim g-note">Counts and time spent, parallel calls each in full. A bar shows its event.</p>' +
         '<div class="g-row g-axis" aria-hidden="true"><span></span><span></span><span class="g-track">' + ticks + "</span></div>";
@@ -591,6 +667,29 @@
     return '<div class="parts">' + parts.map((p) => partHTML(p, run)).join("") + "</div>";
   }
 
+  // partsBox is an element showing parts (see partHTML).
+  function partsBox(parts, run) {
+    const box = el("div", { class: "inspect-parts" });
+    box.innerHTML = partsHTML(parts, run);
+    return box;
+  }
+
+  // ago is how long ago t was, as the pages say it ("5s", "3m", "2h").
+  function ago(t) {
+    const s = Math.max(0, Math.floor((Date.now() - Date.parse(t)) / 1000));
+    if (s < 60) return s + "s";
+    if (s < 3600) return Math.floor(s / 60) + "m";
+    if (s < 172800) return Math.floor(s / 3600) + "h";
+    return Math.floor(s / 86400) + "d";
+  }
+
+  // Times said as "… ago" (time.ago) count on while the page is open.
+  function liveAgo() {
+    setInterval(() => {
+      for (const t of document.querySelectorAll("time.ago")) t.textContent = ago(t.getAttribute("datetime"));
+    }, 1000);
+  }
+
   function runPage() {
     const root = $("#run");
     if (!root) return;
@@ -602,6 +701,8 @@
     const streamState = $("#stream-state");
     const live = $("#live");
     const follow = $("#follow");
+    // A finished run's page opens at its top: there is nothing to follow.
+    if (terminal.has(root.dataset.state)) follow.checked = false;
     const events = []; // journal events in order (no deltas)
     const bySeq = new Map();
     const liveText = new Map(); // agent -> text streamed so far
@@ -733,6 +834,7 @@
       switch (ev.type) {
         case "started":
           return ev.fork_of ? "forked from " + ev.fork_of + (ev.fork_at ? " at " + ev.fork_at : "") + ", reusing " + (ev.reused || 0) + " records"
+            : ev.input === undefined || ev.input === null ? "no input" + (convo ? ": the conversation waits for a message" : "")
             : "input " + clip(JSON.stringify(ev.input), 200);
         case "model_response": {
           const parts = [];
@@ -748,7 +850,7 @@
         case "handoff_returned": return "← " + ev.target + (ev.is_error ? " failed: " : ": ") + clip(ev.output, 300);
         case "turn_completed": return "turn " + ev.turn + (ev.max_turns ? " of " + ev.max_turns : "");
         case "paused": return clip(ev.reason, 300) + (ev.context ? " — " + clip(ev.context, 200) : "");
-        case "resumed": return "answer: " + clip(ev.message, 300);
+        case "resumed": return (userMsgs.has(ev.seq) ? "user: " : "answer: ") + clip(ev.message, 300);
         case "completed": return "result " + clip(JSON.stringify(ev.result), 300);
         case "failed": case "stopped": return clip(ev.reason, 300);
         case "reply": return ev.is_error ? "no answer: " + clip(ev.reason, 300) : clip(ev.text, 400);
@@ -781,6 +883,12 @@
     const calls = new Set(); // the ids of every tool call so far
     const waiting = new Map(); // call id -> the paused event of a call waiting for an answer
     let lastPause = null; // the newest paused event: the one a resumed event answers
+    // A conversation pauses for each user message: its resumed events are
+    // the user's messages (userMsgs, by seq), and it counts messages where
+    // other runs count turns.
+    let convo = false;
+    let waitsForUser = false;
+    const userMsgs = new Set();
 
     // A result's label is "output" or "error", or says what stands for
     // it: the answer to a pause, or no result at all once the run ended.
@@ -822,10 +930,12 @@
     function rowHTML(ev) {
       const isReused = ev.seq > 1 && ev.seq <= reused + 1;
       const raw = openRaw.has(ev.seq);
-      let h = '<li class="ev ev-' + esc(ev.type) + (ev.is_error ? " err" : "") + (isReused ? " reused" : "") + (ev.seq === picked ? " picked" : "") + '" data-seq="' + ev.seq + '">' +
+      let h = '<li class="ev ev-' + esc(ev.type) + (ev.is_error ? " err" : "") + (isReused ? " reused" : "") + (ev.takeover ? " taken-over" : "") + (ev.seq === picked ? " picked" : "") + '" data-seq="' + ev.seq + '">' +
+        (ev.takeover ? '<p class="takeover" role="note"><strong>Takeover.</strong> ' + esc(takeoverText(ev.takeover)) + "</p>" : "") +
         '<div class="ev-head"><span class="seq">#' + ev.seq + '</span><time datetime="' + esc(ev.time) + '">' + esc(clock(ev.time)) +
         '</time><span class="agent">' + esc(ev.agent) + '</span><span class="type">' + esc(ev.type) + "</span>" +
         (isReused ? '<span class="badge">reused</span>' : "") + (ev.edited ? '<span class="badge edited">edited</span>' : "") +
+        (ev.attempt > 1 ? '<span class="badge attempt" title="asked again: the process that first asked it died before recording the answer">attempt ' + esc(ev.attempt) + "</span>" : "") +
         '<span class="sum">' + esc(summary(ev)) + "</span>" + timing.durHTML(ev, esc) + '<code class="key">' + esc(ev.key) + "</code>" +
         (ev.child ? '<a class="child-link" href="/ui/runs/' + esc(encodeURIComponent(ev.child)) + '">child run</a>' : "") +
         '<span class="tools"><button type="button" class="small json" aria-expanded="' + raw + '" aria-label="JSON of event ' + ev.seq + '">JSON</button>' +
@@ -893,6 +1003,32 @@
       }
     }
 
+    // inflight says what a running run waits for (the model, a tool) and
+    // for how long, from its newest record: there is no record of a call
+    // until it returns.
+    const inflight = $("#inflight");
+    const openCalls = new Map(); // call id -> its tool_call event, until its result
+    setInterval(() => {
+      const last = events[events.length - 1];
+      const running = root.dataset.state === "running" && !done && last;
+      inflight.hidden = !running;
+      if (!running) return;
+      const since = fmtDur(Math.max(0, Date.now() - Date.parse(last.time)));
+      let what;
+      if (openCalls.size) {
+        const names = [...new Set([...openCalls.values()].map((c) => c.tool))];
+        what = "running " + (names.length === 1 ? "tool " + names[0] : names.length + " tools");
+      } else if (last.type === "handoff_started" && last.child) {
+        what = "waiting on child run " + last.child;
+      } else if (last.type === "model_response" && last.tool_calls && last.tool_calls.length) {
+        what = "running tools";
+      } else {
+        const who = last.type === "handoff_started" ? last.target : last.agent;
+        what = "waiting on the model" + (who ? " (" + who + ")" : "") + (liveText.size ? ", which is answering" : "");
+      }
+      inflight.textContent = what + ", " + since;
+    }, 200);
+
     function showLive() {
       live.textContent = "";
       for (const [agent, text] of liveText) {
@@ -923,10 +1059,11 @@
         const st = await res.json();
         if (!st || !st.state) return;
         root.dataset.state = st.state;
+        if (st.state !== "running") inflight.hidden = true;
         $("#state").textContent = "";
         $("#state").append(el("span", { class: "state state-" + st.state, text: st.state }));
         $("#agent").textContent = st.agent || "";
-        if ($("#turn")) $("#turn").textContent = String(st.turn || 0); // a workflow's page shows nodes instead
+        if (!convo && $("#turn")) $("#turn").textContent = String(st.turn || 0); // a workflow's page shows nodes instead
         // A run paused for a user's message has the chat box; a teammate
         // waiting for mail the mail form; any other pause the answer form.
         const paused = st.state === "paused";
@@ -981,6 +1118,18 @@
         reused = ev.reused;
         timeline.dataset.reused = String(reused);
       }
+      if (ev.type === "paused") {
+        waitsForUser = ev.reason === "awaiting user message";
+        if (waitsForUser && !convo) {
+          convo = true;
+          $("#turn-label").textContent = "messages";
+          $("#max-turns")?.remove();
+        }
+      } else if (ev.type === "resumed" && waitsForUser) {
+        userMsgs.add(ev.seq);
+        waitsForUser = false;
+      }
+      if (convo) $("#turn").textContent = String(userMsgs.size);
       events.push(ev);
       bySeq.set(ev.seq, ev);
       timing.add(ev);
@@ -992,6 +1141,8 @@
         requestAnimationFrame(flush);
       }
       if (ev.type === "model_response" && liveText.delete(ev.agent || "")) showLive();
+      if (ev.type === "tool_call" && ev.call_id) openCalls.set(ev.call_id, ev);
+      else if ((ev.type === "tool_result" || ev.type === "handoff_returned") && ev.call_id) openCalls.delete(ev.call_id);
       if (ev.child || ev.type === "handoff_returned") refreshSide();
       if (streamFollowing && ["paused", "resumed", "turn_completed", "completed", "failed", "stopped"].includes(ev.type)) {
         refreshStatus();
@@ -1169,11 +1320,22 @@
       if (location.hash === "#transcript") $("#chat-message").focus();
     });
     byHash();
+    // The address names a tab, not a place: the page stays at its top
+    // (the browser would scroll to the element of that id, past the
+    // run's header).
+    if (["#transcript", "#gantt", "#nodes"].includes(location.hash)) {
+      if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+      const top = () => window.scrollTo(0, 0);
+      top();
+      requestAnimationFrame(top);
+      window.addEventListener("load", () => { top(); setTimeout(top, 0); }, { once: true });
+    }
     stream();
   }
 
   document.addEventListener("DOMContentLoaded", () => {
     liveParts();
+    liveAgo();
     runPage();
   });
 })();

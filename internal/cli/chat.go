@@ -161,16 +161,21 @@ func (a *app) chat(ctx context.Context, sess *conversation.Session[chatContext],
 	})
 }
 
-// prompt reads lines from stdin, prompting "you> " on stderr, and hands
-// each non-empty one to handle until it says quit, /quit or /exit is
-// typed, or the input ends.
+// prompt reads lines from stdin, prompting "you> " on stderr when stdin is
+// a terminal (piped lines get no prompt), and hands each non-empty one to
+// handle until it says quit, /quit or /exit is typed, or the input ends.
 func (a *app) prompt(handle func(line string) (quit bool, err error)) error {
 	in := bufio.NewScanner(a.stdin)
 	in.Buffer(make([]byte, 64*1024), 1<<20)
+	typed := isTerminal(a.stdin)
 	for {
-		fmt.Fprint(a.stderr, "you> ")
+		if typed {
+			fmt.Fprint(a.stderr, "you> ")
+		}
 		if !in.Scan() {
-			fmt.Fprintln(a.stderr)
+			if typed {
+				fmt.Fprintln(a.stderr)
+			}
 			if err := in.Err(); err != nil {
 				return fmt.Errorf("reading messages: %w", err)
 			}

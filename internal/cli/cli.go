@@ -55,6 +55,31 @@ const (
 // DefaultStore is the store used when neither --store nor SWARM_STORE is set.
 const DefaultStore = "sqlite:.swarm/runs.db"
 
+// textArgs accepts min to max arguments, the last of which is free text (an
+// input, a message): more are taken for a text of several words that the
+// shell split, and the error shows the command with the text quoted.
+func textArgs(min, max int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > max {
+			fixed, text := args[:max-1], strings.Join(args[max-1:], " ")
+			return usageError{fmt.Errorf("%s takes at most %d argument(s), got %d: put a text of several words in quotes, as in: %s",
+				cmd.CommandPath(), max, len(args), strings.Join(append(append([]string{cmd.CommandPath()}, fixed...), shellQuote(text)), " "))}
+		}
+		if err := cobra.RangeArgs(min, max)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	if !strings.ContainsAny(s, `"$\`+"`") {
+		return `"` + s + `"`
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // usageError marks errors that exit with ExitUsage.
 type usageError struct{ err error }
 
@@ -433,7 +458,7 @@ func (a *app) runCmd() *cobra.Command {
 		Long: "Start a run of SWARM on INPUT (text, or JSON for swarms with structured input; read from stdin when INPUT is -),\n" +
 			"show its progress on stderr and print its result as JSON on stdout.\n" +
 			"Exit codes: completed 0, failed 1, usage or config error 2, paused 3, stopped 4, interrupted (Ctrl-C) 130.",
-		Args: cobra.MaximumNArgs(2),
+		Args: textArgs(0, 2),
 		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, file *config.File, args []string) error {
 			if len(args) == 0 {
 				return usageError{fmt.Errorf("name the swarm to run: swarm run SWARM [INPUT]; %s", swarmList(rt, file))}
@@ -870,7 +895,7 @@ func (a *app) resumeCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "resume ID MESSAGE",
 		Short: "Answer a paused run and follow it to its end",
-		Args:  cobra.ExactArgs(2),
+		Args:  textArgs(2, 2),
 		RunE: a.withRuntime(true, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			before, err := rt.Status(ctx, args[0])
 			if err != nil {
@@ -909,7 +934,7 @@ func (a *app) stopCmd() *cobra.Command {
 		Short: "Stop a run",
 		Long: "Stop a run, paused or running, here or in another process, and wait for it to stop.\n" +
 			"Exits 0 once the stop is accepted, printing the run's status; stopping a finished run is an error.",
-		Args: cobra.ExactArgs(2),
+		Args: textArgs(2, 2),
 		RunE: a.withRuntime(false, func(ctx context.Context, rt *swarm.Runtime, args []string) error {
 			if err := rt.Stop(ctx, args[0], args[1]); err != nil {
 				return refused(ctx, rt, args[0], "stop", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/adaptive"
+	"github.com/swarmrt/swarm/store"
 )
 
 // progress prints a run's events on stderr, one line each: tool calls and
@@ -34,6 +35,11 @@ type progress struct {
 	done     chan struct{}
 	stopped  bool
 	sawEnd   bool // a pause or the run's end was printed
+	// reused is, in a fork, the number of the origin's records that follow
+	// its started event; their lines are marked, as the fork did not run
+	// those steps.
+	reused int
+	mark   string // what the current event's lines start with
 }
 
 // newProgress prints on w; the spinner runs only when tty is set.
@@ -45,9 +51,10 @@ func newProgress(w io.Writer, tty bool) *progress {
 	return p
 }
 
-// isTerminal reports whether w is a terminal (a character device).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether f, a stream of the process, is a terminal (a
+// character device).
+func isTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	if !ok {
 		return false
 	}
@@ -96,7 +103,7 @@ func (p *progress) erase() {
 
 func (p *progress) line(format string, args ...any) {
 	p.erase()
-	fmt.Fprintf(p.w, "  "+format+"\n", args...)
+	fmt.Fprintf(p.w, "  "+p.mark+format+"\n", args...)
 }
 
 // wait sets what the spinner shows.
@@ -121,10 +128,26 @@ func (p *progress) event(ev swarm.Event) {
 		}
 		p.rejected = nil
 	}
+	p.mark = ""
+	if ev.Seq > 1 && ev.Seq <= int64(p.reused)+1 {
+		p.mark = "reused · "
+	}
+	if tk := ev.Takeover; tk != nil {
+		p.line("%s", takeoverLine(tk))
+	}
 	switch ev.Type {
 	case swarm.EventStarted:
 		if p.root == "" {
 			p.root = ev.Swarm
+		}
+		if ev.ForkOf != "" {
+			p.reused = ev.Reused
+			at := ""
+			if ev.ForkAt != "" {
+				at = " at " + ev.ForkAt
+			}
+			p.line("started %s: a fork of run %s%s, reusing %d recorded steps (marked reused: not run again)", ev.Swarm, ev.ForkOf, at, ev.Reused)
+			break
 		}
 		p.line("started %s", ev.Swarm)
 		p.wait(ev.Swarm + ": waiting for the model")
@@ -212,4 +235,15 @@ func (p *progress) event(ev swarm.Event) {
 		p.line("stopped: %s", ev.Reason)
 		p.wait("")
 	}
+}
+
+// takeoverLine says that a process took a run over from a dead one, how
+// long no process drove it, and which steps were asked again.
+func takeoverLine(tk *store.Takeover) string {
+	line := fmt.Sprintf("taken over by %s from %s, whose lease ran out at %s: no process drove the run for %s",
+		tk.Node, tk.From, tk.LeaseUntil.Local().Format("15:04:05.000"), tk.At.Sub(tk.LastSeen).Round(time.Millisecond))
+	if len(tk.Redo) > 0 {
+		line += "; asked again: " + strings.Join(tk.Redo, ", ")
+	}
+	return line
 }

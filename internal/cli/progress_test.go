@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/adaptive"
+	"github.com/swarmrt/swarm/store"
 )
 
 // lockedBuffer is a bytes.Buffer safe for the spinner's goroutine.
@@ -92,5 +93,21 @@ func TestProgressShowsLedgers(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in %q", want, out.String())
 		}
+	}
+}
+
+// TestProgressTakeover: the first event a process records after taking a
+// run over from a dead one says so, with the dead time and the steps asked
+// again.
+func TestProgressTakeover(t *testing.T) {
+	var out lockedBuffer
+	p := newProgress(&out, false)
+	at := time.Date(2026, 12, 7, 9, 0, 10, 0, time.Local)
+	p.event(swarm.Event{Type: swarm.EventModelResponse, Agent: "trip", Text: "sunny", Attempt: 2, Takeover: &store.Takeover{
+		Node: "host:2", From: "host:1", Epoch: 2, At: at, LastSeen: at.Add(-5500 * time.Millisecond), LeaseUntil: at.Add(-500 * time.Millisecond), Redo: []string{"t2/model"}}})
+	p.stop()
+	want := "taken over by host:2 from host:1, whose lease ran out at 09:00:09.500: no process drove the run for 5.5s; asked again: t2/model\n  trip: sunny"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("progress = %q, want %q", out.String(), want)
 	}
 }

@@ -208,7 +208,7 @@ func (a *app) serveCmd() *cobra.Command {
 				mode += " and OAuth access tokens of " + file.Serve.OAuth.Issuer
 			}
 			fmt.Fprintf(a.stderr, "swarm: listening on http://%s %s\n", ln.Addr(), mode)
-			printEndpoints(a.stderr, "http://"+ln.Addr().String(), file, mounts)
+			printEndpoints(a.stderr, "http://"+ln.Addr().String(), file, mounts, rt.Swarms())
 			if authn.OAuth() != nil {
 				fmt.Fprintf(a.stderr, "swarm:   OAuth     http://%s%s (protected resource metadata)\n", ln.Addr(), auth.WellKnownPath)
 			}
@@ -370,8 +370,10 @@ func serveOAuth(rt *swarm.Runtime, sec *config.ServeOAuth) (*auth.OAuth, error) 
 
 // printEndpoints lists, at the start of swarm serve, the swarms,
 // conversations, teams and workflows served (each kind the file has) and where each
-// protocol answers.
-func printEndpoints(w io.Writer, base string, file *config.File, mounts []server.Mount) {
+// protocol answers. The A2A card at the well-known path of the server is
+// that of its only swarm (defs): with several there is none, and each
+// swarm's card is under its own path.
+func printEndpoints(w io.Writer, base string, file *config.File, mounts []server.Mount, defs []swarm.Definition) {
 	for _, kind := range []struct {
 		name string
 		ids  []string
@@ -386,7 +388,9 @@ func printEndpoints(w io.Writer, base string, file *config.File, mounts []server
 		case a2a.PathPrefix:
 			fmt.Fprintf(w, "swarm:   A2A       %s%s{swarm} (JSON-RPC; card: %s%s{swarm}/.well-known/agent-card.json)\n", base, a2a.PathPrefix, base, a2a.PathPrefix)
 		case a2a.CardPath:
-			fmt.Fprintf(w, "swarm:   A2A card  %s%s (of the only swarm, when there is one)\n", base, a2a.CardPath)
+			if len(defs) == 1 {
+				fmt.Fprintf(w, "swarm:   A2A card  %s%s (of %s, the only swarm)\n", base, a2a.CardPath, defs[0].ID())
+			}
 		case "/mcp":
 			fmt.Fprintf(w, "swarm:   MCP       %s/mcp (streamable HTTP)\n", base)
 		case dashboard.RootPattern:

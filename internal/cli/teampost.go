@@ -30,7 +30,7 @@ func (a *app) teamMailCmd() *cobra.Command {
 		Long: "Post TEXT from the user to member --to of team run TEAM_RUN (the lead's run id; '*' broadcasts), print\n" +
 			"the mail as JSON (a broadcast: the members it reached), then drive the team here until it settles or\n" +
 			"--wait passes. With --id the post is safe to retry: a mail with the same id is delivered once.",
-		Args: cobra.ExactArgs(2),
+		Args: textArgs(2, 2),
 		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, _ *config.File, args []string) error {
 			if to == "" {
 				return usageError{errors.New("name the recipient: --to MEMBER (or --to '*' for every member)")}
@@ -63,7 +63,7 @@ func (a *app) teamTaskCmd() *cobra.Command {
 		Short: "Add a task to a team run's task board",
 		Long: "Add a task with SUBJECT to the board of team run TEAM_RUN (the lead's run id), print it as JSON, then drive\n" +
 			"the team here until it settles or --wait passes (in an autonomous team an idle teammate claims the task).",
-		Args: cobra.ExactArgs(2),
+		Args: textArgs(2, 2),
 		RunE: a.withDefs(func(ctx context.Context, rt *swarm.Runtime, _ *config.File, args []string) error {
 			return a.teamPost(ctx, rt, args[0], wait, func(tr *team.TeamRun) (any, error) {
 				return tr.AddTask(ctx, args[1], description, blockedBy...)

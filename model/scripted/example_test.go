@@ -34,7 +34,7 @@ func Example() {
 	fmt.Println(m.Unconsumed("run-1"))
 	// Output:
 	// call_planner_0_0 handoff_to_weather {"request":"weekend forecast"}
-	// model scripted:weather: rate_limited: scripted failure at call 0 true
+	// model scripted:weather: rate_limited: scripted failure at call 1 true
 	// Sunny, 22C
 	// map[planner:1]
 }

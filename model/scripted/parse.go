@@ -30,7 +30,9 @@ func Load(path string, opts ...Option) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scripted: script %s: %w", path, err)
 	}
-	return New(s, opts...), nil
+	m := New(s, opts...)
+	m.source = path
+	return m, nil
 }
 
 // ParseError is a mistake in a script file.

@@ -25,6 +25,7 @@
 package scripted
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -167,6 +168,7 @@ type Model struct {
 	agents map[string]*agentScript
 	names  []string // agent ids, sorted; index = agentScript.index
 	known  string   // names, quoted and joined, for error messages
+	source string   // the script file's path, when loaded from one
 	runs   *tracker // nil without bookkeeping
 }
 
@@ -371,7 +373,8 @@ func tokens(n int) int64 { return int64((n + 3) / 4) }
 // few pieces when it is set, and returns the step's message. An error step
 // returns a [*model.Error] of its kind. An agent without a script, a Call
 // past the end of the agent's script and a malformed step return a
-// [*model.Error] of kind [model.KindOther], which is not retryable.
+// [*model.Error] of kind [model.KindOther], which is not retryable. Error
+// messages count calls from 1 (Call 0 is "call 1").
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	if req == nil {
 		return nil, &model.Error{Kind: model.KindBadRequest, Provider: Provider, Message: "nil request"}
@@ -381,14 +384,14 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	}
 	a := m.agents[req.Agent]
 	if a == nil {
-		return nil, m.fail(req, model.KindOther, fmt.Sprintf("agent %q call %d: the script has no steps for this agent (it scripts %s)", req.Agent, req.Call, m.known))
+		return nil, m.fail(req, model.KindOther, fmt.Sprintf("agent %q call %d: %s has no steps for this agent (it scripts %s)", req.Agent, req.Call+1, m.name(), m.known))
 	}
 	if req.Call < 0 || req.Call >= len(a.steps) {
-		return nil, m.fail(req, model.KindOther, fmt.Sprintf("agent %q call %d: script exhausted: it has %d steps for this agent", req.Agent, req.Call, len(a.steps)))
+		return nil, m.fail(req, model.KindOther, fmt.Sprintf("agent %q call %d: script exhausted: %s has %s for this agent", req.Agent, req.Call+1, m.name(), plural(len(a.steps), "step")))
 	}
 	s := &a.steps[req.Call]
 	if s.invalid != "" {
-		return nil, m.fail(req, model.KindOther, fmt.Sprintf("agent %q call %d: invalid step: %s", req.Agent, req.Call, s.invalid))
+		return nil, m.fail(req, model.KindOther, fmt.Sprintf("agent %q call %d: invalid step of %s: %s", req.Agent, req.Call+1, m.name(), s.invalid))
 	}
 	if s.delay > 0 && !m.cfg.noDelays {
 		t := time.NewTimer(s.delay)
@@ -403,10 +406,10 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 		m.runs.record(req.RunID, a.index, len(m.names), req.Call)
 	}
 	if s.kind != "" {
-		return nil, m.fail(req, s.kind, fmt.Sprintf("scripted failure at call %d", req.Call))
+		return nil, m.fail(req, s.kind, fmt.Sprintf("scripted failure at call %d", req.Call+1))
 	}
 	if e, missing := missingPart(req, s.expect); missing {
-		return nil, m.fail(req, model.KindBadRequest, fmt.Sprintf("agent %q call %d: the request holds no part matching %s", req.Agent, req.Call, e))
+		return nil, m.fail(req, model.KindBadRequest, fmt.Sprintf("agent %q call %d: the request holds no part matching %s", req.Agent, req.Call+1, e))
 	}
 	if req.OnDelta != nil {
 		for _, c := range s.chunks {
@@ -464,12 +467,31 @@ func inputTokens(req *model.Request) int64 {
 	return tokens(n)
 }
 
+// fail returns an error of the model: named after its script file when it
+// was loaded from one ("model scripted:script.yaml: ..."), else after the
+// agent asking.
 func (m *Model) fail(req *model.Request, kind model.Kind, msg string) error {
-	return &model.Error{Kind: kind, Provider: Provider, Model: req.Agent, Message: msg}
+	return &model.Error{Kind: kind, Provider: Provider, Model: cmp.Or(m.source, req.Agent), Message: msg}
+}
+
+// plural is "1 step", "2 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// name names the script in messages.
+func (m *Model) name() string {
+	if m.source != "" {
+		return m.source
+	}
+	return "the script"
 }
 
 func (m *Model) ctxErr(req *model.Request, err error) error {
-	return fmt.Errorf("model %s:%s: call %d: %w", Provider, req.Agent, req.Call, err)
+	return fmt.Errorf("model %s:%s: call %d: %w", Provider, req.Agent, req.Call+1, err)
 }
 
 // Served describes how far one run has consumed one agent's script.

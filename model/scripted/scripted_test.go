@@ -274,11 +274,12 @@ func TestUnknownAgentAndExhausted(t *testing.T) {
 		call  int
 		want  []string
 	}{
-		{"nobody", 0, []string{`agent "nobody"`, "call 0", `"a", "b"`}},
-		{"a", 2, []string{`agent "a"`, "call 2", "exhausted", "2 steps"}},
-		{"a", 7, []string{`agent "a"`, "call 7", "2 steps"}},
-		{"a", -1, []string{`agent "a"`, "call -1"}},
-		{"b", 0, []string{`agent "b"`, "call 0", "0 steps"}},
+		// Messages count calls from 1.
+		{"nobody", 0, []string{`agent "nobody"`, "call 1:", `"a", "b"`}},
+		{"a", 2, []string{`agent "a"`, "call 3:", "exhausted", "the script has 2 steps"}},
+		{"a", 7, []string{`agent "a"`, "call 8:", "2 steps"}},
+		{"a", -1, []string{`agent "a"`, "call 0:"}},
+		{"b", 0, []string{`agent "b"`, "call 1:", "0 steps"}},
 	}
 	for _, c := range cases {
 		_, err := m.Generate(context.Background(), &model.Request{RunID: "r", Agent: c.agent, Call: c.call})

@@ -452,11 +452,16 @@ func (s *Store) Claim(ctx context.Context, id, owner string, lease time.Duration
 // claim leases the run to owner; the caller holds r.mu.
 func (r *run) claim(owner string, now time.Time, lease time.Duration) store.Lease {
 	row := &r.row
+	var from string
+	var until time.Time
+	if row.Owner != "" && row.Owner != owner {
+		from, until = row.Owner, row.LeaseUntil
+	}
 	row.Owner = owner
 	row.Epoch++
 	row.LeaseUntil = now.Add(lease)
 	row.UpdatedAt = now
-	return store.Lease{RunID: row.ID, Owner: owner, Epoch: row.Epoch}
+	return store.Lease{RunID: row.ID, Owner: owner, Epoch: row.Epoch, From: from, FromUntil: until}
 }
 
 // ClaimExpired implements store.Store. A limit <= 0 means no limit.

@@ -64,7 +64,7 @@ func TestHeartbeatLeavesRuns(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	ls, err := s.ClaimExpired(ctx, "n2", time.Hour, 10)
-	if err != nil || len(ls) != 2 || ls[0] != (store.Lease{RunID: "a", Owner: "n2", Epoch: 2}) {
+	if err != nil || len(ls) != 2 || ls[0].RunID != "a" || ls[0].Epoch != 2 || ls[0].From != "n1" {
 		t.Fatalf("ClaimExpired after the owner's lapse = %+v, %v", ls, err)
 	}
 }

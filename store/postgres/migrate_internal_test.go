@@ -140,7 +140,7 @@ func TestMigrateOwnerLeases(t *testing.T) {
 	}
 	time.Sleep(2100 * time.Millisecond)
 	ls, err = s.ClaimExpired(ctx, "n2", time.Hour, 10)
-	if err != nil || len(ls) != 1 || ls[0] != (store.Lease{RunID: "a", Owner: "n2", Epoch: 4}) {
+	if err != nil || len(ls) != 1 || ls[0].RunID != "a" || ls[0].Owner != "n2" || ls[0].Epoch != 4 {
 		t.Fatalf("ClaimExpired once a's lease ran out = %+v, %v", ls, err)
 	}
 }

@@ -74,6 +74,16 @@ func lapsed(r, now string) string {
 		WHERE o.owner = %[1]s.owner AND o.until > %[2]s))`, r, now)
 }
 
+// formerHolder is, in a claim's RETURNING list, the owner the run had
+// before the claim and when its lease ran out (the later of the run's own
+// and the owner's), read from the statement's snapshot, which does not see
+// the claim's own update.
+func formerHolder(rid string) string {
+	return `(SELECT o.owner FROM swarm_runs o WHERE o.rid = ` + rid + `),
+		(SELECT greatest(o.lease_until, coalesce((SELECT l.until FROM swarm_leases l WHERE l.owner = o.owner), 0))
+			FROM swarm_runs o WHERE o.rid = ` + rid + `)`
+}
+
 // queries are the statements of a store. pgx prepares and caches each per
 // connection. The writes return the payloads that announce their changes
 // (see notify.go).
@@ -141,7 +151,7 @@ func newQueries() queries {
 		claim: `WITH k AS (` + ensureOwner(2) + `)
 			UPDATE swarm_runs SET owner = $2, epoch = epoch + 1, lease_until = ` + nowNS + ` + $3, updated_at = ` + nowNS + `
 			WHERE id = $1 AND state = 'running' AND (owner = '' OR owner = $2 OR ` + lapsed("swarm_runs", nowNS) + `)
-			RETURNING epoch`,
+			RETURNING epoch, ` + formerHolder("swarm_runs.rid"),
 
 		// The claimable runs: the unowned ones (swarm_runs_unowned, in
 		// rid order), then those of the owners whose lease ran out
@@ -169,7 +179,7 @@ func newQueries() queries {
 			k AS (` + ensureOwnerIf(1, "c") + `)
 			UPDATE swarm_runs r SET owner = $1, epoch = r.epoch + 1, lease_until = ` + nowNS + ` + $2, updated_at = ` + nowNS + `
 			FROM c WHERE r.rid = c.rid
-			RETURNING r.rid, r.id, r.epoch`,
+			RETURNING r.rid, r.id, r.epoch, ` + formerHolder("r.rid"),
 
 		// A heartbeat updates its owner's row only: the runs' rows
 		// stay as they are.
@@ -570,10 +580,11 @@ func (s *Store) Claim(ctx context.Context, id, owner string, lease time.Duration
 	// The claim is one conditional update; when it changes nothing, the
 	// row says why, unless it changed meanwhile: then try again.
 	for range 3 {
-		var epoch int64
-		err := s.pool.QueryRow(ctx, s.q.claim, id, owner, int64(lease)).Scan(&epoch)
+		l := store.Lease{RunID: id, Owner: owner}
+		var until int64
+		err := s.pool.QueryRow(ctx, s.q.claim, id, owner, int64(lease)).Scan(&l.Epoch, &l.From, &until)
 		if err == nil {
-			return store.Lease{RunID: id, Owner: owner, Epoch: epoch}, nil
+			return fromHolder(l, until), nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return store.Lease{}, s.wrap("claim run "+id, err)
@@ -596,6 +607,17 @@ func (s *Store) Claim(ctx context.Context, id, owner string, lease time.Duration
 		}
 	}
 	return store.Lease{}, fmt.Errorf("claim run %q: the run keeps changing: %w", id, store.ErrLeased)
+}
+
+// fromHolder completes a claim's lease with the owner it took the run
+// from (see store.Lease.From), whose lease ran out at until.
+func fromHolder(l store.Lease, until int64) store.Lease {
+	if l.From == "" || l.From == l.Owner {
+		l.From = ""
+		return l
+	}
+	l.FromUntil = time.Unix(0, until)
+	return l
 }
 
 // ClaimExpired implements store.Store. A limit <= 0 means no limit.
@@ -621,10 +643,12 @@ func (s *Store) ClaimExpired(ctx context.Context, owner string, lease time.Durat
 	var got []claimed
 	for rows.Next() {
 		c := claimed{l: store.Lease{Owner: owner}}
-		if err := rows.Scan(&c.rid, &c.l.RunID, &c.l.Epoch); err != nil {
+		var until int64
+		if err := rows.Scan(&c.rid, &c.l.RunID, &c.l.Epoch, &c.l.From, &until); err != nil {
 			rows.Close()
 			return nil, s.wrap("claim expired runs", err)
 		}
+		c.l = fromHolder(c.l, until)
 		got = append(got, c)
 	}
 	rows.Close()

@@ -44,7 +44,7 @@ type writer struct {
 // 0 for unowned runs, then rid): only the runs whose lease ran out, without
 // a sort. (runs_state would give running runs in rid order, but the idle
 // poll would then walk every running run that another node holds.)
-const expiredQuery = `SELECT rid, id, epoch FROM runs INDEXED BY runs_claim WHERE state = 'running' AND lease_until <= ?
+const expiredQuery = `SELECT rid, id, epoch, owner, lease_until FROM runs INDEXED BY runs_claim WHERE state = 'running' AND lease_until <= ?
 	ORDER BY lease_until, rid LIMIT ?`
 
 // renewStmt and heldQuery find a node's runs among the running runs
@@ -331,7 +331,11 @@ func (w *writer) claimOne(id, owner string, lease time.Duration) (store.Lease, e
 	if cur.owner != "" && cur.owner != owner && cur.leaseUntil > now {
 		return store.Lease{}, fmt.Errorf("run %q held by %q: %w", id, cur.owner, store.ErrLeased)
 	}
-	return w.take(cur.rid, id, owner, cur.epoch+1, lease)
+	l, err := w.take(cur.rid, id, owner, cur.epoch+1, lease)
+	if err == nil && cur.owner != "" && cur.owner != owner {
+		l.From, l.FromUntil = cur.owner, sqlval.FromNanos(cur.leaseUntil)
+	}
+	return l, err
 }
 
 func (w *writer) take(rid int64, id, owner string, epoch int64, lease time.Duration) (store.Lease, error) {
@@ -356,9 +360,15 @@ func (w *writer) claimExpired(owner string, lease time.Duration, limit int) ([]s
 	var dues []due
 	for rows.Next() {
 		var d due
-		if err := rows.Scan(&d.rid, &d.l.RunID, &d.l.Epoch); err != nil {
+		var until int64
+		if err := rows.Scan(&d.rid, &d.l.RunID, &d.l.Epoch, &d.l.From, &until); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if d.l.From != "" && d.l.From != owner {
+			d.l.FromUntil = sqlval.FromNanos(until)
+		} else {
+			d.l.From = ""
 		}
 		dues = append(dues, d)
 	}
@@ -375,6 +385,7 @@ func (w *writer) claimExpired(owner string, lease time.Duration, limit int) ([]s
 		if out[i], err = w.take(d.rid, d.l.RunID, owner, d.l.Epoch+1, lease); err != nil {
 			return nil, err
 		}
+		out[i].From, out[i].FromUntil = d.l.From, d.l.FromUntil
 	}
 	return out, nil
 }

@@ -875,8 +875,8 @@ func testClaimExpiredLease(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatalf("Claim of an expired lease: %v", err)
 	}
-	if l2.Epoch != 2 || l2.Owner != "o2" {
-		t.Fatalf("Claim = %+v", l2)
+	if l2.Epoch != 2 || l2.Owner != "o2" || l2.From != "o1" || l2.FromUntil.IsZero() || l2.FromUntil.After(time.Now()) {
+		t.Fatalf("Claim = %+v; want epoch 2, taken from o1 whose lease ran out", l2)
 	}
 	_, err = s.Append(ctx, l, recs("c"), store.Update{})
 	wantErr(t, "Append by the expired owner after a claim", err, store.ErrLeaseLost)
@@ -927,14 +927,23 @@ func testClaimExpired(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatalf("ClaimExpired: %v", err)
 	}
+	// A claim names the owner whose lease it took over (r1, r6), not a
+	// run that was unowned (r3) or the claimer's own (r7).
 	want := []store.Lease{
-		{RunID: "r1", Owner: "c", Epoch: 2},
+		{RunID: "r1", Owner: "c", Epoch: 2, From: "o1"},
 		{RunID: "r3", Owner: "c", Epoch: 2},
-		{RunID: "r6", Owner: "c", Epoch: 2},
+		{RunID: "r6", Owner: "c", Epoch: 2, From: "o6"},
 		{RunID: "r7", Owner: "c", Epoch: 2},
 	}
-	if !slices.Equal(ls, want) {
-		t.Fatalf("ClaimExpired = %+v, want %+v", ls, want)
+	got := slices.Clone(ls)
+	for i, l := range got {
+		if (l.From == "") != l.FromUntil.IsZero() || l.FromUntil.After(time.Now()) {
+			t.Errorf("ClaimExpired: %s taken from %q whose lease ran out at %v", l.RunID, l.From, l.FromUntil)
+		}
+		got[i].FromUntil = time.Time{}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ClaimExpired = %+v, want %+v", got, want)
 	}
 	for _, l := range ls {
 		appendOK(t, s, l, recs("claimed"), store.Update{})
