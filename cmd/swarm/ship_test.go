@@ -17,7 +17,7 @@ import (
 // (-ldflags -X), and swarm version names it even without VCS information.
 func TestVersionStamped(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "swarm")
-	build := exec.Command("go", "build", "-buildvcs=false", "-trimpath", "-o", bin,
+	build := exec.Command("go", "build", "-buildvcs=false", "-o", bin,
 		"-ldflags", "-X github.com/swarmrt/swarm/internal/cli.Version=v9.8.7-test", ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

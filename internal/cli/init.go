@@ -157,13 +157,13 @@ func projectModule(dir, source string) (gomod, gosum []byte, how string, err err
 		}
 	}
 	if checkout == "" {
-		v := version()
-		v, _, _ = strings.Cut(v, ", ")
-		if !strings.HasPrefix(v, "v") {
-			v = "latest"
+		// A release requires its own version; any other build leaves the
+		// version to go mod tidy (the latest).
+		mod := fmt.Sprintf("module %s\n\ngo 1.26.0\n", name)
+		if v, _, _ := strings.Cut(version(), ", "); strings.HasPrefix(v, "v") {
+			mod += fmt.Sprintf("\nrequire %s %s\n", modulePath, v)
 		}
-		mod := fmt.Sprintf("module %s\n\ngo 1.26.0\n\nrequire %s %s\n", name, modulePath, v)
-		return []byte(mod), nil, fmt.Sprintf("go.mod requires %s %s: run `go mod tidy` once (it fetches the module), or pass --source with a checkout to build offline.\n", modulePath, v), nil
+		return []byte(mod), nil, fmt.Sprintf("go.mod builds against the published %s: run `go mod tidy` once (it fetches the module), or pass --source with a checkout to build offline.\n", modulePath), nil
 	}
 	src, err := os.ReadFile(filepath.Join(checkout, "go.mod"))
 	if err != nil {
