@@ -20,6 +20,7 @@ containers=()
 cleanup() {
   for c in ${containers[@]+"${containers[@]}"}; do $podman rm -f -t 0 "$c" >/dev/null 2>&1 || true; done
   $podman volume rm -f swarm-ci-data >/dev/null 2>&1 || true
+  $podman rmi -f localhost/swarm:ci >/dev/null 2>&1 || true
   rm -rf "$tmp"
 }
 podman=podman
