@@ -35,8 +35,9 @@ fail() { echo "ship: $*" >&2; exit 1; }
 # hand); setting RLIMIT_NOFILE and RLIMIT_NPROC above the current limits
 # is not permitted (CAP_SYS_RESOURCE is missing), so the containers get
 # the current ones.
-if ! command -v podman >/dev/null || ! command -v runc >/dev/null; then
-  apt-get update && apt-get install -y podman runc
+# zip packs the windows archives.
+if ! command -v podman >/dev/null || ! command -v runc >/dev/null || ! command -v zip >/dev/null; then
+  apt-get update && apt-get install -y podman runc zip
 fi
 podman="podman --runtime runc --cgroup-manager cgroupfs --events-backend file"
 export PODMAN=$podman
