@@ -34,8 +34,7 @@ fail() { echo "ship: $*" >&2; exit 1; }
 # there is no systemd (cgroupfs, events in a file, health checks run by
 # hand); setting RLIMIT_NOFILE and RLIMIT_NPROC above the current limits
 # is not permitted (CAP_SYS_RESOURCE is missing), so the containers get
-# the current ones.
-# zip packs the windows archives.
+# limits at or below them. zip packs the windows archives.
 if ! command -v podman >/dev/null || ! command -v runc >/dev/null || ! command -v zip >/dev/null; then
   apt-get update && apt-get install -y podman runc zip
 fi
@@ -102,6 +101,9 @@ node() { # node NAME: the image's own command, on loopback, the lease short
   wait_url "http://127.0.0.1:$port/readyz" || { $podman logs "$1"; fail "$1 did not become ready"; }
   $podman healthcheck run "$1" >/dev/null || fail "$1: health check failed"
 }
+# Leftovers of an interrupted earlier run go first.
+$podman rm -f -t 0 swarm-ci-1 swarm-ci-2 swarm-node1 swarm-node2 >/dev/null 2>&1 || true
+$podman volume rm -f swarm-ci-data >/dev/null 2>&1 || true
 node swarm-ci-1
 curl -fsS "${auth[@]}" -H 'Content-Type: application/json' -d '{"id":"crash-1","input":"durable execution"}' \
   "http://127.0.0.1:$port/v1/swarms/hello/runs" >/dev/null
