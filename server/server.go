@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/swarmrt/swarm"
@@ -127,6 +128,9 @@ type Server struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	streams sync.WaitGroup
+
+	// draining: set by Drain; /readyz answers 503 from then on.
+	draining atomic.Bool
 }
 
 // route is one endpoint of the API. The OpenAPI document lists exactly
@@ -431,7 +435,17 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// Drain marks the server as draining: from now on GET /readyz answers 503
+// (not_ready, "draining") while every other endpoint goes on serving, so
+// that a load balancer stops sending new requests before the server stops
+// listening. It cannot be undone.
+func (s *Server) Drain() { s.draining.Store(true) }
+
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		writeError(w, http.StatusServiceUnavailable, "not_ready", "not ready: draining")
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	if err := s.opts.Ready(ctx); err != nil {

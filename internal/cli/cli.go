@@ -192,6 +192,8 @@ func (a *app) command() *cobra.Command {
 	root.AddCommand(a.chatCmd())
 	root.AddCommand(a.teamCmd())
 	root.AddCommand(a.versionCmd())
+	root.AddCommand(a.healthcheckCmd())
+	root.AddCommand(a.initCmd())
 	root.AddCommand(a.loginCmd())
 	root.AddCommand(a.agentsCmd())
 	root.AddCommand(a.memoryCmd())

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,9 +13,6 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/mcp"
 )
-
-// Version is the version the swarm command announces to MCP clients.
-const Version = "dev"
 
 func (a *app) mcpCmd() *cobra.Command {
 	var verbose bool
@@ -33,7 +31,7 @@ func (a *app) mcpCmd() *cobra.Command {
 			} else if len(ids) > 0 {
 				log.Info("recovered interrupted runs", "runs", len(ids))
 			}
-			opts := mcp.Options{Version: Version, Logger: log}
+			opts := mcp.Options{Version: cmp.Or(Version, "dev"), Logger: log}
 			if _, err := mcp.NewServer(rt, opts); err != nil {
 				return usageError{err}
 			}

@@ -77,6 +77,7 @@ func (a *app) serveCmd() *cobra.Command {
 		allowHosts      []string
 		verbose         bool
 		shutdownWait    time.Duration
+		drainDelay      time.Duration
 		storeWait       time.Duration
 	)
 	c := &cobra.Command{
@@ -226,11 +227,20 @@ func (a *app) serveCmd() *cobra.Command {
 				<-worked
 				return err
 			}
-			fmt.Fprintln(a.stderr, "swarm: shutting down")
+			// Not ready from now on (GET /readyz answers 503), while the
+			// node goes on serving for --drain-delay: a load balancer
+			// (a Kubernetes Service) stops sending it new requests before
+			// it stops listening.
+			srv.Drain()
 			// Draining starts now, beside the HTTP shutdown, so that the
 			// runs waiting for a model go to other nodes at once even
 			// while requests are still open.
 			stopWork()
+			if drainDelay > 0 {
+				fmt.Fprintf(a.stderr, "swarm: draining: not ready, serving for %s more\n", drainDelay)
+				time.Sleep(drainDelay)
+			}
+			fmt.Fprintln(a.stderr, "swarm: shutting down")
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownWait)
 			defer cancel()
 			if node != nil {
@@ -266,6 +276,7 @@ func (a *app) serveCmd() *cobra.Command {
 	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "log every request on stderr")
 	c.Flags().DurationVar(&storeWait, "store-wait", time.Minute, "how long to wait at start for a store database that is down or starting")
 	c.Flags().DurationVar(&shutdownWait, "shutdown-timeout", 15*time.Second, "how long shutdown waits for open requests")
+	c.Flags().DurationVar(&drainDelay, "drain-delay", 0, "on SIGTERM, how long the node goes on serving, not ready (/readyz 503), before it stops listening")
 	return c
 }
 

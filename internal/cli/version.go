@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -8,18 +9,25 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// version describes the build from its embedded build information: the
-// module version ("(devel)" for a build from a checkout), the commit and
-// its time, whether the checkout had changes, and the Go version.
+// Version, when set at link time, names the release, e.g.
+//
+//	go build -ldflags "-X github.com/swarmrt/swarm/internal/cli.Version=v0.1.0" ./cmd/swarm
+//
+// as .ci/release.sh does, so that `swarm version` names it even where the
+// build has no VCS information (a release archive, a container image). It is
+// also the version announced to MCP clients ("dev" when unset).
+var Version string
+
+// version describes the build: the version stamped at link time, else the
+// module version of its embedded build information ("(devel)" for a build
+// from a checkout), then the commit and its time, whether the checkout had
+// changes, and the Go version.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "(unknown build)"
+		return cmp.Or(Version, "(unknown build)")
 	}
-	parts := []string{bi.Main.Version}
-	if parts[0] == "" {
-		parts[0] = "(devel)"
-	}
+	parts := []string{cmp.Or(Version, bi.Main.Version, "(devel)")}
 	var rev, at, dirty string
 	for _, s := range bi.Settings {
 		switch s.Key {
