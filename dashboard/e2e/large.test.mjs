@@ -126,8 +126,14 @@ async function works(page, n, f) {
   await page.locator(`#timeline li.ev[data-seq="${n}"]`).waitFor();
   assert.match(await page.locator(`#timeline li.ev[data-seq="${n}"] .type`).textContent(), /completed/);
   // And the top the oldest again.
-  await page.evaluate(() => window.scrollTo(0, 0));
-  await page.locator('#timeline li.ev[data-seq="1"]').waitFor();
+  // The End key starts a smooth scroll that may still be under way and
+  // carry the page back down: scroll up until the top stays put.
+  const oldest = page.locator('#timeline li.ev[data-seq="1"]');
+  for (let i = 0; i < 40 && !(await oldest.isVisible()); i++) {
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.waitForTimeout(250);
+  }
+  await oldest.waitFor();
   // A filter reaches across every event: one round's model call, far
   // down the journal.
   const round = Math.floor(n / 6) - 2;

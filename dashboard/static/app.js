@@ -1293,8 +1293,13 @@
       const button = chat.querySelector("button");
       button.disabled = true;
       state.textContent = "sending…";
+      const body = new URLSearchParams(new FormData(chat));
+      // The box goes away while the message is on its way, not after: the
+      // run may answer and wait for the next message before this request
+      // returns, and the status that shows the box again must not be undone.
+      chat.hidden = true;
       try {
-        const res = await fetch(chat.action, { method: "POST", credentials: "same-origin", body: new URLSearchParams(new FormData(chat)) });
+        const res = await fetch(chat.action, { method: "POST", credentials: "same-origin", body });
         if (!res.ok) {
           const page = new DOMParser().parseFromString(await res.text(), "text/html");
           const why = page.querySelector(".error");
@@ -1302,11 +1307,12 @@
         }
         $("#chat-message").value = "";
         state.textContent = "sent";
-        chat.hidden = true;
       } catch (err) {
+        chat.hidden = false;
         state.textContent = "not sent: " + err.message;
       }
       button.disabled = false;
+      refreshStatus();
     });
 
     // #transcript and #gantt open those tabs, on load and from links.
