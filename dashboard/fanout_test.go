@@ -32,9 +32,12 @@ func fanOut(id string, join workflow.Join) swarm.Definition {
 func TestWorkflowNodesFanOut(t *testing.T) {
 	script := scripted.Script{
 		"start-here": {scripted.Text("go"), scripted.Text("go")},
-		"fast":       {scripted.Text("quick"), scripted.Text("quick")},
-		"slow":       {{Text: "late", Delay: time.Hour}, {Text: "late", Delay: time.Hour}},
-		"merge":      {scripted.Text("merged")},
+		// The fast answer comes late enough that the slow
+		// branch has begun (a branch the join decided before it began is
+		// skipped, not stopped).
+		"fast":  {{Text: "quick", Delay: 2 * time.Second}, {Text: "quick", Delay: 2 * time.Second}},
+		"slow":  {{Text: "late", Delay: time.Hour}, {Text: "late", Delay: time.Hour}},
+		"merge": {scripted.Text("merged")},
 	}
 	all, first := fanOut("fan-all", workflow.Join{}), fanOut("fan-first", workflow.Join{Mode: workflow.First})
 	rt, _ := swarmtest.NewRuntime(t, script, all, first)
