@@ -20,6 +20,36 @@ import (
 type ranSet struct {
 	mu  sync.Mutex
 	ran []string
+	// stuckOnce closes stuckStarted when a stuck node begins.
+	stuckOnce    sync.Once
+	stuckStarted chan struct{}
+}
+
+// started is closed once a stuck node of r has begun.
+func (r *ranSet) started() chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stuckStarted == nil {
+		r.stuckStarted = make(chan struct{})
+	}
+	return r.stuckStarted
+}
+
+// tagAfterStuck is tag that waits until a stuck node has begun, so that a
+// join cannot decide before every branch of its fork is under way.
+func (r *ranSet) tagAfterStuck(name string) workflow.Step[json.RawMessage, json.RawMessage] {
+	started := r.started()
+	return workflow.Node(workflow.Func(name, func(ctx context.Context, in string) (string, error) {
+		select {
+		case <-started:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		r.mu.Lock()
+		r.ran = append(r.ran, name)
+		r.mu.Unlock()
+		return in + ">" + name, nil
+	}))
 }
 
 func (r *ranSet) names() []string {
@@ -42,10 +72,12 @@ func (r *ranSet) tag(name string) workflow.Step[json.RawMessage, json.RawMessage
 
 // stuckNode waits until it is stopped.
 func (r *ranSet) stuck(name string) workflow.Step[json.RawMessage, json.RawMessage] {
+	started := r.started()
 	return workflow.Node(workflow.Func(name, func(ctx context.Context, in json.RawMessage) (string, error) {
 		r.mu.Lock()
 		r.ran = append(r.ran, name)
 		r.mu.Unlock()
+		r.stuckOnce.Do(func() { close(started) })
 		<-ctx.Done()
 		return "", ctx.Err()
 	}))
@@ -118,7 +150,13 @@ func TestGraphJoinModes(t *testing.T) {
 				return "", errors.New("broken")
 			}))
 			out := workflow.Node(workflow.Func("out", func(_ context.Context, m map[string]string) (map[string]string, error) { return m, nil }))
-			g := workflow.NewGraph[string, json.RawMessage]("flow", "split", 0).Add(r.tag("split"), r.tag("fast"), r.tag("slow"), r.stuck("stuck"), bad, out).
+			// Where the fork has a stuck branch, the fast one waits for it
+			// to begin: a join that decided first would never start it.
+			fast := r.tag("fast")
+			if tc.name == "first" || tc.name == "quorum" {
+				fast = r.tagAfterStuck("fast")
+			}
+			g := workflow.NewGraph[string, json.RawMessage]("flow", "split", 0).Add(r.tag("split"), fast, r.tag("slow"), r.stuck("stuck"), bad, out).
 				Edge("split", "fast").EdgeIf("split", "slow", func(json.RawMessage) bool { return tc.name != "first" }).
 				EdgeIf("split", "stuck", func(json.RawMessage) bool { return tc.name == "first" || tc.name == "quorum" }).
 				EdgeIf("split", "bad", func(json.RawMessage) bool { return tc.name == "tolerate" }).
