@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -341,11 +341,7 @@ func httpReference(doc []byte) ([]byte, error) {
 				}
 			}
 			if op.RequestBody != nil {
-				types := make([]string, 0, len(op.RequestBody.Content))
-				for ct := range op.RequestBody.Content {
-					types = append(types, ct)
-				}
-				sort.Strings(types)
+				types := slices.Sorted(maps.Keys(op.RequestBody.Content))
 				for _, ct := range types {
 					s := op.RequestBody.Content[ct].Schema
 					what := s.Type
@@ -358,11 +354,7 @@ func httpReference(doc []byte) ([]byte, error) {
 					fmt.Fprintf(&b, "\nBody (%s): %s.\n", ct, strings.TrimSuffix(what, "."))
 				}
 			}
-			codes := make([]string, 0, len(op.Responses))
-			for c := range op.Responses {
-				codes = append(codes, c)
-			}
-			sort.Strings(codes)
+			codes := slices.Sorted(maps.Keys(op.Responses))
 			b.WriteString("\n| Status | Meaning |\n|---|---|\n")
 			for _, c := range codes {
 				r := op.Responses[c]
@@ -375,11 +367,7 @@ func httpReference(doc []byte) ([]byte, error) {
 		}
 	}
 	b.WriteString("\n## Schemas\n")
-	names := make([]string, 0, len(api.Components.Schemas))
-	for n := range api.Components.Schemas {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(api.Components.Schemas))
 	for _, n := range names {
 		var s schema
 		if err := json.Unmarshal(api.Components.Schemas[n], &s); err != nil {
@@ -397,11 +385,7 @@ func httpReference(doc []byte) ([]byte, error) {
 			fmt.Fprintf(&b, "Type: %s.\n", cmpOr(s.Type, "any"))
 			continue
 		}
-		props := make([]string, 0, len(s.Properties))
-		for k := range s.Properties {
-			props = append(props, k)
-		}
-		sort.Strings(props)
+		props := slices.Sorted(maps.Keys(s.Properties))
 		b.WriteString("| Field | Type | Description |\n|---|---|---|\n")
 		for _, k := range props {
 			f := s.Properties[k]
