@@ -151,8 +151,6 @@ func Run(ctx context.Context, rt *swarm.Runtime, s *Set, o RunOptions) (*Report,
 	return Wait(ctx, rt, id)
 }
 
-
-
 // Compare compares two reports of one set, case by case: pass changes,
 // score deltas, changed outputs and trajectories, and paired statistics.
 func Compare(base, other *Report) *Comparison {
@@ -190,4 +188,3 @@ type Input struct {
 	Config string   `json:"config,omitempty"`
 	Tags   []string `json:"tags,omitempty"`
 }
-

@@ -366,7 +366,9 @@ type caseError struct{ msg string }
 
 func (e *caseError) Error() string { return e.msg }
 
-func caseErrorf(format string, args ...any) error { return &caseError{msg: fmt.Sprintf(format, args...)} }
+func caseErrorf(format string, args ...any) error {
+	return &caseError{msg: fmt.Sprintf(format, args...)}
+}
 
 // firstInput is c's input for a reader: its input, or its first message.
 func firstInput(c Case) string {
