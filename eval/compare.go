@@ -184,12 +184,12 @@ func lineDiff(b, o []string) string {
 		case i < len(b) && j < len(o) && b[i] == o[j]:
 			line("  ", b[i])
 			i, j = i+1, j+1
-		case j < len(o) && (i == len(b) || lcs[i][j+1] >= lcs[i+1][j]):
-			line("+ ", o[j])
-			j++
-		default:
+		case i < len(b) && (j == len(o) || lcs[i+1][j] >= lcs[i][j+1]):
 			line("- ", b[i])
 			i++
+		default:
+			line("+ ", o[j])
+			j++
 		}
 	}
 	return out.String() + cut
