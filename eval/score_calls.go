@@ -167,9 +167,9 @@ func trajectoryScore(t Trajectory, observed []ObservedCall) Score {
 	var steps []alignStep
 	ordered := match == "exact" || match == "in_order"
 	if ordered {
-		steps = alignInOrder(ok)
+		steps = alignInOrder(ok, len(got))
 	} else {
-		steps = alignAnyOrder(ok)
+		steps = alignAnyOrder(ok, len(got))
 	}
 	matched := 0
 	for _, s := range steps {
@@ -220,6 +220,14 @@ func trajectoryScore(t Trajectory, observed []ObservedCall) Score {
 			fmt.Fprintf(&b, "\n  %s", describeGot(got[s.got], s.got))
 		}
 	}
+	if !sc.Pass {
+		b.WriteString("\n(= as expected; - expected, missing; ")
+		if strict {
+			b.WriteString("+ observed, not expected)")
+		} else {
+			b.WriteString("indented: other calls, allowed)")
+		}
+	}
 	sc.Explanation = b.String()
 	return sc
 }
@@ -230,13 +238,9 @@ type alignStep struct{ want, got int }
 
 // alignInOrder aligns the expected calls with the observed ones by their
 // longest common subsequence (ok[i][j]: observed call j is expected call
-// i), in the order of both.
-func alignInOrder(ok [][]bool) []alignStep {
+// i; m observed calls), in the order of both.
+func alignInOrder(ok [][]bool, m int) []alignStep {
 	n := len(ok)
-	m := 0
-	if n > 0 {
-		m = len(ok[0])
-	}
 	// l[i][j] is the length of the longest common subsequence of the
 	// expected calls from i and the observed ones from j.
 	l := make([][]int, n+1)
@@ -275,12 +279,8 @@ func alignInOrder(ok [][]bool) []alignStep {
 // be (a maximum bipartite matching: a call that fits several expected
 // ones is given to the one that needs it), then lists the expected calls
 // in order and the unpaired observed ones after them.
-func alignAnyOrder(ok [][]bool) []alignStep {
+func alignAnyOrder(ok [][]bool, m int) []alignStep {
 	n := len(ok)
-	m := 0
-	if n > 0 {
-		m = len(ok[0])
-	}
 	owner := make([]int, m) // owner[j]: the expected call observed call j is given to
 	for j := range owner {
 		owner[j] = -1
@@ -344,7 +344,7 @@ func closest(want wantCall, got []gotCall, used map[int]bool) string {
 	if len(bestDiff) == 0 {
 		return fmt.Sprintf("(missing: #%d matches but is out of order or taken by another expected call)", best+1)
 	}
-	return fmt.Sprintf("(missing: closest #%d %s: %s)", best+1, describeArgs(got[best].args, got[best].Args), strings.Join(firstN(bestDiff, 5), "; "))
+	return fmt.Sprintf("(missing: closest %s: %s)", describeGot(got[best], best), strings.Join(firstN(bestDiff, 5), "; "))
 }
 
 func describeWant(c wantCall) string {

@@ -53,7 +53,7 @@ func exactScore(want, got string) Score {
 	for at < len(w) && at < len(g) && w[at] == g[at] {
 		at++
 	}
-	for at > 0 && !utf8.RuneStart(w[at]) {
+	for at > 0 && at < len(w) && !utf8.RuneStart(w[at]) {
 		at-- // do not cut a character in two
 	}
 	line := 1 + strings.Count(w[:at], "\n")
@@ -170,8 +170,8 @@ func compileSchema(data json.RawMessage) (*jsonschema.Resolved, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("schema is not a JSON schema: %w", err)
 	}
-	if kw := unknownKeywords(&s, map[*jsonschema.Schema]bool{}); len(kw) > 0 {
-		return nil, fmt.Errorf("schema has unknown keywords: %s", strings.Join(kw, ", "))
+	if m := schemaMistakes(&s, map[*jsonschema.Schema]bool{}); len(m) > 0 {
+		return nil, fmt.Errorf("schema: %s", strings.Join(m, "; "))
 	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
@@ -180,35 +180,42 @@ func compileSchema(data json.RawMessage) (*jsonschema.Resolved, error) {
 	return rs, nil
 }
 
-// unknownKeywords lists the keywords of s and its subschemas that
-// jsonschema-go does not know (it keeps them in Extra); "x-" extensions
-// are allowed.
-func unknownKeywords(s *jsonschema.Schema, seen map[*jsonschema.Schema]bool) []string {
+// jsonTypes are the type names of JSON schema.
+var jsonTypes = []string{"array", "boolean", "integer", "null", "number", "object", "string"}
+
+// schemaMistakes lists what jsonschema-go would silently accept in s and
+// its subschemas: unknown keywords (it keeps them in Extra; "x-"
+// extensions are allowed) and unknown type names.
+func schemaMistakes(s *jsonschema.Schema, seen map[*jsonschema.Schema]bool) []string {
 	if s == nil || seen[s] {
 		return nil
 	}
 	seen[s] = true
 	var out []string
-	for k := range s.Extra {
+	for _, k := range slices.Sorted(maps.Keys(s.Extra)) {
 		if !strings.HasPrefix(k, "x-") {
-			out = append(out, strconv.Quote(k))
+			out = append(out, fmt.Sprintf("unknown keyword %q", k))
 		}
 	}
-	slices.Sort(out)
+	for _, t := range append([]string{s.Type}, s.Types...) {
+		if t != "" && !slices.Contains(jsonTypes, t) {
+			out = append(out, fmt.Sprintf("unknown type %q (want one of %s)", t, strings.Join(jsonTypes, ", ")))
+		}
+	}
 	// Subschemas are the fields of type *Schema, []*Schema and
 	// map[string]*Schema.
 	v := reflect.ValueOf(s).Elem()
 	for i := range v.NumField() {
 		switch f := v.Field(i).Interface().(type) {
 		case *jsonschema.Schema:
-			out = append(out, unknownKeywords(f, seen)...)
+			out = append(out, schemaMistakes(f, seen)...)
 		case []*jsonschema.Schema:
 			for _, c := range f {
-				out = append(out, unknownKeywords(c, seen)...)
+				out = append(out, schemaMistakes(c, seen)...)
 			}
 		case map[string]*jsonschema.Schema:
 			for _, k := range slices.Sorted(maps.Keys(f)) {
-				out = append(out, unknownKeywords(f[k], seen)...)
+				out = append(out, schemaMistakes(f[k], seen)...)
 			}
 		}
 	}
