@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -42,6 +41,17 @@ func wantCalls(calls []Call) []wantCall {
 	return out
 }
 
+// wantArgsError is the first error of expected arguments that are not
+// JSON (validateExpect refuses them in a set that was loaded).
+func wantArgsError(calls []wantCall) error {
+	for _, c := range calls {
+		if c.argsErr != nil {
+			return fmt.Errorf("call %s: args are not JSON: %w", c.Name, c.argsErr)
+		}
+	}
+	return nil
+}
+
 // gotCall is an observed call with its arguments decoded once.
 type gotCall struct {
 	ObservedCall
@@ -52,7 +62,7 @@ type gotCall struct {
 func gotCalls(calls []ObservedCall) []gotCall {
 	out := make([]gotCall, len(calls))
 	for i, c := range calls {
-		out[i] = gotCall{ObservedCall: c}
+		out[i] = gotCall{ObservedCall: c, args: map[string]any{}} // no arguments: an empty object
 		if len(c.Args) > 0 {
 			out[i].args, out[i].argsErr = decodeJSON(c.Args)
 		}
@@ -71,9 +81,7 @@ func callDiff(want wantCall, got gotCall) []string {
 		d = append(d, fmt.Sprintf("agent: want %q, got %q", want.Agent, orNone(got.Agent)))
 	}
 	switch {
-	case want.Args == nil:
-	case want.argsErr != nil:
-		d = append(d, fmt.Sprintf("args: expected args are not JSON: %v", want.argsErr))
+	case want.Args == nil || want.argsErr != nil: // the latter reported by wantArgsError
 	case got.argsErr != nil:
 		d = append(d, fmt.Sprintf("args: not JSON: %v", got.argsErr))
 	default:
@@ -157,6 +165,9 @@ func trajectoryScore(t Trajectory, observed []ObservedCall) Score {
 		match = "in_order"
 	}
 	want, got := wantCalls(t.Calls), gotCalls(observed)
+	if err := wantArgsError(want); err != nil {
+		return Score{Name: scoreTrajectory, Label: "error", Threshold: 1, Error: err.Error()}
+	}
 	ok := make([][]bool, len(want))
 	for i := range want {
 		ok[i] = make([]bool, len(got))
@@ -367,7 +378,7 @@ func describeWant(c wantCall) string {
 }
 
 func describeGot(c gotCall, i int) string {
-	s := fmt.Sprintf("#%d %s %s", i+1, c.Name, describeArgs(c.args, c.Args))
+	s := fmt.Sprintf("#%d %s %s", i+1, c.Name, describeArgs(c))
 	if c.Kind == "handoff" {
 		s += " (handoff)"
 	}
@@ -377,20 +388,20 @@ func describeGot(c gotCall, i int) string {
 	return s
 }
 
-func describeArgs(decoded any, raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return "{}"
+func describeArgs(c gotCall) string {
+	if c.argsErr != nil {
+		return clip(string(c.Args), 120)
 	}
-	if decoded == nil {
-		return clip(string(raw), 120)
-	}
-	return compact(decoded)
+	return compact(c.args)
 }
 
 // forbidScore fails when the run made a call that one of forbid
 // describes, and names each such call.
 func forbidScore(forbid []Call, observed []ObservedCall) Score {
 	rules, got := wantCalls(forbid), gotCalls(observed)
+	if err := wantArgsError(rules); err != nil {
+		return Score{Name: scoreForbid, Label: "error", Threshold: 1, Error: err.Error()}
+	}
 	var made []string
 	for j, g := range got {
 		for _, r := range rules {

@@ -18,6 +18,9 @@ const (
 	// judgeAttempts bounds the questions for one sample: the first and
 	// the corrections after malformed answers.
 	judgeAttempts = 3
+	// maxRubricName bounds a rubric's name, a segment of its judge's
+	// step keys.
+	maxRubricName = 100
 	// maxSection bounds, in bytes, each part of the run shown to a judge
 	// (the output, the transcript, the calls), so a long run cannot make
 	// a prompt without end.
@@ -61,6 +64,8 @@ func judgeRubric(ctx context.Context, j Judge, s *Set, c Case, o Observed, r Rub
 		return fail(errors.New("no judge to ask (the runner gave none)"))
 	case n > maxSamples:
 		return fail(fmt.Errorf("%d samples, at most %d", n, maxSamples))
+	case r.Name == "" || strings.Contains(r.Name, "/"):
+		return fail(errors.New(`a rubric's name must be set and have no "/"`))
 	}
 	prompt := judgePrompt(c, o, r)
 	answers := make([]judgeAnswer, 0, n)
@@ -272,8 +277,13 @@ func clipSection(s string) string {
 }
 
 func validateRubric(v *validator, field string, r Rubric) {
-	if strings.TrimSpace(r.Name) == "" {
+	switch {
+	case strings.TrimSpace(r.Name) == "":
 		v.errf(field+".name", "empty name")
+	case strings.Contains(r.Name, "/"):
+		v.errf(field+".name", "%q has a \"/\" (the name keys the judge's steps in the eval run's journal)", r.Name)
+	case len(r.Name) > maxRubricName:
+		v.errf(field+".name", "%d bytes, at most %d", len(r.Name), maxRubricName)
 	}
 	if strings.TrimSpace(r.Criteria) == "" && strings.TrimSpace(r.Reference) == "" {
 		v.errf(field, "neither criteria nor reference: the judge has nothing to judge by")

@@ -120,20 +120,23 @@ func regexScore(expr, got string) Score {
 // fieldsScore checks JSON fields of the output by dotted path; its value
 // is the share of fields with the expected value.
 func fieldsScore(want map[string]any, got string) Score {
+	paths := slices.Sorted(maps.Keys(want))
+	values := make([]any, len(paths))
+	for i, p := range paths {
+		w, err := normalize(want[p])
+		if err != nil { // validateExpect refuses it in a set that was loaded
+			return Score{Name: scoreFields, Label: "error", Threshold: 1, Error: fmt.Sprintf("field %s: expected value is not JSON: %v", p, err)}
+		}
+		values[i] = w
+	}
 	doc, err := outputJSON(got)
 	if err != nil {
 		return verdict(scoreFields, 0, 1, err.Error())
 	}
-	paths := slices.Sorted(maps.Keys(want))
 	var bad []string
-	for _, p := range paths {
-		w, err := normalize(want[p])
-		if err != nil {
-			bad = append(bad, fmt.Sprintf("%s: expected value is not JSON: %v", p, err))
-			continue
-		}
+	for i, p := range paths {
 		g, ok := lookup(doc, splitPath(p))
-		switch {
+		switch w := values[i]; {
 		case !ok:
 			bad = append(bad, fmt.Sprintf("%s: missing, want %s", p, compact(w)))
 		case !reflect.DeepEqual(w, g):

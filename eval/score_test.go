@@ -198,6 +198,8 @@ func TestValidateExpect(t *testing.T) {
 		{"negative samples", Expect{Rubrics: []Rubric{{Name: "r", Criteria: "c", Samples: -1}}}, []string{"expect.rubrics[0].samples"}},
 		{"rubric names", Expect{Rubrics: []Rubric{{Name: "r", Criteria: "c"}, {Name: "r", Criteria: "c"}, {Name: "bounds", Criteria: "c"}}},
 			[]string{`expect.rubrics[1].name: "r" is already the name of expect.rubrics[0]`, `expect.rubrics[2].name: "bounds" is already the name of a built-in score`}},
+		{"rubric name with a slash", Expect{Rubrics: []Rubric{{Name: "a/b", Criteria: "c"}}}, []string{`expect.rubrics[0].name: "a/b" has a "/"`}},
+		{"rubric name too long", Expect{Rubrics: []Rubric{{Name: strings.Repeat("r", 101), Criteria: "c"}}}, []string{"expect.rubrics[0].name: 101 bytes, at most 100"}},
 		{"scorers", Expect{Scorers: []string{"a", "", "a"}}, []string{"expect.scorers[1]: empty scorer name", `expect.scorers[2]: scorer "a" is named twice`}},
 	}
 	for _, tt := range tests {
@@ -224,6 +226,37 @@ func TestValidateExpect(t *testing.T) {
 				if !found {
 					t.Errorf("no error says %q:\n%v", w, err)
 				}
+			}
+		})
+	}
+}
+
+// A set built in Go may skip validateExpect: what it would refuse is
+// then the case's error when scored, never a pass.
+func TestScoreCaseInvalidExpectation(t *testing.T) {
+	tests := []struct {
+		name   string
+		expect Expect
+		score  string
+	}{
+		{"regex", Expect{Output: &Output{Regex: "a("}}, "output.regex"},
+		{"schema", Expect{Output: &Output{Schema: json.RawMessage(`{"type":"text"}`)}}, "output.schema"},
+		{"fields", Expect{Output: &Output{Fields: map[string]any{"a": make(chan int)}}}, "output.fields"},
+		{"trajectory args", Expect{Trajectory: &Trajectory{Calls: []Call{{Name: "a", Args: map[string]any{"x": func() {}}}}}}, "trajectory"},
+		{"forbidden args", Expect{Forbid: []Call{{Name: "a", Args: map[string]any{"x": func() {}}}}}, "forbid"},
+		{"rubric name", Expect{Rubrics: []Rubric{{Name: "a/b", Criteria: "c"}}}, "a/b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Case{ID: "c", Expect: tt.expect}
+			c.Expect.Status = "any"
+			if validateExpect(c) == nil {
+				t.Fatal("validateExpect accepts it")
+			}
+			j := &fakeJudge{next: func(string) string { return answer(1, "good") }}
+			scores, err := scoreCase(t.Context(), j, &Set{Judge: "grader"}, c, Observed{Output: `{"a":1}`, Calls: obs("a {}")}, nil)
+			if err == nil || len(scores) != 1 || scores[0].Name != tt.score || scores[0].Error == "" || scores[0].Pass {
+				t.Fatalf("scores %+v error %v", scores, err)
 			}
 		})
 	}
