@@ -69,6 +69,8 @@ func TestTrajectoryScore(t *testing.T) {
 			[]string{`agent: want "travel", got "triage"`}},
 		{"numbers from YAML match JSON numbers", Trajectory{Calls: []Call{call("add", map[string]any{"n": 2, "xs": []any{1, 2.5}})}},
 			obs(`add {"n":2.0,"xs":[1,2.5]}`), 1, true, nil},
+		{"args by fields, arrays whole", Trajectory{Calls: []Call{call("tag", map[string]any{"xs": []any{1}})}}, obs(`tag {"xs":[1,2]}`), 0, false,
+			[]string{"args.xs: want [1], got [1,2]"}},
 		{"no observed args are an empty object", Trajectory{Calls: []Call{call("ping", map[string]any{})}}, obs("ping"), 1, true, nil},
 		{"no observed args lack a field", Trajectory{Calls: []Call{call("ping", map[string]any{"n": 1})}}, obs("ping"), 0, false,
 			[]string{"args.n: missing, want 1"}},

@@ -193,6 +193,7 @@ func TestJudgeSamples(t *testing.T) {
 		{"unanimous fail", []float64{0.1, 0.2}, 0.15, false, 1, "the samples agree: all fail"},
 		{"majority fail, mean pass", []float64{1, 0.4, 0.4}, 0.6, true, 2.0 / 3, "the samples disagree: 1 of 3 pass (agreement 0.67)"},
 		{"split", []float64{0.9, 0.1, 0.8, 0.2}, 0.5, true, 0.5, "2 of 4 pass"},
+		{"a sample at the threshold passes", []float64{0.5, 0.5, 0.1}, 1.1 / 3, false, 2.0 / 3, "2 of 3 pass"},
 		{"majority pass of five", []float64{0.9, 0.9, 0.9, 0.9, 0.1}, 0.74, true, 0.8, "4 of 5 pass"},
 	}
 	for _, tt := range tests {

@@ -52,6 +52,7 @@ func TestOutputScores(t *testing.T) {
 		{"similar enough", Output{Similar: &Similar{Reference: "the cat sat on the mat"}}, "the cat sat", 2.0 / 3, true,
 			[]string{"precision 1.00, recall 0.50", "words of the reference not in the output: on, the, mat"}},
 		{"similar below its min", Output{Similar: &Similar{Reference: "the cat sat on the mat", Min: 0.8}}, "the cat sat", 2.0 / 3, false, nil},
+		{"similar by the default min", Output{Similar: &Similar{Reference: "a b c d e"}}, "a b c x y z", 6.0 / 11, true, []string{"least to pass 0.50"}},
 		{"similar to nothing", Output{Similar: &Similar{Reference: "blue whale"}}, "red fox", 0, false, nil},
 	}
 	for _, tt := range tests {
