@@ -92,6 +92,12 @@ func scoreCase(ctx context.Context, j Judge, s *Set, c Case, o Observed, custom 
 			errs = append(errs, err)
 			got = []Score{{Name: name, Label: "error", Error: err.Error()}}
 		}
+		for i := range got {
+			if got[i].Error != "" && err == nil { // a score the scorer could not give
+				got[i].Pass = false
+				errs = append(errs, fmt.Errorf("scorer %q: %s: %s", name, got[i].Name, got[i].Error))
+			}
+		}
 		scores = append(scores, got...)
 	}
 	if len(errs) > 0 {

@@ -73,71 +73,136 @@ func gotCalls(calls []ObservedCall) []gotCall {
 // callDiff lists how got differs from want; none when got is a call
 // that want describes.
 func callDiff(want wantCall, got gotCall) []string {
-	if want.Name != got.Name {
-		return []string{fmt.Sprintf("name: want %q, got %q", want.Name, got.Name)}
-	}
-	var d []string
-	if want.Agent != "" && want.Agent != got.Agent {
-		d = append(d, fmt.Sprintf("agent: want %q, got %q", want.Agent, orNone(got.Agent)))
-	}
-	switch {
-	case want.Args == nil || want.argsErr != nil: // the latter reported by wantArgsError
-	case got.argsErr != nil:
-		d = append(d, fmt.Sprintf("args: not JSON: %v", got.argsErr))
-	default:
-		diffValue(want.args, got.args, want.ArgsMatch == "exact", []string{"args"}, want.ignore, &d)
-	}
-	return d
+	d := &differ{}
+	d.call(want, got)
+	return d.diffs
 }
 
-// diffValue appends to out how got differs from want at path (its first
-// segment, "args", names the root). Objects compare by the fields want
-// gives unless exact, when got may have no others; fields at a path
-// matching one of ignore ("*" matches any key or index) are left out.
-func diffValue(want, got any, exact bool, path []string, ignore [][]string, out *[]string) {
-	at := strings.Join(path, ".")
+// callMatches reports whether got is a call that want describes: callDiff
+// without its words, as fast as the matching of long runs needs.
+func callMatches(want wantCall, got gotCall) bool {
+	d := &differ{quick: true}
+	d.call(want, got)
+	return !d.differs
+}
+
+// differ compares calls and values, listing the differences or, when
+// quick, stopping at the first.
+type differ struct {
+	quick   bool
+	differs bool
+	diffs   []string
+}
+
+// fail records a difference and reports whether to describe it (with
+// add): a quick differ formats nothing.
+func (d *differ) fail() bool {
+	d.differs = true
+	return !d.quick
+}
+
+func (d *differ) add(format string, args ...any) {
+	d.diffs = append(d.diffs, fmt.Sprintf(format, args...))
+}
+
+func (d *differ) done() bool { return d.quick && d.differs }
+
+func (d *differ) call(want wantCall, got gotCall) {
+	if want.Name != got.Name {
+		if d.fail() {
+			d.add("name: want %q, got %q", want.Name, got.Name)
+		}
+		return
+	}
+	if want.Agent != "" && want.Agent != got.Agent {
+		if d.fail() {
+			d.add("agent: want %q, got %q", want.Agent, orNone(got.Agent))
+		}
+	}
+	switch {
+	case d.done() || want.Args == nil || want.argsErr != nil: // the latter reported by wantArgsError
+	case got.argsErr != nil:
+		if d.fail() {
+			d.add("args: not JSON: %v", got.argsErr)
+		}
+	default:
+		d.value(want.args, got.args, want.ArgsMatch == "exact", []string{"args"}, want.ignore)
+	}
+}
+
+// value compares got with want at path (its first segment, "args", names
+// the root). Objects compare by the fields want gives unless exact, when
+// got may have no others; fields at a path matching one of ignore ("*"
+// matches any key or index) are left out.
+func (d *differ) value(want, got any, exact bool, path []string, ignore [][]string) {
+	at := func(p []string) string { return strings.Join(p, ".") }
 	switch w := want.(type) {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
-			*out = append(*out, fmt.Sprintf("%s: want an object, got %s", at, compact(got)))
+			if d.fail() {
+				d.add("%s: want an object, got %s", at(path), compact(got))
+			}
 			return
 		}
-		for _, k := range slices.Sorted(maps.Keys(w)) {
-			p := append(path[:len(path):len(path)], k)
+		keys := maps.Keys(w)
+		if !d.quick {
+			keys = slices.Values(slices.Sorted(keys)) // differences in a stable order
+		}
+		for k := range keys {
+			p := path
+			if !d.quick || len(ignore) > 0 {
+				p = append(path[:len(path):len(path)], k)
+			}
 			if ignored(p[1:], ignore) {
 				continue
 			}
-			gv, ok := g[k]
-			if !ok {
-				*out = append(*out, fmt.Sprintf("%s: missing, want %s", strings.Join(p, "."), compact(w[k])))
-				continue
+			if gv, ok := g[k]; ok {
+				d.value(w[k], gv, exact, p, ignore)
+			} else {
+				if d.fail() {
+					d.add("%s: missing, want %s", at(p), compact(w[k]))
+				}
 			}
-			diffValue(w[k], gv, exact, p, ignore, out)
+			if d.done() {
+				return
+			}
 		}
 		if exact {
 			for _, k := range slices.Sorted(maps.Keys(g)) {
 				p := append(path[:len(path):len(path)], k)
 				if _, ok := w[k]; !ok && !ignored(p[1:], ignore) {
-					*out = append(*out, fmt.Sprintf("%s: not expected, got %s", strings.Join(p, "."), compact(g[k])))
+					if d.fail() {
+						d.add("%s: not expected, got %s", at(p), compact(g[k]))
+					}
 				}
 			}
 		}
 	case []any:
 		g, ok := got.([]any)
 		if !ok || len(g) != len(w) {
-			*out = append(*out, fmt.Sprintf("%s: want %s, got %s", at, compact(want), compact(got)))
+			if d.fail() {
+				d.add("%s: want %s, got %s", at(path), compact(want), compact(got))
+			}
 			return
 		}
 		for i := range w {
-			p := append(path[:len(path):len(path)], strconv.Itoa(i))
+			p := path
+			if !d.quick || len(ignore) > 0 {
+				p = append(path[:len(path):len(path)], strconv.Itoa(i))
+			}
 			if !ignored(p[1:], ignore) {
-				diffValue(w[i], g[i], exact, p, ignore, out)
+				d.value(w[i], g[i], exact, p, ignore)
+			}
+			if d.done() {
+				return
 			}
 		}
 	default:
 		if !reflect.DeepEqual(want, got) {
-			*out = append(*out, fmt.Sprintf("%s: want %s, got %s", at, compact(want), compact(got)))
+			if d.fail() {
+				d.add("%s: want %s, got %s", at(path), compact(want), compact(got))
+			}
 		}
 	}
 }
@@ -172,7 +237,7 @@ func trajectoryScore(t Trajectory, observed []ObservedCall) Score {
 	for i := range want {
 		ok[i] = make([]bool, len(got))
 		for j := range got {
-			ok[i][j] = len(callDiff(want[i], got[j])) == 0
+			ok[i][j] = callMatches(want[i], got[j])
 		}
 	}
 	var steps []alignStep
@@ -405,7 +470,7 @@ func forbidScore(forbid []Call, observed []ObservedCall) Score {
 	var made []string
 	for j, g := range got {
 		for _, r := range rules {
-			if len(callDiff(r, g)) == 0 {
+			if callMatches(r, g) {
 				made = append(made, fmt.Sprintf("%s (forbidden: %s)", describeGot(g, j), describeWant(r)))
 				break
 			}

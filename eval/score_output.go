@@ -248,8 +248,13 @@ func fenced(s string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if nl := strings.IndexByte(rest, '\n'); nl >= 0 && !strings.ContainsAny(strings.TrimSpace(rest[:nl]), "{[\"") {
-		rest = rest[nl+1:] // the language tag
+	// A language tag ("json") follows the opening fence, before a line
+	// break or the value.
+	tag := strings.IndexFunc(rest, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("_+-", r)
+	})
+	if tag > 0 && strings.ContainsRune("{[ \t\r\n", rune(rest[tag])) {
+		rest = rest[tag:]
 	}
 	body, _, ok := strings.Cut(rest, "```")
 	return strings.TrimSpace(body), ok

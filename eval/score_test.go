@@ -123,6 +123,9 @@ func TestCustomScorerFailures(t *testing.T) {
 		{"error", scorerFunc{"x", func(Case, Observed) ([]Score, error) { return nil, errors.New("no database") }},
 			`scorer "x": no database`},
 		{"panic", scorerFunc{"x", func(Case, Observed) ([]Score, error) { panic("nil map") }}, `scorer "x" panicked: nil map`},
+		{"score with an error", scorerFunc{"x", func(Case, Observed) ([]Score, error) {
+			return []Score{{Name: "x", Value: 1, Threshold: 1, Pass: true, Error: "service unreachable"}}, nil
+		}}, "service unreachable"},
 		{"value out of range", scorerFunc{"x", func(Case, Observed) ([]Score, error) { return []Score{{Name: "x", Value: 2}}, nil }},
 			`score "x" has value 2, want 0 to 1`},
 	}
