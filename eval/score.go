@@ -40,7 +40,9 @@ var expectStatuses = []string{"completed", "failed", "paused", "stopped", "any"}
 // A scorer that cannot score (an unknown custom scorer, one that fails or
 // panics, a judge whose answers stay malformed) gives a Score with Error
 // set, and scoreCase goes on with the others; the error it returns then
-// joins those errors: the case is an error, never a pass. When ctx ends,
+// joins those errors (wrapped: errors.Is and errors.As see them): the case
+// is an error, never a pass. A judge that cannot be asked at all ends the
+// scoring there, as the eval run may be stopping. When ctx ends,
 // scoreCase returns ctx's error and no scores: a stopped eval run is not
 // the case's fault.
 func scoreCase(ctx context.Context, j Judge, s *Set, c Case, o Observed, custom map[string]Scorer) ([]Score, error) {
@@ -75,10 +77,13 @@ func scoreCase(ctx context.Context, j Judge, s *Set, c Case, o Observed, custom 
 		if err != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		scores = append(scores, sc)
 		if err != nil {
 			errs = append(errs, err)
+			if _, ok := errors.AsType[*askError](err); ok {
+				return scores, fmt.Errorf("case %q: %w", c.ID, errors.Join(errs...))
+			}
 		}
-		scores = append(scores, sc)
 	}
 	for _, name := range e.Scorers {
 		if err := ctx.Err(); err != nil {

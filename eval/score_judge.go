@@ -30,13 +30,21 @@ const (
 // judgeAnswerFormat is the answer a judge must give.
 const judgeAnswerFormat = `{"score": <a number from 0 to 1>, "label": "<a short verdict, one or two words>", "explanation": "<why, in one to three sentences>"}`
 
-// judgeKey is the key a judge is asked a rubric's sample under: a
-// function of the case alone, so a replay of the eval run finds every
-// answer recorded and asks no model again. Keys under "judge/" are the
-// rubrics'; custom scorers that ask a judge use others.
+// judgeKey is the key a judge is asked a rubric's sample under (samples
+// and attempts from 0): a function of the case alone, so a replay of the
+// eval run finds every answer recorded and asks no model again. Keys
+// under "rubric/" are the rubrics'; custom scorers that ask a judge use
+// others.
 func judgeKey(rubric string, sample, attempt int) string {
-	return fmt.Sprintf("judge/%s/%d/%d", rubric, sample, attempt)
+	return fmt.Sprintf("rubric/%s/%d/%d", rubric, sample, attempt)
 }
+
+// askError is a judge that could not be asked (not a malformed answer):
+// the eval run may be stopping, so no further judge is asked.
+type askError struct{ err error }
+
+func (e *askError) Error() string { return e.err.Error() }
+func (e *askError) Unwrap() error { return e.err }
 
 // judgeRubric has a judge score c's run by rubric r, r.Samples times
 // (each retried, bounded, while the answer is malformed). The value is
@@ -135,7 +143,7 @@ func askJudge(ctx context.Context, j Judge, agent, rubric string, sample int, pr
 	for attempt := range judgeAttempts {
 		text, err := j.Ask(ctx, judgeKey(rubric, sample, attempt), agent, msgs)
 		if err != nil {
-			return judgeAnswer{}, fmt.Errorf("judge %s: %w", agent, err)
+			return judgeAnswer{}, &askError{fmt.Errorf("judge %s: %w", agent, err)}
 		}
 		a, err := parseJudgeAnswer(text)
 		if err == nil {

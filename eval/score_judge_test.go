@@ -63,7 +63,7 @@ var judgeObserved = Observed{Status: "completed", Output: "Refund issued for ord
 	Transcript: []model.Message{{Role: model.RoleUser, Content: "I want my money back"}, {Role: model.RoleAssistant, Content: "Refund issued."}}}
 
 func TestJudgeRubric(t *testing.T) {
-	j := &fakeJudge{answers: map[string]string{"judge/polite/0/0": answer(0.8, "good")}}
+	j := &fakeJudge{answers: map[string]string{"rubric/polite/0/0": answer(0.8, "good")}}
 	scores, err := scoreCase(t.Context(), j, &Set{Judge: "grader"}, judgeCase, judgeObserved, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestJudgeRubric(t *testing.T) {
 		sc.Threshold != 0.5 || sc.Agreement != 1 || sc.Error != "" {
 		t.Fatalf("score %+v", sc)
 	}
-	if !slices.Equal(j.keys, []string{"judge/polite/0/0"}) || j.agents[0] != "grader" {
+	if !slices.Equal(j.keys, []string{"rubric/polite/0/0"}) || j.agents[0] != "grader" {
 		t.Fatalf("asked %v of %v", j.keys, j.agents)
 	}
 	prompt := j.msgs[0][0].Content
@@ -102,9 +102,9 @@ func TestJudgeRubricThresholdAndAgent(t *testing.T) {
 // problem told to the judge; the first good answer counts.
 func TestJudgeRetriesMalformedAnswers(t *testing.T) {
 	j := &fakeJudge{answers: map[string]string{
-		"judge/polite/0/0": "It looks polite to me.",
-		"judge/polite/0/1": `{"score": 8, "label": "good", "explanation": "fine"}`,
-		"judge/polite/0/2": "```json\n" + answer(0.7, "good") + "\n```",
+		"rubric/polite/0/0": "It looks polite to me.",
+		"rubric/polite/0/1": `{"score": 8, "label": "good", "explanation": "fine"}`,
+		"rubric/polite/0/2": "```json\n" + answer(0.7, "good") + "\n```",
 	}}
 	scores, err := scoreCase(t.Context(), j, &Set{Judge: "grader"}, judgeCase, judgeObserved, nil)
 	if err != nil {
@@ -228,7 +228,7 @@ func TestJudgeSampleMalformed(t *testing.T) {
 	c := judgeCase
 	c.Expect.Rubrics = []Rubric{{Name: "polite", Criteria: "polite", Samples: 3}}
 	j := &fakeJudge{next: func(key string) string {
-		if strings.HasPrefix(key, "judge/polite/1/") {
+		if strings.HasPrefix(key, "rubric/polite/1/") {
 			return "nope"
 		}
 		return answer(0.9, "good")
@@ -240,7 +240,7 @@ func TestJudgeSampleMalformed(t *testing.T) {
 	if sc := scores[len(scores)-1]; sc.Pass || sc.Error == "" {
 		t.Fatalf("score %+v", sc)
 	}
-	want := []string{"judge/polite/0/0", "judge/polite/1/0", "judge/polite/1/1", "judge/polite/1/2"}
+	want := []string{"rubric/polite/0/0", "rubric/polite/1/0", "rubric/polite/1/1", "rubric/polite/1/2"}
 	if !slices.Equal(j.keys, want) {
 		t.Fatalf("asked %v, want %v", j.keys, want)
 	}
@@ -288,7 +288,7 @@ func TestJudgeCannotAsk(t *testing.T) {
 		{"no judge agent", &fakeJudge{}, &Set{}, "no judge agent"},
 		{"no set", &fakeJudge{}, nil, "no judge agent"},
 		{"no judge", nil, &Set{Judge: "grader"}, "no judge to ask"},
-		{"ask fails", errJudge{boom}, &Set{Judge: "grader"}, "provider down"},
+		{"ask fails", &countJudge{err: boom}, &Set{Judge: "grader"}, "provider down"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,7 +301,7 @@ func TestJudgeCannotAsk(t *testing.T) {
 			}
 		})
 	}
-	_, err := scoreCase(t.Context(), errJudge{boom}, &Set{Judge: "grader"}, judgeCase, judgeObserved, nil)
+	_, err := scoreCase(t.Context(), &countJudge{err: boom}, &Set{Judge: "grader"}, judgeCase, judgeObserved, nil)
 	if !errors.Is(err, boom) {
 		t.Fatalf("error %v does not wrap the judge's", err)
 	}
@@ -336,3 +336,33 @@ func TestJudgePromptBounded(t *testing.T) {
 }
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// A judge that cannot be asked (its provider down, the eval run stopping)
+// ends the scoring: no further judge or scorer is asked.
+func TestJudgeAskFailureStops(t *testing.T) {
+	c := judgeCase
+	c.Expect.Rubrics = []Rubric{{Name: "first", Criteria: "c"}, {Name: "second", Criteria: "c"}}
+	c.Expect.Scorers = []string{"later"}
+	asked := 0
+	custom := map[string]Scorer{"later": scorerFunc{"later", func(Case, Observed) ([]Score, error) { asked++; return nil, nil }}}
+	boom := errors.New("provider down")
+	j := &countJudge{err: boom}
+	scores, err := scoreCase(t.Context(), j, &Set{Judge: "grader"}, c, judgeObserved, custom)
+	if !errors.Is(err, boom) || j.n != 1 || asked != 0 {
+		t.Fatalf("error %v, judge asked %d times, scorer %d", err, j.n, asked)
+	}
+	if sc := scores[len(scores)-1]; sc.Name != "first" || sc.Error == "" || sc.Pass {
+		t.Fatalf("scores %+v", scores)
+	}
+}
+
+// countJudge fails every question with err, counting them.
+type countJudge struct {
+	n   int
+	err error
+}
+
+func (c *countJudge) Ask(context.Context, string, string, []model.Message) (string, error) {
+	c.n++
+	return "", c.err
+}
