@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 )
@@ -100,6 +100,9 @@ func scoreCase(ctx context.Context, j Judge, s *Set, c Case, o Observed, custom 
 		for i := range got {
 			if got[i].Error != "" && err == nil { // a score the scorer could not give
 				got[i].Pass = false
+				if got[i].Label == "" {
+					got[i].Label = "error"
+				}
 				errs = append(errs, fmt.Errorf("scorer %q: %s: %s", name, got[i].Name, got[i].Error))
 			}
 		}
@@ -135,11 +138,7 @@ func ratio(n, of int) float64 {
 func runCustom(ctx context.Context, j Judge, c Case, o Observed, name string, custom map[string]Scorer) (scores []Score, err error) {
 	sc, ok := custom[name]
 	if !ok || sc == nil {
-		known := make([]string, 0, len(custom))
-		for k := range custom {
-			known = append(known, k)
-		}
-		sort.Strings(known)
+		known := slices.Sorted(maps.Keys(custom))
 		if len(known) == 0 {
 			return nil, fmt.Errorf("unknown scorer %q: no custom scorer is registered (eval.Options.Scorers)", name)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -106,7 +107,9 @@ func sampledScore(name string, threshold float64, answers []judgeAnswer) Score {
 			label = a.Label // the most common, the first of equals
 		}
 	}
-	sc := verdict(name, sum/float64(n), threshold, "")
+	// The mean is rounded to 6 places: 0.4, 0.4, 0.4 make 0.4, not
+	// 0.4000000000000001.
+	sc := verdict(name, math.Round(sum/float64(n)*1e6)/1e6, threshold, "")
 	sc.Label = label
 	sc.Agreement = float64(max(passes, n-passes)) / float64(n)
 	if n == 1 {
@@ -208,7 +211,7 @@ func judgePrompt(c Case, o Observed, r Rubric) string {
 	var b strings.Builder
 	b.WriteString("You judge the run of an AI system by a rubric. Read what it was asked and what it did, then score it.\n")
 	section := func(title, body string) {
-		fmt.Fprintf(&b, "\n## %s\n%s\n", title, clipSection(body))
+		fmt.Fprintf(&b, "\n## %s\n%s\n", title, clipSection(strings.TrimSpace(body)))
 	}
 	if r.Criteria != "" {
 		section("Rubric: "+r.Name, r.Criteria)

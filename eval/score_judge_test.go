@@ -191,6 +191,7 @@ func TestJudgeSamples(t *testing.T) {
 	}{
 		{"unanimous pass", []float64{0.9, 0.8, 0.7}, 0.8, true, 1, "the samples agree: all pass"},
 		{"unanimous fail", []float64{0.1, 0.2}, 0.15, false, 1, "the samples agree: all fail"},
+		{"a mean without float noise", []float64{0.4, 0.4, 0.4}, 0.4, false, 1, "mean of 3 samples 0.40 (0.4, 0.4, 0.4)"},
 		{"majority fail, mean pass", []float64{1, 0.4, 0.4}, 0.6, true, 2.0 / 3, "the samples disagree: 1 of 3 pass (agreement 0.67)"},
 		{"split", []float64{0.9, 0.1, 0.8, 0.2}, 0.5, true, 0.5, "2 of 4 pass"},
 		{"a sample at the threshold passes", []float64{0.5, 0.5, 0.1}, 1.1 / 3, false, 2.0 / 3, "2 of 3 pass"},
@@ -209,7 +210,7 @@ func TestJudgeSamples(t *testing.T) {
 				t.Fatal(err)
 			}
 			sc := scores[len(scores)-1]
-			if math.Abs(sc.Value-tt.value) > 1e-9 || sc.Pass != tt.pass || math.Abs(sc.Agreement-tt.agreement) > 1e-9 {
+			if sc.Value != math.Round(tt.value*1e6)/1e6 || sc.Pass != tt.pass || math.Abs(sc.Agreement-tt.agreement) > 1e-9 {
 				t.Fatalf("value %v pass %v agreement %v, want %v %v %v", sc.Value, sc.Pass, sc.Agreement, tt.value, tt.pass, tt.agreement)
 			}
 			if !strings.Contains(sc.Explanation, tt.expl) || !strings.Contains(sc.Explanation, "sample 2 (") {
