@@ -209,10 +209,10 @@ func boundsScore(b Bounds, o Observed) Score {
 		}
 		lines = append(lines, fmt.Sprintf("%s %s over the bound %s", what, format(got), format(bound)))
 	}
-	count := func(v float64) string { return fmt.Sprintf("%.0f", v) }
-	check("turns", float64(o.Turns), float64(b.Turns), b.Turns > 0, count)
-	check("model calls", float64(o.ModelCalls), float64(b.ModelCalls), b.ModelCalls > 0, count)
-	check("tokens", float64(o.Tokens), float64(b.Tokens), b.Tokens > 0, count)
+	whole := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	check("turns", float64(o.Turns), float64(b.Turns), b.Turns > 0, whole)
+	check("model calls", float64(o.ModelCalls), float64(b.ModelCalls), b.ModelCalls > 0, whole)
+	check("tokens", float64(o.Tokens), float64(b.Tokens), b.Tokens > 0, whole)
 	check("cost", o.Cost, b.Cost, b.Cost > 0, func(v float64) string { return fmt.Sprintf("$%.4f", v) })
 	check("duration", float64(o.Duration), float64(b.Duration), b.Duration > 0,
 		func(v float64) string { return time.Duration(v).String() })

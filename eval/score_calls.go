@@ -267,11 +267,11 @@ func trajectoryScore(t Trajectory, observed []ObservedCall) Score {
 	if !ordered {
 		order = "in any order"
 	}
-	fmt.Fprintf(&b, "%s: %d of %d expected calls found %s", match, matched, len(want), order)
+	fmt.Fprintf(&b, "%s: %d of %s found %s", match, matched, count(len(want), "expected call"), order)
 	if extra := len(got) - matched; strict && extra > 0 {
 		fmt.Fprintf(&b, ", %d unexpected", extra)
 	}
-	fmt.Fprintf(&b, " (%d calls observed)", len(got))
+	fmt.Fprintf(&b, " (%s observed)", count(len(got), "call"))
 	used := map[int]bool{}
 	for _, s := range steps {
 		if s.got >= 0 {
@@ -477,9 +477,9 @@ func forbidScore(forbid []Call, observed []ObservedCall) Score {
 		}
 	}
 	if len(made) == 0 {
-		return verdict(scoreForbid, 1, 1, fmt.Sprintf("none of the %d forbidden calls was made", len(forbid)))
+		return verdict(scoreForbid, 1, 1, "no forbidden call made (of "+count(len(forbid), "rule")+")")
 	}
-	return verdict(scoreForbid, 0, 1, fmt.Sprintf("%d forbidden calls made: %s", len(made), strings.Join(firstN(made, 10), "; ")))
+	return verdict(scoreForbid, 0, 1, fmt.Sprintf("%s made: %s", count(len(made), "forbidden call"), strings.Join(firstN(made, 10), "; ")))
 }
 
 func validateTrajectory(v *validator, t Trajectory) {

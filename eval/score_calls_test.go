@@ -135,11 +135,11 @@ func TestForbidScore(t *testing.T) {
 		pass   bool
 		expl   string
 	}{
-		{"by name", []Call{{Name: "delete_account"}}, false, `1 forbidden calls made: #2 delete_account {"id":7}`},
+		{"by name", []Call{{Name: "delete_account"}}, false, `1 forbidden call made: #2 delete_account {"id":7}`},
 		{"by args", []Call{call("delete_account", map[string]any{"id": 7})}, false, "#2 delete_account"},
-		{"other args allowed", []Call{call("delete_account", map[string]any{"id": 8})}, true, "none of the 1 forbidden calls was made"},
+		{"other args allowed", []Call{call("delete_account", map[string]any{"id": 8})}, true, "no forbidden call made (of 1 rule)"},
 		{"by agent", []Call{{Name: "search", Agent: "billing"}}, true, ""},
-		{"never called", []Call{{Name: "refund"}, {Name: "escalate"}}, true, "none of the 2"},
+		{"never called", []Call{{Name: "refund"}, {Name: "escalate"}}, true, "(of 2 rules)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -99,9 +99,9 @@ func containsScore(want []string, got string) Score {
 		}
 	}
 	found := len(want) - len(missing)
-	expl := fmt.Sprintf("output contains all %d expected texts", len(want))
+	expl := fmt.Sprintf("output contains the %s", count(len(want), "expected text"))
 	if len(missing) > 0 {
-		expl = fmt.Sprintf("output contains %d of %d expected texts; missing: %s", found, len(want), strings.Join(missing, ", "))
+		expl = fmt.Sprintf("output contains %d of %s; missing: %s", found, count(len(want), "expected text"), strings.Join(missing, ", "))
 	}
 	return verdict(scoreContains, ratio(found, len(want)), 1, expl)
 }
@@ -143,9 +143,9 @@ func fieldsScore(want map[string]any, got string) Score {
 			bad = append(bad, fmt.Sprintf("%s: want %s, got %s", p, compact(w), compact(g)))
 		}
 	}
-	expl := fmt.Sprintf("all %d fields as expected", len(paths))
+	expl := fmt.Sprintf("%s as expected", count(len(paths), "field"))
 	if len(bad) > 0 {
-		expl = fmt.Sprintf("%d of %d fields differ: %s", len(bad), len(paths), strings.Join(bad, "; "))
+		expl = fmt.Sprintf("%d of %s differ: %s", len(bad), count(len(paths), "field"), strings.Join(bad, "; "))
 	}
 	return verdict(scoreFields, ratio(len(paths)-len(bad), len(paths)), 1, expl)
 }
@@ -367,6 +367,14 @@ func rouge1(ref, cand []string) (f1, precision, recall float64, missing []string
 	precision = float64(overlap) / float64(len(cand))
 	recall = float64(overlap) / float64(len(ref))
 	return 2 * precision * recall / (precision + recall), precision, recall, missing
+}
+
+// count is "1 call", "2 calls": n and noun in its number.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func firstN(s []string, n int) []string {
