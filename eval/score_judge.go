@@ -222,6 +222,9 @@ func judgePrompt(c Case, o Observed, r Rubric) string {
 		section("Reference answer (compare the output with it)", r.Reference)
 	}
 	section("Input", caseInput(c))
+	if len(c.Values) > 0 {
+		section("Parameters of the run", jsonText(c.Values))
+	}
 	if len(o.Transcript) > 0 {
 		var t strings.Builder
 		for _, m := range o.Transcript {

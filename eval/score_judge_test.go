@@ -52,8 +52,9 @@ func answer(score float64, label string) string {
 }
 
 var judgeCase = Case{
-	ID:    "refund",
-	Input: "I want my money back for order 42",
+	ID:     "refund",
+	Input:  "I want my money back for order 42",
+	Values: map[string]any{"tier": "gold"},
 	Expect: Expect{Rubrics: []Rubric{{Name: "polite", Criteria: "The answer is polite and offers a refund.",
 		Reference: "We are sorry; your refund for order 42 is on its way."}}},
 }
@@ -78,7 +79,7 @@ func TestJudgeRubric(t *testing.T) {
 	}
 	prompt := j.msgs[0][0].Content
 	for _, want := range []string{"polite and offers a refund", "your refund for order 42 is on its way", "I want my money back for order 42",
-		"Refund issued for order 42.", `#1 refund {"order":42}`, "assistant: Refund issued.", `"score"`, "completed"} {
+		"Refund issued for order 42.", `#1 refund {"order":42}`, "assistant: Refund issued.", `"score"`, "completed", `{"tier":"gold"}`} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("prompt lacks %q:\n%s", want, prompt)
 		}

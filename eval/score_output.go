@@ -287,12 +287,15 @@ func normalize(v any) (any, error) {
 }
 
 // compact is v as compact JSON, cut short for an explanation.
-func compact(v any) string {
+func compact(v any) string { return clip(jsonText(v), 120) }
+
+// jsonText is v as compact JSON, whole.
+func jsonText(v any) string {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return clip(string(data), 120)
+	return string(data)
 }
 
 // splitPath splits a dotted path ("order.items.0.sku") into its segments:
