@@ -104,7 +104,7 @@ func Compare(base, other *Report) *Comparison {
 		sd.P = Wilcoxon(diffs)
 		c.Scores = append(c.Scores, sd)
 	}
-	c.Verdict = verdict(c)
+	c.Verdict = comparisonVerdict(c)
 	return c
 }
 
@@ -145,17 +145,17 @@ func callLines(calls []ObservedCall) []string {
 	return out
 }
 
-// maxDiffLines bounds the lines a case's diff compares and shows.
-const maxDiffLines = 40
+// maxCaseDiffLines bounds the lines a case's diff compares and shows.
+const maxCaseDiffLines = 40
 
 // lineDiff shows how b became o, line by line ("  " kept, "- " only in b,
 // "+ " only in o), from their longest common subsequence; long inputs are
-// cut to maxDiffLines lines each.
+// cut to maxCaseDiffLines lines each.
 func lineDiff(b, o []string) string {
 	cut := ""
-	if len(b) > maxDiffLines || len(o) > maxDiffLines {
-		cut = fmt.Sprintf("\n  ... (only the first %d lines compared)", maxDiffLines)
-		b, o = b[:min(len(b), maxDiffLines)], o[:min(len(o), maxDiffLines)]
+	if len(b) > maxCaseDiffLines || len(o) > maxCaseDiffLines {
+		cut = fmt.Sprintf("\n  ... (only the first %d lines compared)", maxCaseDiffLines)
+		b, o = b[:min(len(b), maxCaseDiffLines)], o[:min(len(o), maxCaseDiffLines)]
 	}
 	// lcs[i][j]: the longest common subsequence of b[i:] and o[j:].
 	lcs := make([][]int, len(b)+1)
@@ -206,9 +206,9 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// verdict says in words what changed: "better", "worse", "mixed" or "no
+// comparisonVerdict says in words what changed: "better", "worse", "mixed" or "no
 // significant change", then why.
-func verdict(c *Comparison) string {
+func comparisonVerdict(c *Comparison) string {
 	pass := fmt.Sprintf("pass rate %.0f%% -> %.0f%% (%d fixed, %d broken, McNemar p=%.3g)",
 		100*c.BasePassRate, 100*c.OtherPassRate, c.Fixed, c.Broken, c.PassP)
 	var up, down []string
