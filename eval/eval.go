@@ -151,7 +151,6 @@ func Run(ctx context.Context, rt *swarm.Runtime, s *Set, o RunOptions) (*Report,
 	return Wait(ctx, rt, id)
 }
 
-
 // EventCase is the type of the event an eval run journals when a case
 // has finished (its Kind is "eval_case" too): Progress holds a
 // [Progress] as JSON, so that a progress bar or the dashboard follows an

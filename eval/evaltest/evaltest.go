@@ -87,4 +87,3 @@ func Failure(c eval.CaseResult) string {
 	}
 	return b.String()
 }
-
