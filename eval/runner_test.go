@@ -22,13 +22,17 @@ import (
 // support is the swarm under test: an agent with a tool that looks up
 // orders.
 func support() swarm.Definition {
-	lookup := swarm.NewTool("lookup_order", "Finds an order", func(ctx context.Context, in struct {
+	return swarm.Define[string, string]("support", "Answers customers", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Help.", Tools: []swarm.Tool{lookupOrder()}}
+	})
+}
+
+// lookupOrder is the tool of the swarms under test: it finds an order.
+func lookupOrder() swarm.Tool {
+	return swarm.NewTool("lookup_order", "Finds an order", func(ctx context.Context, in struct {
 		ID string `json:"id"`
 	}) (string, error) {
 		return "order " + in.ID + ": shipped", nil
-	})
-	return swarm.Define[string, string]("support", "Answers customers", func(string) swarm.Spec {
-		return swarm.Spec{Instructions: "Help.", Tools: []swarm.Tool{lookup}}
 	})
 }
 

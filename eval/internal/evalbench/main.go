@@ -43,6 +43,13 @@ import (
 )
 
 func main() {
+	if err := bench(); err != nil {
+		fmt.Fprintln(os.Stderr, "evalbench:", err)
+		os.Exit(1)
+	}
+}
+
+func bench() error {
 	cases := flag.Int("cases", 1000, "cases in the set")
 	parallel := flag.Int("parallel", 16, "cases at once")
 	kill := flag.Float64("kill", 0, "kill the run with SIGKILL when this share of cases has finished (0: no kill)")
@@ -50,19 +57,22 @@ func main() {
 	child := flag.Bool("child", false, "run the set in this process and print its figures as JSON (used by -kill)")
 	flag.Parse()
 	ctx := context.Background()
-	var err error
+	url := *storeURL
+	if url == "" && !*child {
+		dir, err := os.MkdirTemp("", "evalbench")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		url = "sqlite:" + filepath.Join(dir, "runs.db")
+	}
 	switch {
 	case *child:
-		err = runChild(ctx, *storeURL, *cases, *parallel)
+		return runChild(ctx, url, *cases, *parallel)
 	case *kill > 0:
-		err = killAndRecover(ctx, *storeURL, *cases, *parallel, *kill)
-	default:
-		err = once(ctx, *storeURL, *cases, *parallel)
+		return killAndRecover(ctx, url, *cases, *parallel, *kill)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "evalbench:", err)
-		os.Exit(1)
-	}
+	return once(ctx, url, *cases, *parallel)
 }
 
 // figures are what a run in one process measured.
@@ -77,14 +87,6 @@ type figures struct {
 }
 
 func once(ctx context.Context, url string, cases, parallel int) error {
-	if url == "" {
-		dir, err := os.MkdirTemp("", "evalbench")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		url = "sqlite:" + filepath.Join(dir, "runs.db")
-	}
 	f, err := run(ctx, url, cases, parallel)
 	if err != nil {
 		return err
@@ -199,14 +201,6 @@ func peakRSS() float64 {
 // once share of its cases have finished, and finishes it in a second
 // child.
 func killAndRecover(ctx context.Context, url string, cases, parallel int, share float64) error {
-	if url == "" {
-		dir, err := os.MkdirTemp("", "evalbench")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		url = "sqlite:" + filepath.Join(dir, "runs.db")
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
