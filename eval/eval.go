@@ -66,6 +66,9 @@ func Define(rt *swarm.Runtime, o Options) error {
 // simulated users) is bounded by a budget of swarm.DefaultMaxModelCalls
 // model calls and swarm.DefaultMaxToolCalls tool calls per case.
 func Start(ctx context.Context, rt *swarm.Runtime, s *Set, o RunOptions) (string, error) {
+	if s == nil {
+		return "", fmt.Errorf("%w: no eval set", swarm.ErrInvalidInput)
+	}
 	if err := Validate(s); err != nil {
 		return "", fmt.Errorf("%w: eval set %s: %w", swarm.ErrInvalidInput, s.Name, err)
 	}
