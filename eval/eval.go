@@ -178,3 +178,19 @@ type Input struct {
 	Config string   `json:"config,omitempty"`
 	Tags   []string `json:"tags,omitempty"`
 }
+
+// RunProgress reads how far an eval run has come from its events (its
+// History, or the events a subscriber has seen): the progress of the
+// last EventCase event, and false when there is none yet.
+func RunProgress(events []swarm.Event) (Progress, bool) {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type != EventCase {
+			continue
+		}
+		var p Progress
+		if json.Unmarshal(events[i].Progress, &p) == nil {
+			return p, true
+		}
+	}
+	return Progress{}, false
+}

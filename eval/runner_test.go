@@ -202,6 +202,12 @@ func TestCaseFailuresAndProgress(t *testing.T) {
 	if len(done) != 2 || done[1].Done != 2 || done[1].Total != 2 || done[1].Failed+done[1].Errors != 2 {
 		t.Errorf("progress %+v", done)
 	}
+	if p, ok := eval.RunProgress(swarmtest.Events(t, rt, rep.RunID)); !ok || p != done[1] {
+		t.Errorf("RunProgress %+v %v, want %+v", p, ok, done[1])
+	}
+	if _, ok := eval.RunProgress(nil); ok {
+		t.Error("progress of no events")
+	}
 	// Each case's run is a child run of the eval run.
 	kids, err := rt.List(ctx, store.Filter{Parent: rep.RunID})
 	if err != nil || len(kids) != 2 {
