@@ -32,9 +32,15 @@ type env struct {
 
 func newEnv(t *testing.T, m model.Model, defs ...swarm.Definition) *env {
 	t.Helper()
+	return newEnvConfig(t, swarm.Config{Model: m}, defs...)
+}
+
+func newEnvConfig(t *testing.T, cfg swarm.Config, defs ...swarm.Definition) *env {
+	t.Helper()
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	st := memory.New()
-	rt, err := swarm.New(swarm.Config{Store: st, Model: m})
+	cfg.Store = st
+	rt, err := swarm.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
