@@ -142,13 +142,19 @@ func New(rt *swarm.Runtime, o Options) (*Engine, error) {
 
 // Register registers the engine's workflow and activities on w.
 func (e *Engine) Register(w worker.Registry) {
-	w.RegisterWorkflowWithOptions(e.run, workflow.RegisterOptions{Name: WorkflowName})
+	e.RegisterWorkflow(w)
 	a := &activities{e: e}
 	w.RegisterActivityWithOptions(a.Create, activity.RegisterOptions{Name: actCreate})
 	w.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: actStep})
 	w.RegisterActivityWithOptions(a.Pause, activity.RegisterOptions{Name: actPause})
 	w.RegisterActivityWithOptions(a.Answer, activity.RegisterOptions{Name: actAnswer})
 	w.RegisterActivityWithOptions(a.Finish, activity.RegisterOptions{Name: actFinish})
+}
+
+// RegisterWorkflow registers the engine's workflow only, on w: on a
+// worker.WorkflowReplayer, to replay recorded histories of runs.
+func (e *Engine) RegisterWorkflow(w worker.WorkflowRegistry) {
+	w.RegisterWorkflowWithOptions(e.run, workflow.RegisterOptions{Name: WorkflowName})
 }
 
 // Check refuses, with an error wrapping ErrUnsupported (or the runtime's

@@ -37,6 +37,11 @@ func newEnv(t *testing.T, m model.Model, defs ...swarm.Definition) *env {
 
 func newEnvConfig(t *testing.T, cfg swarm.Config, defs ...swarm.Definition) *env {
 	t.Helper()
+	return newEnvWith(t, cfg, temporal.Options{}, defs...)
+}
+
+func newEnvWith(t *testing.T, cfg swarm.Config, o temporal.Options, defs ...swarm.Definition) *env {
+	t.Helper()
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	st := memory.New()
 	cfg.Store = st
@@ -49,7 +54,8 @@ func newEnvConfig(t *testing.T, cfg swarm.Config, defs ...swarm.Definition) *env
 		t.Fatal(err)
 	}
 	c := ts.GetDefaultClient()
-	e, err := temporal.New(rt, temporal.Options{Client: c, TaskQueue: "swarm-test"})
+	o.Client, o.TaskQueue = c, "swarm-test"
+	e, err := temporal.New(rt, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +122,8 @@ func (c *counting) calls(agent string) int {
 	return c.n[agent]
 }
 
-func TestToolLoop(t *testing.T) {
+// calc is a swarm without a strategy (the tool-calling loop) with a tool.
+func calc() (swarm.Definition, *counting) {
 	add := swarm.NewTool("add", "adds", func(_ context.Context, in struct{ A, B int }) (int, error) { return in.A + in.B, nil })
 	calc := swarm.Define[string, string]("calc", "calculates", func(string) swarm.Spec {
 		return swarm.Spec{Instructions: "Add.", Tools: []swarm.Tool{add}}
@@ -125,6 +132,11 @@ func TestToolLoop(t *testing.T) {
 		scripted.Tools(scripted.ToolCall{ID: "c1", Name: "add", Arguments: map[string]int{"A": 2, "B": 3}}),
 		scripted.Text("5"),
 	}})}
+	return calc, m
+}
+
+func TestToolLoop(t *testing.T) {
+	calc, m := calc()
 	v := newEnv(t, m, calc)
 	id, out := v.run(t, "calc", "2+3?")
 	if out.Status != "completed" || string(out.Result) != `"5"` {
