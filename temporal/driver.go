@@ -233,10 +233,12 @@ func (d *driver) AwaitParts(ctx context.Context, key string, q seam.Question) (s
 	}
 	w := wfOf(ctx)
 	aw := workflow.WithActivityOptions(w, activityOptions)
+	// Waiting before the question is journaled: a resume that reads the
+	// question in the store finds the run waiting for it.
+	d.st.waiting = append(d.st.waiting, key)
 	if err := workflow.ExecuteActivity(aw, actPause, pauseInput{RunID: d.st.id, Turn: d.turn, Key: key, Question: q}).Get(w, nil); err != nil {
 		return "", nil, stepError(err)
 	}
-	d.st.waiting = append(d.st.waiting, key)
 	if err := workflow.Await(w, func() bool { _, ok := d.st.answers[key]; return ok }); err != nil {
 		return "", nil, err
 	}
