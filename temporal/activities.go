@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/compact"
@@ -14,6 +15,7 @@ import (
 	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -102,6 +104,7 @@ type stepper interface {
 
 // Step takes one step of a run with the engine's own primitive.
 func (a *activities) Step(ctx context.Context, in stepInput) (stepOutput, error) {
+	defer a.beat(ctx)()
 	out, err := a.e.step(ctx, in, nil)
 	return out, activityError(err)
 }
@@ -160,6 +163,28 @@ func (e *Engine) onRun(ctx context.Context, id string, turn int, as *asArgs, fn 
 		}
 		return fn(ctx, d)
 	})
+}
+
+// beat heartbeats the activity of ctx until the function it returns is
+// called: a step whose worker died is retried after the heartbeat timeout,
+// not after the step's whole timeout.
+func (a *activities) beat(ctx context.Context) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(a.e.beat / 3)
+		defer t.Stop()
+		for {
+			activity.RecordHeartbeat(ctx)
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // pauseInput is the input of actPause.

@@ -105,7 +105,7 @@ func (d *driver) step(ctx context.Context, in stepInput) (stepOutput, error) {
 	var out stepOutput
 	var err error
 	if d.as == nil {
-		err = workflow.ExecuteActivity(workflow.WithActivityOptions(w, activityOptions), actStep, in).Get(w, &out)
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(w, d.e.activityOptions()), actStep, in).Get(w, &out)
 	} else {
 		as := d.as
 		err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(w, localOptions), func(ctx context.Context) (stepOutput, error) {
@@ -232,7 +232,7 @@ func (d *driver) AwaitParts(ctx context.Context, key string, q seam.Question) (s
 		return ev.Message, ev.Parts, nil
 	}
 	w := wfOf(ctx)
-	aw := workflow.WithActivityOptions(w, activityOptions)
+	aw := workflow.WithActivityOptions(w, d.e.activityOptions())
 	// Waiting before the question is journaled: a resume that reads the
 	// question in the store finds the run waiting for it.
 	d.st.waiting = append(d.st.waiting, key)

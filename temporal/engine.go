@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/internal/seam"
@@ -58,6 +59,10 @@ type Options struct {
 	// which a strategy's checkpoint continues the workflow as new,
 	// carrying the strategy's state (DefaultHistoryLimit when 0).
 	HistoryLimit int
+	// HeartbeatTimeout is how long a step's activity may go without a
+	// heartbeat (it beats while it runs) before Temporal takes it as lost
+	// with its worker and retries it elsewhere (one minute when 0).
+	HeartbeatTimeout time.Duration
 }
 
 // RunInput is the input of the workflow WorkflowName.
@@ -124,6 +129,7 @@ type Engine struct {
 	queue   string
 	owner   string
 	history int
+	beat    time.Duration
 }
 
 // New makes an engine running the swarms of rt on Temporal through o.
@@ -137,7 +143,10 @@ func New(rt *swarm.Runtime, o Options) (*Engine, error) {
 	if o.HistoryLimit <= 0 {
 		o.HistoryLimit = DefaultHistoryLimit
 	}
-	return &Engine{rt: rt, c: o.Client, queue: o.TaskQueue, owner: "temporal:" + o.TaskQueue, history: o.HistoryLimit}, nil
+	if o.HeartbeatTimeout <= 0 {
+		o.HeartbeatTimeout = time.Minute
+	}
+	return &Engine{rt: rt, c: o.Client, queue: o.TaskQueue, owner: "temporal:" + o.TaskQueue, history: o.HistoryLimit, beat: o.HeartbeatTimeout}, nil
 }
 
 // Register registers the engine's workflow and activities on w.

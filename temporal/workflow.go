@@ -70,7 +70,7 @@ func (e *Engine) run(w workflow.Context, in RunInput) (out RunOutput, err error)
 	}}); err != nil {
 		return RunOutput{}, err
 	}
-	aw := workflow.WithActivityOptions(w, activityOptions)
+	aw := workflow.WithActivityOptions(w, e.activityOptions())
 	lw := workflow.WithLocalActivityOptions(w, localOptions)
 	// The run's plan is the definition's, in this worker's code.
 	if st.plan, err = e.describe(in.Swarm, in.Input); err != nil {
@@ -182,17 +182,18 @@ func (e *Engine) loadResult(ctx context.Context, id string) (json.RawMessage, er
 // store interrupted (the step's journal makes the retry take up where the
 // attempt stopped) and never one that failed.
 var (
-	activityOptions = workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
-			MaximumInterval: time.Minute, MaximumAttempts: 20},
-	}
+	retries = &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+		MaximumInterval: time.Minute, MaximumAttempts: 20}
 	localOptions = workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: 30 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
-			MaximumInterval: time.Minute, MaximumAttempts: 20},
+		RetryPolicy:            retries,
 	}
 )
+
+// activityOptions are the options of the engine's activities.
+func (e *Engine) activityOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{StartToCloseTimeout: 30 * time.Minute, HeartbeatTimeout: e.beat, RetryPolicy: retries}
+}
 
 // loop is the tool-calling loop of a swarm without a strategy, on the
 // primitives: the orchestrator's model is called each turn, the tools of
