@@ -254,7 +254,6 @@ type recorder interface {
 	Record(ctx context.Context, key, kind string, fn func(ctx context.Context) (json.RawMessage, error)) (json.RawMessage, error)
 	RecordEvent(ctx context.Context, key string, fn func(ctx context.Context) (swarm.Event, error)) (swarm.Event, error)
 	Journal(ctx context.Context, events []swarm.Event, waiting string, working bool) error
-	Compacted(msgs []model.Message) []model.Message
 }
 
 // Record implements the primitive: a local activity runs fn and journals
@@ -341,12 +340,12 @@ func (d *driver) Journal(ctx context.Context, events []swarm.Event, waiting stri
 	return err
 }
 
-// Compacted implements the primitive (a local activity).
-func (d *driver) Compacted(msgs []model.Message) []model.Message {
-	// The engine's compaction reads the journal: the strategy's context
-	// is not passed in, so this runs on the run's main workflow context.
-	return msgs
-}
+// Compacted implements the primitive: msgs as they are. The engine's
+// compaction reads the run's journal in a step, and the primitive takes
+// no context to run one in: a strategy's history is not compacted on this
+// engine (its model steps still compact what they send, as the engine
+// does).
+func (d *driver) Compacted(msgs []model.Message) []model.Message { return msgs }
 
 // Sleep implements the primitive: a workflow timer.
 func (d *driver) Sleep(ctx context.Context, key string, dur time.Duration) error {

@@ -164,16 +164,8 @@ func TestToolLoop(t *testing.T) {
 func TestRowNeverClaimed(t *testing.T) {
 	// A run waiting for an answer stays leased to the engine, so the
 	// runtime's own workers never claim it.
-	s := swarm.Define[string, string]("ask", "asks", func(string) swarm.Spec {
-		return swarm.Spec{Strategy: strategy.Of(awaiter{})}
-	})
-	v := newEnv(t, scripted.New(nil), s)
-	ctx := ctxFor(t)
-	id, err := v.e.Start(ctx, "ask", "", json.RawMessage(`"x"`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { r, _ := v.st.Get(ctx, id); return r.Reason == "ok?" })
+	v := newEnv(t, scripted.New(nil), askSwarm())
+	ctx, id := v.asked(t)
 	if _, err := v.st.ClaimExpired(ctx, "other", time.Minute, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +179,25 @@ func TestRowNeverClaimed(t *testing.T) {
 	if err := v.e.Stop(ctx, id, "done"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// askSwarm is a swarm whose strategy is awaiter.
+func askSwarm() swarm.Definition {
+	return swarm.Define[string, string]("ask", "asks", func(string) swarm.Spec {
+		return swarm.Spec{Strategy: strategy.Of(awaiter{})}
+	})
+}
+
+// asked starts a run of askSwarm and waits until it asks its question.
+func (v *env) asked(t *testing.T) (context.Context, string) {
+	t.Helper()
+	ctx := ctxFor(t)
+	id, err := v.e.Start(ctx, "ask", "", json.RawMessage(`"x"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { r, _ := v.st.Get(ctx, id); return r.Reason == "ok?" })
+	return ctx, id
 }
 
 func waitFor(t *testing.T, ok func() bool) {
@@ -216,16 +227,8 @@ func (awaiter) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, 
 }
 
 func TestAwaitResume(t *testing.T) {
-	s := swarm.Define[string, string]("ask", "asks", func(string) swarm.Spec {
-		return swarm.Spec{Strategy: strategy.Of(awaiter{})}
-	})
-	v := newEnv(t, scripted.New(nil), s)
-	ctx := ctxFor(t)
-	id, err := v.e.Start(ctx, "ask", "", json.RawMessage(`"x"`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { r, _ := v.st.Get(ctx, id); return r.Reason == "ok?" })
+	v := newEnv(t, scripted.New(nil), askSwarm())
+	ctx, id := v.asked(t)
 	if err := v.e.Resume(ctx, id, "yes"); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/adaptive"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/strategy"
@@ -173,5 +174,44 @@ func TestRefused(t *testing.T) {
 	}
 	if _, err := v.e.Start(ctx, "nope", "", nil); !errors.Is(err, swarm.ErrUnknownSwarm) {
 		t.Fatalf("start of an unknown swarm: %v", err)
+	}
+}
+
+// asker asks its model, then delegates to the swarm "child".
+type asker struct{}
+
+func (asker) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	if _, err := d.Ask(ctx, "think", strategy.AskOptions{}, []model.Message{{Role: model.RoleUser, Content: "think"}}); err != nil {
+		return nil, err
+	}
+	a, err := d.Delegate(ctx, "ask-child", "child", "hello")
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(a)
+}
+
+func TestTreeLimitChild(t *testing.T) {
+	// A child workflow's run is in its parent's tree: it gets what the
+	// parent left of the model call limit, here nothing.
+	child := swarm.Define[string, string]("child", "answers", func(string) swarm.Spec { return swarm.Spec{Instructions: "Answer."} })
+	par := swarm.Define[string, string]("asker", "asks, then delegates", func(string) swarm.Spec {
+		return swarm.Spec{Handoffs: []swarm.Handoff{swarm.ToSwarm(child)}, Strategy: strategy.Of(asker{})}
+	})
+	m := &counting{m: scripted.New(scripted.Script{"asker": {scripted.Text("hm")}, "child": {scripted.Text("hi")}})}
+	v := newEnvConfig(t, swarm.Config{Model: m, MaxModelCalls: 1}, par, child)
+	id, out := v.run(t, "asker", "x")
+	if out.Status != "failed" || !strings.Contains(out.Reason, "budget exceeded") {
+		t.Fatalf("outcome %+v", out)
+	}
+	runs, err := v.st.List(context.Background(), store.Filter{Parent: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].State != store.Failed || !strings.Contains(runs[0].Reason, "budget exceeded") {
+		t.Fatalf("child runs %+v", runs)
+	}
+	if m.calls("asker") != 1 || m.calls("child") != 0 {
+		t.Errorf("model calls %v", m.n)
 	}
 }

@@ -58,16 +58,9 @@ func scenarios() []scenario {
 			return append(ids, ids[0]+".ask-child")
 		}},
 		{name: "await", defs: func() ([]swarm.Definition, model.Model) {
-			return []swarm.Definition{swarm.Define[string, string]("ask", "asks", func(string) swarm.Spec {
-				return swarm.Spec{Strategy: strategy.Of(awaiter{})}
-			})}, scripted.New(nil)
+			return []swarm.Definition{askSwarm()}, scripted.New(nil)
 		}, drive: func(t *testing.T, v *env) []string {
-			ctx := ctxFor(t)
-			id, err := v.e.Start(ctx, "ask", "", json.RawMessage(`"x"`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, func() bool { r, _ := v.st.Get(ctx, id); return r.Reason == "ok?" })
+			ctx, id := v.asked(t)
 			if err := v.e.Resume(ctx, id, "yes"); err != nil {
 				t.Fatal(err)
 			}
