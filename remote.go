@@ -30,6 +30,7 @@ func init() {
 	seam.Remote.Pause = remotePause
 	seam.Remote.Answer = remoteAnswer
 	seam.Remote.Finish = remoteFinish
+	seam.Remote.Handoff = remoteHandoff
 }
 
 // errRemoteEnded is returned for a step of a run that has ended.
@@ -213,4 +214,21 @@ func remoteDescribe(rtv any, swarmID string, input json.RawMessage) (seam.Remote
 		out.Strategy = s.s
 	}
 	return out, nil
+}
+
+// remoteHandoff implements seam.Remote.Handoff, in the shapes of the
+// engine's delegation to a swarm.
+func remoteHandoff(ctx context.Context, rtv any, id, owner string, turn int, key, target, child string, started bool, text string, isError bool) error {
+	r, err := loadRemote(ctx, rtv, id, owner)
+	if err != nil {
+		return err
+	}
+	ev := Event{Type: EventHandoffStarted, Key: key + "/call/next", Agent: r.plan.root.name, Turn: turn, Target: target, Child: child, Request: text}
+	if !started {
+		ev = Event{Type: EventHandoffReturned, Key: key + "/tool/next", Agent: r.plan.root.name, Turn: turn, Target: target, Child: child, Output: text, IsError: isError}
+	}
+	if _, ok := r.recorded[ev.Key]; ok {
+		return nil
+	}
+	return r.append(ctx, []Event{ev}, store.Update{}, r.plan.root)
 }

@@ -158,6 +158,7 @@ func (e *Engine) Register(w worker.Registry) {
 	w.RegisterActivityWithOptions(a.Pause, activity.RegisterOptions{Name: actPause})
 	w.RegisterActivityWithOptions(a.Answer, activity.RegisterOptions{Name: actAnswer})
 	w.RegisterActivityWithOptions(a.Finish, activity.RegisterOptions{Name: actFinish})
+	w.RegisterActivityWithOptions(a.Handoff, activity.RegisterOptions{Name: actHandoff})
 }
 
 // RegisterWorkflow registers the engine's workflow only, on w: on a

@@ -134,6 +134,12 @@ func TestChildSwarm(t *testing.T) {
 	if m.calls("child") != 1 {
 		t.Errorf("model calls %v", m.n)
 	}
+	got := strings.Join(v.types(t, id), "\n")
+	for _, want := range []string{"handoff_started ask-child/call/next", "handoff_returned ask-child/tool/next", "completed end"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("journal lacks %q:\n%s", want, got)
+		}
+	}
 }
 
 func TestTreeLimit(t *testing.T) {
