@@ -14,6 +14,7 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/strategy"
+	"github.com/swarmrt/swarm/team"
 	"github.com/swarmrt/swarm/temporal"
 	"github.com/swarmrt/swarm/workflow"
 )
@@ -177,6 +178,17 @@ func TestRefused(t *testing.T) {
 	}
 	if runs, _ := v.st.List(ctx, store.Filter{}); len(runs) != 0 {
 		t.Fatalf("a refused run stored %d rows", len(runs))
+	}
+	// A team's members share mailboxes: refused too.
+	tm := team.DefineTeam("crew", "a team", team.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead."}})
+	if err := v.rt.Register(tm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.e.Start(ctx, "crew", "", json.RawMessage(`"x"`)); !errors.Is(err, temporal.ErrUnsupported) {
+		t.Fatalf("start of a team: %v", err)
+	}
+	if runs, _ := v.st.List(ctx, store.Filter{}); len(runs) != 0 {
+		t.Fatalf("a refused team stored %d rows", len(runs))
 	}
 	if _, err := v.e.Start(ctx, "nope", "", nil); !errors.Is(err, swarm.ErrUnknownSwarm) {
 		t.Fatalf("start of an unknown swarm: %v", err)
