@@ -76,11 +76,25 @@ func remoteCreate(ctx context.Context, rtv any, swarmID, id, parent string, inpu
 	if err := checkRunID(id); err != nil {
 		return err
 	}
+	if run, err := rt.store.Get(ctx, id); err == nil {
+		// Created already (by Start, or an earlier attempt).
+		if run.Swarm != swarmID {
+			return fmt.Errorf("run %s exists and belongs to swarm %s: %w", id, run.Swarm, store.ErrExists)
+		}
+		return nil
+	}
 	info, err := rt.info(swarmID)
 	if err != nil {
 		return err
 	}
 	nr := newRun{info: info, input: input, id: id, explicitID: true, owner: owner, newTree: parent == ""}
+	if info.inParts {
+		// The input's parts, large ones by blob reference, as Start keeps
+		// them.
+		if nr.input, nr.parts, err = rt.inputParts(input); err != nil {
+			return fmt.Errorf("swarm %s: %w", swarmID, err)
+		}
+	}
 	if parent != "" {
 		pr, err := loadRemote(ctx, rt, parent, owner)
 		if err != nil {

@@ -59,7 +59,7 @@ func BenchmarkRound(b *testing.B) {
 
 // historySize counts the events and the encoded bytes of workflow id's
 // history.
-func historySize(b *testing.B, c client.Client, id string) (events, bytes int) {
+func historySize(b testing.TB, c client.Client, id string) (events, bytes int) {
 	it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()

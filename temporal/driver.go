@@ -57,8 +57,14 @@ func unsupported(what string) error {
 // RunID implements the primitive.
 func (d *driver) RunID() string { return d.st.id }
 
-// Input implements the primitive.
-func (d *driver) Input() json.RawMessage { return d.st.in.Input }
+// Input implements the primitive: the stored input (large parts by
+// reference).
+func (d *driver) Input() json.RawMessage {
+	if ev, ok := d.st.journal["start"]; ok && len(ev.Input) > 0 {
+		return ev.Input
+	}
+	return d.st.in.Input
+}
 
 // Agent implements the primitive.
 func (d *driver) Agent() string { return d.desc().Agent() }

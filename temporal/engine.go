@@ -211,6 +211,11 @@ func (e *Engine) Start(ctx context.Context, swarmID, runID string, input json.Ra
 	if err := seam.Remote.Create(ctx, e.rt, swarmID, runID, "", input, e.owner); err != nil {
 		return "", fmt.Errorf("temporal: start %s: %w", swarmID, err)
 	}
+	// The workflow's input is the stored one: large parts by reference,
+	// not in the workflow's history.
+	if evs, err := e.rt.History(ctx, runID, 0); err == nil && len(evs) > 0 && len(evs[0].Input) > 0 {
+		input = evs[0].Input
+	}
 	_, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: e.queue}, WorkflowName,
 		RunInput{Swarm: swarmID, RunID: runID, Input: input})
 	if err != nil {

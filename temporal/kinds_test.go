@@ -233,3 +233,26 @@ func TestTreeLimitChild(t *testing.T) {
 		t.Errorf("model calls %v", m.n)
 	}
 }
+
+func TestInputParts(t *testing.T) {
+	// A large part of the input goes by blob reference: the model sees
+	// its bytes, the workflow's history does not hold them.
+	type doc struct {
+		Text string
+		File model.Part
+	}
+	reader := swarm.Define[doc, string]("reader", "reads", func(doc) swarm.Spec { return swarm.Spec{Instructions: "Read."} })
+	m := &counting{m: scripted.New(scripted.Script{"reader": {{Text: "read it", ExpectParts: []scripted.ExpectPart{{MinBytes: 300 << 10}}}}})}
+	v := newEnv(t, m, reader)
+	big := make([]byte, 300<<10)
+	for i := range big {
+		big[i] = byte('a' + i%26)
+	}
+	id, out := v.run(t, "reader", doc{Text: "this", File: model.Part{Type: model.PartFile, MediaType: "text/plain", Name: "a.txt", Data: big}})
+	if out.Status != "completed" || string(out.Result) != `"read it"` {
+		t.Fatalf("outcome %+v", out)
+	}
+	if _, size := historySize(t, v.c, id); size > 100<<10 {
+		t.Errorf("the workflow's history holds %d bytes", size)
+	}
+}
