@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/swarmrt/swarm"
@@ -266,6 +267,9 @@ func (d *driver) AwaitParts(ctx context.Context, key string, q seam.Question) (s
 		return "", nil, stepError(err)
 	}
 	if err := workflow.Await(w, func() bool { _, ok := d.st.answers[key]; return ok }); err != nil {
+		// Withdrawn (the branch's context ended): a resume does not
+		// answer it.
+		d.st.waiting = slices.DeleteFunc(d.st.waiting, func(k string) bool { return k == key })
 		return "", nil, err
 	}
 	msg := d.st.answers[key]

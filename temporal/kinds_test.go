@@ -17,6 +17,7 @@ import (
 	"github.com/swarmrt/swarm/team"
 	"github.com/swarmrt/swarm/temporal"
 	"github.com/swarmrt/swarm/workflow"
+	"go.temporal.io/sdk/client"
 )
 
 // tagline is a workflow with a fan-out: a writer drafts, a Go function
@@ -254,5 +255,26 @@ func TestInputParts(t *testing.T) {
 	}
 	if _, size := historySize(t, v.c, id); size > 100<<10 {
 		t.Errorf("the workflow's history holds %d bytes", size)
+	}
+}
+
+func TestStartFails(t *testing.T) {
+	// A stored run whose workflow cannot start ends failed, rather than
+	// stay running, held by the engine, for good.
+	def, m := calc()
+	v := newEnv(t, m, def)
+	ctx := ctxFor(t)
+	if _, err := v.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "run_taken", TaskQueue: "elsewhere"}, "another"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.e.Start(ctx, "calc", "run_taken", json.RawMessage(`"1+1"`)); err == nil {
+		t.Fatal("a start whose workflow id is taken succeeded")
+	}
+	r, err := v.st.Get(ctx, "run_taken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State != store.Failed || !strings.Contains(r.Reason, "did not start") {
+		t.Fatalf("row %+v", r)
 	}
 }
