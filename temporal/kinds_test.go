@@ -278,3 +278,49 @@ func TestStartFails(t *testing.T) {
 		t.Fatalf("row %+v", r)
 	}
 }
+
+// both asks a human in one branch and its model in another.
+type both struct{}
+
+func (both) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	out := make([]string, 2)
+	errs := d.Parallel(ctx, 2, func(ctx context.Context, i int) error {
+		var err error
+		if i == 0 {
+			out[0], err = d.Await(ctx, "human", strategy.Question{Reason: "ok?"})
+		} else {
+			out[1], err = d.Ask(ctx, "machine", strategy.AskOptions{}, []model.Message{{Role: model.RoleUser, Content: "ok?"}})
+		}
+		return err
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return json.Marshal(out[0] + "+" + out[1])
+}
+
+func TestParallelAwait(t *testing.T) {
+	// A branch waiting for a human does not hold up the others.
+	def := swarm.Define[string, string]("both", "asks both", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(both{})} })
+	m := &counting{m: scripted.New(scripted.Script{"both": {scripted.Text("yes")}})}
+	v := newEnv(t, m, def)
+	ctx := ctxFor(t)
+	id, err := v.e.Start(ctx, "both", "", json.RawMessage(`"x"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		got := strings.Join(v.types(t, id), "\n")
+		return strings.Contains(got, "model_response machine/model") && strings.Contains(got, "paused human")
+	})
+	if err := v.e.Resume(ctx, id, "sure"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := v.e.Wait(ctx, id)
+	if err != nil || out.Status != "completed" || string(out.Result) != `"sure+yes"` {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if m.calls("both") != 1 {
+		t.Errorf("model calls %v", m.n)
+	}
+}
