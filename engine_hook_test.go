@@ -29,7 +29,15 @@ type fakeEngine struct {
 	mu      sync.Mutex
 	calls   []string // "start <swarm> <id> <input>", "resume <id> <msg>", "stop <id> <reason>"
 	release bool     // leave a new run's row running and unowned (a window of a resume)
+	// hold: keep each run's row leased for good, a pause included (a
+	// running row with the question as its reason), as package temporal
+	// does, rather than paused and released.
+	hold   bool
+	leases map[string]store.Lease
 }
+
+// forGood is a lease that does not run out.
+const forGood = 100 * 365 * 24 * time.Hour
 
 const fakeOwner = "fake-engine"
 
@@ -68,12 +76,16 @@ func record(t swarm.EventType, key string, ev swarm.Event) store.Record {
 func (f *fakeEngine) Start(ctx context.Context, swarmID, id string, input json.RawMessage) error {
 	f.note("start " + swarmID + " " + id + " " + string(input))
 	f.mu.Lock()
-	release := f.release
+	release, hold := f.release, f.hold
 	f.mu.Unlock()
+	lease := time.Hour
+	if hold {
+		lease = forGood
+	}
 	go func() {
 		time.Sleep(30 * time.Millisecond)
 		bg := context.Background()
-		l, err := f.st.Create(bg, store.Run{ID: id, Swarm: swarmID, Agent: swarmID, MaxTurns: 3}, fakeOwner, time.Hour,
+		l, err := f.st.Create(bg, store.Run{ID: id, Swarm: swarmID, Agent: swarmID, MaxTurns: 3}, fakeOwner, lease,
 			[]store.Record{record(swarm.EventStarted, "start", swarm.Event{Swarm: swarmID, Agent: swarmID, Input: input})})
 		if err != nil {
 			return
@@ -82,14 +94,27 @@ func (f *fakeEngine) Start(ctx context.Context, swarmID, id string, input json.R
 			_ = f.st.Release(bg, l)
 			return
 		}
-		_, _ = f.st.Append(bg, l, []store.Record{record(swarm.EventPaused, "pause/1", swarm.Event{Agent: swarmID, Reason: "may I?"})},
-			store.Update{State: store.Paused, Reason: "may I?"})
+		u := store.Update{State: store.Paused, Reason: "may I?"}
+		if hold {
+			f.mu.Lock()
+			f.leases[id] = l
+			f.mu.Unlock()
+			u.State = ""
+		}
+		_, _ = f.st.Append(bg, l, []store.Record{record(swarm.EventPaused, "pause/1", swarm.Event{Agent: swarmID, Reason: "may I?"})}, u)
 	}()
 	return nil
 }
 
-// claim takes the run's lease after a message made it runnable.
+// claim takes the run's lease after a message made it runnable; a run
+// held for good keeps its lease.
 func (f *fakeEngine) claim(ctx context.Context, id string, m store.Message) (store.Lease, error) {
+	f.mu.Lock()
+	l, held := f.leases[id]
+	f.mu.Unlock()
+	if held {
+		return l, nil
+	}
 	if _, err := f.st.Send(ctx, id, m); err != nil {
 		return store.Lease{}, err
 	}
@@ -154,10 +179,20 @@ var asker = swarm.Define[string, string]("asker", "asks, then answers", func(str
 })
 
 // Start, Wait, Events, Resume and Stop of a swarm the engine runs go to the
-// engine and read what it mirrors into the store.
+// engine and read what it mirrors into the store: a pause is a paused run
+// whether the engine pauses the row (and releases it) or holds it for
+// good with the question as its reason.
 func TestEngineDispatch(t *testing.T) {
-	ctx := t.Context()
-	f := &fakeEngine{swarms: []string{"asker"}}
+	for _, hold := range []bool{false, true} {
+		t.Run(map[bool]string{false: "released", true: "held"}[hold], func(t *testing.T) {
+			testEngineDispatch(t, &fakeEngine{swarms: []string{"asker"}, hold: hold, leases: map[string]store.Lease{}})
+		})
+	}
+}
+
+func testEngineDispatch(t *testing.T, f *fakeEngine) {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
 	rt := newEngineRuntime(t, f)
 	run, err := asker.Start(ctx, rt, "hello", swarm.WithID("r1"))
 	if err != nil {
@@ -175,8 +210,11 @@ func TestEngineDispatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, ok := res.(swarm.Paused); !ok || p.Reason != "may I?" {
+	if p, ok := res.(swarm.Paused); !ok || p.Reason != "may I?" || p.Pause != 2 {
 		t.Fatalf("wait: %#v", res)
+	}
+	if ls, err := rt.List(ctx, store.Filter{}); err != nil || len(ls) != 1 || ls[0].State != swarm.StatePaused {
+		t.Fatalf("list: %+v, %v", ls, err)
 	}
 	if err := run.Resume(ctx, "no", swarm.AtPause(1)); !errors.Is(err, swarm.ErrPauseNotCurrent) {
 		t.Fatalf("resume at a pause the run is not at: %v", err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
-	"github.com/swarmrt/swarm/internal/seam"
 )
 
 // Engine plugs another durable engine into the command: swarm-temporal
@@ -20,11 +19,11 @@ type Engine struct {
 	Command string
 	// Flags adds the engine's flags to every command.
 	Flags func(fs *pflag.FlagSet)
-	// Open returns the engine of a command's runtime (swarm.Config.Engine)
-	// for the definitions file (nil when there is none), or a nil engine
-	// when the command's runs are all Swarm's own. closeFn ends what Open
+	// Open sets the engine of a command's runtime (cfg.Engine) for the
+	// definitions file (nil when there is none), or leaves it unset when
+	// the command's runs are all Swarm's own. closeFn ends what Open
 	// started; it is called when the command is done.
-	Open func(ctx context.Context, file *config.File) (e seam.Engine, closeFn func(), err error)
+	Open func(ctx context.Context, file *config.File, cfg *swarm.Config) (closeFn func(), err error)
 	// Serve, when set, runs beside swarm serve on its runtime (the
 	// engine's worker) until ctx ends; an error ends swarm serve.
 	Serve func(ctx context.Context, rt *swarm.Runtime) error
@@ -45,15 +44,13 @@ func (a *app) openEngine(ctx context.Context, file *config.File, cfg *swarm.Conf
 		}
 		return nil
 	}
-	e, closeFn, err := a.engine.Open(ctx, file)
+	closeFn, err := a.engine.Open(ctx, file, cfg)
 	if err != nil {
 		return usageError{err}
 	}
 	if closeFn != nil {
 		a.closers = append(a.closers, closeFn)
 	}
-	if e != nil {
-		cfg.Engine, a.engineOn = e, true
-	}
+	a.engineOn = cfg.Engine != nil
 	return nil
 }

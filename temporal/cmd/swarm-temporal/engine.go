@@ -18,7 +18,6 @@ import (
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/config"
 	icli "github.com/swarmrt/swarm/internal/cli"
-	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/temporal"
 )
 
@@ -44,25 +43,26 @@ func engine(stderr io.Writer) *icli.Engine {
 			fs.StringVar(&f.namespace, "temporal-namespace", "", "Temporal namespace (default: the file's temporal.namespace, else "+client.DefaultNamespace+")")
 			fs.StringVar(&f.taskQueue, "temporal-task-queue", "", "task queue of the swarms' workflows (default: the file's temporal.task_queue, else "+temporal.DefaultTaskQueue+")")
 		},
-		Open: func(ctx context.Context, file *config.File) (seam.Engine, func(), error) {
+		Open: func(ctx context.Context, file *config.File, cfg *swarm.Config) (func(), error) {
 			var sec config.Temporal
 			switch {
 			case file != nil && file.Temporal != nil:
 				sec = *file.Temporal
 			case f.address == "":
-				return nil, nil, nil // no Temporal here: Swarm's own engine
+				return nil, nil // no Temporal here: Swarm's own engine
 			}
 			opts, q, err := clientOptions(sec, f, stderr)
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			c, err = client.NewLazyClient(opts)
 			if err != nil {
-				return nil, nil, fmt.Errorf("temporal: %w", err)
+				return nil, fmt.Errorf("temporal: %w", err)
 			}
 			queue = q
 			hook = temporal.NewHook(temporal.Options{Client: c, TaskQueue: q}, sec.Swarms...)
-			return hook, c.Close, nil
+			cfg.Engine = hook
+			return c.Close, nil
 		},
 		Serve: func(ctx context.Context, rt *swarm.Runtime) error {
 			e := hook.Engine()
