@@ -160,6 +160,12 @@ func (r *runner) prepareChild(ctx context.Context, ct *childTarget, c model.Tool
 // result. A pause of the child (or of anything below it) pauses this run.
 func (r *runner) child(ctx context.Context, rd *round, key string, c model.ToolCall, ct *childTarget) callResult {
 	childID := childRunID(r.id, key)
+	if r.remote {
+		// The engine driving the run starts its child runs itself
+		// (a Temporal child workflow for a delegation): a child run
+		// made here would be driven by this runtime's workers.
+		return r.settleChild(ctx, rd, key, c, ct, "", "error: swarm "+ct.swarm+" cannot be handed off to in a round of a run driven by another engine: delegate to it instead", true, nil)
+	}
 	var start childStart
 	if v, ok := r.starts.LoadAndDelete(key); ok {
 		start = v.(childStart) // checked when the response was recorded

@@ -36,13 +36,16 @@ import (
 // names the same step, so a key already in the journal is never executed
 // again.
 type runner struct {
-	rt    *Runtime
-	id    string
-	info  *defInfo
-	plan  *plan
-	lease store.Lease
-	input json.RawMessage
-	fresh bool
+	rt *Runtime
+	id string
+	// remote: another engine drives the run (see remote.go); this
+	// runner takes one of its steps.
+	remote bool
+	info   *defInfo
+	plan   *plan
+	lease  store.Lease
+	input  json.RawMessage
+	fresh  bool
 	// parts are the input's parts, large ones by reference (parts.go);
 	// blobCache holds the blobs loaded for model calls, under blobMu.
 	parts     []model.Part
@@ -295,7 +298,7 @@ func (r *runner) load(ctx context.Context) (outcome, bool) {
 			pending = ""
 		}
 	}
-	if pending != "" && !idle {
+	if pending != "" && !idle && !r.remote {
 		// Claimed while paused: nothing to do until a resume arrives.
 		// (An idle team member is woken by mail as well: its strategy
 		// looks at its mailbox.)

@@ -510,6 +510,10 @@ type newRun struct {
 	// was started with (nil: none), which create completes with the
 	// runtime's limits once it knows the run's strategy (treeBudget).
 	newTree bool
+	// owner, when set, is another engine's, which drives the run: the
+	// run is created leased to it for good (see remote.go) and not
+	// driven here.
+	owner string
 }
 
 // buildPlan computes a run's spec from its input, applies its params and
@@ -576,13 +580,17 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		pool  store.Pool
 	)
 	first := nr.budget.firstBlock()
+	owner, leaseFor := rt.owner, rt.cfg.Lease
+	if nr.owner != "" {
+		owner, leaseFor, first = nr.owner, remoteLease, store.Pool{}
+	}
 	if rs, ok := rt.store.(store.Reserver); ok && nr.root == "" && first != (store.Pool{}) {
 		// A new tree's root takes its first block of calls as it is
 		// created: one transaction fewer before its first model call.
-		lease, pool, err = rs.CreateReserving(ctx, row, rt.owner, rt.cfg.Lease, recs, first)
+		lease, pool, err = rs.CreateReserving(ctx, row, owner, leaseFor, recs, first)
 	} else {
 		first = store.Pool{}
-		lease, err = rt.store.Create(ctx, row, rt.owner, rt.cfg.Lease, recs)
+		lease, err = rt.store.Create(ctx, row, owner, leaseFor, recs)
 	}
 	if errors.Is(err, store.ErrExists) && nr.explicitID {
 		existing, gerr := rt.store.Get(ctx, nr.id)
@@ -601,6 +609,12 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 		return false, fmt.Errorf("start %s: %w", info.id, err)
 	}
 	rt.notes.notify(nr.id)
+	if nr.owner != "" {
+		if span != nil {
+			span.End()
+		}
+		return true, nil
+	}
 	r := &runner{rt: rt, id: nr.id, info: info, plan: plan, fresh: true, input: nr.input, parts: ev.Parts, span: span, trace: tp, instance: ev.Instance,
 		recorded: map[string]store.Record{}, depth: nr.depth, budget: nr.budget, root: nr.root, deadline: nr.deadline,
 		pool: pool, grants: [2]int64{first.Calls, first.Tools}}

@@ -226,3 +226,53 @@ func ConvParts(msgs []model.Message) []model.Part {
 	}
 	return out
 }
+
+// Remote holds the engine's functions for another engine that drives runs
+// whose rows and journals are in a runtime's store (package temporal): it
+// drives a run's strategy itself and takes each step on a runner the
+// engine loads from the run's journal, so that the steps retry, guard,
+// count and journal as the engine's own. rt is a *swarm.Runtime; owner is
+// the other engine's lease owner, which holds the run for good, so that
+// the runtime's own workers never claim it. Set by package swarm when it
+// is initialized.
+var Remote struct {
+	// Create stores a new run id of swarm swarmID with input, leased
+	// to owner, as a child of parent when parent is set (in its tree,
+	// sharing its budget). A run id that exists already of the same
+	// swarm is not an error (a retried creation).
+	Create func(ctx context.Context, rt any, swarmID, id, parent string, input json.RawMessage, owner string) error
+	// Step runs fn with a driver of the run (the primitives of package
+	// strategy, as the engine implements them) at turn, its journal
+	// loaded.
+	Step func(ctx context.Context, rt any, id, owner string, turn int, fn func(ctx context.Context, d any) error) error
+	// Pause journals the question q of the run under key; the run's row
+	// stays leased to owner, with q's reason.
+	Pause func(ctx context.Context, rt any, id, owner string, turn int, key string, q Question) error
+	// Answer journals message (and parts) as the answer to the pause
+	// under key.
+	Answer func(ctx context.Context, rt any, id, owner, key, message string, parts []model.Part) error
+	// Finish journals how the run ended: status is "completed" (with
+	// result), "failed" or "stopped" (with reason).
+	Finish func(ctx context.Context, rt any, id, owner, status, reason string, result json.RawMessage) error
+}
+
+// RemotePlan is what another engine learns of a run before it drives it
+// (see Remote.Describe).
+type RemotePlan struct {
+	// Describer is a driver that describes the run and takes no step
+	// (Roster, ToolNames, ResultSchema, Result, Agent, Input).
+	Describer any
+	// Strategy drives the run; nil for the tool-calling loop.
+	Strategy Driven
+	// MaxTurns is the orchestrator's turn limit.
+	MaxTurns int
+	// Builtins: the orchestrator is offered complete, pause and fail.
+	Builtins bool
+	// SwarmHandoffs: the orchestrator may hand off to swarms.
+	SwarmHandoffs bool
+}
+
+// RemoteDescribe plans a run of swarm swarmID with input in rt (a
+// *swarm.Runtime) without storing anything, and lets its strategy check
+// it. Set by package swarm when it is initialized.
+var RemoteDescribe func(rt any, swarmID string, input json.RawMessage) (RemotePlan, error)

@@ -1,0 +1,242 @@
+package temporal_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/model/scripted"
+	"github.com/swarmrt/swarm/store/sqlite"
+	"github.com/swarmrt/swarm/temporal"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporaltest"
+)
+
+// The crash test's worker: the test binary run again with these set.
+const (
+	envWorker = "SWARM_TEMPORAL_CRASH_WORKER" // the kill mode: tool, model or none
+	envAddr   = "SWARM_TEMPORAL_CRASH_ADDR"
+	envNS     = "SWARM_TEMPORAL_CRASH_NAMESPACE"
+	envDB     = "SWARM_TEMPORAL_CRASH_DB"
+	envLogs   = "SWARM_TEMPORAL_CRASH_LOGS"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envWorker); mode != "" {
+		if err := crashWorker(mode); err != nil {
+			fmt.Fprintln(os.Stderr, "worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// appendLine appends line to the file name in the logs directory.
+func appendLine(name, line string) {
+	f, err := os.OpenFile(filepath.Join(os.Getenv(envLogs), name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		panic(err)
+	}
+}
+
+func die() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+
+// crashPinger is pinger(3) whose tool logs each execution.
+func crashPinger(onTool func()) (swarm.Definition, model.Model) {
+	ping := swarm.NewTool("ping", "pings", func(context.Context, struct{}) (string, error) {
+		appendLine("tools.log", "ping")
+		return "pong", nil
+	})
+	def := swarm.Define[string, string]("pinger", "pings", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Ping.", Tools: []swarm.Tool{ping}}
+	})
+	var steps []scripted.Step
+	for i := range 3 {
+		steps = append(steps, scripted.Tools(scripted.ToolCall{ID: fmt.Sprint("c", i), Name: "ping"}))
+	}
+	steps = append(steps, scripted.Text("pinged"))
+	return def, scripted.New(scripted.Script{"pinger": steps})
+}
+
+// crashWorker runs a worker of the engine until it kills itself: mode
+// "tool" right after a tool's result is journaled (inside the round's
+// activity), "model" as a second model call of this process begins (after
+// the activity of the first completed), "none" never.
+func crashWorker(mode string) error {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, os.Getenv(envDB))
+	if err != nil {
+		return err
+	}
+	def, sm := crashPinger(nil)
+	var calls atomic.Int32
+	m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+		if calls.Add(1) == 2 && mode == "model" {
+			die()
+		}
+		appendLine("calls.log", req.Agent)
+		return sm.Generate(ctx, req)
+	})
+	cfg := swarm.Config{Store: st, Model: m}
+	if mode == "tool" {
+		cfg.Hooks.OnToolUse = func(context.Context, swarm.Event) { die() }
+	}
+	rt, err := swarm.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := rt.Register(def); err != nil {
+		return err
+	}
+	c, err := client.Dial(client.Options{HostPort: os.Getenv(envAddr), Namespace: os.Getenv(envNS)})
+	if err != nil {
+		return err
+	}
+	e, err := temporal.New(rt, temporal.Options{Client: c, TaskQueue: "swarm-crash", HeartbeatTimeout: 2 * time.Second})
+	if err != nil {
+		return err
+	}
+	w := worker.New(c, "swarm-crash", worker.Options{})
+	e.Register(w)
+	return w.Run(worker.InterruptCh())
+}
+
+// TestWorkerKilled kills the worker process (SIGKILL) inside a round's
+// activity after its tool's result is journaled, and between activities as
+// a model call begins, again and again; another worker process takes the
+// run over each time. The run completes as without kills, no tool runs
+// twice and no model call whose activity completed is asked again.
+func TestWorkerKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	dir := t.TempDir()
+	db, logs := filepath.Join(dir, "swarm.db"), filepath.Join(dir, "logs")
+	if err := os.Mkdir(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxFor(t)
+	st, err := sqlite.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This process's runtime, on the same store, with its own workers:
+	// they must never claim the run.
+	def, m := crashPinger(nil)
+	rt, err := swarm.New(swarm.Config{Store: st, Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if err := rt.Register(def); err != nil {
+		t.Fatal(err)
+	}
+	c := ts.GetDefaultClient()
+	e, err := temporal.New(rt, temporal.Options{Client: c, TaskQueue: "swarm-crash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := e.Start(ctx, "pinger", "", []byte(`"go"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := func() bool {
+		d, err := c.DescribeWorkflowExecution(ctx, id, "")
+		return err == nil && d.WorkflowExecutionInfo.GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+	}
+	killed := 0
+	for _, mode := range []string{"tool", "model", "tool", "model", "tool", "none"} {
+		if done() {
+			break
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envWorker+"="+mode, envAddr+"="+ts.GetFrontendHostPort(), envNS+"="+ts.GetDefaultNamespace(),
+			envDB+"="+db, envLogs+"="+logs)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+	wait:
+		for {
+			select {
+			case err := <-exited:
+				if ee, ok := err.(*exec.ExitError); ok && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+					killed++
+					break wait
+				}
+				t.Fatalf("worker (%s) exited: %v", mode, err)
+			case <-time.After(100 * time.Millisecond):
+				if done() {
+					_ = cmd.Process.Kill()
+					<-exited
+					break wait
+				}
+			case <-ctx.Done():
+				_ = cmd.Process.Kill()
+				t.Fatal("the run did not finish")
+			}
+		}
+	}
+	out, err := e.Wait(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Status != "completed" || string(out.Result) != `"pinged"` {
+		t.Fatalf("outcome %+v", out)
+	}
+	if killed < 3 {
+		t.Errorf("%d workers killed, want at least 3", killed)
+	}
+	evs, err := rt.History(ctx, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	responses := 0
+	for _, ev := range evs {
+		if ev.Type == swarm.EventModelResponse {
+			responses++
+		}
+	}
+	if n := lines(t, filepath.Join(logs, "calls.log")); n != responses || n != 4 {
+		t.Errorf("%d model calls for %d journaled responses, want 4 each", n, responses)
+	}
+	if n := lines(t, filepath.Join(logs, "tools.log")); n != 3 {
+		t.Errorf("%d tool executions, want 3", n)
+	}
+}
+
+func lines(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	for s := bufio.NewScanner(f); s.Scan(); {
+		if strings.TrimSpace(s.Text()) != "" {
+			n++
+		}
+	}
+	return n
+}
