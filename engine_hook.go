@@ -168,7 +168,9 @@ func (rt *Runtime) awaitRow(ctx context.Context, id string) error {
 }
 
 // resumeOnEngine is Resume for a run the engine runs: the run must be
-// paused (at pause, when not 0), as on this runtime's own engine.
+// paused (at pause, when not 0), as on this runtime's own engine. Once
+// the engine has the answer, it waits (up to Config.Lease, or until ctx
+// ends) for the answer in the run's journal.
 func (rt *Runtime) resumeOnEngine(ctx context.Context, e seam.Engine, run store.Run, message string, pause int64, parts []model.Part) error {
 	if len(parts) > 0 {
 		return fmt.Errorf("resume %s: %w: the run is on another engine (Config.Engine), which takes a message's text only", run.ID, ErrInvalidInput)
@@ -185,11 +187,17 @@ func (rt *Runtime) resumeOnEngine(ctx context.Context, e seam.Engine, run store.
 	if err := e.Resume(ctx, run.ID, message); err != nil {
 		return fmt.Errorf("resume %s: %w", run.ID, err)
 	}
+	// A Wait after Resume sees the run past this pause.
+	rt.awaitEngine(ctx, run.ID, func(r store.Run) bool { return r.LastSeq > run.LastSeq || r.State.Terminal() })
 	return nil
 }
 
 // stopOnEngine is Stop for a run the engine runs: a finished run cannot
-// be stopped, as on this runtime's own engine.
+// be stopped, as on this runtime's own engine. Once the engine has the
+// stop, it waits (up to Config.Lease, or until ctx ends) for the run's
+// end in the store, so that a Wait after Stop sees the stopped run, as it
+// does when this runtime stops a paused run itself; the stop holds
+// either way.
 func (rt *Runtime) stopOnEngine(ctx context.Context, e seam.Engine, run store.Run, reason string) error {
 	if run.State.Terminal() {
 		return fmt.Errorf("stop %s: the run is %s: %w", run.ID, run.State, ErrInvalidState)
@@ -197,5 +205,26 @@ func (rt *Runtime) stopOnEngine(ctx context.Context, e seam.Engine, run store.Ru
 	if err := e.Stop(ctx, run.ID, reason); err != nil {
 		return fmt.Errorf("stop %s: %w", run.ID, err)
 	}
+	rt.awaitEngine(ctx, run.ID, func(r store.Run) bool { return r.State.Terminal() })
 	return nil
+}
+
+// awaitEngine waits until run id's row satisfies done (or is gone), for at
+// most Config.Lease or until ctx ends: the engine of Config.Engine has
+// taken a command for the run, and journals its effect in the store soon
+// after.
+func (rt *Runtime) awaitEngine(ctx context.Context, id string, done func(store.Run) bool) {
+	wctx, cancel := context.WithTimeout(ctx, rt.cfg.Lease)
+	defer cancel()
+	for {
+		w := rt.notes.wait(id)
+		r, err := rt.store.Get(wctx, id)
+		if err != nil || done(r) {
+			rt.notes.done(id, w)
+			return
+		}
+		if rt.nap(wctx, id, w) != nil {
+			return
+		}
+	}
 }
