@@ -113,4 +113,3 @@ func TestHookSameAPI(t *testing.T) {
 		t.Errorf("row of h1: %+v, %v", r, err)
 	}
 }
-
