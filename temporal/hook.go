@@ -92,6 +92,11 @@ func (h *Hook) Start(ctx context.Context, swarmID, id string, input json.RawMess
 		return err
 	}
 	_, err = e.Start(ctx, swarmID, id, input)
+	if errors.Is(err, ErrUnsupported) {
+		// A kind of run refused before anything is stored: a mistake in
+		// the definition, as the runtime reports its own.
+		return fmt.Errorf("%w: %w", swarm.ErrInvalid, err)
+	}
 	return err
 }
 

@@ -87,8 +87,13 @@ func OrderReview(ctx workflow.Context, c Complaint) (Review, error) {
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID: "order-" + c.Order + "-triage", // the swarm run's id too
 	})
+	// snippet child
 	var out temporal.RunOutput
-	if err := workflow.ExecuteChildWorkflow(cctx, temporal.WorkflowName, temporal.RunInput{Swarm: "triage", Input: input}).Get(ctx, &out); err != nil {
+	err = workflow.ExecuteChildWorkflow(cctx, temporal.WorkflowName,
+		temporal.RunInput{Swarm: "triage", Input: input}).Get(ctx, &out)
+	// out.Status "completed", out.Result the swarm's JSON result
+	// end snippet
+	if err != nil {
 		return Review{}, err
 	}
 	if out.Status != "completed" {
