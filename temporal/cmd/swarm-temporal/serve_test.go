@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/swarmrt/swarm/internal/servetest"
+	"github.com/swarmrt/swarm/temporal"
 )
 
 var binary string
@@ -154,13 +154,14 @@ func TestServeTemporal(t *testing.T) {
 	if page.StatusCode != 200 || !strings.Contains(string(body), "h1") || !strings.Contains(string(body), "hut booked") {
 		t.Errorf("dashboard page: %d\n%.2000s", page.StatusCode, body)
 	}
-	// It ran on Temporal, not on Swarm's own engine.
-	d, err := ts.GetDefaultClient().DescribeWorkflowExecution(ctx, "h1", "")
-	if err != nil {
+	// It ran on Temporal, not on Swarm's own engine: the workflow h1
+	// ends (just after its journal's end is mirrored) with its result.
+	if _, err := ts.GetDefaultClient().DescribeWorkflowExecution(ctx, "h1", ""); err != nil {
 		t.Fatalf("the run is no Temporal workflow: %v", err)
 	}
-	if got := d.WorkflowExecutionInfo.GetStatus(); got != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
-		t.Errorf("workflow h1: %s", got)
+	var out temporal.RunOutput
+	if err := ts.GetDefaultClient().GetWorkflow(ctx, "h1", "").Get(ctx, &out); err != nil || out.Status != "completed" || string(out.Result) != `"hut booked"` {
+		t.Errorf("workflow h1: %+v, %v", out, err)
 	}
 	if err := s.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
