@@ -30,6 +30,7 @@ func init() {
 	seam.Remote.Pause = remotePause
 	seam.Remote.Answer = remoteAnswer
 	seam.Remote.Finish = remoteFinish
+	seam.Remote.Handoff = remoteHandoff
 }
 
 // errRemoteEnded is returned for a step of a run that has ended.
@@ -75,11 +76,25 @@ func remoteCreate(ctx context.Context, rtv any, swarmID, id, parent string, inpu
 	if err := checkRunID(id); err != nil {
 		return err
 	}
+	if run, err := rt.store.Get(ctx, id); err == nil {
+		// Created already (by Start, or an earlier attempt).
+		if run.Swarm != swarmID {
+			return fmt.Errorf("run %s exists and belongs to swarm %s: %w", id, run.Swarm, store.ErrExists)
+		}
+		return nil
+	}
 	info, err := rt.info(swarmID)
 	if err != nil {
 		return err
 	}
 	nr := newRun{info: info, input: input, id: id, explicitID: true, owner: owner, newTree: parent == ""}
+	if info.inParts {
+		// The input's parts, large ones by blob reference, as Start keeps
+		// them.
+		if nr.input, nr.parts, err = rt.inputParts(input); err != nil {
+			return fmt.Errorf("swarm %s: %w", swarmID, err)
+		}
+	}
 	if parent != "" {
 		pr, err := loadRemote(ctx, rt, parent, owner)
 		if err != nil {
@@ -213,4 +228,21 @@ func remoteDescribe(rtv any, swarmID string, input json.RawMessage) (seam.Remote
 		out.Strategy = s.s
 	}
 	return out, nil
+}
+
+// remoteHandoff implements seam.Remote.Handoff, in the shapes of the
+// engine's delegation to a swarm.
+func remoteHandoff(ctx context.Context, rtv any, id, owner string, turn int, key, target, child string, started bool, text string, isError bool) error {
+	r, err := loadRemote(ctx, rtv, id, owner)
+	if err != nil {
+		return err
+	}
+	ev := Event{Type: EventHandoffStarted, Key: key + "/call/next", Agent: r.plan.root.name, Turn: turn, Target: target, Child: child, Request: text}
+	if !started {
+		ev = Event{Type: EventHandoffReturned, Key: key + "/tool/next", Agent: r.plan.root.name, Turn: turn, Target: target, Child: child, Output: text, IsError: isError}
+	}
+	if _, ok := r.recorded[ev.Key]; ok {
+		return nil
+	}
+	return r.append(ctx, []Event{ev}, store.Update{}, r.plan.root)
 }

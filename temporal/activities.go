@@ -21,11 +21,12 @@ import (
 
 // The activities' names.
 const (
-	actCreate = "swarm.Create"
-	actStep   = "swarm.Step"
-	actPause  = "swarm.Pause"
-	actAnswer = "swarm.Answer"
-	actFinish = "swarm.Finish"
+	actCreate  = "swarm.Create"
+	actStep    = "swarm.Step"
+	actPause   = "swarm.Pause"
+	actAnswer  = "swarm.Answer"
+	actFinish  = "swarm.Finish"
+	actHandoff = "swarm.Handoff"
 )
 
 // The application error types a step's error crosses the activity
@@ -208,6 +209,18 @@ type answerInput struct {
 // Answer journals a question's answer.
 func (a *activities) Answer(ctx context.Context, in answerInput) error {
 	return activityError(seam.Remote.Answer(ctx, a.e.rt, in.RunID, a.e.owner, in.Key, in.Message, nil))
+}
+
+// handoffInput is the input of actHandoff.
+type handoffInput struct {
+	RunID, Key, Target, Child, Text string
+	Turn                            int
+	Started, IsError                bool
+}
+
+// Handoff journals a delegation to a swarm, as it starts or returns.
+func (a *activities) Handoff(ctx context.Context, in handoffInput) error {
+	return activityError(seam.Remote.Handoff(ctx, a.e.rt, in.RunID, a.e.owner, in.Turn, in.Key, in.Target, in.Child, in.Started, in.Text, in.IsError))
 }
 
 // finishInput is the input of actFinish.

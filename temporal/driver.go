@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/swarmrt/swarm"
@@ -57,8 +58,14 @@ func unsupported(what string) error {
 // RunID implements the primitive.
 func (d *driver) RunID() string { return d.st.id }
 
-// Input implements the primitive.
-func (d *driver) Input() json.RawMessage { return d.st.in.Input }
+// Input implements the primitive: the stored input (large parts by
+// reference).
+func (d *driver) Input() json.RawMessage {
+	if ev, ok := d.st.journal["start"]; ok && len(ev.Input) > 0 {
+		return ev.Input
+	}
+	return d.st.in.Input
+}
 
 // Agent implements the primitive.
 func (d *driver) Agent() string { return d.desc().Agent() }
@@ -205,21 +212,41 @@ func (d *driver) DelegateParts(ctx context.Context, key, target, request string,
 		return "", seam.NewFailure(fmt.Sprintf("the request to swarm %s is not its JSON input", target), false)
 	}
 	child := d.st.id + "." + key
+	aw := workflow.WithActivityOptions(w, d.e.activityOptions())
+	// Runs started before the delegation was journaled in the parent
+	// run replay without it.
+	journaled := workflow.GetVersion(w, "handoff-journal", workflow.DefaultVersion, 1) >= 1
+	h := handoffInput{RunID: d.st.id, Key: key, Target: target, Child: child, Turn: d.turn, Started: true, Text: request}
+	if journaled {
+		if err := workflow.ExecuteActivity(aw, actHandoff, h).Get(w, nil); err != nil {
+			return "", stepError(err)
+		}
+	}
 	cw := workflow.WithChildOptions(w, workflow.ChildWorkflowOptions{WorkflowID: child, TaskQueue: workflow.GetInfo(w).TaskQueueName})
 	var out RunOutput
 	if err := workflow.ExecuteChildWorkflow(cw, WorkflowName, RunInput{Swarm: target, RunID: child, Input: input, Parent: d.st.id}).Get(w, &out); err != nil {
 		return "", stepError(err)
 	}
-	switch out.Status {
-	case "completed":
+	var answer error
+	h.Started, h.Text = false, string(out.Result)
+	if out.Status == "completed" {
 		var s string
 		if json.Unmarshal(out.Result, &s) == nil {
-			return s, nil
+			h.Text = s
 		}
-		return string(out.Result), nil
-	default:
-		return "", seam.NewFailure(fmt.Sprintf("swarm %s %s: %s", target, out.Status, out.Reason), false)
+	} else {
+		h.Text, h.IsError = fmt.Sprintf("swarm %s %s: %s", target, out.Status, out.Reason), true
+		answer = seam.NewFailure(h.Text, false)
 	}
+	if journaled {
+		if err := workflow.ExecuteActivity(aw, actHandoff, h).Get(w, nil); err != nil {
+			return "", stepError(err)
+		}
+	}
+	if answer != nil {
+		return "", answer
+	}
+	return h.Text, nil
 }
 
 // AwaitParts implements the primitive: the question is journaled and the
@@ -240,6 +267,9 @@ func (d *driver) AwaitParts(ctx context.Context, key string, q seam.Question) (s
 		return "", nil, stepError(err)
 	}
 	if err := workflow.Await(w, func() bool { _, ok := d.st.answers[key]; return ok }); err != nil {
+		// Withdrawn (the branch's context ended): a resume does not
+		// answer it.
+		d.st.waiting = slices.DeleteFunc(d.st.waiting, func(k string) bool { return k == key })
 		return "", nil, err
 	}
 	msg := d.st.answers[key]

@@ -1,16 +1,3 @@
-// Package temporal runs swarms as Temporal workflows: the same definitions
-// as Swarm's own engine, driven by their strategies inside a workflow
-// (deterministically), with model calls and rounds of tool calls as
-// activities, delegations to swarms as child workflows, a pause answered
-// through an update named "resume", Record as a local activity, Sleep a
-// workflow timer and Parallel workflow goroutines.
-//
-// Each step runs the Swarm engine's own implementation of the primitive
-// on the run's journal in the runtime's store: retries of the model,
-// guardrails, compaction, usage, budgets and the journal's event shapes
-// are the engine's, and the journal mirrors the run for swarm serve, the
-// dashboard and Run.Events. The run's row is leased to the engine for
-// good, so that the Swarm engine's own workers never claim it.
 package temporal
 
 import (
@@ -158,6 +145,7 @@ func (e *Engine) Register(w worker.Registry) {
 	w.RegisterActivityWithOptions(a.Pause, activity.RegisterOptions{Name: actPause})
 	w.RegisterActivityWithOptions(a.Answer, activity.RegisterOptions{Name: actAnswer})
 	w.RegisterActivityWithOptions(a.Finish, activity.RegisterOptions{Name: actFinish})
+	w.RegisterActivityWithOptions(a.Handoff, activity.RegisterOptions{Name: actHandoff})
 }
 
 // RegisterWorkflow registers the engine's workflow only, on w: on a
@@ -210,9 +198,20 @@ func (e *Engine) Start(ctx context.Context, swarmID, runID string, input json.Ra
 	if err := seam.Remote.Create(ctx, e.rt, swarmID, runID, "", input, e.owner); err != nil {
 		return "", fmt.Errorf("temporal: start %s: %w", swarmID, err)
 	}
-	_, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: e.queue}, WorkflowName,
+	// The workflow's input is the stored one: large parts by reference,
+	// not in the workflow's history.
+	if evs, err := e.rt.History(ctx, runID, 0); err == nil && len(evs) > 0 && len(evs[0].Input) > 0 {
+		input = evs[0].Input
+	}
+	_, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: runID, TaskQueue: e.queue, WorkflowExecutionErrorWhenAlreadyStarted: true}, WorkflowName,
 		RunInput{Swarm: swarmID, RunID: runID, Input: input})
 	if err != nil {
+		// No workflow drives the stored run: it ends failed rather than
+		// stay running, held by this engine, for good.
+		reason := "the Temporal workflow did not start: " + err.Error()
+		if ferr := seam.Remote.Finish(context.WithoutCancel(ctx), e.rt, runID, e.owner, "failed", reason, nil); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
 		return "", fmt.Errorf("temporal: start %s: %w", swarmID, err)
 	}
 	return runID, nil

@@ -176,8 +176,15 @@ func TestRowNeverClaimed(t *testing.T) {
 	if _, err := v.st.Claim(ctx, id, "other", time.Minute); !errors.Is(err, store.ErrLeased) {
 		t.Fatalf("claim: %v", err)
 	}
+	// A stop answers the question: the run ends stopped.
 	if err := v.e.Stop(ctx, id, "done"); err != nil {
 		t.Fatal(err)
+	}
+	if out, err := v.e.Wait(ctx, id); err != nil || out.Status != "stopped" || out.Reason != "done" {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if r, _ := v.st.Get(ctx, id); r.State != store.Stopped {
+		t.Fatalf("row %+v", r)
 	}
 }
 

@@ -14,8 +14,10 @@ import (
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/strategy"
+	"github.com/swarmrt/swarm/team"
 	"github.com/swarmrt/swarm/temporal"
 	"github.com/swarmrt/swarm/workflow"
+	"go.temporal.io/sdk/client"
 )
 
 // tagline is a workflow with a fan-out: a writer drafts, a Go function
@@ -134,6 +136,12 @@ func TestChildSwarm(t *testing.T) {
 	if m.calls("child") != 1 {
 		t.Errorf("model calls %v", m.n)
 	}
+	got := strings.Join(v.types(t, id), "\n")
+	for _, want := range []string{"handoff_started ask-child/call/next", "handoff_returned ask-child/tool/next", "completed end"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("journal lacks %q:\n%s", want, got)
+		}
+	}
 }
 
 func TestTreeLimit(t *testing.T) {
@@ -171,6 +179,17 @@ func TestRefused(t *testing.T) {
 	}
 	if runs, _ := v.st.List(ctx, store.Filter{}); len(runs) != 0 {
 		t.Fatalf("a refused run stored %d rows", len(runs))
+	}
+	// A team's members share mailboxes: refused too.
+	tm := team.DefineTeam("crew", "a team", team.TeamSpec{Lead: &swarm.Agent{Name: "lead", Instructions: "Lead."}})
+	if err := v.rt.Register(tm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.e.Start(ctx, "crew", "", json.RawMessage(`"x"`)); !errors.Is(err, temporal.ErrUnsupported) {
+		t.Fatalf("start of a team: %v", err)
+	}
+	if runs, _ := v.st.List(ctx, store.Filter{}); len(runs) != 0 {
+		t.Fatalf("a refused team stored %d rows", len(runs))
 	}
 	if _, err := v.e.Start(ctx, "nope", "", nil); !errors.Is(err, swarm.ErrUnknownSwarm) {
 		t.Fatalf("start of an unknown swarm: %v", err)
@@ -212,6 +231,96 @@ func TestTreeLimitChild(t *testing.T) {
 		t.Fatalf("child runs %+v", runs)
 	}
 	if m.calls("asker") != 1 || m.calls("child") != 0 {
+		t.Errorf("model calls %v", m.n)
+	}
+}
+
+func TestInputParts(t *testing.T) {
+	// A large part of the input goes by blob reference: the model sees
+	// its bytes, the workflow's history does not hold them.
+	type doc struct {
+		Text string
+		File model.Part
+	}
+	reader := swarm.Define[doc, string]("reader", "reads", func(doc) swarm.Spec { return swarm.Spec{Instructions: "Read."} })
+	m := &counting{m: scripted.New(scripted.Script{"reader": {{Text: "read it", ExpectParts: []scripted.ExpectPart{{MinBytes: 300 << 10}}}}})}
+	v := newEnv(t, m, reader)
+	big := make([]byte, 300<<10)
+	for i := range big {
+		big[i] = byte('a' + i%26)
+	}
+	id, out := v.run(t, "reader", doc{Text: "this", File: model.Part{Type: model.PartFile, MediaType: "text/plain", Name: "a.txt", Data: big}})
+	if out.Status != "completed" || string(out.Result) != `"read it"` {
+		t.Fatalf("outcome %+v", out)
+	}
+	if _, size := historySize(t, v.c, id); size > 100<<10 {
+		t.Errorf("the workflow's history holds %d bytes", size)
+	}
+}
+
+func TestStartFails(t *testing.T) {
+	// A stored run whose workflow cannot start ends failed, rather than
+	// stay running, held by the engine, for good.
+	def, m := calc()
+	v := newEnv(t, m, def)
+	ctx := ctxFor(t)
+	if _, err := v.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "run_taken", TaskQueue: "elsewhere"}, "another"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.e.Start(ctx, "calc", "run_taken", json.RawMessage(`"1+1"`)); err == nil {
+		t.Fatal("a start whose workflow id is taken succeeded")
+	}
+	r, err := v.st.Get(ctx, "run_taken")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.State != store.Failed || !strings.Contains(r.Reason, "did not start") {
+		t.Fatalf("row %+v", r)
+	}
+}
+
+// both asks a human in one branch and its model in another.
+type both struct{}
+
+func (both) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	out := make([]string, 2)
+	errs := d.Parallel(ctx, 2, func(ctx context.Context, i int) error {
+		var err error
+		if i == 0 {
+			out[0], err = d.Await(ctx, "human", strategy.Question{Reason: "ok?"})
+		} else {
+			out[1], err = d.Ask(ctx, "machine", strategy.AskOptions{}, []model.Message{{Role: model.RoleUser, Content: "ok?"}})
+		}
+		return err
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return json.Marshal(out[0] + "+" + out[1])
+}
+
+func TestParallelAwait(t *testing.T) {
+	// A branch waiting for a human does not hold up the others.
+	def := swarm.Define[string, string]("both", "asks both", func(string) swarm.Spec { return swarm.Spec{Strategy: strategy.Of(both{})} })
+	m := &counting{m: scripted.New(scripted.Script{"both": {scripted.Text("yes")}})}
+	v := newEnv(t, m, def)
+	ctx := ctxFor(t)
+	id, err := v.e.Start(ctx, "both", "", json.RawMessage(`"x"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		got := strings.Join(v.types(t, id), "\n")
+		return strings.Contains(got, "model_response machine/model") && strings.Contains(got, "paused human")
+	})
+	if err := v.e.Resume(ctx, id, "sure"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := v.e.Wait(ctx, id)
+	if err != nil || out.Status != "completed" || string(out.Result) != `"sure+yes"` {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if m.calls("both") != 1 {
 		t.Errorf("model calls %v", m.n)
 	}
 }

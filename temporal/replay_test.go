@@ -94,7 +94,10 @@ func scenarios() []scenario {
 
 // TestReplay replays the recorded histories of every supported kind of
 // run on the workflow's code as it is: a change that is not deterministic
-// fails it. go test -run TestReplay -update records them anew.
+// fails it. go test -run TestReplay -update records them anew (as
+// <kind>-<n>.json); the histories of earlier versions of the workflow
+// (<kind>-v<version>-<n>.json) are kept, so a change must stay able to
+// replay runs in flight (workflow.GetVersion).
 func TestReplay(t *testing.T) {
 	dir := filepath.Join("testdata", "replay")
 	for _, sc := range scenarios() {
@@ -102,6 +105,10 @@ func TestReplay(t *testing.T) {
 			defs, m := sc.defs()
 			if *update {
 				v := newEnvWith(t, swarm.Config{Model: m}, sc.opts, defs...)
+				old, _ := filepath.Glob(filepath.Join(dir, sc.name+"-[0-9]*.json"))
+				for _, f := range old {
+					_ = os.Remove(f)
+				}
 				for i, id := range sc.drive(t, v) {
 					writeHistory(t, v, id, filepath.Join(dir, fmt.Sprintf("%s-%d.json", sc.name, i)))
 				}

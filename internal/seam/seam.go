@@ -251,6 +251,10 @@ var Remote struct {
 	// Answer journals message (and parts) as the answer to the pause
 	// under key.
 	Answer func(ctx context.Context, rt any, id, owner, key, message string, parts []model.Part) error
+	// Handoff journals a delegation of the run under key to the swarm
+	// target, run as child: its start (with request) when started, else
+	// its return (with output, an error's when isError).
+	Handoff func(ctx context.Context, rt any, id, owner string, turn int, key, target, child string, started bool, text string, isError bool) error
 	// Finish journals how the run ended: status is "completed" (with
 	// result), "failed" or "stopped" (with reason).
 	Finish func(ctx context.Context, rt any, id, owner, status, reason string, result json.RawMessage) error
