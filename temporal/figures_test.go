@@ -26,9 +26,9 @@ import (
 
 // The figures of docs/performance.md#temporal (commands there):
 //
-//	GOTOOLCHAIN=go1.27.3 go test -run '^$' -bench 'Round|Takeover' -benchtime 3x ./
+//	GOTOOLCHAIN=go1.27.3 go test -run '^$' -bench 'EngineRound|Takeover' -benchtime 3x ./
 //
-// BenchmarkRound runs a swarm of figureRounds model rounds (each a tool
+// BenchmarkEngineRound runs a swarm of figureRounds model rounds (each a tool
 // call, then the answer) on each engine and reports per round: the CPU
 // time of the whole process (on Temporal, the in-process server's
 // included), the journal's records and bytes in the Swarm store, and on
@@ -68,7 +68,7 @@ func journalSize(b *testing.B, st store.Store, id string) (n, size int) {
 	return len(recs), size
 }
 
-func BenchmarkRound(b *testing.B) {
+func BenchmarkEngineRound(b *testing.B) {
 	def, script := figureSwarm()
 	b.Run("engine=temporal", func(b *testing.B) {
 		ts := temporaltest.NewServer()
@@ -196,7 +196,7 @@ func takeoverOnce(b *testing.B, ts *temporaltest.TestServer, c client.Client, i 
 	if err != nil {
 		b.Fatal(err)
 	}
-	def, m := crashPinger(nil)
+	def, m := crashPinger()
 	rt, err := swarm.New(swarm.Config{Store: st, Model: m})
 	if err != nil {
 		b.Fatal(err)
@@ -216,7 +216,7 @@ func takeoverOnce(b *testing.B, ts *temporaltest.TestServer, c client.Client, i 
 	worker := func(mode string) *exec.Cmd {
 		cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=^$")
 		cmd.Env = append(os.Environ(), envWorker+"="+mode, envAddr+"="+ts.GetFrontendHostPort(), envNS+"="+ts.GetDefaultNamespace(),
-			envDB+"="+db, envLogs+"="+logs)
+			envDB+"="+db, envLogs+"="+logs, envKind+"=loop")
 		if err := cmd.Start(); err != nil {
 			b.Fatal(err)
 		}
