@@ -113,3 +113,31 @@ func TestHookSameAPI(t *testing.T) {
 		t.Errorf("row of h1: %+v, %v", r, err)
 	}
 }
+
+// A kind of run the engine refuses is a mistake in the definition
+// (swarm.ErrInvalid, a 400 under swarm serve), and nothing is stored.
+func TestHookRefusesAsInvalid(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	h := temporal.NewHook(temporal.Options{Client: ts.GetDefaultClient(), TaskQueue: "hook-refused"})
+	st := memory.New()
+	rt, err := swarm.New(swarm.Config{Store: st, Engine: h, Model: scripted.New(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	child := swarm.Define[string, string]("child", "answers", nil)
+	lead := swarm.Define[string, string]("lead", "hands off to a swarm", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Hand off.", Handoffs: []swarm.Handoff{swarm.ToSwarm(child)}}
+	})
+	if err := rt.Register(lead, child); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxFor(t)
+	_, err = rt.Start(ctx, "lead", []byte(`"x"`))
+	if !errors.Is(err, swarm.ErrInvalid) || !errors.Is(err, temporal.ErrUnsupported) {
+		t.Fatalf("start: %v", err)
+	}
+	if runs, _ := st.List(ctx, store.Filter{}); len(runs) != 0 {
+		t.Fatalf("a refused run stored %d rows", len(runs))
+	}
+}
