@@ -44,6 +44,11 @@ func (rt *Runtime) Fork(ctx context.Context, id, at string, opts ...fork.Option)
 	if err != nil {
 		return "", fmt.Errorf("fork %s: %w", id, err)
 	}
+	if on, err := rt.onEngine(ctx, origin); err != nil {
+		return "", fmt.Errorf("fork %s: %w", id, err)
+	} else if on {
+		return "", fmt.Errorf("fork %s: %w: forking a run of the engine set in Config.Engine is not supported", id, ErrInvalidState)
+	}
 	recs, err := rt.store.Read(ctx, id, 0, 0)
 	if err != nil {
 		return "", fmt.Errorf("fork %s: %w", id, err)

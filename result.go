@@ -149,7 +149,12 @@ func statusOf(r store.Run) Status {
 	if r.State == store.Running {
 		s.Owner = r.Owner
 	}
-	if r.State == store.Paused {
+	if pausedForGood(r) {
+		// Another engine's run, paused at its newest record (see
+		// heldForGood).
+		s.State, s.Owner = StatePaused, ""
+	}
+	if s.State == StatePaused {
 		s.Pause = r.LastSeq
 	}
 	return s

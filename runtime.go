@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/registry"
 	"github.com/swarmrt/swarm/store"
@@ -128,6 +129,15 @@ type Config struct {
 	// rather than its whole journal. Only stores that implement
 	// store.Snapshots keep them.
 	SnapshotEvery int
+	// Engine, when set, runs the runs of some swarms on another durable
+	// engine than this runtime's own: package temporal's, made by
+	// temporal.NewHook (a value of another module, hence the internal
+	// type). Start, Resume, Stop and Say hand those runs to it, which
+	// mirrors their records into Store, so that Status, Wait, Events and
+	// every reader of the store (swarm serve, the dashboard) see them as
+	// any run. This runtime never drives a run of a tree whose root run's
+	// swarm the engine runs, and refuses to fork one.
+	Engine seam.Engine
 }
 
 // Runtime registers swarms and agents and drives their runs. It is safe for
@@ -243,6 +253,12 @@ func New(cfg Config) (*Runtime, error) {
 	if err := rt.subscribe(); err != nil {
 		cancel()
 		return nil, err
+	}
+	if cfg.Engine != nil {
+		if err := cfg.Engine.Bind(rt); err != nil {
+			cancel()
+			return nil, fmt.Errorf("engine: %w", err)
+		}
 	}
 	return rt, nil
 }
@@ -451,6 +467,9 @@ func (rt *Runtime) Start(ctx context.Context, swarmID string, input json.RawMess
 			return "", fmt.Errorf("swarm %s: %w", swarmID, err)
 		}
 		input, sc.parts = in, append(parts, sc.parts...)
+	}
+	if e := rt.cfg.Engine; e != nil && e.Runs(swarmID) {
+		return rt.startOnEngine(ctx, e, info, id, input, sc)
 	}
 	nr := newRun{info: info, input: input, id: id, explicitID: sc.id != "", values: sc.values, params: recordParams(sc.params), budget: sc.budget, parts: sc.parts, newTree: true}
 	if nr.budget != nil && nr.budget.WallTime > 0 {
@@ -862,18 +881,25 @@ func (rt *Runtime) Wait(ctx context.Context, id string) (Status, error) {
 			rt.notes.done(id, w)
 			return s, err
 		}
-		t := time.NewTimer(rt.cfg.PollInterval)
-		select {
-		case <-w.ch:
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		rt.notes.done(id, w)
-		if ctx.Err() != nil {
-			return s, ctx.Err()
+		if err := rt.nap(ctx, id, w); err != nil {
+			return s, err
 		}
 	}
+}
+
+// nap waits for the change of run id that w watches for, at most
+// Config.PollInterval (changes made by other processes are seen by
+// polling) or until ctx ends, then withdraws w and returns ctx's error.
+func (rt *Runtime) nap(ctx context.Context, id string, w *watch) error {
+	t := time.NewTimer(rt.cfg.PollInterval)
+	select {
+	case <-w.ch:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	t.Stop()
+	rt.notes.done(id, w)
+	return ctx.Err()
 }
 
 // ResumeOption configures [Runtime.Resume].
@@ -922,6 +948,11 @@ func (rt *Runtime) Resume(ctx context.Context, id, message string, opts ...Resum
 	if rc.pause < 0 {
 		return fmt.Errorf("resume %s: %w: pause %d is not a sequence number", id, ErrInvalidInput, rc.pause)
 	}
+	if e, run, err := rt.engineOf(ctx, id); err != nil {
+		return fmt.Errorf("resume %s: %w", id, err)
+	} else if e != nil {
+		return rt.resumeOnEngine(ctx, e, run, message, rc.pause, rc.parts)
+	}
 	if err := rt.checkRunParts(ctx, id, rc.parts); err != nil {
 		return fmt.Errorf("resume %s: %w", id, err)
 	}
@@ -960,6 +991,11 @@ func (rt *Runtime) wake(ctx context.Context, id string) error {
 // paused run, or one whose owner died, is stopped here. Stopping a finished
 // run fails with ErrInvalidState.
 func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {
+	if e, run, err := rt.engineOf(ctx, id); err != nil {
+		return fmt.Errorf("stop %s: %w", id, err)
+	} else if e != nil {
+		return rt.stopOnEngine(ctx, e, run, reason)
+	}
 	m, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgStop, Text: reason, Time: time.Now()})
 	if err != nil {
 		return fmt.Errorf("stop %s: %w", id, err)
@@ -1004,6 +1040,11 @@ func (rt *Runtime) Drive(ctx context.Context, id string) error {
 	info, err := rt.info(r.Swarm)
 	if err != nil {
 		return fmt.Errorf("drive %s: %w", id, err)
+	}
+	if on, err := rt.onEngine(ctx, r); err != nil {
+		return fmt.Errorf("drive %s: %w", id, err)
+	} else if on {
+		return fmt.Errorf("drive %s: %w", id, errOnEngine)
 	}
 	lease, err := rt.store.Claim(ctx, id, rt.owner, rt.cfg.Lease)
 	if err != nil {

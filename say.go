@@ -118,23 +118,27 @@ func (rt *Runtime) say(ctx context.Context, what, id, message string, opts []Say
 		return 0, nil, st, fmt.Errorf("%s %s: no pause in its journal: %w", what, id, ErrInvalidState)
 	}
 	n = messageNumber(p.Key)
+	e, run, err := rt.engineOf(ctx, id)
+	if err != nil {
+		return n, nil, st, fmt.Errorf("say to %s %s: %w", what, id, err)
+	}
+	if e != nil && len(sc.parts) > 0 {
+		return n, nil, st, fmt.Errorf("say to %s %s: %w: it runs on another engine (Config.Engine), which takes a message's text only", what, id, ErrInvalidInput)
+	}
 	var sub *liveSub
 	if sc.stream != nil {
 		sub = rt.live.subscribe(id)
 		defer rt.live.unsubscribe(id, sub)
 	}
-	parts, err := rt.storeParts(ctx, id, sc.parts)
-	if err != nil {
-		return n, nil, st, fmt.Errorf("say to %s %s: store the parts: %w", what, id, err)
-	}
-	if _, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now(), Pause: p.Seq, Parts: parts}); err != nil {
-		if errors.Is(err, store.ErrInvalidState) {
-			return n, nil, st, fmt.Errorf("%s %s is answering another message: %w", what, id, err)
+	if e != nil {
+		if err := rt.resumeOnEngine(ctx, e, run, message, p.Seq, nil); err != nil {
+			if errors.Is(err, store.ErrInvalidState) {
+				return n, nil, st, fmt.Errorf("%s %s is answering another message: %w", what, id, err)
+			}
+			return n, nil, st, fmt.Errorf("say to %s %s: %w", what, id, err)
 		}
-		return n, nil, st, fmt.Errorf("say to %s %s: %w", what, id, err)
-	}
-	if err := rt.wake(ctx, id); err != nil {
-		return n, nil, st, fmt.Errorf("say to %s %s: %w", what, id, err)
+	} else if err := rt.sendSay(ctx, what, id, message, p.Seq, sc.parts); err != nil {
+		return n, nil, st, err
 	}
 	if st, err = rt.settle(ctx, id, sub, sc.stream); err != nil {
 		return n, nil, st, err
@@ -164,6 +168,25 @@ func messageNumber(key string) int {
 	head, _, _ := strings.Cut(strings.TrimPrefix(key, "m"), "/")
 	n, _ := strconv.Atoi(head)
 	return n
+}
+
+// sendSay delivers a user's message to run id, paused at pause, and
+// continues it.
+func (rt *Runtime) sendSay(ctx context.Context, what, id, message string, pause int64, ps []model.Part) error {
+	parts, err := rt.storeParts(ctx, id, ps)
+	if err != nil {
+		return fmt.Errorf("say to %s %s: store the parts: %w", what, id, err)
+	}
+	if _, err := rt.store.Send(ctx, id, store.Message{Kind: store.MsgResume, Text: message, Time: time.Now(), Pause: pause, Parts: parts}); err != nil {
+		if errors.Is(err, store.ErrInvalidState) {
+			return fmt.Errorf("%s %s is answering another message: %w", what, id, err)
+		}
+		return fmt.Errorf("say to %s %s: %w", what, id, err)
+	}
+	if err := rt.wake(ctx, id); err != nil {
+		return fmt.Errorf("say to %s %s: %w", what, id, err)
+	}
+	return nil
 }
 
 // settle waits until run id is not running, driving it here when its

@@ -279,6 +279,14 @@ func (rt *Runtime) adopt(ctx context.Context, l store.Lease) (bool, error) {
 		_ = rt.store.Release(ctx, l)
 		return false, nil
 	}
+	if on, err := rt.onEngine(ctx, r); err != nil || on {
+		// The engine of Config.Engine drives it: hand it back at once.
+		_ = rt.store.Release(ctx, l)
+		if err != nil {
+			return false, fmt.Errorf("recover %s: %w", l.RunID, err)
+		}
+		return false, nil
+	}
 	rt.launch(l, &runner{rt: rt, id: l.RunID, info: info})
 	return true, nil
 }

@@ -37,6 +37,9 @@ type File struct {
 	Model string
 	// Serve is the file's serve section, nil if it has none.
 	Serve *Serve
+	// Temporal is the file's temporal section, nil if it has none: the
+	// swarms it names run on Temporal.
+	Temporal *Temporal
 	// Limits is the file's limits section: the limits on every run
 	// tree's calls (see [File.ApplyLimits]).
 	Limits Limits

@@ -31,7 +31,7 @@ const Version = 1
 
 // The fields of each kind of mapping, in the order they are documented.
 var (
-	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "workflows", "a2a_agents", "serve", "network", "share", "guardrails", "limits"}
+	topFields     = []string{"version", "model", "models", "prices", "tools", "mcp_servers", "agents", "swarms", "conversations", "teams", "workflows", "a2a_agents", "serve", "network", "share", "guardrails", "limits", "temporal"}
 	toolFields    = []string{"description", "command", "input_schema", "timeout", "dir", "env"}
 	agentFields   = []string{"description", "instructions", "model", "tools", "toolsets", "handoffs", "max_turns", "skills", "absorb", "network_tools", "guardrails", "compaction", "memory", "knowledge"}
 	swarmFields   = []string{"description", "instructions", "model", "handoffs", "tools", "toolsets", "max_turns", "input", "result_schema", "tags", "absorb", "loop", "builtins", "network_tools", "guardrails", "hold_stream", "compaction", "memory", "knowledge"}
@@ -377,6 +377,11 @@ func (p *parser) parse(data []byte) *File {
 		uses = uses || s.networkTools != nil
 	}
 	p.network(top, f, uses)
+	if fd, ok := top["temporal"]; ok && !isNull(fd.val) {
+		_, network := top["network"]
+		_, share := top["share"]
+		f.Temporal = p.temporal(fd.val, f, uses || network || share)
+	}
 	return f
 }
 

@@ -199,6 +199,7 @@ func TestReferenceKeys(t *testing.T) {
 		"a2a_agents":                       {a2aFields},
 		"serve":                            {serveFields, serveTokenFields, oauthFields},
 		"network, share and network_tools": {networkFields, shareFields, networkToolsFields},
+		"temporal":                         {temporalFields, temporalTLSFields},
 	} {
 		text, ok := sections[section]
 		if !ok {

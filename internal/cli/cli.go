@@ -118,12 +118,24 @@ type app struct {
 	quiet bool
 	// shown: the run's progress, its end included, was shown on stderr.
 	shown bool
+	// engine, when set, is another durable engine plugged in (MainWith);
+	// closers end what it opened, when the command is done.
+	engine  *Engine
+	closers []func()
+	// engineOn: the runtime has the engine (its file or flags asked for
+	// it).
+	engineOn bool
 }
 
 // Main runs the command with args (without the program name) and returns
 // the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr, stdin: stdin}
+	return run(&app{stdout: stdout, stderr: stderr, stdin: stdin}, args)
+}
+
+// run runs the command of a with args and returns the exit code.
+func run(a *app, args []string) int {
+	stdout, stderr := a.stdout, a.stderr
 	root := a.command()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -133,6 +145,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	err := root.ExecuteContext(ctx)
 	for _, f := range a.files {
 		_ = f.Close()
+	}
+	for _, c := range a.closers {
+		c()
 	}
 	if a.tel != nil {
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -183,6 +198,9 @@ func (a *app) command() *cobra.Command {
 	pf.StringVar(&a.storeURL, "store", "", "store URL: sqlite:PATH, postgres://HOST/DB or memory: (default $SWARM_STORE or "+DefaultStore+")")
 	pf.StringVar(&a.modelSpec, "model", "", "default model spec, e.g. scripted:script.yaml (default $SWARM_MODEL or the file's model)")
 	pf.DurationVar(&a.lease, "lease", 30*time.Second, "lease duration: how long a dead process holds a run")
+	if a.engine != nil && a.engine.Flags != nil {
+		a.engine.Flags(pf)
+	}
 	root.AddCommand(a.runCmd(), a.statusCmd(), a.lsCmd(), a.eventsCmd(), a.resumeCmd(), a.stopCmd(), a.rmCmd(), a.recoverCmd())
 	root.AddCommand(a.forkCmd(), a.inspectCmd())
 	root.AddCommand(a.serveCmd())
@@ -218,8 +236,19 @@ func (a *app) openRuntime(ctx context.Context, needDefs bool) (*swarm.Runtime, *
 			return nil, nil, err
 		}
 		file = f
+	} else if a.engine != nil && (a.file != "" || fileExists("swarm.yaml")) {
+		// The engine's configuration (which swarms are its) is in the
+		// file, for the commands that need no definitions too.
+		f, err := a.loadFile()
+		if err != nil {
+			return nil, nil, err
+		}
+		file = f
 	}
 	cfg := swarm.Config{Lease: a.lease, Logger: a.logger}
+	if err := a.openEngine(ctx, file, &cfg); err != nil {
+		return nil, nil, err
+	}
 	if err := a.chooseModel(file, &cfg); err != nil {
 		return nil, nil, err
 	}
@@ -384,6 +413,12 @@ func (a *app) storeURLOrDefault() string {
 		url = DefaultStore
 	}
 	return url
+}
+
+// fileExists reports whether path names an existing file.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // ensureStoreDir creates the directory of a SQLite store's file.

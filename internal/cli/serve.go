@@ -220,8 +220,20 @@ func (a *app) serveCmd() *cobra.Command {
 			worked := make(chan error, 1)
 			wctx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 			go func() { worked <- rt.Work(wctx, swarm.WorkOptions{DrainTimeout: shutdownWait}) }()
+			// Another engine's worker (swarm-temporal's) works beside it.
+			engined := make(chan error, 1)
+			if a.engineOn && a.engine.Serve != nil {
+				go func() { engined <- a.engine.Serve(wctx, rt) }()
+				defer func() { <-engined }()
+			}
 			select {
 			case <-ctx.Done():
+			case err := <-engined:
+				engined <- err // for the deferred wait
+				stopWork()
+				<-worked
+				_ = hs.Close()
+				return fmt.Errorf("the engine's worker stopped: %w", err)
 			case err := <-served:
 				stopWork()
 				<-worked
