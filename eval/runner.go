@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
-	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/strategy"
@@ -365,7 +364,7 @@ func fatal(ctx context.Context, err error) bool {
 		return false
 	}
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, strategy.ErrAwaiting) || seam.IsInterrupted(err) {
+		errors.Is(err, strategy.ErrAwaiting) || strategy.IsInterrupted(err) {
 		return true
 	}
 	var f *strategy.Failure

@@ -172,3 +172,10 @@ func init() {
 // interruption: Drive returning it (or an error wrapping it) releases the
 // run to continue on a later drive, instead of failing it.
 func Interrupted(err error) error { return seam.Interrupt(err) }
+
+// IsInterrupted reports whether err is, or wraps, an interruption (see
+// [Interrupted]): the engine's, when its journal or a store failed, or a
+// strategy's own. A strategy that turns the errors of its parts into
+// outcomes of its own (a case's error, a branch's failure) passes an
+// interruption on instead, so that the run continues on a later drive.
+func IsInterrupted(err error) bool { return seam.IsInterrupted(err) }
