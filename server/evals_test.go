@@ -3,9 +3,9 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"time"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
