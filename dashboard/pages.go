@@ -745,13 +745,14 @@ func (d *Dashboard) parseTemplates() error {
 		"path":     url.PathEscape,
 		"wfclass":  func(state string) string { return strings.ReplaceAll(state, " ", "-") },
 	}
+	maps.Copy(funcs, evalFuncs)
 	d.pages = map[string]*template.Template{}
 	base, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")
 	if err != nil {
 		return fmt.Errorf("dashboard: templates: %w", err)
 	}
 	d.pages["fragments"] = base
-	for _, name := range []string{"login", "runs", "run", "conversations", "swarms", "cluster", "error", "teams", "team", "network", "memory", "bank"} {
+	for _, name := range []string{"login", "runs", "run", "conversations", "swarms", "cluster", "error", "teams", "team", "network", "memory", "bank", "evals", "eval", "evalcompare"} {
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("dashboard: template %s: %w", name, err)

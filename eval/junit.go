@@ -156,7 +156,11 @@ func problemText(c CaseResult) string {
 		case s.Error != "":
 			fmt.Fprintf(&b, "%s: error: %s\n", s.Name, s.Error)
 		case !s.Pass:
-			fmt.Fprintf(&b, "%s: %.2f < %.2f (%s)\n", s.Name, s.Value, s.Threshold, s.Label)
+			fmt.Fprintf(&b, "%s: %.2f < %.2f", s.Name, s.Value, s.Threshold)
+			if s.Label != "" {
+				fmt.Fprintf(&b, " (%s)", s.Label)
+			}
+			b.WriteString("\n")
 			if s.Explanation != "" {
 				fmt.Fprintf(&b, "  %s\n", indent(s.Explanation, "  "))
 			}

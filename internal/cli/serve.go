@@ -21,6 +21,7 @@ import (
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/dashboard"
+	"github.com/swarmrt/swarm/eval"
 	"github.com/swarmrt/swarm/server"
 )
 
@@ -101,6 +102,11 @@ func (a *app) serveCmd() *cobra.Command {
 				return err
 			}
 			defer closeRuntime(rt)
+			// Eval runs started here (or left by a swarm eval run that
+			// died) are driven here too.
+			if err := eval.Define(rt, eval.Options{}); err != nil {
+				return err
+			}
 			tokens, err := serveTokens(tokenFile, file.Serve)
 			if err != nil {
 				return usageError{err}
