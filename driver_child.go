@@ -34,12 +34,18 @@ func (d *seamDriver) StartChildren(ctx context.Context, children ...seam.Child) 
 		if err != nil {
 			return fmt.Errorf("%w: child %s: values: %w", ErrInvalidInput, c.ID, err)
 		}
+		info := r.info
+		if c.Swarm != "" {
+			if info, err = r.rt.info(c.Swarm); err != nil {
+				return fmt.Errorf("child %s: %w", c.ID, err)
+			}
+		}
 		if existing, err := r.rt.store.Get(ctx, c.ID); err == nil {
 			same, err := r.rt.sameChild(ctx, existing, r.id, values)
 			switch {
 			case err != nil:
 				return err
-			case !same:
+			case !same || existing.Swarm != info.id:
 				return fmt.Errorf("%w: run %s exists with other values", ErrDuplicate, c.ID)
 			}
 			continue
@@ -47,7 +53,7 @@ func (d *seamDriver) StartChildren(ctx context.Context, children ...seam.Child) 
 			return err
 		}
 		r.spawned.Store(true)
-		if _, err := r.rt.create(ctx, newRun{info: r.info, input: c.Input, id: c.ID, explicitID: true, values: c.Values,
+		if _, err := r.rt.create(ctx, newRun{info: info, input: c.Input, id: c.ID, explicitID: true, values: c.Values,
 			parent: r.id, depth: r.depth + 1, budget: r.budget, root: r.root, deadline: r.deadline, held: &held, parts: c.Parts}); err != nil {
 			return err
 		}

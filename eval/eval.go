@@ -2,9 +2,16 @@ package eval
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/store"
 )
 
 // SwarmID is the id of the eval runner swarm: every eval run is a run of
@@ -47,22 +54,91 @@ func Define(rt *swarm.Runtime, o Options) error {
 	return rt.Register(Definition(o))
 }
 
-// Definition returns the eval runner swarm with o's custom scorers, for
-// a runtime's Register (Define registers it).
-func Definition(o Options) swarm.Definition {
-	return nil
-}
-
-// Start starts an eval run of s on rt (whose eval runner Define defined)
-// and returns its id without waiting for it. Starting it again with the
-// same id (the derived one too) returns the id of the run that exists.
+// Start starts an eval run of s on rt (whose eval runner [Define]
+// defined) and returns its id without waiting for it. The set is checked
+// first ([Validate]), and so are its swarm under test and its agents
+// (registered on rt). With o.RunID empty, the id is derived from the set
+// and o, so that the same command continues an unfinished eval run: an
+// eval run of the same set and options that has ended makes the next
+// command start a new one ("-2", "-3", ... after the derived id).
+//
+// The eval run tree (the eval run, every case's run, the judges and the
+// simulated users) is bounded by a budget of swarm.DefaultMaxModelCalls
+// model calls and swarm.DefaultMaxToolCalls tool calls per case.
 func Start(ctx context.Context, rt *swarm.Runtime, s *Set, o RunOptions) (string, error) {
-	return "", errors.New("eval: not implemented yet")
+	if err := Validate(s); err != nil {
+		return "", fmt.Errorf("%w: eval set %s: %w", swarm.ErrInvalidInput, s.Name, err)
+	}
+	if !registered(rt, SwarmID) {
+		return "", fmt.Errorf("%w: %q (eval.Define defines the eval runner)", swarm.ErrUnknownSwarm, SwarmID)
+	}
+	if !registered(rt, s.Swarm) {
+		return "", fmt.Errorf("%w: the swarm under test, %q, is not registered", swarm.ErrUnknownSwarm, s.Swarm)
+	}
+	in := Input{Set: s, Config: o.Config, Tags: o.Tags}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return "", fmt.Errorf("eval set %s: %w", s.Name, err)
+	}
+	n := int64(len(selected(&in)))
+	if n == 0 {
+		return "", fmt.Errorf("%w: no case of set %s has one of the tags %s", swarm.ErrInvalidInput, s.Name, strings.Join(o.Tags, ", "))
+	}
+	id := o.RunID
+	if id == "" {
+		if id, err = nextID(ctx, rt, raw); err != nil {
+			return "", err
+		}
+	}
+	b := swarm.Budget{ModelCalls: n * swarm.DefaultMaxModelCalls, ToolCalls: n * swarm.DefaultMaxToolCalls}
+	return rt.Start(ctx, SwarmID, raw, swarm.WithID(id), swarm.WithBudget(b))
 }
 
-// Wait waits for eval run runID to end and returns its report.
+// maxRepeats bounds the derived ids Start tries for one set.
+const maxRepeats = 10_000
+
+// nextID derives the id of an eval run of input raw: the first of
+// "eval-<digest>", "eval-<digest>-2", ... that is unfinished or free.
+func nextID(ctx context.Context, rt *swarm.Runtime, raw []byte) (string, error) {
+	sum := sha256.Sum256(raw)
+	base := "eval-" + hex.EncodeToString(sum[:8])
+	for i := 1; i <= maxRepeats; i++ {
+		id := base
+		if i > 1 {
+			id += "-" + strconv.Itoa(i)
+		}
+		r, err := rt.Store().Get(ctx, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return id, nil
+		case err != nil:
+			return "", fmt.Errorf("eval run %s: %w", id, err)
+		case !r.State.Terminal():
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %d eval runs of this set already (give a RunID)", swarm.ErrInvalidInput, maxRepeats)
+}
+
+// Wait waits for eval run runID to end (driving it here when the process
+// that drove it is gone) and returns its report. An eval run that failed
+// or was stopped is an error that says why.
 func Wait(ctx context.Context, rt *swarm.Runtime, runID string) (*Report, error) {
-	return nil, errors.New("eval: not implemented yet")
+	st, err := rt.Settle(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("eval run %s: %w", runID, err)
+	}
+	if st.Swarm != SwarmID {
+		return nil, fmt.Errorf("%w: run %s is a run of %s, not an eval run", swarm.ErrInvalidInput, runID, st.Swarm)
+	}
+	if st.State != swarm.StateCompleted {
+		return nil, fmt.Errorf("eval run %s is %s: %s", runID, st.State, st.Reason)
+	}
+	var r Report
+	if err := json.Unmarshal(st.Result, &r); err != nil {
+		return nil, fmt.Errorf("eval run %s: report: %w", runID, err)
+	}
+	return &r, nil
 }
 
 // Run starts an eval run of s and waits for its report ([Start], then
@@ -73,19 +149,6 @@ func Run(ctx context.Context, rt *swarm.Runtime, s *Set, o RunOptions) (*Report,
 		return nil, err
 	}
 	return Wait(ctx, rt, id)
-}
-
-// Load reads an eval set from the YAML or JSON file at path (by its
-// extension: .json is JSON, anything else YAML). Mistakes name the file
-// and the line.
-func Load(path string) (*Set, error) {
-	return nil, errors.New("eval: not implemented yet")
-}
-
-// Parse reads an eval set from data, YAML or JSON (JSON is YAML too);
-// name names it in errors (a file name, or "" for none).
-func Parse(data []byte, name string) (*Set, error) {
-	return nil, errors.New("eval: not implemented yet")
 }
 
 // Compare compares two reports of one set, case by case: pass changes,
@@ -124,9 +187,4 @@ type Input struct {
 	Set    *Set     `json:"set"`
 	Config string   `json:"config,omitempty"`
 	Tags   []string `json:"tags,omitempty"`
-}
-
-// MarshalYAML writes s as YAML, in the format Parse reads.
-func MarshalYAML(s *Set) ([]byte, error) {
-	return nil, errors.New("eval: not implemented yet")
 }

@@ -106,7 +106,8 @@ func DefineAgentRuns(id, description string, plan func(input json.RawMessage, va
 }
 
 // Child is a run StartChildren starts: a run of the same definition as
-// the run being driven, whose plan is built from Input and Values.
+// the run being driven (or of the registered definition Swarm names),
+// whose plan is built from Input and Values.
 type Child struct {
 	// ID is the child's run id.
 	ID string
@@ -119,6 +120,12 @@ type Child struct {
 	// given as DelegateParts takes them: a reference names a blob of the
 	// run being driven, which the child refers to, not a copy.
 	Parts []model.Part
+	// Swarm, when set, is the id of a definition registered with the
+	// runtime that the child runs instead of the run's own: a run that
+	// starts runs of definitions it does not know in advance (an eval
+	// run, the swarm under test) without their being its handoffs. An
+	// unknown id is an error wrapping swarm.ErrUnknownSwarm.
+	Swarm string
 }
 
 // StartChildren starts children as child runs of the run being driven

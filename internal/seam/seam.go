@@ -139,6 +139,7 @@ type Child struct {
 	Input  json.RawMessage
 	Values map[string]any
 	Parts  []model.Part
+	Swarm  string
 }
 
 // Target is an agent or swarm a run may delegate to (see
