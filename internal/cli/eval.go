@@ -60,8 +60,8 @@ func (a *app) evalRunCmd() *cobra.Command {
 			"the report as JSON). With two or more --config, each configuration after the first is compared with the\n" +
 			"first: deltas per case and score, and p-values (McNemar on pass/fail, Wilcoxon on scores).\n" +
 			"The eval run's id is derived from the set and the configuration, so the same command after a crash or\n" +
-			"Ctrl-C continues the unfinished eval run: no finished case is run again. A finished one is reported again;\n" +
-			"pass --id to run anew.\n" +
+			"Ctrl-C continues the unfinished eval run: no finished case is run again. Once it has ended, the same command\n" +
+			"starts a new eval run (its id ends in -2, -3, ...).\n" +
 			"Exit codes: every report at or above its set's threshold 0; below it 1 (cases failed); below it with\n" +
 			"cases that could not be run or scored, or an eval run that failed, 5; usage or configuration error 2;\n" +
 			"interrupted (Ctrl-C) 130.",
