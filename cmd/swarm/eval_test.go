@@ -140,7 +140,7 @@ cases:
 swarm: plain
 cases:
   - {id: b1, turns: [hi], expect: {output: {contains: [hello]}}}
-  - {id: b2, input: hi, expect: {output: {contains: [hello]}}}
+  - {id: b2, turns: [hi, again], expect: {output: {contains: [hello]}}}
 `,
 }
 
