@@ -3,7 +3,6 @@ package dashboard
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -12,9 +11,8 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
-	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/eval"
-	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/server"
 )
 
 // The evals pages: the eval runs (runs of the eval runner swarm, whose
@@ -32,21 +30,13 @@ type evalsData struct {
 
 func (d *Dashboard) evalsPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	if err := auth.Check(ctx, eval.SwarmID); err != nil {
-		d.fail(w, r, err)
-		return
-	}
-	runs, err := eval.Runs(ctx, d.rt, pageSize)
+	runs, err := server.Evals(ctx, d.rt, pageSize)
 	if err != nil {
 		d.fail(w, r, err)
 		return
 	}
-	var data evalsData
+	data := evalsData{Rows: runs}
 	for _, e := range runs {
-		if e.Swarm != "" && !auth.Allowed(ctx, e.Swarm) {
-			continue
-		}
-		data.Rows = append(data.Rows, e)
 		if e.State == swarm.StateCompleted {
 			data.Finished = append(data.Finished, e)
 		}
@@ -69,25 +59,9 @@ type evalData struct {
 
 func (e evalData) title() string { return "Eval " + e.Info.Set + " · " + e.Info.ID }
 
-// evalRun reads eval run id for the request's token.
-func (d *Dashboard) evalRun(r *http.Request, id string) (eval.RunInfo, *eval.Report, error) {
-	ctx := r.Context()
-	if err := auth.Check(ctx, eval.SwarmID); err != nil {
-		return eval.RunInfo{}, nil, err
-	}
-	info, rep, err := eval.RunOf(ctx, d.rt, id)
-	if errors.Is(err, eval.ErrNotEval) {
-		return info, nil, fmt.Errorf("%w: run %s is not an eval run", store.ErrNotFound, id)
-	}
-	if err == nil && info.Swarm != "" {
-		err = auth.Check(ctx, info.Swarm)
-	}
-	return info, rep, err
-}
-
 func (d *Dashboard) evalPage(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	info, rep, err := d.evalRun(r, r.PathValue("id"))
+	info, rep, err := server.Eval(ctx, d.rt, r.PathValue("id"))
 	if err != nil {
 		d.fail(w, r, err)
 		return
@@ -95,13 +69,13 @@ func (d *Dashboard) evalPage(w http.ResponseWriter, r *http.Request) {
 	data := evalData{Info: info, Report: rep}
 	if rep != nil {
 		data.Cases = rep.Cases
-		runs, err := eval.Runs(ctx, d.rt, pageSize)
+		runs, err := server.Evals(ctx, d.rt, pageSize)
 		if err != nil {
 			d.fail(w, r, err)
 			return
 		}
 		for _, o := range runs {
-			if o.ID != info.ID && o.Set == info.Set && o.State == swarm.StateCompleted && (o.Swarm == "" || auth.Allowed(ctx, o.Swarm)) {
+			if o.ID != info.ID && o.Set == info.Set && o.State == swarm.StateCompleted {
 				data.Others = append(data.Others, o)
 			}
 		}
@@ -138,7 +112,7 @@ func (d *Dashboard) evalComparePage(w http.ResponseWriter, r *http.Request) {
 	}
 	var reps [2]*eval.Report
 	for i, id := range []string{q.Get("base"), q.Get("other")} {
-		info, rep, err := d.evalRun(r, id)
+		info, rep, err := server.Eval(r.Context(), d.rt, id)
 		if err != nil {
 			d.fail(w, r, err)
 			return

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 
+	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/eval"
 )
@@ -39,36 +41,49 @@ func (s *Server) listEvals(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	if err := auth.Check(r.Context(), eval.SwarmID); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	runs, err := eval.Runs(r.Context(), s.rt, limit)
+	runs, err := Evals(r.Context(), s.rt, limit)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	out := EvalList{Evals: []eval.RunInfo{}}
-	for _, e := range runs {
-		if e.Swarm == "" || auth.Allowed(r.Context(), e.Swarm) {
-			out.Evals = append(out.Evals, e)
-		}
-	}
+	out := EvalList{Evals: runs}
 	writeJSON(w, http.StatusOK, out)
 }
 
-// evalRun reads the eval run id for the caller: not found when it is no
-// eval run, forbidden when the token may not see it.
-func (s *Server) evalRun(r *http.Request, id string) (eval.RunInfo, *eval.Report, error) {
-	if err := auth.Check(r.Context(), eval.SwarmID); err != nil {
+// Evals lists the eval runs of rt that the caller of ctx may see, newest
+// first, at most limit (0: all): the caller needs the eval swarm, and an
+// eval run of a swarm it may not use is left out. The dashboard lists
+// them with it.
+func Evals(ctx context.Context, rt *swarm.Runtime, limit int) ([]eval.RunInfo, error) {
+	if err := auth.Check(ctx, eval.SwarmID); err != nil {
+		return nil, err
+	}
+	runs, err := eval.Runs(ctx, rt, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := []eval.RunInfo{}
+	for _, e := range runs {
+		if e.Swarm == "" || auth.Allowed(ctx, e.Swarm) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Eval reads eval run id of rt for the caller of ctx (see eval.RunOf):
+// an error that answers 404 (StatusOf) when it is no eval run, 403 when
+// the caller may not use the eval swarm or the swarm under test.
+func Eval(ctx context.Context, rt *swarm.Runtime, id string) (eval.RunInfo, *eval.Report, error) {
+	if err := auth.Check(ctx, eval.SwarmID); err != nil {
 		return eval.RunInfo{}, nil, err
 	}
-	info, rep, err := eval.RunOf(r.Context(), s.rt, id)
+	info, rep, err := eval.RunOf(ctx, rt, id)
 	if errors.Is(err, eval.ErrNotEval) {
 		return info, nil, fmt.Errorf("%w: %w", errNotEvalRun, err)
 	}
 	if err == nil && info.Swarm != "" {
-		err = auth.Check(r.Context(), info.Swarm)
+		err = auth.Check(ctx, info.Swarm)
 	}
 	return info, rep, err
 }
@@ -77,7 +92,7 @@ func (s *Server) evalRun(r *http.Request, id string) (eval.RunInfo, *eval.Report
 var errNotEvalRun = errors.New("no eval run")
 
 func (s *Server) getEval(w http.ResponseWriter, r *http.Request) {
-	info, rep, err := s.evalRun(r, r.PathValue("id"))
+	info, rep, err := Eval(r.Context(), s.rt, r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -95,7 +110,7 @@ func (s *Server) getEval(w http.ResponseWriter, r *http.Request) {
 func (s *Server) compareEvals(w http.ResponseWriter, r *http.Request) {
 	var reps [2]*eval.Report
 	for i, id := range []string{r.PathValue("id"), r.PathValue("other")} {
-		info, rep, err := s.evalRun(r, id)
+		info, rep, err := Eval(r.Context(), s.rt, id)
 		if err != nil {
 			s.fail(w, r, err)
 			return

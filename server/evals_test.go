@@ -1,84 +1,41 @@
 package server
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/eval"
-	"github.com/swarmrt/swarm/model"
-	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
-	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
-// evalFixture is a runtime whose eval swarm answers with fixed reports:
-// the routes read eval runs from the store as any eval runner leaves
-// them (input: the set and options; result: the report).
-func evalFixture(t *testing.T, reports ...eval.Report) (*swarm.Runtime, []string) {
+// evalFixture is a runtime with the eval runner and two finished eval
+// runs of one set of three cases, against the echo swarm ("done", a.yaml)
+// and the approval swarm (which pauses, b.yaml): the first passes one
+// case of three, the second none.
+func evalFixture(t *testing.T) (*swarm.Runtime, []string) {
 	t.Helper()
-	byRun := map[string]string{}
-	for _, r := range reports {
-		b, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		byRun[r.RunID] = string(b)
-	}
-	// The eval swarm's model answers each eval run with its report; the
-	// other swarms answer from the test script.
-	sm := scripted.New(testScript())
-	m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
-		if req.Agent == eval.SwarmID {
-			return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: byRun[req.RunID]}}, nil
-		}
-		return sm.Generate(ctx, req)
-	})
-	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: m, PollInterval: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rt.Close() })
-	evalSwarm := swarm.Define[eval.Input, eval.Report](eval.SwarmID, "the eval runner", nil)
-	if err := rt.Register(append(testSwarms(), evalSwarm)...); err != nil {
+	rt, _ := swarmtest.NewRuntime(t, testScript(), testSwarms()...)
+	if err := eval.Define(rt, eval.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := swarmtest.Context(t)
 	var ids []string
-	for i, r := range reports {
-		in, _ := json.Marshal(eval.Input{Set: &eval.Set{Name: r.Set, Swarm: r.Swarm, Cases: make([]eval.Case, len(r.Cases))}, Config: r.Config})
-		id, err := rt.Start(ctx, eval.SwarmID, in, swarm.WithID(r.RunID))
+	for _, c := range []struct{ swarm, config string }{{"echo", "a.yaml"}, {"approval", "b.yaml"}} {
+		set := &eval.Set{Name: "support", Swarm: c.swarm, Cases: []eval.Case{
+			{ID: "a", Input: "hi", Expect: eval.Expect{Output: &eval.Output{Contains: []string{"done"}}}},
+			{ID: "b", Input: "hi", Expect: eval.Expect{Output: &eval.Output{Contains: []string{"nothing like it"}}}},
+			{ID: "c", Input: "hi", Expect: eval.Expect{Output: &eval.Output{Regex: "^x"}}},
+		}}
+		r, err := eval.Run(ctx, rt, set, eval.RunOptions{Config: c.config})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StateCompleted {
-			t.Fatalf("fixture eval run %d: %v %+v", i, err, st)
-		}
-		ids = append(ids, id)
+		ids = append(ids, r.RunID)
 	}
 	return rt, ids
-}
-
-func fixtureReport(id, config string, pass ...bool) eval.Report {
-	r := eval.Report{Set: "support", Swarm: "echo", Config: config, RunID: id, Threshold: 1}
-	for i, p := range pass {
-		c := eval.CaseResult{Case: string(rune('a' + i)), Pass: p, Observed: eval.Observed{RunID: id + "~" + string(rune('a'+i)), Output: "out"},
-			Scores: []eval.Score{{Name: "output", Value: map[bool]float64{true: 1, false: 0}[p], Threshold: 1, Pass: p}}}
-		r.Cases = append(r.Cases, c)
-		if p {
-			r.Passed++
-		} else {
-			r.Failed++
-		}
-	}
-	r.PassRate = float64(r.Passed) / float64(len(r.Cases))
-	r.Pass = r.Passed == len(r.Cases)
-	return r
 }
 
 // TestEvalRoutes: GET /v1/evals lists eval runs with their set,
@@ -86,7 +43,7 @@ func fixtureReport(id, config string, pass ...bool) eval.Report {
 // the report; a run that is no eval run is 404 not_an_eval; the compare
 // route compares two finished eval runs case by case.
 func TestEvalRoutes(t *testing.T) {
-	rt, ids := evalFixture(t, fixtureReport("ev-a", "a.yaml", true, false, false), fixtureReport("ev-b", "b.yaml", true, true, false))
+	rt, ids := evalFixture(t)
 	ts, _ := serveRuntime(t, rt, Options{})
 	c := client{t: t, base: ts.URL}
 	c.start("echo", `{"input": "hi"}`)
@@ -108,7 +65,7 @@ func TestEvalRoutes(t *testing.T) {
 	var one EvalRun
 	res = c.get("/v1/evals/" + ids[1])
 	res.decode(t, &one)
-	if res.status != http.StatusOK || one.Report == nil || len(one.Report.Cases) != 3 || one.Report.Cases[0].Observed.RunID != "ev-b~a" || one.Eval.Config != "b.yaml" {
+	if res.status != http.StatusOK || one.Report == nil || len(one.Report.Cases) != 3 || one.Report.Cases[0].Observed.RunID != ids[1]+".case.a" || one.Eval.Config != "b.yaml" {
 		t.Fatalf("GET /v1/evals/%s: %d %s", ids[1], res.status, res.body)
 	}
 
@@ -138,7 +95,7 @@ func TestEvalRoutes(t *testing.T) {
 // gets 403 from the eval routes; one allowed eval but not the swarm under
 // test does not see its eval runs.
 func TestEvalRoutesNeedTheEvalSwarm(t *testing.T) {
-	rt, ids := evalFixture(t, fixtureReport("ev-a", "a.yaml", true))
+	rt, ids := evalFixture(t)
 	a, err := auth.New([]auth.Token{
 		{Name: "echo-only", Secret: "s1", Swarms: []string{"echo"}},
 		{Name: "eval-only", Secret: "s2", Swarms: []string{eval.SwarmID}},
