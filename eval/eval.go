@@ -151,12 +151,6 @@ func Run(ctx context.Context, rt *swarm.Runtime, s *Set, o RunOptions) (*Report,
 	return Wait(ctx, rt, id)
 }
 
-// Compare compares two reports of one set, case by case: pass changes,
-// score deltas, changed outputs and trajectories, and paired statistics.
-func Compare(base, other *Report) *Comparison {
-	return &Comparison{}
-}
-
 // CaseFromRun makes a case of recorded run runID: its input is the run's
 // input and its expectation the run's observed output and trajectory, for
 // a user to review before adding it to a set.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model"
+	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/strategy"
 )
 
@@ -31,6 +32,10 @@ import (
 // MaxParallel bounds how many cases an eval run runs at once, whatever
 // the set or the options ask.
 const MaxParallel = 64
+
+// EventCaseStart is the type of the event an eval run journals when it
+// has started a case's run: Target is the case, Child its run.
+const EventCaseStart swarm.EventType = "eval_case_start"
 
 // runner is the eval runner swarm's strategy.
 type runner struct{ o Options }
@@ -155,6 +160,9 @@ func (st *runner) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessag
 		if err != nil {
 			return err
 		}
+		if err := settleCase(ctx, d, r.Observed.RunID); err != nil {
+			return err
+		}
 		results[i] = r
 		p := t.add(r)
 		_, err = d.RecordEvent(ctx, caseKey(r.Case, "done"), func(context.Context) (swarm.Event, error) {
@@ -180,6 +188,30 @@ func (st *runner) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessag
 	_ = json.Unmarshal(startedRaw, &rep.Started)
 	_ = json.Unmarshal(endedRaw, &rep.Ended)
 	return json.Marshal(rep)
+}
+
+// settleCase stops case run id once its case is scored, when it still
+// waits (a conversation for its next message, a run for a human): the
+// eval run does not leave runs behind, and stops them itself rather than
+// when it ends, which a crash in between would skip.
+func settleCase(ctx context.Context, d *strategy.Driver, id string) error {
+	if id == "" {
+		return nil
+	}
+	rt := d.Runtime()
+	r, err := rt.Store().Get(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil // never started
+	case err != nil:
+		return strategy.Interrupted(err)
+	case r.State.Terminal():
+		return nil
+	}
+	if err := rt.Stop(ctx, id, "its eval case is scored"); err != nil && !errors.Is(err, store.ErrInvalidState) && !errors.Is(err, swarm.ErrInvalidState) {
+		return strategy.Interrupted(err)
+	}
+	return nil
 }
 
 // firstFatal returns the error among errs that ends the eval run: a
@@ -427,7 +459,7 @@ func (st *runner) play(ctx context.Context, d *strategy.Driver, s *Set, c Case) 
 		return obs, err
 	}
 	rt := d.Runtime()
-	if _, started, err := d.Recorded(caseKey(c.ID, "start")); err != nil {
+	if _, started, err := d.RecordedEvent(caseKey(c.ID, "start")); err != nil {
 		return Observed{RunID: id}, err
 	} else if !started {
 		input, err := childInput(rt, s.Swarm, c)
@@ -440,8 +472,10 @@ func (st *runner) play(ctx context.Context, d *strategy.Driver, s *Set, c Case) 
 			}
 			return Observed{RunID: id}, caseErrorf("cannot start its run: %v", err)
 		}
-		if _, err := d.Record(ctx, caseKey(c.ID, "start"), "eval.start", func(context.Context) (json.RawMessage, error) {
-			return json.Marshal(id)
+		// An event of the runner's own type: a recovered eval run knows
+		// from it that it has child runs to stop when it ends.
+		if _, err := d.RecordEvent(ctx, caseKey(c.ID, "start"), func(context.Context) (swarm.Event, error) {
+			return swarm.Event{Type: EventCaseStart, Kind: string(EventCaseStart), Target: c.ID, Child: id}, nil
 		}); err != nil {
 			return Observed{RunID: id}, err
 		}
