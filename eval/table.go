@@ -143,7 +143,9 @@ func WriteComparison(w io.Writer, c *Comparison) error {
 	} else {
 		fmt.Fprintln(ew, "\nno case changed")
 	}
-	fmt.Fprintf(ew, "\n%s: pass rate %s → %s (%s)\n", cmp.Or(c.Verdict, "no significant change"), percent(c.BasePassRate), percent(c.OtherPassRate), signedPercent(c.PassRateDelta))
+	if c.Verdict != "" {
+		fmt.Fprintf(ew, "\n%s\n", c.Verdict)
+	}
 	return ew.err
 }
 

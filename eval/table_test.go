@@ -113,7 +113,7 @@ func TestWriteComparison(t *testing.T) {
 		},
 		BasePassRate: 0.5, OtherPassRate: 1, PassRateDelta: 0.5, Fixed: 1, PassP: 1,
 		Scores:  []ScoreDelta{{Name: "trajectory", N: 2, Base: 0.75, Other: 1, Delta: 0.25, P: 0.5}},
-		Verdict: "no significant change",
+		Verdict: "no significant change: pass rate 50% -> 100% (1 fixed, 0 broken, McNemar p=1)",
 	}
 	var b bytes.Buffer
 	if err := WriteComparison(&b, c); err != nil {
@@ -127,7 +127,7 @@ func TestWriteComparison(t *testing.T) {
 		"1 fixed, 0 broken (McNemar p = 1)",
 		"cancel", "FAIL", "trajectory +0.50", "trajectory\n",
 		"cancel:\n  - refund(id=7)\n  + cancel_order(id=7)",
-		"no significant change: pass rate 50% → 100% (+50.0 pp)",
+		"\nno significant change: pass rate 50% -> 100% (1 fixed, 0 broken, McNemar p=1)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("comparison lacks %q:\n%s", want, out)
