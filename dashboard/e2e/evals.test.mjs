@@ -104,6 +104,8 @@ test("list eval runs, open one, follow a case to its run, compare two side by si
   assert.match(await pair.locator("pre.traj-diff .d-del").first().textContent(), /- clerk → lookup_order\(\{"order":"1234"\}\)/, "v2 dropped the lookup");
   assert.match(await pair.locator("pre.out-diff .d-add").first().textContent(), /\+ Done, refund issued for order 1234\./);
   assert.equal(await page.locator("section.case-pair").count(), 4);
+  assert.match(await page.locator("#verdict").textContent(), /0 fixed, 4 broken, McNemar p=0\.125/);
+  assert.equal(await page.locator("section.case-pair h2 .v-fail").count(), 4, "every case broken");
   await checkA11y(page, "eval comparison");
   await shot(page, "eval-compare");
   await page.context().close();
