@@ -151,13 +151,6 @@ func Run(ctx context.Context, rt *swarm.Runtime, s *Set, o RunOptions) (*Report,
 	return Wait(ctx, rt, id)
 }
 
-// CaseFromRun makes a case of recorded run runID: its input is the run's
-// input and its expectation the run's observed output and trajectory, for
-// a user to review before adding it to a set.
-func CaseFromRun(ctx context.Context, rt *swarm.Runtime, runID string) (Case, error) {
-	return Case{}, errors.New("eval: not implemented yet")
-}
-
 // EventCase is the type of the event an eval run journals when a case
 // has finished (its Kind is "eval_case" too): Progress holds a
 // [Progress] as JSON, so that a progress bar or the dashboard follows an

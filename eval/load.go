@@ -171,7 +171,7 @@ func (p *loader) parse(data []byte) *Set {
 		return nil
 	}
 	p.lines = map[string]int{}
-	p.check(root, reflect.TypeFor[Set](), "", 0)
+	p.check(root, reflect.TypeFor[Set](), "", root.Line, 0)
 	if len(p.errs) > 0 {
 		return nil
 	}
@@ -262,26 +262,38 @@ func fieldName(path string) string {
 	return b.String()
 }
 
-// check walks n, the YAML of a value of Go type t at path, refusing
-// mapping keys t has no field for and noting the line of every value.
-func (p *loader) check(n *yaml.Node, t reflect.Type, path string, depth int) {
+// check walks n, the YAML of a value of Go type t at path (whose key is
+// on line), refusing mapping keys t has no field for and values of the
+// wrong kind, and noting the line of every value.
+func (p *loader) check(n *yaml.Node, t reflect.Type, path string, line, depth int) {
 	n = yamljson.Deref(n)
 	if depth > yamljson.MaxDepth {
 		return
 	}
-	p.lines[path] = n.Line
+	p.lines[path] = line
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == reflect.TypeFor[Duration]() && n.Kind == yaml.ScalarNode {
-		if p.durations == nil {
-			p.durations = map[string]int{}
-		}
-		p.durations[n.Value] = n.Line
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 		return
 	}
+	want := ""
 	switch {
-	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
+	case t == reflect.TypeFor[Duration]():
+		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!str" && n.Value != "0") {
+			want = "a duration such as \"30s\""
+		} else {
+			if p.durations == nil {
+				p.durations = map[string]int{}
+			}
+			p.durations[n.Value] = n.Line
+		}
+	case t == reflect.TypeFor[json.RawMessage](), t.Kind() == reflect.Interface:
+	case t.Kind() == reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			want = "a mapping"
+			break
+		}
 		fields := jsonFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
@@ -295,16 +307,43 @@ func (p *loader) check(n *yaml.Node, t reflect.Type, path string, depth int) {
 				p.errf(k.Line, "%s: unknown field %q (known: %s)", where(path), k.Value, strings.Join(names, ", "))
 				continue
 			}
-			p.check(v, f, join(path, k.Value), depth+1)
+			p.check(v, f, join(path, k.Value), k.Line, depth+1)
 		}
-	case t.Kind() == reflect.Slice && t != reflect.TypeFor[json.RawMessage]() && n.Kind == yaml.SequenceNode:
+	case t.Kind() == reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			want = "a list"
+			break
+		}
 		for i, e := range n.Content {
-			p.check(e, t.Elem(), join(path, strconv.Itoa(i)), depth+1)
+			p.check(e, t.Elem(), join(path, strconv.Itoa(i)), e.Line, depth+1)
 		}
-	case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
+	case t.Kind() == reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			want = "a mapping"
+			break
+		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			p.check(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), depth+1)
+			p.check(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), n.Content[i].Line, depth+1)
 		}
+	case t.Kind() == reflect.String:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+			want = "a string (quote it)"
+		}
+	case t.Kind() == reflect.Int:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+			want = "an integer"
+		}
+	case t.Kind() == reflect.Float64:
+		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") {
+			want = "a number"
+		}
+	case t.Kind() == reflect.Bool:
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+			want = "true or false"
+		}
+	}
+	if want != "" {
+		p.errf(n.Line, "%s: want %s, got %s", where(path), want, yamljson.Describe(n))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/strategy"
@@ -356,28 +357,38 @@ func withOutcome(res CaseResult, obs Observed, raw json.RawMessage) (CaseResult,
 }
 
 // fatal reports whether err ends the eval run rather than the case: the
-// context's end, an interruption (a failure of the store), or a failure
-// that ends the run tree (a limit, a budget).
+// context's end, an interruption (a journal or a store that failed), or a
+// failure that ends the run tree (a limit, a budget). Anything else (a
+// step's failure, a scorer's error) is the case's.
 func fatal(ctx context.Context, err error) bool {
 	if err == nil {
 		return false
 	}
-	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, strategy.ErrAwaiting) {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, strategy.ErrAwaiting) || seam.IsInterrupted(err) {
 		return true
 	}
 	var f *strategy.Failure
-	if errors.As(err, &f) {
-		return f.Ends()
+	return errors.As(err, &f) && f.Ends()
+}
+
+// outside classifies an error of the runtime's API that the runner calls
+// outside the journal (Settle, History, Say, StartChildren): a mistake of
+// the case's run (its state, its input, an unknown swarm) is the case's
+// error, anything else a failure of the store, which interrupts the eval
+// run.
+func outside(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, swarm.ErrInvalid), errors.Is(err, swarm.ErrInvalidInput), errors.Is(err, swarm.ErrUnknownSwarm),
+		errors.Is(err, swarm.ErrUnknownAgent), errors.Is(err, swarm.ErrInvalidState), errors.Is(err, swarm.ErrTurnFailed),
+		errors.Is(err, swarm.ErrDuplicate), errors.Is(err, store.ErrInvalidState):
+		return caseErrorf("%v", err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
 	}
-	var ce *caseError
-	if errors.As(err, &ce) {
-		return false
-	}
-	// What is neither a step's failure nor the case's own mistake is an
-	// interruption: a journal or store that failed.
-	return !errors.Is(err, swarm.ErrInvalid) && !errors.Is(err, swarm.ErrInvalidInput) && !errors.Is(err, swarm.ErrUnknownSwarm) &&
-		!errors.Is(err, swarm.ErrUnknownAgent) && !errors.Is(err, swarm.ErrInvalidState) && !errors.Is(err, swarm.ErrTurnFailed) &&
-		!errors.Is(err, swarm.ErrDuplicate)
+	return strategy.Interrupted(err)
 }
 
 // interruption returns err, an error that ends the eval run, as the
@@ -466,7 +477,7 @@ func (st *runner) play(ctx context.Context, d *strategy.Driver, s *Set, c Case) 
 		if err != nil {
 			return Observed{RunID: id}, caseErrorf("%v", err)
 		}
-		if err := d.StartChildren(ctx, strategy.Child{ID: id, Swarm: s.Swarm, Input: input, Values: c.Values}); err != nil {
+		if err := outside(d.StartChildren(ctx, strategy.Child{ID: id, Swarm: s.Swarm, Input: input, Values: c.Values})); err != nil {
 			if fatal(ctx, err) {
 				return Observed{RunID: id}, err
 			}
@@ -612,7 +623,7 @@ func (p *player) say(ctx context.Context, n int, msg string) (*swarm.Event, erro
 	}
 	st, err := p.rt.Settle(ctx, p.id)
 	if err != nil {
-		return nil, err
+		return nil, outside(err)
 	}
 	if st.State != swarm.StatePaused {
 		return nil, caseErrorf("the run is %s (%s) before message %d", st.State, st.Reason, n)
@@ -627,7 +638,7 @@ func (p *player) say(ctx context.Context, n int, msg string) (*swarm.Event, erro
 		case errors.Is(err, swarm.ErrTurnFailed) && ev != nil:
 			return ev, nil
 		case err != nil:
-			return nil, err
+			return nil, outside(err)
 		case ev == nil:
 			return nil, caseErrorf("message %d: the run paused for a human instead of answering (%s)", n, st.Reason)
 		}
@@ -644,11 +655,11 @@ func (p *player) say(ctx context.Context, n int, msg string) (*swarm.Event, erro
 // when it has none.
 func (p *player) reply(ctx context.Context, n int) (*swarm.Event, error) {
 	if _, err := p.rt.Settle(ctx, p.id); err != nil {
-		return nil, err
+		return nil, outside(err)
 	}
 	evs, err := p.rt.History(ctx, p.id, 0)
 	if err != nil {
-		return nil, err
+		return nil, outside(err)
 	}
 	key := "m" + strconv.Itoa(n) + "/reply"
 	for i := range evs {
@@ -663,7 +674,7 @@ func (p *player) reply(ctx context.Context, n int) (*swarm.Event, error) {
 func (p *player) sent(ctx context.Context) (int, error) {
 	evs, err := p.rt.History(ctx, p.id, 0)
 	if err != nil {
-		return 0, err
+		return 0, outside(err)
 	}
 	n := 0
 	for _, ev := range evs {
