@@ -483,37 +483,40 @@ func countPrefix(ls []string, prefix string) int {
 	return n
 }
 
-// TestEvalAdd: swarm eval add turns a recorded run into a case appended
-// to a set file, keeping the file's comments, and the set still loads
-// and runs.
+// TestEvalAdd: swarm eval add turns a recorded conversation into a case
+// appended to a set file, keeping the file's comments; the set then loads
+// and its case passes against the same configuration; a second case with
+// the same id is refused, and without --to the case is printed.
 func TestEvalAdd(t *testing.T) {
 	dir := evalDir(t)
-	r := swarmIn(t, dir, nil, "", "eval", "run", "--json", "--tag", "refund", "set.yaml")
-	var rep evalJSON
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 {
-		t.Fatalf("exit %d %v\n%s", r.code, err, r.stderr)
+	if r := swarmIn(t, dir, nil, "I was charged twice for order 1234\n", "chat", "desk", "--id", "chat-1"); r.code != 0 || !strings.Contains(r.stdout, "Refunded") {
+		t.Fatalf("chat: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if len(rep.Cases) != 2 {
-		t.Fatalf("--tag refund ran %d cases, want 2", len(rep.Cases))
-	}
-	run := rep.Cases[0].Observed.RunID
-	set := "# the recorded cases\nname: recorded\nswarm: desk\ncases:\n"
-	write(t, dir, map[string]string{"recorded.yaml": set})
-	if r := swarmIn(t, dir, nil, "", "eval", "add", "--to", "recorded.yaml", "--id", "from-run", run); r.code != 0 {
+	write(t, dir, map[string]string{"recorded.yaml": "# the recorded cases\nname: recorded\nswarm: desk\ncases:\n"})
+	if r := swarmIn(t, dir, nil, "", "eval", "add", "--to", "recorded.yaml", "--id", "from-chat", "chat-1"); r.code != 0 {
 		t.Fatalf("eval add: exit %d\n%s", r.code, r.stderr)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "recorded.yaml"))
-	if !strings.HasPrefix(string(b), "# the recorded cases") || !strings.Contains(string(b), "id: from-run") || !strings.Contains(string(b), "refund") {
-		t.Errorf("recorded.yaml:\n%s", b)
+	for _, want := range []string{"# the recorded cases\n", "  - id: from-chat\n", "      - I was charged twice for order 1234\n", "name: refund", "from: chat-1"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("recorded.yaml lacks %q:\n%s", want, b)
+		}
 	}
-	if r := swarmIn(t, dir, nil, "", "eval", "add", "--to", "recorded.yaml", "--id", "from-run", run); r.code != 2 || !strings.Contains(r.stderr, "from-run") {
+	if r := swarmIn(t, dir, nil, "", "eval", "add", "--to", "recorded.yaml", "--id", "from-chat", "chat-1"); r.code != 2 || !strings.Contains(r.stderr, "from-chat") {
 		t.Errorf("a second case with the same id: exit %d\n%s", r.code, r.stderr)
 	}
-	r = swarmIn(t, dir, nil, "", "eval", "run", "--json", "recorded.yaml")
+	r := swarmIn(t, dir, nil, "", "eval", "run", "--json", "recorded.yaml")
+	var rep evalJSON
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || rep.Passed != 1 {
 		t.Errorf("the recorded case against the same configuration: exit %d %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
 	}
-	if r := swarmIn(t, dir, nil, "", "eval", "add", run); r.code != 0 || !strings.Contains(r.stdout, "- id:") {
+	if r := swarmIn(t, dir, nil, "", "--file", "v2.yaml", "eval", "run", "--json", "recorded.yaml"); r.code != 1 {
+		t.Errorf("the recorded case against v2, which does not refund: exit %d, want 1\n%s", r.code, r.stdout)
+	}
+	if r := swarmIn(t, dir, nil, "", "eval", "add", "chat-1"); r.code != 0 || !strings.HasPrefix(r.stdout, "- id: chat-1\n  turns:\n") {
 		t.Errorf("eval add without --to prints the case: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := swarmIn(t, dir, nil, "", "eval", "add", "nope"); r.code != 2 {
+		t.Errorf("eval add of a run the store does not hold: exit %d\n%s", r.code, r.stderr)
 	}
 }

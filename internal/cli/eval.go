@@ -384,12 +384,12 @@ func (a *app) evalAddCmd() *cobra.Command {
 			}
 			c.Tags = append(c.Tags, tags...)
 			if to == "" {
-				b, err := yaml.Marshal([]eval.Case{c})
-				if err != nil {
+				enc := yaml.NewEncoder(a.stdout)
+				enc.SetIndent(2)
+				if err := enc.Encode([]eval.Case{c}); err != nil {
 					return err
 				}
-				_, err = a.stdout.Write(b)
-				return err
+				return enc.Close()
 			}
 			if err := appendCase(to, c); err != nil {
 				return err
@@ -416,11 +416,17 @@ func appendCase(path string, c eval.Case) error {
 		return usageError{fmt.Errorf("--to: %w", err)}
 	}
 	if len(bytes.TrimSpace(data)) > 0 {
-		set, err := eval.Parse(data, path)
-		if err != nil {
-			return usageError{err}
+		// The cases the file has (a set may have none yet: the whole set
+		// is checked once the case is in).
+		var have struct {
+			Cases []struct {
+				ID string `json:"id" yaml:"id"`
+			} `json:"cases" yaml:"cases"`
 		}
-		for _, old := range set.Cases {
+		if err := yaml.Unmarshal(data, &have); err != nil {
+			return usageError{fmt.Errorf("%s: %w", path, err)}
+		}
+		for _, old := range have.Cases {
 			if old.ID == c.ID {
 				return usageError{fmt.Errorf("%s has a case %q already: pass --id", path, c.ID)}
 			}
@@ -446,6 +452,9 @@ func appendCase(path string, c eval.Case) error {
 		if out, err = appendYAMLCase(data, path, c); err != nil {
 			return err
 		}
+	}
+	if _, err := eval.Parse(out, path); err != nil {
+		return usageError{fmt.Errorf("the set with the case added would not load, so %s is left as it was: %w", path, err)}
 	}
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, out, 0o644); err != nil {
