@@ -513,6 +513,13 @@ func TestEvalAdd(t *testing.T) {
 	if r := swarmIn(t, dir, nil, "", "--file", "v2.yaml", "eval", "run", "--json", "recorded.yaml"); r.code != 1 {
 		t.Errorf("the recorded case against v2, which does not refund: exit %d, want 1\n%s", r.code, r.stdout)
 	}
+	// A set file that does not exist yet is made, for the run's swarm.
+	if r := swarmIn(t, dir, nil, "", "eval", "add", "--to", "new.eval.yaml", "chat-1"); r.code != 0 {
+		t.Errorf("eval add to a new file: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := swarmIn(t, dir, nil, "", "eval", "run", "new.eval.yaml"); r.code != 0 || !strings.Contains(r.stdout, "PASS: new against") {
+		t.Errorf("the new set: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
 	if r := swarmIn(t, dir, nil, "", "eval", "add", "chat-1"); r.code != 0 || !strings.HasPrefix(r.stdout, "- id: chat-1\n  turns:\n") {
 		t.Errorf("eval add without --to prints the case: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -391,7 +391,11 @@ func (a *app) evalAddCmd() *cobra.Command {
 				}
 				return enc.Close()
 			}
-			if err := appendCase(to, c); err != nil {
+			st, err := rt.Status(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			if err := appendCase(to, st.Swarm, c); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stderr, "added case %s to %s\n", c.ID, to)
@@ -406,9 +410,9 @@ func (a *app) evalAddCmd() *cobra.Command {
 
 // appendCase appends c to the set file at path: a YAML file keeps its
 // comments and layout, a JSON file is written again indented; a missing
-// file becomes a set of this one case. A case id the set holds already is
-// refused.
-func appendCase(path string, c eval.Case) error {
+// file becomes a set of this one case against swarm swarmID. A case id the
+// set holds already is refused.
+func appendCase(path, swarmID string, c eval.Case) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		data = nil
@@ -440,7 +444,7 @@ func appendCase(path string, c eval.Case) error {
 				return usageError{fmt.Errorf("%s: %w", path, err)}
 			}
 		} else {
-			set = map[string]any{"name": strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))}
+			set = map[string]any{"name": setName(path), "swarm": swarmID}
 		}
 		cases, _ := set["cases"].([]any)
 		set["cases"] = append(cases, c)
@@ -449,7 +453,7 @@ func appendCase(path string, c eval.Case) error {
 		}
 		out = append(out, '\n')
 	} else {
-		if out, err = appendYAMLCase(data, path, c); err != nil {
+		if out, err = appendYAMLCase(data, path, swarmID, c); err != nil {
 			return err
 		}
 	}
@@ -464,8 +468,8 @@ func appendCase(path string, c eval.Case) error {
 }
 
 // appendYAMLCase appends c to the cases: of the YAML set data, keeping the
-// rest of the document as it is.
-func appendYAMLCase(data []byte, path string, c eval.Case) ([]byte, error) {
+// rest of the document as it is (a new document is a set of swarmID).
+func appendYAMLCase(data []byte, path, swarmID string, c eval.Case) ([]byte, error) {
 	var caseNode yaml.Node
 	if err := caseNode.Encode(c); err != nil {
 		return nil, err
@@ -478,8 +482,8 @@ func appendYAMLCase(data []byte, path string, c eval.Case) ([]byte, error) {
 	}
 	if doc.Kind == 0 {
 		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
-		name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		doc.Content[0].Content = append(doc.Content[0].Content, &yaml.Node{Kind: yaml.ScalarNode, Value: "name"}, &yaml.Node{Kind: yaml.ScalarNode, Value: name})
+		scalar := func(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
+		doc.Content[0].Content = append(doc.Content[0].Content, scalar("name"), scalar(setName(path)), scalar("swarm"), scalar(swarmID))
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
@@ -512,6 +516,12 @@ func appendYAMLCase(data []byte, path string, c eval.Case) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), enc.Close()
+}
+
+// setName names a new set after its file: support.eval.yaml is "support".
+func setName(path string) string {
+	name, _, _ := strings.Cut(filepath.Base(path), ".")
+	return cmp.Or(name, "recorded")
 }
 
 func (a *app) evalLsCmd() *cobra.Command {
