@@ -1,16 +1,26 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/sqlite"
@@ -525,5 +535,89 @@ func TestEvalAdd(t *testing.T) {
 	}
 	if r := swarmIn(t, dir, nil, "", "eval", "add", "nope"); r.code != 2 {
 		t.Errorf("eval add of a run the store does not hold: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// otlpSpans is an OTLP/HTTP endpoint that keeps the spans it receives.
+type otlpSpans struct {
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func (o *otlpSpans) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	var req coltrace.ExportTraceServiceRequest
+	if err != nil || r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	o.mu.Lock()
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			o.spans = append(o.spans, ss.Spans...)
+		}
+	}
+	o.mu.Unlock()
+	out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(out)
+}
+
+func attr(kvs []*commonpb.KeyValue, key string) *commonpb.AnyValue {
+	for _, kv := range kvs {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return nil
+}
+
+// TestEvalScoresReachOTLP: with OpenTelemetry on (the standard
+// variables), swarm eval run exports each score as a
+// gen_ai.evaluation.result event on a span whose parent is the evaluated
+// case run's invoke_agent span, in its trace.
+func TestEvalScoresReachOTLP(t *testing.T) {
+	col := &otlpSpans{}
+	srv := httptest.NewServer(col)
+	defer srv.Close()
+	dir := evalDir(t)
+	env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + srv.URL, "OTEL_METRICS_EXPORTER=none"}
+	r := swarmIn(t, dir, env, "", "eval", "run", "--json", "--config", "v2.yaml", "--tag", "refund", "set.yaml")
+	var rep evalJSON
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 1 {
+		t.Fatalf("exit %d, %v\n%s", r.code, err, r.stderr)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	runSpans := map[string]*tracepb.Span{} // case run id -> its first invoke_agent span
+	for _, s := range col.spans {
+		if v := attr(s.Attributes, "gen_ai.conversation.id"); strings.HasPrefix(s.Name, "invoke_agent") && v != nil && runSpans[v.GetStringValue()] == nil {
+			runSpans[v.GetStringValue()] = s
+		}
+	}
+	for _, c := range rep.Cases {
+		var ev *tracepb.Span
+		for _, s := range col.spans {
+			if s.Name == "evaluate "+c.Case {
+				ev = s
+			}
+		}
+		run := runSpans[c.Observed.RunID]
+		if ev == nil || run == nil {
+			t.Fatalf("case %s: evaluate span %v, run span %v (of %d spans)", c.Case, ev != nil, run != nil, len(col.spans))
+		}
+		if !bytes.Equal(ev.ParentSpanId, run.SpanId) || !bytes.Equal(ev.TraceId, run.TraceId) {
+			t.Errorf("case %s: the evaluate span is not a child of its run's span", c.Case)
+		}
+		if len(ev.Events) != len(c.Scores) {
+			t.Fatalf("case %s: %d events for %d scores", c.Case, len(ev.Events), len(c.Scores))
+		}
+		for i, e := range ev.Events {
+			s := c.Scores[i]
+			if e.Name != "gen_ai.evaluation.result" || attr(e.Attributes, "gen_ai.evaluation.name").GetStringValue() != s.Name ||
+				attr(e.Attributes, "gen_ai.evaluation.score.value").GetDoubleValue() != s.Value || attr(e.Attributes, "gen_ai.evaluation.score.label") == nil {
+				t.Errorf("case %s: event %d %s %v, want score %s %v", c.Case, i, e.Name, e.Attributes, s.Name, s.Value)
+			}
+		}
 	}
 }
