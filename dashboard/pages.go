@@ -16,6 +16,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/eval"
 	"github.com/swarmrt/swarm/fork"
 	"github.com/swarmrt/swarm/internal/jsonx"
 	"github.com/swarmrt/swarm/model"
@@ -555,6 +556,9 @@ type agentInfo struct {
 func (d *Dashboard) swarmsPage(w http.ResponseWriter, r *http.Request) {
 	var data swarmsData
 	for _, def := range d.visibleSwarms(r.Context()) {
+		if def.ID() == eval.SwarmID {
+			continue // eval runs start from swarm eval run and show on the Evals page
+		}
 		in := pretty(def.InputSchema())
 		data.Swarms = append(data.Swarms, swarmInfo{ID: def.ID(), Description: def.Description(),
 			InputSchema: in, ResultSchema: pretty(def.ResultSchema()), TextInput: in == "" || strings.Contains(in, `"type": "string"`) && !strings.Contains(in, `"properties"`)})

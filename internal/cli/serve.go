@@ -102,11 +102,6 @@ func (a *app) serveCmd() *cobra.Command {
 				return err
 			}
 			defer closeRuntime(rt)
-			// Eval runs started here (or left by a swarm eval run that
-			// died) are driven here too.
-			if err := eval.Define(rt, eval.Options{}); err != nil {
-				return err
-			}
 			tokens, err := serveTokens(tokenFile, file.Serve)
 			if err != nil {
 				return usageError{err}
@@ -137,6 +132,14 @@ func (a *app) serveCmd() *cobra.Command {
 			}
 			mounts, err := registeredMounts(rt, authn, publicURL)
 			if err != nil {
+				return err
+			}
+			// The eval runner is defined once the protocols have taken
+			// the file's swarms (A2A and MCP do not offer it): eval runs
+			// left by a swarm eval run that died are continued here, and
+			// the API and the dashboard show them.
+			exposed := rt.Swarms()
+			if err := eval.Define(rt, eval.Options{}); err != nil {
 				return err
 			}
 			node := file.Network()
@@ -215,7 +218,7 @@ func (a *app) serveCmd() *cobra.Command {
 				mode += " and OAuth access tokens of " + file.Serve.OAuth.Issuer
 			}
 			fmt.Fprintf(a.stderr, "swarm: listening on http://%s %s\n", ln.Addr(), mode)
-			printEndpoints(a.stderr, "http://"+ln.Addr().String(), file, mounts, rt.Swarms())
+			printEndpoints(a.stderr, "http://"+ln.Addr().String(), file, mounts, exposed)
 			if authn.OAuth() != nil {
 				fmt.Fprintf(a.stderr, "swarm:   OAuth     http://%s%s (protected resource metadata)\n", ln.Addr(), auth.WellKnownPath)
 			}
