@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // This file writes reports as JUnit XML, the test report format CI
@@ -51,13 +52,19 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
 }
 
 type junitProblem struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
+	Text    string `xml:",cdata"`
+}
+
+// junitText is an element's text as CDATA, so that a reader sees the
+// lines as they are.
+type junitText struct {
+	Text string `xml:",cdata"`
 }
 
 // WriteJUnit writes reports as one JUnit XML document: a testsuite per
@@ -86,12 +93,15 @@ func WriteJUnit(w io.Writer, reports ...*Report) error {
 		for _, c := range r.Cases {
 			d := time.Duration(c.Observed.Duration)
 			caseTime += d
-			jc := junitCase{Name: c.Case, Classname: cmp.Or(r.Set, "eval"), Time: seconds(d), SystemOut: systemOut(c)}
+			jc := junitCase{Name: c.Case, Classname: cmp.Or(r.Set, "eval"), Time: seconds(d)}
+			if out := systemOut(c); out != "" {
+				jc.SystemOut = &junitText{xmlText(out)}
+			}
 			switch c.Verdict() {
 			case "error":
-				jc.Error = &junitProblem{Message: oneLine(c.Error, 200), Type: "error", Text: problemText(c)}
+				jc.Error = &junitProblem{Message: oneLine(c.Error, 200), Type: "error", Text: xmlText(problemText(c))}
 			case "fail":
-				jc.Failure = &junitProblem{Message: failedScores(c), Type: "failure", Text: problemText(c)}
+				jc.Failure = &junitProblem{Message: failedScores(c), Type: "failure", Text: xmlText(problemText(c))}
 			}
 			s.Cases = append(s.Cases, jc)
 		}
@@ -177,7 +187,29 @@ func systemOut(c CaseResult) string {
 	if c.Observed.RunID == "" && c.Observed.Output == "" {
 		return ""
 	}
-	return fmt.Sprintf("run: %s (%s)\noutput: %s\n", c.Observed.RunID, c.Observed.Status, c.Observed.Output)
+	run := c.Observed.RunID
+	if c.Observed.Status != "" {
+		run += " (" + c.Observed.Status + ")"
+	}
+	out := "run: " + run + "\n"
+	if c.Observed.Output != "" {
+		out += "output: " + c.Observed.Output + "\n"
+	}
+	return out
+}
+
+// xmlText is s with the characters XML cannot hold (control characters,
+// invalid UTF-8) replaced by U+FFFD: CDATA is written as it is.
+func xmlText(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return r
+		case r < 0x20, r == 0xFFFE, r == 0xFFFF, r >= 0xD800 && r <= 0xDFFF, r == utf8.RuneError:
+			return '\uFFFD'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 func seconds(d time.Duration) string {

@@ -17,7 +17,7 @@ func renderReport() *Report {
 		Cases: []CaseResult{
 			{Case: "refund", Observed: Observed{RunID: "eval-1~refund", Status: "completed", Output: "Refunded order 42.", ModelCalls: 3, Tokens: 120, Duration: Duration(1500 * time.Millisecond)},
 				Scores: []Score{{Name: "output", Value: 1, Threshold: 1, Pass: true, Label: "pass"}, {Name: "trajectory", Value: 1, Threshold: 1, Pass: true}}, Pass: true},
-			{Case: "cancel", Observed: Observed{RunID: "eval-1~cancel", Status: "completed", Output: "Cancelled <now> & done.", ModelCalls: 2, Tokens: 80, Duration: Duration(800 * time.Millisecond)},
+			{Case: "cancel", Observed: Observed{RunID: "eval-1~cancel", Status: "completed", Output: "Cancelled <now> & done. ]]> \x01", ModelCalls: 2, Tokens: 80, Duration: Duration(800 * time.Millisecond)},
 				Scores: []Score{{Name: "trajectory", Value: 0.5, Threshold: 1, Label: "fail", Explanation: "missing call cancel_order(id=7)\nextra call refund(id=7)"}}},
 			{Case: "tone", Observed: Observed{RunID: "eval-1~tone", Status: "completed"}, Error: "judge: answers stayed malformed after 3 tries",
 				Scores: []Score{{Name: "polite", Error: "malformed answer"}}},
@@ -95,7 +95,7 @@ func TestWriteJUnit(t *testing.T) {
 		t.Errorf("passing case %+v", c)
 	}
 	if c := s.Cases[1]; c.Failure == nil || c.Failure.Message != "trajectory 0.50 < 1.00" || !strings.Contains(c.Failure.Text, "missing call cancel_order(id=7)") ||
-		!strings.Contains(c.Out, "Cancelled <now> & done.") {
+		!strings.Contains(c.Out, "Cancelled <now> & done. ]]> \uFFFD") {
 		t.Errorf("failed case %+v", c)
 	}
 	if c := s.Cases[2]; c.Error == nil || c.Failure != nil || !strings.Contains(c.Error.Message, "malformed") {
