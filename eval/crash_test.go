@@ -18,13 +18,8 @@ import (
 // desk is a conversation under test: its agent looks an order up, then
 // answers.
 func desk() swarm.Definition {
-	lookup := swarm.NewTool("lookup_order", "Finds an order", func(ctx context.Context, in struct {
-		ID string `json:"id"`
-	}) (string, error) {
-		return "order " + in.ID + ": shipped", nil
-	})
 	return conversation.Define("desk", "A help desk", conversation.Spec[struct{}]{
-		Queen: &swarm.Agent{Name: "clerk", Instructions: "Help the customer.", Tools: []swarm.Tool{lookup}},
+		Queen: &swarm.Agent{Name: "clerk", Instructions: "Help the customer.", Tools: []swarm.Tool{lookupOrder()}},
 	})
 }
 

@@ -66,6 +66,9 @@ func Define(rt *swarm.Runtime, o Options) error {
 // simulated users) is bounded by a budget of swarm.DefaultMaxModelCalls
 // model calls and swarm.DefaultMaxToolCalls tool calls per case.
 func Start(ctx context.Context, rt *swarm.Runtime, s *Set, o RunOptions) (string, error) {
+	if s == nil {
+		return "", fmt.Errorf("%w: no eval set", swarm.ErrInvalidInput)
+	}
 	if err := Validate(s); err != nil {
 		return "", fmt.Errorf("%w: eval set %s: %w", swarm.ErrInvalidInput, s.Name, err)
 	}
@@ -174,4 +177,20 @@ type Input struct {
 	Set    *Set     `json:"set"`
 	Config string   `json:"config,omitempty"`
 	Tags   []string `json:"tags,omitempty"`
+}
+
+// RunProgress reads how far an eval run has come from its events (its
+// History, or the events a subscriber has seen): the progress of the
+// last EventCase event, and false when there is none yet.
+func RunProgress(events []swarm.Event) (Progress, bool) {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Type != EventCase {
+			continue
+		}
+		var p Progress
+		if json.Unmarshal(events[i].Progress, &p) == nil {
+			return p, true
+		}
+	}
+	return Progress{}, false
 }

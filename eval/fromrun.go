@@ -69,3 +69,30 @@ func caseIDOf(id string) string {
 	}
 	return childID("run", id)[len("run.case."):]
 }
+
+// SetFromRuns makes a set named name of recorded runs runIDs, a case of
+// each (see [CaseFromRun]), to run their inputs again against a changed
+// definition of their swarm and compare what they do. The runs must be
+// runs of one swarm.
+func SetFromRuns(ctx context.Context, rt *swarm.Runtime, name string, runIDs ...string) (*Set, error) {
+	s := &Set{Name: name}
+	for _, id := range runIDs {
+		st, err := rt.Status(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("set from runs: %w", err)
+		}
+		if s.Swarm != "" && st.Swarm != s.Swarm {
+			return nil, fmt.Errorf("%w: set from runs: run %s is a run of %s, not of %s", swarm.ErrInvalidInput, id, st.Swarm, s.Swarm)
+		}
+		s.Swarm = st.Swarm
+		c, err := CaseFromRun(ctx, rt, id)
+		if err != nil {
+			return nil, err
+		}
+		s.Cases = append(s.Cases, c)
+	}
+	if err := Validate(s); err != nil {
+		return nil, fmt.Errorf("set from runs: %w", err)
+	}
+	return s, nil
+}

@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -37,7 +38,10 @@ func TestCaseFromRun(t *testing.T) {
 		c.Expect.Trajectory.Calls[0].ArgsMatch != "fields" {
 		t.Fatalf("case %+v", c)
 	}
-	set := &eval.Set{Name: "recorded", Swarm: "support", Cases: []eval.Case{c}}
+	set, err := eval.SetFromRuns(ctx, rt, "recorded", id)
+	if err != nil || set.Swarm != "support" || len(set.Cases) != 1 || set.Cases[0].ID != c.ID {
+		t.Fatalf("set from runs: %+v %v", set, err)
+	}
 	raw, err := eval.MarshalYAML(set)
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +62,9 @@ func TestCaseFromRun(t *testing.T) {
 	rep, err = eval.Run(ctx, rt, set, eval.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := eval.SetFromRuns(ctx, rt, "mixed", id, rep.RunID); !errors.Is(err, swarm.ErrInvalidInput) {
+		t.Errorf("runs of two swarms: %v", err)
 	}
 	if rep.Pass || !strings.Contains(rep.Cases[0].Scores[0].Explanation+rep.Cases[0].Scores[1].Explanation, "It is lost.") {
 		t.Errorf("a changed answer passes: %+v", rep.Cases[0].Scores)

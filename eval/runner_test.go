@@ -17,18 +17,23 @@ import (
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
+	"github.com/swarmrt/swarm/team"
 )
 
 // support is the swarm under test: an agent with a tool that looks up
 // orders.
 func support() swarm.Definition {
-	lookup := swarm.NewTool("lookup_order", "Finds an order", func(ctx context.Context, in struct {
+	return swarm.Define[string, string]("support", "Answers customers", func(string) swarm.Spec {
+		return swarm.Spec{Instructions: "Help.", Tools: []swarm.Tool{lookupOrder()}}
+	})
+}
+
+// lookupOrder is the tool of the swarms under test: it finds an order.
+func lookupOrder() swarm.Tool {
+	return swarm.NewTool("lookup_order", "Finds an order", func(ctx context.Context, in struct {
 		ID string `json:"id"`
 	}) (string, error) {
 		return "order " + in.ID + ": shipped", nil
-	})
-	return swarm.Define[string, string]("support", "Answers customers", func(string) swarm.Spec {
-		return swarm.Spec{Instructions: "Help.", Tools: []swarm.Tool{lookup}}
 	})
 }
 
@@ -197,6 +202,12 @@ func TestCaseFailuresAndProgress(t *testing.T) {
 	if len(done) != 2 || done[1].Done != 2 || done[1].Total != 2 || done[1].Failed+done[1].Errors != 2 {
 		t.Errorf("progress %+v", done)
 	}
+	if p, ok := eval.RunProgress(swarmtest.Events(t, rt, rep.RunID)); !ok || p != done[1] {
+		t.Errorf("RunProgress %+v %v, want %+v", p, ok, done[1])
+	}
+	if _, ok := eval.RunProgress(nil); ok {
+		t.Error("progress of no events")
+	}
 	// Each case's run is a child run of the eval run.
 	kids, err := rt.List(ctx, store.Filter{Parent: rep.RunID})
 	if err != nil || len(kids) != 2 {
@@ -256,5 +267,46 @@ func TestStart(t *testing.T) {
 	}
 	if _, err := eval.Wait(ctx, rt, first+".case.a"); !errors.Is(err, swarm.ErrInvalidInput) {
 		t.Errorf("waiting for a case's run as an eval run: %v", err)
+	}
+}
+
+// A team's case mails its lead, message after message, and is observed
+// from the lead's run and its members'.
+func TestTeamMail(t *testing.T) {
+	ctx := swarmtest.Context(t)
+	script := scripted.Script{
+		"lead": {
+			scripted.Tools(scripted.CallTool("spawn_teammate", map[string]string{"name": "alice", "role": "coder"})),
+			scripted.Text("alice is on it."),
+			scripted.Text("Thanks."),
+		},
+		"alice": {scripted.Text("Working.")},
+	}
+	crew := team.DefineTeam("crew", "A lead and its teammates", team.TeamSpec{
+		Lead: &swarm.Agent{Name: "lead", Instructions: "Lead the team."},
+	})
+	rt, _ := countingRuntime(t, script, crew)
+	if err := eval.Define(rt, eval.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	set := &eval.Set{Name: "team", Swarm: "crew", Cases: []eval.Case{{ID: "parser", Mail: []string{"Have a coder write the parser.", "thanks"}, Expect: eval.Expect{
+		Output:     &eval.Output{Contains: []string{"Thanks"}},
+		Trajectory: &eval.Trajectory{Calls: []eval.Call{{Name: "spawn_teammate", Agent: "lead", Args: map[string]any{"name": "alice"}}}},
+	}}}}
+	rep, err := eval.Run(ctx, rt, set, eval.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Cases[0]
+	if !c.Pass {
+		t.Fatalf("case %+v", c)
+	}
+	if got := transcript(c.Observed.Transcript); got != "user: Have a coder write the parser. | assistant: alice is on it. | user: thanks | assistant: Thanks." {
+		t.Errorf("transcript %s", got)
+	}
+	// Once scored, the lead's run and its members' are stopped.
+	st, err := rt.Status(ctx, c.Observed.RunID)
+	if err != nil || st.State != swarm.StateStopped {
+		t.Errorf("the lead's run is %s (%v)", st.State, err)
 	}
 }

@@ -23,12 +23,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -43,6 +47,13 @@ import (
 )
 
 func main() {
+	if err := bench(); err != nil {
+		fmt.Fprintln(os.Stderr, "evalbench:", err)
+		os.Exit(1)
+	}
+}
+
+func bench() error {
 	cases := flag.Int("cases", 1000, "cases in the set")
 	parallel := flag.Int("parallel", 16, "cases at once")
 	kill := flag.Float64("kill", 0, "kill the run with SIGKILL when this share of cases has finished (0: no kill)")
@@ -50,19 +61,22 @@ func main() {
 	child := flag.Bool("child", false, "run the set in this process and print its figures as JSON (used by -kill)")
 	flag.Parse()
 	ctx := context.Background()
-	var err error
+	url := *storeURL
+	if url == "" && !*child {
+		dir, err := os.MkdirTemp("", "evalbench")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		url = "sqlite:" + filepath.Join(dir, "runs.db")
+	}
 	switch {
 	case *child:
-		err = runChild(ctx, *storeURL, *cases, *parallel)
+		return runChild(ctx, url, *cases, *parallel)
 	case *kill > 0:
-		err = killAndRecover(ctx, *storeURL, *cases, *parallel, *kill)
-	default:
-		err = once(ctx, *storeURL, *cases, *parallel)
+		return killAndRecover(ctx, url, *cases, *parallel, *kill)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "evalbench:", err)
-		os.Exit(1)
-	}
+	return once(ctx, url, *cases, *parallel)
 }
 
 // figures are what a run in one process measured.
@@ -74,17 +88,12 @@ type figures struct {
 	PeakRSSMiB float64 `json:"peak_rss_mib"`
 	HeapMiB    float64 `json:"heap_mib"`
 	Passed     int     `json:"passed"`
+	// Called are the cases whose run's model or whose judge this process
+	// called, by ID.
+	Called []string `json:"called,omitempty"`
 }
 
 func once(ctx context.Context, url string, cases, parallel int) error {
-	if url == "" {
-		dir, err := os.MkdirTemp("", "evalbench")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		url = "sqlite:" + filepath.Join(dir, "runs.db")
-	}
 	f, err := run(ctx, url, cases, parallel)
 	if err != nil {
 		return err
@@ -115,8 +124,13 @@ func run(ctx context.Context, url string, cases, parallel int) (*figures, error)
 	}
 	defer st.Close()
 	var calls, judged atomic.Int64
+	var mu sync.Mutex
+	called := map[string]bool{}
 	m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
 		calls.Add(1)
+		mu.Lock()
+		called[caseOf(req)] = true
+		mu.Unlock()
 		text := ""
 		switch {
 		case req.Agent == "judge":
@@ -162,7 +176,25 @@ func run(ctx context.Context, url string, cases, parallel int) (*figures, error)
 	runtime.ReadMemStats(&ms)
 	f.HeapMiB = float64(ms.HeapInuse) / (1 << 20)
 	f.PeakRSSMiB = peakRSS()
+	f.Called = slices.Sorted(maps.Keys(called))
 	return f, nil
+}
+
+// caseNumber finds a case's number in the judge's question.
+var caseNumber = regexp.MustCompile(`Where is order 42\? \((\d+)\)`)
+
+// caseOf is the ID of the case a model request is for: the case's own
+// run's, or the case whose input the judge is asked about.
+func caseOf(req *model.Request) string {
+	if _, id, ok := strings.Cut(req.RunID, ".case."); ok {
+		return id
+	}
+	for _, m := range req.Messages {
+		if n := caseNumber.FindStringSubmatch(m.Content); n != nil {
+			return "case-" + n[1]
+		}
+	}
+	return "?"
 }
 
 // set is the benchmark's set: cases with an output, a trajectory and a
@@ -199,14 +231,6 @@ func peakRSS() float64 {
 // once share of its cases have finished, and finishes it in a second
 // child.
 func killAndRecover(ctx context.Context, url string, cases, parallel int, share float64) error {
-	if url == "" {
-		dir, err := os.MkdirTemp("", "evalbench")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		url = "sqlite:" + filepath.Join(dir, "runs.db")
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -224,8 +248,8 @@ func killAndRecover(ctx context.Context, url string, cases, parallel int, share 
 	}
 	defer st.Close()
 	want := int(float64(cases) * share)
-	done := 0
-	for done < want {
+	var done []string
+	for len(done) < want {
 		time.Sleep(20 * time.Millisecond)
 		if done, err = finished(ctx, st); err != nil {
 			return err
@@ -250,29 +274,39 @@ func killAndRecover(ctx context.Context, url string, cases, parallel int, share 
 	if err := json.Unmarshal(out, &f); err != nil {
 		return fmt.Errorf("second process: %w: %s", err, out)
 	}
-	fmt.Printf("killed (SIGKILL) after %.2fs with %d of %d cases finished; the second process finished the other %d in %.2fs (the lease, %s, included) with %d model calls (%d by the judge: %.2f a remaining case); %d passed\n",
-		killedAt.Seconds(), done, cases, cases-done, time.Since(t0).Seconds(), lease, f.ModelCalls, f.JudgeCalls, float64(f.ModelCalls)/float64(max(cases-done, 1)), f.Passed)
+	redone := 0
+	for _, id := range done {
+		if _, found := slices.BinarySearch(f.Called, id); found {
+			redone++
+		}
+	}
+	left := cases - len(done)
+	fmt.Printf("killed (SIGKILL) after %.2fs with %d of %d cases finished; the second process finished the other %d in %.2fs (the lease, %s, included) with %d model calls (%d by the judge: %.2f a remaining case, at most 3); %d finished cases called again; %d passed\n",
+		killedAt.Seconds(), len(done), cases, left, time.Since(t0).Seconds(), lease, f.ModelCalls, f.JudgeCalls, float64(f.ModelCalls)/float64(max(left, 1)), redone, f.Passed)
+	if redone > 0 {
+		return fmt.Errorf("%d finished cases were called again", redone)
+	}
 	return nil
 }
 
-// finished counts the cases whose result the eval run in st journaled.
-func finished(ctx context.Context, st store.Store) (int, error) {
+// finished lists the cases whose result the eval run in st journaled.
+func finished(ctx context.Context, st store.Store) ([]string, error) {
 	runs, err := st.List(ctx, store.Filter{Swarm: eval.SwarmID})
 	if err != nil || len(runs) == 0 {
-		return 0, err
+		return nil, err
 	}
 	recs, err := st.Read(ctx, runs[0].ID, 0, 0)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return 0, nil
+			return nil, nil
 		}
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var out []string
 	for _, r := range recs {
-		if r.Type == string(eval.EventCase) {
-			n++
+		if id, ok := strings.CutPrefix(r.Key, "case/"); ok && strings.HasSuffix(id, "/result") {
+			out = append(out, strings.TrimSuffix(id, "/result"))
 		}
 	}
-	return n, nil
+	return out, nil
 }
