@@ -621,3 +621,31 @@ func TestEvalScoresReachOTLP(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalRunInterrupted: SIGINT ends swarm eval run with 130 and says
+// how the eval run continues; the same command then finishes it.
+func TestEvalRunInterrupted(t *testing.T) {
+	dir := evalDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd, errb, st := startWatched(ctx, t, dir, "--lease", "500ms", "eval", "run", "--parallel", "1", "six.yaml")
+	for {
+		runs, _ := st.List(ctx, store.Filter{Swarm: "eval"})
+		if len(runs) == 1 && runs[0].LastSeq > 2 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the eval run did not start\n%s", errb)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	st.Close()
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(errb.String(), "continues when the same command runs again") {
+		t.Fatalf("exit %d, want 130\n%s", code, errb)
+	}
+	if r := swarmIn(t, dir, nil, "", "--lease", "500ms", "eval", "run", "--parallel", "1", "six.yaml"); r.code != 0 || !strings.Contains(r.stdout, "6/6 passed") {
+		t.Errorf("the same command again: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

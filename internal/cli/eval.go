@@ -173,13 +173,13 @@ func (a *app) evalOne(ctx context.Context, set *eval.Set, cfg, id string, tags [
 	if !quiet {
 		fmt.Fprintf(a.stderr, "eval run %s: %s against %s\n", runID, set.Name, cmp.Or(label, "(default)"))
 		if err := a.evalProgress(ctx, rt, runID); err != nil {
-			return nil, a.interrupted(ctx, runID, err)
+			return nil, a.evalInterrupted(ctx, runID, err)
 		}
 	}
 	r, err := eval.Wait(ctx, rt, runID)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, a.interrupted(ctx, runID, err)
+			return nil, a.evalInterrupted(ctx, runID, err)
 		}
 		return nil, exitWith(ExitEvalError, fmt.Errorf("eval run %s: %w", runID, err))
 	}
@@ -189,6 +189,16 @@ func (a *app) evalOne(ctx context.Context, set *eval.Set, cfg, id string, tags [
 		}
 	}
 	return r, nil
+}
+
+// evalInterrupted turns the end of swarm eval run by a signal into
+// ExitInterrupted, saying how the eval run continues.
+func (a *app) evalInterrupted(ctx context.Context, id string, err error) error {
+	if ctx.Err() != nil {
+		fmt.Fprintf(a.stderr, "interrupted: eval run %s continues when the same command runs again (or under swarm serve); no finished case runs again\n", id)
+		return exitError{ExitInterrupted}
+	}
+	return err
 }
 
 // driveEvalOrphans drives eval run id here, and its case runs, once
