@@ -79,7 +79,7 @@ func (d *Dashboard) evalPage(w http.ResponseWriter, r *http.Request) {
 				data.Others = append(data.Others, o)
 			}
 		}
-	} else if data.Running, err = eval.ProgressOf(ctx, d.rt, info.ID); err != nil {
+	} else if data.Running, err = eval.FinishedCases(ctx, d.rt, info.ID); err != nil {
 		d.fail(w, r, err)
 		return
 	}

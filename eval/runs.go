@@ -82,10 +82,10 @@ func RunOf(ctx context.Context, rt *swarm.Runtime, id string) (RunInfo, *Report,
 	return info(ctx, rt, s)
 }
 
-// ProgressOf reads the finished cases of a running eval run from its
-// journal: each case's outcome as its eval_case event holds it, in the
-// order they finished.
-func ProgressOf(ctx context.Context, rt *swarm.Runtime, id string) ([]Progress, error) {
+// FinishedCases reads the finished cases of an eval run from its journal:
+// each case's outcome as its eval_case event holds it, in the order they
+// finished (RunProgress reads the last one's counts from events).
+func FinishedCases(ctx context.Context, rt *swarm.Runtime, id string) ([]Progress, error) {
 	evs, err := rt.History(ctx, id, 0)
 	if err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func info(ctx context.Context, rt *swarm.Runtime, s swarm.Status) (RunInfo, *Rep
 		i.PassRate, i.Threshold, i.Pass = r.PassRate, r.Threshold, r.Pass
 		return i, &r, nil
 	}
-	ps, err := ProgressOf(ctx, rt, s.ID)
+	ps, err := FinishedCases(ctx, rt, s.ID)
 	if err != nil {
 		return i, nil, fmt.Errorf("eval run %s: %w", s.ID, err)
 	}

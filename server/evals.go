@@ -99,7 +99,7 @@ func (s *Server) getEval(w http.ResponseWriter, r *http.Request) {
 	}
 	out := EvalRun{Eval: info, Report: rep}
 	if rep == nil {
-		if out.Progress, err = eval.ProgressOf(r.Context(), s.rt, info.ID); err != nil {
+		if out.Progress, err = eval.FinishedCases(r.Context(), s.rt, info.ID); err != nil {
 			s.fail(w, r, err)
 			return
 		}
