@@ -1,13 +1,18 @@
 package server
 
 import (
+	"context"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/eval"
+	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
+	"github.com/swarmrt/swarm/store/memory"
 	"github.com/swarmrt/swarm/swarmtest"
 )
 
@@ -126,5 +131,60 @@ func TestEvalRoutesNeedTheEvalSwarm(t *testing.T) {
 		if res := c.get("/v1/evals/" + ids[0]); res.status != tc.read {
 			t.Errorf("token %s: read %d, want %d", tc.token, res.status, tc.read)
 		}
+	}
+}
+
+// TestEvalRouteWhileRunning: while an eval run runs, GET /v1/evals/{id}
+// has no report but the cases finished so far, and the list its counts.
+func TestEvalRouteWhileRunning(t *testing.T) {
+	// The desk answers at once, except to "wait", which it never answers
+	// (until the test ends).
+	m := model.Func(func(ctx context.Context, req *model.Request) (*model.Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; strings.Contains(last.Content, "wait") {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return &model.Response{Message: model.Message{Role: model.RoleAssistant, Content: "done"}}, nil
+	})
+	rt, err := swarm.New(swarm.Config{Store: memory.New(), Model: m, PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	if err := rt.Register(swarm.Define[string, string]("desk", "answers", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := eval.Define(rt, eval.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := serveRuntime(t, rt, Options{})
+	c := client{t: t, base: ts.URL}
+	set := &eval.Set{Name: "half", Swarm: "desk", Parallel: 1, Cases: []eval.Case{
+		{ID: "quick", Input: "hi", Expect: eval.Expect{Output: &eval.Output{Contains: []string{"done"}}}},
+		{ID: "stuck", Input: "wait", Expect: eval.Expect{Output: &eval.Output{Contains: []string{"done"}}}},
+	}}
+	ctx := swarmtest.Context(t)
+	id, err := eval.Start(ctx, rt, set, eval.RunOptions{Config: "c.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var one EvalRun
+	for deadline := time.Now().Add(swarmtest.Timeout); len(one.Progress) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no case finished: %+v", one)
+		}
+		c.get("/v1/evals/"+id).decode(t, &one)
+	}
+	if one.Report != nil || one.Eval.State != swarm.StateRunning || one.Eval.Done != 1 || one.Eval.Total != 2 || one.Eval.Passed != 1 ||
+		one.Progress[0].Case != "quick" || !one.Progress[0].Pass || one.Eval.Config != "c.yaml" {
+		t.Errorf("a running eval run: %+v", one)
+	}
+	var list EvalList
+	c.get("/v1/evals").decode(t, &list)
+	if len(list.Evals) != 1 || list.Evals[0].Done != 1 || list.Evals[0].State != swarm.StateRunning {
+		t.Errorf("list %+v", list)
+	}
+	if res := c.get("/v1/evals/" + id + "/compare/" + id); res.status != http.StatusConflict {
+		t.Errorf("comparing a running eval run: %d %s", res.status, res.body)
 	}
 }
