@@ -231,6 +231,15 @@ func TestEvalRunExitCodes(t *testing.T) {
 			t.Errorf("%s: exit %d, want 2 with %q\n%s", c.name, r.code, c.want, r.stderr)
 		}
 	}
+	write(t, dir, map[string]string{
+		"nojudge.yaml": strings.Replace(evalFiles["set.yaml"], "judge: judge", "judge: nobody", 1),
+		"noswarm.yaml": strings.Replace(evalFiles["set.yaml"], "swarm: desk", "swarm: nope", 1),
+	})
+	for file, want := range map[string]string{"nojudge.yaml": `"nobody"`, "noswarm.yaml": `"nope"`} {
+		if r := swarmIn(t, dir, nil, "", "eval", "run", file); r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: exit %d, want 2 naming %s\n%s", file, r.code, want, r.stderr)
+		}
+	}
 	write(t, dir, map[string]string{"typo.yaml": "name: t\nswarm: desk\ncases:\n  - id: x\n    turns: [hi]\n    expect: {outptu: {}}\n"})
 	if r := swarmIn(t, dir, nil, "", "eval", "run", "typo.yaml"); r.code != 2 || !strings.Contains(r.stderr, "typo.yaml") || !strings.Contains(r.stderr, "6") {
 		t.Errorf("a set with a mistake: exit %d, want 2 naming file and line\n%s", r.code, r.stderr)
