@@ -21,7 +21,8 @@ const maxTreeDepth = 64
 var builtinTools = []string{"complete", "pause", "fail"}
 
 // Observe reads what run id of rt did from its journal and those of the
-// runs below it, once it has settled: its status, output, the tool calls
+// runs below it, once it has settled (and each run below, when it is
+// reached, too): its status, output, the tool calls
 // and handoffs of the whole tree in order, the transcript, and what it
 // spent. A conversation or a team's lead (a run that takes user
 // messages) that waits for the next message has completed: its output is
@@ -161,6 +162,11 @@ func (w *walker) calls(id string, evs []swarm.Event, depth int) error {
 
 func (w *walker) child(id string, depth int) error {
 	w.seen[id] = true
+	// A run below that is still working (a team's member busy after its
+	// lead answered) is observed once it has settled.
+	if _, err := w.rt.Settle(w.ctx, id); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("observe %s: %w", id, err)
+	}
 	evs, err := w.rt.History(w.ctx, id, 0)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
