@@ -658,3 +658,27 @@ func TestEvalRunInterrupted(t *testing.T) {
 		t.Errorf("the same command again: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestEvalProgressBarOnATerminal: on a terminal (script(1) gives the
+// command one), swarm eval run draws one bar redrawn in place as cases
+// finish, rather than a line per case.
+func TestEvalProgressBarOnATerminal(t *testing.T) {
+	scriptCmd, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no script(1) to run the command on a terminal")
+	}
+	dir := evalDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, scriptCmd, "-qec", binary+" eval run set.yaml >/dev/null", "/dev/null")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SWARM_STORE=sqlite:"+filepath.Join(dir, "runs.db"), "EFFECTS="+dir, "SWARM_MODEL=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%q", err, out)
+	}
+	s := string(out)
+	if n := strings.Count(s, "\r\033[K["); n != 4 || !strings.Contains(s, "[########################] 4/4  4 passed  0 failed  0 errors") || strings.Contains(s, "[1/4]") {
+		t.Errorf("%d bars drawn in place, want one per case ending full, and no per-case lines:\n%q", n, s)
+	}
+}
