@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 
 # The pages whose sh blocks run, in order. A page of docs/ with an sh block
 # that is not listed here fails the check, so none is skipped unnoticed.
-pages=(README.md docs/tutorial.md docs/swarm-command.md docs/serving.md docs/teams.md docs/memory.md docs/deploying.md docs/dashboard.md docs/temporal.md)
+pages=(README.md docs/tutorial.md docs/swarm-command.md docs/evaluations.md docs/serving.md docs/teams.md docs/memory.md docs/deploying.md docs/dashboard.md docs/temporal.md)
 for f in docs/*.md docs/*/*.md; do
   if grep -q '^```sh' "$f" && [[ " ${pages[*]} " != *" $f "* ]]; then
     echo "readme: $f has sh blocks but is not in .ci/readme.sh's list of pages"; exit 1

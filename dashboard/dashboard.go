@@ -144,6 +144,9 @@ func (d *Dashboard) routes() {
 	page("GET /ui/network", (*Dashboard).networkPage)
 	page("GET /ui/memory", (*Dashboard).memoryPage)
 	page("GET /ui/memory/{bank}", (*Dashboard).bankPage)
+	page("GET /ui/evals", (*Dashboard).evalsPage)
+	page("GET /ui/evals/compare", (*Dashboard).evalComparePage)
+	page("GET /ui/evals/{id}", (*Dashboard).evalPage)
 	action("POST /ui/runs/{id}/resume", (*Dashboard).resume)
 	action("POST /ui/runs/{id}/stop", (*Dashboard).stop)
 	action("POST /ui/runs/{id}/fork", (*Dashboard).fork)
@@ -313,7 +316,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, n
 var titles = map[string]string{
 	"login": "Log in", "runs": "Runs", "run": "Run", "conversations": "Conversations", "swarms": "Swarms",
 	"cluster": "Node and cluster", "error": "Error", "teams": "Teams", "team": "Team", "network": "Network",
-	"memory": "Memory", "bank": "Memory bank",
+	"memory": "Memory", "bank": "Memory bank", "evals": "Evals", "eval": "Eval", "evalcompare": "Compare evals",
 }
 
 type errorData struct {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/auth"
+	"github.com/swarmrt/swarm/eval"
 	"github.com/swarmrt/swarm/fork"
 	"github.com/swarmrt/swarm/internal/jsonx"
 	"github.com/swarmrt/swarm/model"
@@ -555,6 +556,9 @@ type agentInfo struct {
 func (d *Dashboard) swarmsPage(w http.ResponseWriter, r *http.Request) {
 	var data swarmsData
 	for _, def := range d.visibleSwarms(r.Context()) {
+		if def.ID() == eval.SwarmID {
+			continue // eval runs start from swarm eval run and show on the Evals page
+		}
 		in := pretty(def.InputSchema())
 		data.Swarms = append(data.Swarms, swarmInfo{ID: def.ID(), Description: def.Description(),
 			InputSchema: in, ResultSchema: pretty(def.ResultSchema()), TextInput: in == "" || strings.Contains(in, `"type": "string"`) && !strings.Contains(in, `"properties"`)})
@@ -745,13 +749,14 @@ func (d *Dashboard) parseTemplates() error {
 		"path":     url.PathEscape,
 		"wfclass":  func(state string) string { return strings.ReplaceAll(state, " ", "-") },
 	}
+	maps.Copy(funcs, evalFuncs)
 	d.pages = map[string]*template.Template{}
 	base, err := template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/fragments.html")
 	if err != nil {
 		return fmt.Errorf("dashboard: templates: %w", err)
 	}
 	d.pages["fragments"] = base
-	for _, name := range []string{"login", "runs", "run", "conversations", "swarms", "cluster", "error", "teams", "team", "network", "memory", "bank"} {
+	for _, name := range []string{"login", "runs", "run", "conversations", "swarms", "cluster", "error", "teams", "team", "network", "memory", "bank", "evals", "eval", "evalcompare"} {
 		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
 		if err != nil {
 			return fmt.Errorf("dashboard: template %s: %w", name, err)

@@ -102,6 +102,8 @@ func classify(err error) (int, string) {
 		return http.StatusNotFound, "unknown_request"
 	case errors.Is(err, team.ErrNotTeam):
 		return http.StatusNotFound, "not_a_team"
+	case errors.Is(err, errNotEvalRun):
+		return http.StatusNotFound, "not_an_eval"
 	case errors.Is(err, store.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge, "too_large"
 	case errors.Is(err, store.ErrConflict):

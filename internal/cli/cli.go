@@ -161,6 +161,11 @@ func run(a *app, args []string) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
+	var ce codedError
+	if errors.As(err, &ce) {
+		fmt.Fprintln(stderr, "swarm:", err)
+		return ce.code
+	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// Ctrl-C is how a follow (events -f) or a wait (recover) ends:
 		// no error to show.
@@ -215,6 +220,7 @@ func (a *app) command() *cobra.Command {
 	root.AddCommand(a.loginCmd())
 	root.AddCommand(a.agentsCmd())
 	root.AddCommand(a.memoryCmd())
+	root.AddCommand(a.evalCmd())
 	return root
 }
 

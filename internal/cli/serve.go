@@ -21,6 +21,7 @@ import (
 	"github.com/swarmrt/swarm/auth"
 	"github.com/swarmrt/swarm/config"
 	"github.com/swarmrt/swarm/dashboard"
+	"github.com/swarmrt/swarm/eval"
 	"github.com/swarmrt/swarm/server"
 )
 
@@ -133,6 +134,14 @@ func (a *app) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The eval runner is defined once the protocols have taken
+			// the file's swarms (A2A and MCP do not offer it): eval runs
+			// left by a swarm eval run that died are continued here, and
+			// the API and the dashboard show them.
+			exposed := rt.Swarms()
+			if err := eval.Define(rt, eval.Options{}); err != nil {
+				return err
+			}
 			node := file.Network()
 			if node != nil {
 				// Deferred after closeRuntime, so run before it: the
@@ -209,7 +218,7 @@ func (a *app) serveCmd() *cobra.Command {
 				mode += " and OAuth access tokens of " + file.Serve.OAuth.Issuer
 			}
 			fmt.Fprintf(a.stderr, "swarm: listening on http://%s %s\n", ln.Addr(), mode)
-			printEndpoints(a.stderr, "http://"+ln.Addr().String(), file, mounts, rt.Swarms())
+			printEndpoints(a.stderr, "http://"+ln.Addr().String(), file, mounts, exposed)
 			if authn.OAuth() != nil {
 				fmt.Fprintf(a.stderr, "swarm:   OAuth     http://%s%s (protected resource metadata)\n", ln.Addr(), auth.WellKnownPath)
 			}
