@@ -10,6 +10,7 @@ import (
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/conversation"
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
@@ -50,6 +51,12 @@ func TestHookSameAPI(t *testing.T) {
 	res, err := run.Wait(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The contract with the runtime (seam.HeldWaiting): the waiting
+	// run's row stays running, held for good, with its question as
+	// reason, which every reader of the store shows as paused.
+	if r, err := rt.Store().Get(ctx, "h1"); err != nil || !seam.HeldWaiting(r) {
+		t.Fatalf("row of the waiting run: %+v, %v", r, err)
 	}
 	p, ok := res.(swarm.Paused)
 	if !ok || p.Reason != "ok?" {
