@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
@@ -18,19 +17,10 @@ import (
 // as "someone else drives it".
 var errOnEngine = fmt.Errorf("%w: the run belongs to the engine set in Config.Engine, which drives it", ErrInvalidState)
 
-// heldForGood is how far ahead a lease must end to be another engine's
-// (Config.Engine's): that engine creates its runs' rows leased to an owner
-// of its own for good, so that no worker of any runtime on the store ever
-// claims them, and keeps them so while they wait for an answer, which it
-// journals as a paused event and shows as the row's reason. Such a row,
-// running with a reason, is a paused run.
-const heldForGood = 10 * 365 * 24 * time.Hour
-
 // pausedForGood reports whether r is a run of another engine that waits
-// at a pause (see heldForGood).
-func pausedForGood(r store.Run) bool {
-	return r.State == store.Running && r.Reason != "" && r.LeaseUntil.After(time.Now().Add(heldForGood))
-}
+// at a pause: a running row held for good with its question as reason
+// (seam.HeldWaiting, the contract with the engines of Config.Engine).
+func pausedForGood(r store.Run) bool { return seam.HeldWaiting(r) }
 
 // maxTreeDepth bounds the walk from a run up to its tree's root (runs
 // nest at most Config.MaxDepth deep; this is a guard against a cycle of

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
@@ -35,9 +36,6 @@ type fakeEngine struct {
 	hold   bool
 	leases map[string]store.Lease
 }
-
-// forGood is a lease that does not run out.
-const forGood = 100 * 365 * 24 * time.Hour
 
 const fakeOwner = "fake-engine"
 
@@ -80,7 +78,7 @@ func (f *fakeEngine) Start(ctx context.Context, swarmID, id string, input json.R
 	f.mu.Unlock()
 	lease := time.Hour
 	if hold {
-		lease = forGood
+		lease = seam.HeldLease
 	}
 	go func() {
 		time.Sleep(30 * time.Millisecond)
@@ -388,5 +386,56 @@ func TestEngineOtherSwarmsRunHere(t *testing.T) {
 	}
 	if len(f.Calls()) != 0 {
 		t.Fatalf("the engine was asked: %q", f.Calls())
+	}
+}
+
+// The contract between the runtime and the engines of Config.Engine
+// (seam.HeldLease, seam.HeldWaiting): a run created through seam.Remote is
+// held for good, and its pause, a running row with the question as its
+// reason, reads as paused on every runtime of the store (one without the
+// engine too); the answer makes it running again.
+func TestEngineHeldPause(t *testing.T) {
+	ctx := t.Context()
+	st := memory.New()
+	rt, err := swarm.New(swarm.Config{Store: st, Model: noModel(t), PollInterval: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if err := rt.Register(asker); err != nil {
+		t.Fatal(err)
+	}
+	const owner = "other-engine"
+	if err := seam.Remote.Create(ctx, rt, "asker", "held", "", json.RawMessage(`"hi"`), owner); err != nil {
+		t.Fatal(err)
+	}
+	row, err := st.Get(ctx, "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Owner != owner || !row.LeaseUntil.After(time.Now().Add(seam.HeldLease/2)) || seam.HeldWaiting(row) {
+		t.Fatalf("created row %+v: want running, held for good by %s, not waiting", row, owner)
+	}
+	if s, err := rt.Status(ctx, "held"); err != nil || s.State != swarm.StateRunning {
+		t.Fatalf("status before the pause: %+v, %v", s, err)
+	}
+	if err := seam.Remote.Pause(ctx, rt, "held", owner, 0, "ask", seam.Question{Reason: "may I?"}); err != nil {
+		t.Fatal(err)
+	}
+	if row, err = st.Get(ctx, "held"); err != nil || !seam.HeldWaiting(row) || row.State != store.Running {
+		t.Fatalf("paused row %+v, %v: want running, held, waiting", row, err)
+	}
+	s, err := rt.Status(ctx, "held")
+	if err != nil || s.State != swarm.StatePaused || s.Reason != "may I?" || s.Pause != row.LastSeq || s.Owner != "" {
+		t.Fatalf("status at the pause: %+v, %v", s, err)
+	}
+	if ls, err := rt.List(ctx, store.Filter{}); err != nil || len(ls) != 1 || ls[0].State != swarm.StatePaused {
+		t.Fatalf("list at the pause: %+v, %v", ls, err)
+	}
+	if err := seam.Remote.Answer(ctx, rt, "held", owner, "ask", "yes", nil); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := rt.Status(ctx, "held"); err != nil || s.State != swarm.StateRunning {
+		t.Fatalf("status after the answer: %+v, %v", s, err)
 	}
 }

@@ -14,15 +14,11 @@ import (
 
 // Runs driven by another engine (package temporal, see seam.Remote): the
 // run's row and journal are in this runtime's store, leased to the other
-// engine's owner for remoteLease, so that the workers of this runtime (and
+// engine's owner for seam.HeldLease, so that the workers of this runtime (and
 // of every runtime on the store) never claim it; the other engine drives
 // the strategy and takes each step here, on a runner loaded from the
 // journal, so that model calls, tools, guardrails, usage, budgets and the
 // journal's event shapes are the engine's own.
-
-// remoteLease is the lease of a run driven by another engine: it does not
-// run out.
-const remoteLease = 100 * 365 * 24 * time.Hour
 
 func init() {
 	seam.Remote.Create = remoteCreate

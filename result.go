@@ -151,7 +151,7 @@ func statusOf(r store.Run) Status {
 	}
 	if pausedForGood(r) {
 		// Another engine's run, paused at its newest record (see
-		// heldForGood).
+		// seam.HeldLease).
 		s.State, s.Owner = StatePaused, ""
 	}
 	if s.State == StatePaused {

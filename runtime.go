@@ -582,7 +582,7 @@ func (rt *Runtime) create(ctx context.Context, nr newRun) (bool, error) {
 	first := nr.budget.firstBlock()
 	owner, leaseFor := rt.owner, rt.cfg.Lease
 	if nr.owner != "" {
-		owner, leaseFor, first = nr.owner, remoteLease, store.Pool{}
+		owner, leaseFor, first = nr.owner, seam.HeldLease, store.Pool{}
 	}
 	if rs, ok := rt.store.(store.Reserver); ok && nr.root == "" && first != (store.Pool{}) {
 		// A new tree's root takes its first block of calls as it is

@@ -35,7 +35,7 @@ type Temporal struct {
 	// TLS, when set, connects with TLS.
 	TLS *TemporalTLS
 	// Swarms lists the swarms and workflows that run on Temporal; nil
-	// means all of the file's.
+	// means all of the file's. Teams and conversations cannot be listed.
 	Swarms []string
 }
 
@@ -81,12 +81,23 @@ func (p *parser) temporal(n *yaml.Node, f *File, hasNetwork bool) *Temporal {
 	if hasNetwork {
 		p.errf(deref(n), "%s: the file shares or consumes capabilities over the network (network:, share: or network_tools:), which runs on Temporal do not support; run those swarms with the swarm command and another file", what)
 	}
-	ids := slices.Concat(f.SwarmIDs(), f.WorkflowIDs(), f.ConversationIDs())
-	teams := f.TeamIDs()
+	ids := slices.Concat(f.SwarmIDs(), f.WorkflowIDs())
+	// Kinds of run the engine refuses, with why: refused here, when the
+	// file loads, rather than at a run's start.
+	refused := []struct {
+		ids  []string
+		kind string
+		why  string
+	}{
+		{f.TeamIDs(), "team", "whose mailboxes runs on Temporal do not support"},
+		{f.ConversationIDs(), "conversation", "which runs on Temporal do not support yet (a conversation's messages and shared context are not carried into the engine's activities): run it with the swarm command and another file"},
+	}
 	fd, ok := fs["swarms"]
 	if !ok || isNull(fd.val) || (deref(fd.val).Kind == yaml.ScalarNode && (deref(fd.val).Value == "*" || deref(fd.val).Value == "all")) {
-		if len(teams) > 0 {
-			p.errf(deref(n), "%s: every swarm runs on Temporal, and the file has the team(s) %s, whose mailboxes runs on Temporal do not support: list the swarms that run on Temporal under temporal: swarms", what, strings.Join(teams, ", "))
+		for _, r := range refused {
+			if len(r.ids) > 0 {
+				p.errf(deref(n), "%s: every swarm runs on Temporal, and the file has the %s(s) %s, %s: list the swarms that run on Temporal under temporal: swarms", what, r.kind, strings.Join(r.ids, ", "), r.why)
+			}
 		}
 		return t
 	}
@@ -94,12 +105,16 @@ func (p *parser) temporal(n *yaml.Node, f *File, hasNetwork bool) *Temporal {
 	if t.Swarms == nil {
 		t.Swarms = []string{}
 	}
+next:
 	for _, id := range t.Swarms {
-		switch {
-		case slices.Contains(teams, id):
-			p.errf(fd.val, "%s: swarms: %s is a team, whose mailboxes runs on Temporal do not support", what, id)
-		case !slices.Contains(ids, id):
-			p.errf(fd.val, "%s: swarms: %q is not a swarm, workflow or conversation of the file (they are: %s)", what, id, strings.Join(ids, ", "))
+		for _, r := range refused {
+			if slices.Contains(r.ids, id) {
+				p.errf(fd.val, "%s: swarms: %s is a %s, %s", what, id, r.kind, r.why)
+				continue next
+			}
+		}
+		if !slices.Contains(ids, id) {
+			p.errf(fd.val, "%s: swarms: %q is not a swarm or workflow of the file (they are: %s)", what, id, strings.Join(ids, ", "))
 		}
 	}
 	return t

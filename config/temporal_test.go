@@ -60,15 +60,18 @@ func TestTemporalSection(t *testing.T) {
 
 func TestTemporalSectionErrors(t *testing.T) {
 	team := "teams:\n  crew: {lead: lead}\n"
+	conv := "conversations:\n  desk: {queen: lead}\n"
 	for _, c := range []struct{ name, text, want string }{
 		{"unknown field", "temporal: {adress: x:1}\n", `unknown field "adress"`},
 		{"empty namespace", "temporal: {namespace: \"\"}\n", "temporal: namespace: want a non-empty name"},
 		{"address without port", "temporal: {address: temporal.example.com}\n", `temporal: address "temporal.example.com": want HOST:PORT`},
-		{"unknown swarm", "temporal: {swarms: [trip, nope]}\n", `temporal: swarms: "nope" is not a swarm, workflow or conversation of the file (they are: trip, review)`},
+		{"unknown swarm", "temporal: {swarms: [trip, nope]}\n", `temporal: swarms: "nope" is not a swarm or workflow of the file (they are: trip, review)`},
 		{"cert without key", "temporal:\n  tls: {cert: " + os.Args[0] + "}\n", "temporal: tls: cert and key go together"},
 		{"missing file", "temporal:\n  tls: {ca: missing.pem}\n", "temporal: tls: ca: cannot read"},
 		{"team listed", team + "temporal: {swarms: [crew]}\n", "temporal: swarms: crew is a team, whose mailboxes runs on Temporal do not support"},
 		{"team under all", team + "temporal: {}\n", "the file has the team(s) crew, whose mailboxes runs on Temporal do not support"},
+		{"conversation listed", conv + "temporal: {swarms: [trip, desk]}\n", "temporal: swarms: desk is a conversation, which runs on Temporal do not support yet"},
+		{"conversation under all", conv + "temporal: {}\n", "the file has the conversation(s) desk, which runs on Temporal do not support yet"},
 		{"network", "share:\n  - agent: lead\ntemporal: {}\n", "temporal: the file shares or consumes capabilities over the network"},
 	} {
 		_, err := Parse([]byte(temporalBase+c.text), t.TempDir())

@@ -3,6 +3,8 @@ package temporal_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +19,7 @@ import (
 	"github.com/swarmrt/swarm/model"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store/sqlite"
+	"github.com/swarmrt/swarm/strategy"
 	"github.com/swarmrt/swarm/temporal"
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -41,18 +44,88 @@ type crashKind struct {
 	// executions (-1: not counted).
 	result       string
 	calls, tools int
+	// records is the number of executions of its Records' functions
+	// (-1: not counted); answer, when set, answers its pause.
+	records int
+	answer  string
+	// modes are the kill modes of its successive worker processes (see
+	// crashWorker); "pause" starts a worker that the test kills once the
+	// run waits at its pause, before answering it. Nil: the default.
+	modes []string
 }
 
 var crashKinds = map[string]crashKind{
-	"loop": {def: crashPinger, result: `"pinged"`, calls: 4, tools: 3},
+	"loop": {def: crashPinger, result: `"pinged"`, calls: 4, tools: 3, records: -1},
 	"workflow": {def: func() (swarm.Definition, model.Model) {
 		def, m := tagline()
 		return def, m.m
-	}, result: `"Boils water fast"`, calls: 2, tools: -1},
+	}, result: `"Boils water fast"`, calls: 2, tools: -1, records: -1},
 	"adaptive": {def: func() (swarm.Definition, model.Model) {
 		def, m := research()
 		return def, m.m
-	}, result: `"a short report"`, calls: 7, tools: -1},
+	}, result: `"a short report"`, calls: 7, tools: -1, records: -1},
+	// A user strategy: killed while it waits at its pause, answered on
+	// the next worker, killed again between its model calls.
+	"user": {def: crashUser, result: `"first|a0,a1|sure|second|third"`, calls: 3, tools: -1, records: 3,
+		answer: "sure", modes: []string{"pause", "model", "none"}},
+}
+
+// recorder is a user strategy: it records a value, asks its model, records
+// two values in parallel branches, waits for a human, then asks its model
+// twice more.
+type recorder struct{}
+
+func (recorder) Drive(ctx context.Context, d *strategy.Driver) (json.RawMessage, error) {
+	record := func(ctx context.Context, key, v string) (string, error) {
+		raw, err := d.Record(ctx, key, "value", func(context.Context) (json.RawMessage, error) {
+			appendLine("records.log", key)
+			return json.Marshal(v)
+		})
+		if err != nil {
+			return "", err
+		}
+		var s string
+		err = json.Unmarshal(raw, &s)
+		return s, err
+	}
+	ask := func(key string) (string, error) {
+		return d.Ask(ctx, key, strategy.AskOptions{}, []model.Message{{Role: model.RoleUser, Content: key}})
+	}
+	if _, err := record(ctx, "seed", "s"); err != nil {
+		return nil, err
+	}
+	first, err := ask("first")
+	if err != nil {
+		return nil, err
+	}
+	branches := make([]string, 2)
+	if err := errors.Join(d.Parallel(ctx, 2, func(ctx context.Context, i int) error {
+		var err error
+		branches[i], err = record(ctx, fmt.Sprint("branch", i), fmt.Sprint("a", i))
+		return err
+	})...); err != nil {
+		return nil, err
+	}
+	answer, err := d.Await(ctx, "human", strategy.Question{Reason: "go on?"})
+	if err != nil {
+		return nil, err
+	}
+	second, err := ask("second")
+	if err != nil {
+		return nil, err
+	}
+	third, err := ask("third")
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(strings.Join([]string{first, strings.Join(branches, ","), answer, second, third}, "|"))
+}
+
+func crashUser() (swarm.Definition, model.Model) {
+	def := swarm.Define[string, string]("recorder", "records, asks and waits", func(string) swarm.Spec {
+		return swarm.Spec{Strategy: strategy.Of(recorder{})}
+	})
+	return def, scripted.New(scripted.Script{"recorder": {scripted.Text("first"), scripted.Text("second"), scripted.Text("third")}})
 }
 
 func TestMain(m *testing.M) {
@@ -144,12 +217,14 @@ func crashWorker(mode string) error {
 // activity after its tool's result is journaled, and between activities as
 // a model call begins, again and again; another worker process takes the
 // run over each time. The run completes as without kills, no tool runs
-// twice and no model call whose activity completed is asked again.
+// twice and no model call whose activity completed is asked again. A
+// user strategy's worker is also killed while the run waits at its pause,
+// and the next worker takes the answer; no recorded function runs again.
 func TestWorkerKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
 	}
-	for _, kind := range []string{"loop", "workflow", "adaptive"} {
+	for _, kind := range []string{"loop", "workflow", "adaptive", "user"} {
 		t.Run(kind, func(t *testing.T) { killWorkers(t, kind) })
 	}
 }
@@ -195,12 +270,22 @@ func killWorkers(t *testing.T, kind string) {
 	var killedAt time.Time
 	var killedSeq int64
 	var takeovers []time.Duration
-	for _, mode := range []string{"tool", "model", "tool", "model", "tool", "none"} {
+	modes := k.modes
+	if modes == nil {
+		modes = []string{"tool", "model", "tool", "model", "tool", "none"}
+	}
+	resumed := make(chan error, 1)
+	answered := false
+	for _, mode := range modes {
 		if done() {
 			break
 		}
+		workerMode := mode
+		if mode == "pause" {
+			workerMode = "none"
+		}
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), envWorker+"="+mode, envAddr+"="+ts.GetFrontendHostPort(), envNS+"="+ts.GetDefaultNamespace(),
+		cmd.Env = append(os.Environ(), envWorker+"="+workerMode, envAddr+"="+ts.GetFrontendHostPort(), envNS+"="+ts.GetDefaultNamespace(),
 			envDB+"="+db, envLogs+"="+logs, envKind+"="+kind)
 		cmd.Stderr = os.Stderr
 		if err := cmd.Start(); err != nil {
@@ -232,6 +317,18 @@ func killWorkers(t *testing.T, kind string) {
 				}
 				t.Fatalf("worker (%s) exited: %v", mode, err)
 			case <-time.After(100 * time.Millisecond):
+				if k.answer != "" && !answered {
+					if s, err := rt.Status(ctx, id); err == nil && s.State == swarm.StatePaused {
+						if mode == "pause" {
+							// Killed while the run waits: the next
+							// worker takes the answer.
+							_ = cmd.Process.Signal(syscall.SIGKILL)
+							continue
+						}
+						answered = true
+						go func() { resumed <- e.Resume(ctx, id, k.answer) }()
+					}
+				}
 				if done() {
 					_ = cmd.Process.Kill()
 					<-exited
@@ -241,6 +338,11 @@ func killWorkers(t *testing.T, kind string) {
 				_ = cmd.Process.Kill()
 				t.Fatal("the run did not finish")
 			}
+		}
+	}
+	if answered {
+		if err := <-resumed; err != nil {
+			t.Fatal(err)
 		}
 	}
 	out, err := e.Wait(ctx, id)
@@ -269,6 +371,9 @@ func killWorkers(t *testing.T, kind string) {
 	}
 	if n := lines(t, filepath.Join(logs, "tools.log")); k.tools >= 0 && n != k.tools {
 		t.Errorf("%d tool executions, want %d", n, k.tools)
+	}
+	if n := lines(t, filepath.Join(logs, "records.log")); k.records >= 0 && n != k.records {
+		t.Errorf("%d executions of recorded functions, want %d", n, k.records)
 	}
 }
 

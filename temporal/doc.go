@@ -40,7 +40,9 @@
 // with its question as reason (a paused row would be released).
 //
 // Not supported, refused with an error wrapping ErrUnsupported: teams
-// (members' mailboxes: Mailbox, AwaitMail, StartChildren), the
+// (members' mailboxes: Mailbox, AwaitMail, StartChildren), conversations
+// (their turns read the session's messages and shared context from values
+// of the context that do not cross into activities), the
 // tool-calling loop's handoffs to swarms (a strategy's Delegate to a swarm
 // is supported), a pause a strategy journals itself (Journal with
 // Waiting) and a guardrail that pauses for a human. Compacted returns the

@@ -174,6 +174,12 @@ func (e *Engine) describe(swarmID string, input json.RawMessage) (seam.RemotePla
 		return p, fmt.Errorf("swarm %s: the tool-calling loop's handoffs to swarms are %w (a strategy's Delegate to a swarm runs it as a child workflow)", swarmID, ErrUnsupported)
 	case p.Strategy != nil && p.Strategy.SnapshotKind() == "member":
 		return p, fmt.Errorf("swarm %s: teams (members' mailboxes) are %w", swarmID, ErrUnsupported)
+	case p.Strategy != nil && p.Strategy.SnapshotKind() == "conversation":
+		// A conversation's turns read the session's messages, parts and
+		// shared context from values of the context the engine's own
+		// driver sets, which do not cross into an activity: refused
+		// rather than half-run.
+		return p, fmt.Errorf("swarm %s: conversations are %w yet (run them on Swarm's own engine)", swarmID, ErrUnsupported)
 	}
 	return p, nil
 }

@@ -9,6 +9,8 @@ import (
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/swarmrt/swarm"
+	"github.com/swarmrt/swarm/conversation"
+	"github.com/swarmrt/swarm/internal/seam"
 	"github.com/swarmrt/swarm/model/scripted"
 	"github.com/swarmrt/swarm/store"
 	"github.com/swarmrt/swarm/store/memory"
@@ -49,6 +51,12 @@ func TestHookSameAPI(t *testing.T) {
 	res, err := run.Wait(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The contract with the runtime (seam.HeldWaiting): the waiting
+	// run's row stays running, held for good, with its question as
+	// reason, which every reader of the store shows as paused.
+	if r, err := rt.Store().Get(ctx, "h1"); err != nil || !seam.HeldWaiting(r) {
+		t.Fatalf("row of the waiting run: %+v, %v", r, err)
 	}
 	p, ok := res.(swarm.Paused)
 	if !ok || p.Reason != "ok?" {
@@ -139,5 +147,22 @@ func TestHookRefusesAsInvalid(t *testing.T) {
 	}
 	if runs, _ := st.List(ctx, store.Filter{}); len(runs) != 0 {
 		t.Fatalf("a refused run stored %d rows", len(runs))
+	}
+	// A conversation reads its messages and shared context from values
+	// of the context that do not cross into activities: refused by the
+	// engine's Check and at its start through the conversation API,
+	// before anything is stored, rather than half-run.
+	desk := conversation.Define("desk", "answers", conversation.Spec[struct{}]{Queen: &swarm.Agent{Name: "queen", Instructions: "Answer."}})
+	if err := rt.Register(desk); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Engine().Check("desk", nil); !errors.Is(err, temporal.ErrUnsupported) {
+		t.Fatalf("check of a conversation: %v", err)
+	}
+	if _, err := desk.Start(ctx, rt); !errors.Is(err, swarm.ErrInvalid) || !errors.Is(err, temporal.ErrUnsupported) {
+		t.Fatalf("start of a conversation: %v", err)
+	}
+	if runs, _ := st.List(ctx, store.Filter{}); len(runs) != 0 {
+		t.Fatalf("a refused conversation stored %d rows", len(runs))
 	}
 }
