@@ -29,7 +29,10 @@ before(async () => {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   mkdirSync(shots, { recursive: true });
-  cpSync(example, work, { recursive: true });
+  // The example's committed files only: a store its directory holds from
+  // commands run there before (the docs' blocks run in the same copy) is not
+  // this test's.
+  cpSync(example, work, { recursive: true, filter: (src) => path.basename(src) !== ".swarm" });
   // A third configuration whose clerk takes its time, for the live page.
   writeFileSync(path.join(work, "script-slow.yaml"), readFileSync(path.join(work, "script.yaml"), "utf8").replace(/^(  - (?:tool_calls|text): .*)$/gm, "$1\n    delay: 700ms"));
   writeFileSync(path.join(work, "swarm-slow.yaml"), readFileSync(path.join(work, "swarm.yaml"), "utf8").replace("scripted:script.yaml", "scripted:script-slow.yaml"));
