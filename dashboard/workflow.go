@@ -212,8 +212,13 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		// whose second part was stopped mid-call) is stopped itself, not
 		// still running.
 		some := p.Kind == "route" || strings.HasPrefix(p.Join, "first") || strings.HasPrefix(p.Join, "quorum")
+		// A step on a branch its join did not wait for, cut between its
+		// parts (a sequence whose first part was done when the join
+		// decided), is stopped too, not running.
 		switch {
 		case stopped > 0 && !some && p.Kind != "graph" && (state == nodeDone || state == nodeNotStarted):
+			state = nodeStopped
+		case state == nodeDone && done < total && !some && underJoin(p, byKey, joined):
 			state = nodeStopped
 		case state == nodeDone && done < total && !some && !st.State.Terminal():
 			state = nodeRunning
@@ -224,6 +229,17 @@ func (d *Dashboard) workflowNodes(ctx context.Context, st swarm.Status, shape wo
 		failed.State = nodeFailed
 	}
 	return nodes, nil
+}
+
+// underJoin reports whether n is inside a parallel step whose first or
+// quorum join has decided.
+func underJoin(n *wfNode, byKey map[string]*wfNode, joined map[string]bool) bool {
+	for a := byKey[n.Parent]; a != nil; a = byKey[a.Parent] {
+		if joined[a.Key] {
+			return true
+		}
+	}
+	return false
 }
 
 // stopBranches marks stopped the nodes still running on the branches of

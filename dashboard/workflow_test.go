@@ -259,10 +259,48 @@ func TestWorkflowNodesStoppedSequence(t *testing.T) {
 	}
 }
 
+// A sequence on a branch a first join stopped between its parts (its
+// first done, its second not yet begun) is stopped, not running, and the
+// join is done while the workflow goes on.
+func TestWorkflowNodesSequenceStoppedBetweenParts(t *testing.T) {
+	var rt *swarm.Runtime
+	fast := winsOnce(&rt, "both/seq/", swarm.EventRecorded)
+	prep := workflow.Func("prep", func(_ context.Context, s string) (string, error) { return s, nil })
+	hold := workflow.Func("hold", func(ctx context.Context, s string) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	ask := workflow.Human[[]string, string]("ask", 1, func(s []string) string { return "Go on with " + strings.Join(s, ", ") + "?" })
+	def := workflow.Define("race3", "the first wins between the other's parts, then a person",
+		workflow.Then(workflow.Parallel("both", workflow.Join{Mode: workflow.First}, workflow.Then(prep, hold).Named("seq"), fast), ask))
+	rt, _ = swarmtest.NewRuntime(t, scripted.Script{}, def)
+	b := openDashboard(t, rt)
+	ctx := swarmtest.Context(t)
+	id, err := rt.Start(ctx, "race3", json.RawMessage(`"x"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := rt.Wait(ctx, id); err != nil || st.State != swarm.StatePaused {
+		t.Fatalf("run: %v %+v, want paused at the human node", err, st)
+	}
+	states, _ := nodes(t, b, id)
+	for key, want := range map[string]string{"both": "done", "both/fast": "done", "both/seq": "stopped", "both/seq/prep": "done", "ask": "waiting"} {
+		if states[key] != want {
+			t.Errorf("node %s is %q, want %q (all: %v)", key, states[key], want, states)
+		}
+	}
+}
+
 // winsOnceUnderWay is a Go node "fast" that returns its input once its
 // run has started a model call under the step key prefix: the other
 // branch is then mid-call when a first join takes fast's answer.
 func winsOnceUnderWay(rt **swarm.Runtime, prefix string) workflow.Step[string, string] {
+	return winsOnce(rt, prefix, swarm.EventHandoffStarted)
+}
+
+// winsOnce is a Go node "fast" that returns its input once its run's
+// journal holds a record of type typ under the step key prefix.
+func winsOnce(rt **swarm.Runtime, prefix string, typ swarm.EventType) workflow.Step[string, string] {
 	return workflow.Func("fast", func(ctx context.Context, in string) (string, error) {
 		for {
 			evs, err := (*rt).History(ctx, swarm.RunID(ctx), 0)
@@ -270,7 +308,7 @@ func winsOnceUnderWay(rt **swarm.Runtime, prefix string) workflow.Step[string, s
 				return "", err
 			}
 			for _, ev := range evs {
-				if ev.Type == swarm.EventHandoffStarted && strings.HasPrefix(ev.Key, prefix) {
+				if ev.Type == typ && strings.HasPrefix(ev.Key, prefix) {
 					return in, nil
 				}
 			}
