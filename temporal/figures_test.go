@@ -11,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/swarmrt/swarm"
 	"github.com/swarmrt/swarm/model/scripted"
@@ -91,15 +89,9 @@ func BenchmarkEngineRound(b *testing.B) {
 		defer w.Stop()
 		var events, bytes int
 		figureRuns(b, rt, func(id string) {
-			it := c.GetWorkflowHistory(context.Background(), id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			for it.HasNext() {
-				ev, err := it.Next()
-				if err != nil {
-					b.Fatal(err)
-				}
-				events++
-				bytes += proto.Size(ev)
-			}
+			e, n := historySize(b, c, id)
+			events += e
+			bytes += n
 		})
 		b.ReportMetric(float64(events)/float64(b.N*figureRounds), "history-events/round")
 		b.ReportMetric(float64(bytes)/float64(b.N*figureRounds), "history-bytes/round")
